@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace flopcast {
+
+/// Base of every error flopcast raises. Never thrown directly.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Invalid or unsupported input. `path()` is the dotted JSON path of the offending field
+/// (e.g. `hardware.hbm_bandwidth_GBps`); `what()` is the full message in the form
+/// `<path>: <rule> (got <value>)`.
+class SpecError : public Error {
+ public:
+  SpecError(std::string path, const std::string& rule)
+      : Error(path.empty() ? rule : path + ": " + rule), path_(std::move(path)) {}
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// Input that is valid but asks for something flopcast does not model (yet). Same message form.
+class NotModelledError : public SpecError {
+ public:
+  using SpecError::SpecError;
+};
+
+/// Formats a number for an error message: integers without a decimal point, others with up to
+/// 6 significant digits. Never prints NaN/Inf silently: they read as "NaN", "Infinity".
+std::string format_number(double value);
+
+/// The one helper that raises input errors: `path: rule (got value)`.
+[[noreturn]] void fail(const std::string& path, const std::string& rule, double got);
+[[noreturn]] void fail(const std::string& path, const std::string& rule, const std::string& got);
+
+}  // namespace flopcast

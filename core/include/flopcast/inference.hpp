@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flopcast/dtype.hpp"
+#include "flopcast/hardware.hpp"
+#include "flopcast/kernel.hpp"
+#include "flopcast/model.hpp"
+
+namespace flopcast {
+
+/// One inference request: a batch of identical requests run together (static batch) on
+/// `num_gpus / tp` replicas of `tp` tensor-parallel GPUs each.
+struct InferenceSpec {
+  ModelSpec model;
+  HardwareSpec hardware;
+  int num_gpus = 1;
+  int tp = 1;
+  DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
+  DType kv_cache = DType::bf16;     ///< bf16, fp16, fp8, int8
+  DType activations = DType::bf16;  ///< bf16 or fp16: the type of activations and 16-bit math
+  int prompt_tokens = 0;
+  int output_tokens = 0;
+  int batch_size = 1;  ///< sequences per replica
+  /// Engine settings (vLLM defaults).
+  double gpu_memory_utilization = 0.9;  ///< fraction of device memory the engine may use
+  int kv_block_tokens = 16;              ///< paged-KV block size
+  /// Token budget of one forward pass: prefill runs in chunks of at most this many tokens
+  /// (vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB).
+  int max_num_batched_tokens = 8192;
+  double step_overhead_s = 300e-6;       ///< CPU time per forward step (schedule, sample)
+  double framework_reserve_bytes = 1.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, graphs
+  KernelModel kernel;
+};
+
+/// One line of "where the time goes".
+struct BreakdownItem {
+  std::string phase;  ///< "prefill" or "decode" (one average decode step)
+  std::string op;
+  double time_s = 0;
+  double share = 0;  ///< fraction of its phase
+  Bound bound = Bound::memory;
+  double flops = 0;
+  double bytes = 0;
+};
+
+struct Assumption {
+  std::string name;
+  double value = 0;
+  std::string unit;
+  std::string source;
+};
+
+/// Per-GPU memory as a serving engine sees it. All figures in bytes.
+struct MemoryResult {
+  double capacity_bytes = 0;      ///< device memory
+  double budget_bytes = 0;        ///< capacity · gpu_memory_utilization
+  double weights_bytes = 0;
+  double kv_cache_bytes = 0;      ///< the batch at its full context, in whole blocks
+  double activations_bytes = 0;   ///< peak live activations of one prefill chunk
+  double reserve_bytes = 0;
+  double free_bytes = 0;          ///< budget − everything above, ≥ 0
+  bool fits = false;
+  int max_batch_size = 0;         ///< largest batch at this context (0: not even one)
+  int max_context_tokens = 0;     ///< longest prompt+output at this batch (0: none)
+  double kv_cache_bytes_per_token = 0;  ///< per sequence, all layers, this GPU
+};
+
+struct InferenceResult {
+  double ttft_s = 0;
+  double tpot_s = 0;
+  double e2e_s = 0;
+  double output_tokens_per_s = 0;
+  double prefill_tokens_per_s = 0;
+  int replicas = 1;
+  ParamCounts params;
+  MemoryResult memory;
+  std::vector<BreakdownItem> breakdown;
+  std::vector<Assumption> assumptions;
+  std::vector<std::string> warnings;
+};
+
+/// Validates the spec (SpecError with the request's JSON paths) and estimates latency, throughput
+/// and memory. Prefill of the batch runs in equal chunks of at most max_num_batched_tokens tokens,
+/// each a forward step with its overhead; TTFT is when the last sequence gets its first token.
+/// TPOT is the mean of the output_tokens − 1 decode steps as the context grows from prompt + 1 to
+/// prompt + output − 1. "Does not fit" is a result (memory.fits), not an error.
+InferenceResult estimate_inference(const InferenceSpec& spec);
+
+/// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
+/// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
+double weight_bytes_per_gpu(const InferenceSpec& spec);
+
+}  // namespace flopcast

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flopcast/dtype.hpp"
+#include "flopcast/hardware.hpp"
+#include "flopcast/units.hpp"
+
+namespace flopcast {
+
+/// What limits an op: math, DRAM traffic, the interconnect, or fixed CPU/launch cost.
+enum class Bound { compute, memory, communication, overhead };
+std::string_view to_string(Bound b) noexcept;
+
+/// Time and work of one op (or of `count` identical ops, summed).
+struct OpCost {
+  std::string name;  ///< breakdown group: qkv_proj, attention, o_proj, mlp, ...
+  Flops flops;
+  Bytes bytes;
+  Seconds time;
+  Bound bound = Bound::memory;
+  int kernels = 0;  ///< kernel launches included in `time`
+};
+
+/// Tier-0 kernel-time constants: physics plus a few efficiencies taken from public measurements,
+/// none fitted to flopcast's validation data. Every value is reported in a result's assumptions
+/// (see tier0_assumptions) and documented in docs/model.md.
+struct KernelModel {
+  /// Achievable fraction of datasheet DRAM bandwidth for streaming kernels. STREAM-like copies and
+  /// GEMV reach 85-92% of peak on A100/H100 (NVIDIA's bandwidthTest; Jia et al., "Dissecting the
+  /// NVIDIA Volta/Ampere GPU architecture", 2018/2021).
+  double hbm_efficiency = 0.85;
+  /// Best fraction of the dense tensor-core peak a large, tile-aligned cuBLAS GEMM sustains
+  /// (about 0.75-0.9 on A100 and H100 in cuBLAS and CUTLASS profiler reports).
+  double gemm_efficiency = 0.80;
+  /// Fraction of dense peak the fused (Flash) attention kernel sustains on long sequences:
+  /// FlashAttention-2 forward reaches 50-73% on A100 (Dao, 2023).
+  double attention_efficiency = 0.60;
+  /// Fixed cost per kernel: launch gap under CUDA graphs plus ramp-up and tail (~2 us).
+  double kernel_overhead_s = 2e-6;
+  /// Achievable fraction of the per-direction scale-up bandwidth in a ring all-reduce
+  /// (nccl-tests bus bandwidth: ~360-380 of 450 GB/s on H100 NVLink4).
+  double link_efficiency = 0.80;
+  /// GEMM output tile: m rounds up to a power of two in [min_tile_m, max_tile_m], n to tile_n.
+  int min_tile_m = 16;
+  int max_tile_m = 128;
+  int tile_n = 128;
+  /// Query rows per attention thread block.
+  int attention_block = 128;
+};
+
+/// Element sizes of one op's operands.
+struct GemmTypes {
+  DType math;              ///< tensor-core type the multiply runs in (bf16, fp16, fp8)
+  double weight_bytes;     ///< per weight element, including quantization scales
+  double input_bytes;      ///< per activation element read
+  double output_bytes;     ///< per output element written
+};
+
+/// GEMM of an [m x k] activation by a [k x n] weight, repeated `count` times (e.g. one per expert).
+/// compute = 2mnk / (peak · gemm_efficiency · tile_eff · wave_eff), where tile_eff = mn / padded mn
+/// and wave_eff = tiles / (waves · SMs) when there are at least as many tiles as SMs (fewer tiles
+/// are assumed to be spread by split-K); memory = (nk·w + mk·a + mn·o) / (BW · hbm_efficiency);
+/// time = count · (max(compute, memory) + kernel overhead).
+OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
+               double k, const GemmTypes& types, double count = 1);
+
+/// Causal fused attention over `batch` sequences of `seq` new tokens each, with `heads` query and
+/// `kv_heads` KV heads of `head_dim` on this GPU. FLOPs = 2·d·Hq·s·(s+1) per sequence (QKᵀ and PV
+/// over the causal triangle); bytes = Q and O (activation type) + K and V written to the cache.
+OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
+                            double heads, double kv_heads, double head_dim, DType math,
+                            double act_bytes, double kv_bytes);
+
+/// One decode step of attention: `batch` sequences, each one query token over `context` cached
+/// tokens. FLOPs = 4·c·d·Hq per sequence; bytes = the K and V cache read (2·c·Hkv·d·kv) + Q and O.
+OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
+                           double context, double heads, double kv_heads, double head_dim,
+                           DType math, double act_bytes, double kv_bytes);
+
+/// A bandwidth-bound op (norms, residual adds, rotary, activation function, embedding lookup):
+/// time = bytes / (BW · hbm_efficiency) + kernels · kernel overhead.
+OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
+                 Bytes bytes, int kernels);
+
+}  // namespace flopcast

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// The one JSON layer shared by the CLI and the WebAssembly module: both call these functions, so
+/// the same request gives the same response, byte for byte.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace flopcast::io {
+
+using nlohmann::json;
+
+inline constexpr int kSchemaVersion = 1;
+
+/// Version of flopcast (semantic version of the request/response schema and estimators).
+std::string version();
+
+/// Runs one request document (any task) and returns the response object.
+/// Throws flopcast::SpecError (invalid input, with the field's path) or flopcast::Error.
+json run(const json& request);
+
+/// Parses `text` as JSON (SpecError with path "" on malformed JSON) and runs it.
+json run_text(std::string_view text);
+
+/// Machine-readable description of a caught exception.
+struct ErrorInfo {
+  std::string code;  ///< invalid_json | invalid_request | not_modelled | internal
+  std::string path;  ///< dotted JSON path of the field, "" when not tied to one
+  std::string message;
+};
+ErrorInfo describe_current_exception() noexcept;  ///< call inside a catch block
+
+/// Never throws: {"ok":true,"result":...} or {"ok":false,"error":{code,path,message}}.
+std::string handle(std::string_view request_text);
+
+/// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
+const json& presets();
+/// One preset by kind ("models", "hardware", "scenarios") and id; SpecError with a
+/// "did you mean" suggestion when unknown.
+const json& preset(std::string_view kind, std::string_view id, const std::string& path);
+
+/// Shareable-link fragment (without '#') for a request: `v=1&model=llama-2-7b&parallelism.tp=1…`.
+std::string encode_link(const json& request);
+/// Decodes a fragment into {"request": {...valid fields...}, "errors": [{path, message}, ...]}:
+/// each invalid field is reported and left out; the rest is kept. Never throws for bad content.
+json decode_link(std::string_view fragment);
+
+/// Converts a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Falcon, GPT-2-style keys)
+/// into a flopcast model object. SpecError paths start with "hf_config.".
+json model_from_hf_config(const json& config);
+
+}  // namespace flopcast::io

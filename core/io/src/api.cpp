@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/io/api.hpp"
+
+#include <exception>
+
+#include "flopcast/error.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+#ifndef FLOPCAST_VERSION
+#define FLOPCAST_VERSION "0.0.0"
+#endif
+
+namespace flopcast::io {
+
+std::string version() { return FLOPCAST_VERSION; }
+
+json run(const json& request) {
+  if (!request.is_object()) {
+    throw SpecError("", "a request must be a JSON object (got " + detail::describe_value(request) +
+                            ")");
+  }
+  if (auto it = request.find("schema_version"); it != request.end()) {
+    if (detail::as_int(*it, "schema_version") != kSchemaVersion) {
+      fail("schema_version", "must be 1", it->dump());
+    }
+  }
+  auto task = request.find("task");
+  if (task == request.end()) throw SpecError("task", "required key is missing");
+  if (!task->is_string()) {
+    throw SpecError("task", "must be a string (got " + detail::describe_value(*task) + ")");
+  }
+  const std::string name = task->get<std::string>();
+  if (name == "inference") return detail::run_inference(request);
+  const std::vector<std::string> tasks{"inference"};
+  std::string rule = "unknown task; supported: inference";
+  if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {
+    rule += " (did you mean \"" + *guess + "\"?)";
+  }
+  fail("task", rule, "\"" + name + "\"");
+}
+
+json run_text(std::string_view text) {
+  json request;
+  try {
+    request = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
+    throw SpecError("", std::string("malformed JSON: ") + e.what());
+  }
+  return run(request);
+}
+
+ErrorInfo describe_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const NotModelledError& e) {
+    return {"not_modelled", e.path(), e.what()};
+  } catch (const SpecError& e) {
+    const bool malformed = e.path().empty() && std::string(e.what()).rfind("malformed JSON", 0) == 0;
+    return {malformed ? "invalid_json" : "invalid_request", e.path(), e.what()};
+  } catch (const std::exception& e) {
+    return {"internal", "", e.what()};
+  } catch (...) {
+    return {"internal", "", "unknown error"};
+  }
+}
+
+std::string handle(std::string_view request_text) {
+  try {
+    return json{{"ok", true}, {"result", run_text(request_text)}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  } catch (...) {
+    const ErrorInfo e = describe_current_exception();
+    return json{{"ok", false}, {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+}  // namespace flopcast::io

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+// Request document <-> InferenceSpec, InferenceResult -> response document (task "inference").
+#include <cmath>
+
+#include "flopcast/error.hpp"
+#include "flopcast/inference.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+namespace {
+
+/// Six significant digits: estimates carry no more, and it keeps the native and WebAssembly
+/// outputs byte-identical even where their libm differ in the last bit.
+double sig6(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
+  const json* v = r.find(key);
+  if (!v) return fallback;
+  if (v->is_string()) {
+    if (auto t = parse_dtype(v->get<std::string>())) return *t;
+  }
+  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
+                                "(got " + describe_value(*v) + ")");
+}
+
+struct Parsed {
+  InferenceSpec spec;
+  json resolved;  // the request with every default filled in
+};
+
+Parsed parse_request(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "model", "hardware", "num_gpus", "parallelism",
+                  "precision", "workload", "engine"});
+  Parsed p;
+  InferenceSpec& s = p.spec;
+  s.model = resolve_model(r.require("model"), "model");
+  s.hardware = resolve_hardware(r.require("hardware"), "hardware");
+
+  const json empty = json::object();
+  const json* par = r.find("parallelism");
+  ObjectReader pr(par ? *par : empty, "parallelism", {"tp"});
+  s.tp = pr.integer("tp", 1);
+  s.num_gpus = r.integer("num_gpus", s.tp);
+
+  const json* prec = r.find("precision");
+  ObjectReader pc(prec ? *prec : empty, "precision", {"weights", "kv_cache", "activations"});
+  s.weights = read_dtype(pc, "weights", DType::bf16);
+  const bool has_bf16 = s.hardware.peak(DType::bf16).has_value();
+  const DType default_act = (s.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
+  s.activations = read_dtype(pc, "activations", default_act);
+  s.kv_cache = read_dtype(pc, "kv_cache", s.activations);
+
+  ObjectReader wl(r.require("workload"), "workload",
+                  {"prompt_tokens", "output_tokens", "batch_size"});
+  s.prompt_tokens = wl.integer("prompt_tokens");
+  s.output_tokens = wl.integer("output_tokens");
+  s.batch_size = wl.integer("batch_size", 1);
+
+  const json* eng = r.find("engine");
+  ObjectReader en(eng ? *eng : empty, "engine",
+                  {"gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
+                   "step_overhead_us", "framework_reserve_GB"});
+  s.gpu_memory_utilization = en.number("gpu_memory_utilization", s.gpu_memory_utilization);
+  s.kv_block_tokens = en.integer("kv_block_tokens", s.kv_block_tokens);
+  s.max_num_batched_tokens = en.integer("max_num_batched_tokens", s.max_num_batched_tokens);
+  s.step_overhead_s = en.number("step_overhead_us", s.step_overhead_s / kMicro) * kMicro;
+  s.framework_reserve_bytes =
+      en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
+
+  p.resolved = json{
+      {"schema_version", kSchemaVersion},
+      {"task", "inference"},
+      {"model", request.at("model")},
+      {"hardware", request.at("hardware")},
+      {"num_gpus", s.num_gpus},
+      {"parallelism", {{"tp", s.tp}}},
+      {"precision",
+       {{"weights", to_string(s.weights)},
+        {"kv_cache", to_string(s.kv_cache)},
+        {"activations", to_string(s.activations)}}},
+      {"workload",
+       {{"prompt_tokens", s.prompt_tokens},
+        {"output_tokens", s.output_tokens},
+        {"batch_size", s.batch_size}}},
+      {"engine",
+       {{"gpu_memory_utilization", s.gpu_memory_utilization},
+        {"kv_block_tokens", s.kv_block_tokens},
+        {"max_num_batched_tokens", s.max_num_batched_tokens},
+        {"step_overhead_us", sig6(s.step_overhead_s / kMicro)},
+        {"framework_reserve_GB", sig6(s.framework_reserve_bytes / kGB)}}}};
+  return p;
+}
+
+json identity(const json& given, const std::string& name) {
+  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
+}
+
+}  // namespace
+
+json run_inference(const json& request) {
+  const Parsed p = parse_request(request);
+  const InferenceSpec& s = p.spec;
+  const InferenceResult r = estimate_inference(s);
+
+  json model = identity(request.at("model"), s.model.name);
+  model["params_B"] = sig6(r.params.total / 1e9);
+  model["active_params_B"] = sig6(r.params.active / 1e9);
+  const MemoryResult& m = r.memory;
+  json breakdown = json::array();
+  for (const auto& b : r.breakdown) {
+    breakdown.push_back({{"phase", b.phase},
+                         {"op", b.op},
+                         {"time_ms", sig6(b.time_s / kMilli)},
+                         {"share", sig6(b.share)},
+                         {"bound", to_string(b.bound)},
+                         {"flops", sig6(b.flops)},
+                         {"bytes", sig6(b.bytes)}});
+  }
+  json assumptions = json::array();
+  for (const auto& a : r.assumptions) {
+    assumptions.push_back(
+        {{"name", a.name}, {"value", sig6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+  }
+  return json{
+      {"schema_version", kSchemaVersion},
+      {"task", "inference"},
+      {"tier", 0},
+      {"model", model},
+      {"hardware", identity(request.at("hardware"), s.hardware.name)},
+      {"num_gpus", s.num_gpus},
+      {"replicas", r.replicas},
+      {"ttft_ms", sig6(r.ttft_s / kMilli)},
+      {"tpot_ms", sig6(r.tpot_s / kMilli)},
+      {"e2e_ms", sig6(r.e2e_s / kMilli)},
+      {"output_tokens_per_s", sig6(r.output_tokens_per_s)},
+      {"prefill_tokens_per_s", sig6(r.prefill_tokens_per_s)},
+      {"memory",
+       {{"capacity_GB", sig6(m.capacity_bytes / kGB)},
+        {"budget_GB", sig6(m.budget_bytes / kGB)},
+        {"weights_GB", sig6(m.weights_bytes / kGB)},
+        {"kv_cache_GB", sig6(m.kv_cache_bytes / kGB)},
+        {"activations_GB", sig6(m.activations_bytes / kGB)},
+        {"reserve_GB", sig6(m.reserve_bytes / kGB)},
+        {"free_GB", sig6(m.free_bytes / kGB)},
+        {"fits", m.fits},
+        {"max_batch_size", m.max_batch_size},
+        {"max_context_tokens", m.max_context_tokens},
+        {"kv_cache_bytes_per_token", sig6(m.kv_cache_bytes_per_token)}}},
+      {"breakdown", breakdown},
+      {"assumptions", assumptions},
+      {"warnings", r.warnings},
+      {"request", p.resolved}};
+}
+
+}  // namespace flopcast::io::detail

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// Shareable links: a request flattened into `key=value` pairs of the URL fragment, one per field,
+// so that a bad field can be reported and dropped while the rest of the setup is kept.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+
+namespace flopcast::io {
+namespace {
+
+enum class Kind { text, integer, number, spec };
+
+struct Field {
+  const char* key;  // dotted path in the request
+  Kind kind;
+};
+
+constexpr Field kFields[] = {
+    {"task", Kind::text},
+    {"model", Kind::spec},
+    {"hardware", Kind::spec},
+    {"num_gpus", Kind::integer},
+    {"parallelism.tp", Kind::integer},
+    {"precision.weights", Kind::text},
+    {"precision.kv_cache", Kind::text},
+    {"precision.activations", Kind::text},
+    {"workload.prompt_tokens", Kind::integer},
+    {"workload.output_tokens", Kind::integer},
+    {"workload.batch_size", Kind::integer},
+    {"engine.gpu_memory_utilization", Kind::number},
+    {"engine.kv_block_tokens", Kind::integer},
+    {"engine.max_num_batched_tokens", Kind::integer},
+    {"engine.step_overhead_us", Kind::number},
+    {"engine.framework_reserve_GB", Kind::number},
+};
+
+constexpr const char* kLinkVersion = "1";
+
+std::string percent_encode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+bool percent_decode(std::string_view s, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      return false;
+    }
+    out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+    i += 2;
+  }
+  return true;
+}
+
+json::json_pointer pointer(const char* key) {
+  std::string p = "/" + std::string(key);
+  std::replace(p.begin(), p.end(), '.', '/');
+  return json::json_pointer(p);
+}
+
+const Field* find_field(std::string_view key) {
+  for (const Field& f : kFields) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> field_names() {
+  std::vector<std::string> names;
+  for (const Field& f : kFields) names.emplace_back(f.key);
+  return names;
+}
+
+/// Converts one link value to its JSON type; SpecError (path = key) when it cannot.
+json typed_value(const Field& f, const std::string& text) {
+  switch (f.kind) {
+    case Kind::text:
+      return text;
+    case Kind::spec:
+      if (!text.empty() && text.front() == '{') {
+        try {
+          return json::parse(text);
+        } catch (const json::exception&) {
+          throw SpecError(f.key, "must be a preset id or a JSON object (got malformed JSON)");
+        }
+      }
+      return text;
+    case Kind::integer:
+    case Kind::number: {
+      json v;
+      try {
+        v = json::parse(text);
+      } catch (const json::exception&) {
+        v = text;
+      }
+      if (f.kind == Kind::integer) return detail::as_int(v, f.key);
+      return detail::as_number(v, f.key);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string encode_link(const json& request) {
+  if (!request.is_object()) throw SpecError("", "a request must be a JSON object");
+  // Reject keys a link cannot carry: the same strictness as the request reader.
+  for (const auto& item : request.items()) {
+    if (item.key() == "schema_version") continue;
+    if (item.value().is_object() && item.key() != "model" && item.key() != "hardware") {
+      for (const auto& sub : item.value().items()) {
+        const std::string key = item.key() + "." + sub.key();
+        if (!find_field(key)) throw SpecError(key, "unknown key");
+      }
+    } else if (!find_field(item.key())) {
+      throw SpecError(item.key(), "unknown key");
+    }
+  }
+  std::string out = std::string("v=") + kLinkVersion;
+  for (const Field& f : kFields) {
+    const auto ptr = pointer(f.key);
+    if (!request.contains(ptr)) continue;
+    const json& v = request.at(ptr);
+    out += "&" + std::string(f.key) + "=" + percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+json decode_link(std::string_view fragment) {
+  if (!fragment.empty() && fragment.front() == '#') fragment.remove_prefix(1);
+  json request = json::object();
+  json errors = json::array();
+  std::vector<std::string> seen;
+  auto error = [&](const std::string& path, const std::string& message) {
+    errors.push_back({{"path", path}, {"message", message}});
+  };
+  while (!fragment.empty()) {
+    const std::size_t amp = fragment.find('&');
+    const std::string_view pair = fragment.substr(0, amp);
+    fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    std::string key, value;
+    if (!percent_decode(pair.substr(0, eq), key) ||
+        (eq != std::string_view::npos && !percent_decode(pair.substr(eq + 1), value))) {
+      error("", "link: malformed percent-encoding in \"" + std::string(pair) + "\"");
+      continue;
+    }
+    if (key == "v") {
+      if (value != kLinkVersion) error("v", "v: unsupported link version (got \"" + value + "\")");
+      continue;
+    }
+    const Field* f = find_field(key);
+    if (!f) {
+      std::string rule = key + ": unknown link field";
+      if (auto guess = detail::nearest(key, field_names())) rule += " (did you mean \"" + *guess + "\"?)";
+      error(key, rule);
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      error(key, key + ": appears more than once in the link");
+      continue;
+    }
+    seen.push_back(key);
+    try {
+      request[pointer(f->key)] = typed_value(*f, value);
+    } catch (const SpecError& e) {
+      error(e.path(), e.what());
+    }
+  }
+  // Let the estimator judge the values: each field it rejects is reported and dropped, until the
+  // request runs or fails on something the link did not set (a missing field, say).
+  for (std::size_t round = 0; round < std::size(kFields); ++round) {
+    if (!request.contains("model") || !request.contains("hardware") ||
+        !request.contains(pointer("workload.prompt_tokens")) ||
+        !request.contains(pointer("workload.output_tokens"))) {
+      break;
+    }
+    try {
+      json probe = request;
+      if (!probe.contains("task")) probe["task"] = "inference";
+      (void)run(probe);
+      break;
+    } catch (const SpecError& e) {
+      const std::string& path = e.path();
+      const Field* owner = nullptr;
+      for (const Field& f : kFields) {
+        const std::string k = f.key;
+        if (path == k || path.rfind(k + ".", 0) == 0) owner = &f;
+      }
+      if (!owner || !request.contains(pointer(owner->key))) break;
+      error(path, e.what());
+      const auto ptr = pointer(owner->key);
+      request[ptr.parent_pointer()].erase(ptr.back());
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  return json{{"request", request}, {"errors", errors}};
+}
+
+}  // namespace flopcast::io

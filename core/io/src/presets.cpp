@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "presets_data.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io {
+namespace {
+
+/// Parses and strictly checks every embedded preset once. A broken preset is a build defect:
+/// it raises flopcast::Error naming the file, and the preset test fails.
+json load_all() {
+  json all = {{"models", json::array()}, {"hardware", json::array()}, {"scenarios", json::array()}};
+  for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
+    const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
+    const std::string where = std::string("presets/") + p.file;
+    json doc;
+    try {
+      doc = json::parse(p.text);
+    } catch (const json::exception& e) {
+      throw Error(where + ": invalid JSON: " + e.what());
+    }
+    const std::string kind = p.kind;
+    try {
+      if (kind == "models") {
+        detail::ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes",
+                                         "published_params_B", "published_active_params_B",
+                                         "published_params_source", "model"});
+        (void)r.number("published_params_B");
+        (void)r.string("published_params_source");
+        (void)detail::read_model(r.require("model"), "model");
+      } else if (kind == "hardware") {
+        detail::ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes",
+                                         "hardware"});
+        (void)detail::read_hardware(r.require("hardware"), "hardware");
+      } else if (kind == "scenarios") {
+        detail::ObjectReader r(doc, "",
+                               {"schema_version", "id", "name", "source", "notes", "request"});
+        if (!r.require("request").is_object()) throw SpecError("request", "must be an object");
+      } else {
+        throw Error(where + ": unknown preset kind " + kind);
+      }
+      detail::ObjectReader head(doc, "", {"schema_version", "id", "name", "source", "notes",
+                                          "published_params_B", "published_active_params_B",
+                                          "published_params_source", "model", "hardware",
+                                          "request"});
+      if (head.integer("schema_version") != kSchemaVersion) {
+        throw SpecError("schema_version", "must be 1");
+      }
+      const std::string id = head.string("id");
+      (void)head.string("name");
+      (void)head.string("source");
+      (void)head.string("notes");
+      if (where.find("/" + id + ".json") == std::string::npos) {
+        throw SpecError("id", "must match the file name (got \"" + id + "\")");
+      }
+    } catch (const SpecError& e) {
+      throw Error(where + ": " + e.what());
+    }
+    all[kind].push_back(std::move(doc));
+  }
+  return all;
+}
+
+}  // namespace
+
+const json& presets() {
+  static const json all = load_all();
+  return all;
+}
+
+const json& preset(std::string_view kind, std::string_view id, const std::string& path) {
+  const json& list = presets().at(std::string(kind));
+  std::vector<std::string> ids;
+  for (const json& p : list) {
+    if (p.at("id") == id) return p;
+    ids.push_back(p.at("id").get<std::string>());
+  }
+  std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind) + " preset \"" +
+                     std::string(id) + "\"";
+  if (auto guess = detail::nearest(id, ids)) rule += " (did you mean \"" + *guess + "\"?)";
+  throw SpecError(path, rule);
+}
+
+}  // namespace flopcast::io

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+#include "specs.hpp"
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+
+namespace flopcast::io::detail {
+namespace {
+
+constexpr std::initializer_list<std::pair<const char*, FfnKind>> kFfn{{"gated", FfnKind::gated},
+                                                                       {"plain", FfnKind::plain}};
+constexpr std::initializer_list<std::pair<const char*, NormKind>> kNorm{
+    {"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
+constexpr std::initializer_list<std::pair<const char*, PositionEmbedding>> kPos{
+    {"rope", PositionEmbedding::rope}, {"learned", PositionEmbedding::learned}};
+
+template <typename E>
+const char* name_of(std::initializer_list<std::pair<const char*, E>> table, E value) {
+  for (const auto& [name, v] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+}  // namespace
+
+ModelSpec read_model(const json& j, const std::string& path) {
+  ObjectReader r(j, path,
+                 {"name", "num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim",
+                  "intermediate_size", "ffn", "vocab_size", "tie_embeddings", "max_context_tokens",
+                  "norm", "qkv_bias", "linear_bias", "position_embedding", "num_experts",
+                  "experts_per_token", "sliding_window_tokens"});
+  ModelSpec m;
+  m.name = r.string("name", "custom model");
+  m.num_layers = r.integer("num_layers");
+  m.hidden_size = r.integer("hidden_size");
+  m.num_heads = r.integer("num_heads");
+  m.num_kv_heads = r.integer("num_kv_heads", m.num_heads);
+  if (r.find("head_dim")) {
+    m.head_dim = r.integer("head_dim");
+  } else if (m.num_heads > 0 && m.hidden_size % m.num_heads == 0) {
+    m.head_dim = m.hidden_size / m.num_heads;
+  } else {
+    throw SpecError(r.child("head_dim"),
+                    "required when hidden_size is not a multiple of num_heads");
+  }
+  m.intermediate_size = r.integer("intermediate_size");
+  m.ffn = r.choice("ffn", kFfn, FfnKind::gated);
+  m.vocab_size = r.integer("vocab_size");
+  m.tie_embeddings = r.boolean("tie_embeddings", false);
+  m.max_context_tokens = r.integer("max_context_tokens");
+  m.norm = r.choice("norm", kNorm, NormKind::rmsnorm);
+  m.qkv_bias = r.boolean("qkv_bias", false);
+  m.linear_bias = r.boolean("linear_bias", false);
+  m.position_embedding = r.choice("position_embedding", kPos, PositionEmbedding::rope);
+  m.num_experts = r.integer("num_experts", 0);
+  m.experts_per_token = r.integer("experts_per_token", 0);
+  if (const json* w = r.find("sliding_window_tokens"); w && !w->is_null()) {
+    const int window = as_int(*w, r.child("sliding_window_tokens"));
+    if (window < m.max_context_tokens) {
+      throw NotModelledError(r.child("sliding_window_tokens"),
+                             "sliding-window attention is not modelled yet (got " +
+                                 std::to_string(window) + ")");
+    }
+  }
+  validate(m, path);
+  return m;
+}
+
+json model_to_json(const ModelSpec& m) {
+  return json{{"name", m.name},
+              {"num_layers", m.num_layers},
+              {"hidden_size", m.hidden_size},
+              {"num_heads", m.num_heads},
+              {"num_kv_heads", m.num_kv_heads},
+              {"head_dim", m.head_dim},
+              {"intermediate_size", m.intermediate_size},
+              {"ffn", name_of(kFfn, m.ffn)},
+              {"vocab_size", m.vocab_size},
+              {"tie_embeddings", m.tie_embeddings},
+              {"max_context_tokens", m.max_context_tokens},
+              {"norm", name_of(kNorm, m.norm)},
+              {"qkv_bias", m.qkv_bias},
+              {"linear_bias", m.linear_bias},
+              {"position_embedding", name_of(kPos, m.position_embedding)},
+              {"num_experts", m.num_experts},
+              {"experts_per_token", m.experts_per_token}};
+}
+
+HardwareSpec read_hardware(const json& j, const std::string& path) {
+  ObjectReader r(j, path,
+                 {"name", "vendor", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
+                  "l2_cache_MB", "num_sms", "scaleup_link", "scaleup_bandwidth_GBps",
+                  "scaleup_latency_us", "gpus_per_node", "tdp_W"});
+  HardwareSpec h;
+  h.name = r.string("name", "custom hardware");
+  h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
+                                              {"intel", "intel"}, {"other", "other"}},
+                                   "other");
+  ObjectReader peaks(r.require("dense_peak_TFLOPS"), r.child("dense_peak_TFLOPS"),
+                     {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"});
+  for (const auto& item : r.require("dense_peak_TFLOPS").items()) {
+    const DType type = *parse_dtype(item.key());
+    h.dense_peak[type] = FlopsPerSecond(peaks.number(item.key().c_str()) * kTera);
+  }
+  h.hbm_capacity = Bytes(r.number("hbm_GB") * kGB);
+  h.hbm_bandwidth = BytesPerSecond(r.number("hbm_bandwidth_GBps") * kGB);
+  h.l2_cache = Bytes(r.number("l2_cache_MB", 0) * kMB);
+  h.num_sms = r.integer("num_sms");
+  h.scaleup_link = r.string("scaleup_link", "unspecified");
+  h.scaleup_bandwidth = BytesPerSecond(r.number("scaleup_bandwidth_GBps") * kGB);
+  h.scaleup_latency_s = r.number("scaleup_latency_us") * kMicro;
+  h.gpus_per_node = r.integer("gpus_per_node");
+  h.tdp_W = r.number("tdp_W", 0);
+  validate(h, path);
+  return h;
+}
+
+json hardware_to_json(const HardwareSpec& h) {
+  json peaks = json::object();
+  for (const auto& [type, peak] : h.dense_peak) peaks[std::string(to_string(type))] = peak.value / kTera;
+  return json{{"name", h.name},
+              {"vendor", h.vendor},
+              {"dense_peak_TFLOPS", peaks},
+              {"hbm_GB", h.hbm_capacity.value / kGB},
+              {"hbm_bandwidth_GBps", h.hbm_bandwidth.value / kGB},
+              {"l2_cache_MB", h.l2_cache.value / kMB},
+              {"num_sms", h.num_sms},
+              {"scaleup_link", h.scaleup_link},
+              {"scaleup_bandwidth_GBps", h.scaleup_bandwidth.value / kGB},
+              {"scaleup_latency_us", h.scaleup_latency_s / kMicro},
+              {"gpus_per_node", h.gpus_per_node},
+              {"tdp_W", h.tdp_W}};
+}
+
+ModelSpec resolve_model(const json& j, const std::string& path) {
+  if (j.is_string()) return read_model(preset("models", j.get<std::string>(), path)["model"], path);
+  if (j.is_object()) return read_model(j, path);
+  throw SpecError(path, "must be a preset id or a model object (got " + describe_value(j) + ")");
+}
+
+HardwareSpec resolve_hardware(const json& j, const std::string& path) {
+  if (j.is_string()) {
+    return read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
+  }
+  if (j.is_object()) return read_hardware(j, path);
+  throw SpecError(path, "must be a preset id or a hardware object (got " + describe_value(j) + ")");
+}
+
+}  // namespace flopcast::io::detail

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/dtype.hpp"
+
+#include <array>
+#include <utility>
+
+namespace flopcast {
+namespace {
+constexpr std::array<std::pair<DType, std::string_view>, 8> kNames{{
+    {DType::fp32, "fp32"},
+    {DType::tf32, "tf32"},
+    {DType::fp16, "fp16"},
+    {DType::bf16, "bf16"},
+    {DType::fp8, "fp8"},
+    {DType::int8, "int8"},
+    {DType::int4, "int4"},
+    {DType::fp4, "fp4"},
+}};
+}  // namespace
+
+double bytes_per_element(DType t) noexcept {
+  switch (t) {
+    case DType::fp32:
+    case DType::tf32:
+      return 4.0;
+    case DType::fp16:
+    case DType::bf16:
+      return 2.0;
+    case DType::fp8:
+    case DType::int8:
+      return 1.0;
+    case DType::int4:
+    case DType::fp4:
+      return 0.5;
+  }
+  return 2.0;
+}
+
+std::string_view to_string(DType t) noexcept {
+  for (const auto& [type, name] : kNames) {
+    if (type == t) return name;
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) noexcept {
+  for (const auto& [type, n] : kNames) {
+    if (n == name) return type;
+  }
+  return std::nullopt;
+}
+
+}  // namespace flopcast

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/hardware.hpp"
+
+#include <cmath>
+
+#include "flopcast/error.hpp"
+
+namespace flopcast {
+namespace {
+
+// Checks in SI, reports in the JSON field's unit: `scale` converts SI to that unit.
+void positive(const std::string& path, double si_value, double scale) {
+  if (!std::isfinite(si_value) || !(si_value > 0)) fail(path, "must be > 0", si_value * scale);
+}
+
+void non_negative(const std::string& path, double si_value, double scale) {
+  if (!std::isfinite(si_value) || si_value < 0) fail(path, "must be >= 0", si_value * scale);
+}
+
+}  // namespace
+
+void validate(const HardwareSpec& h, const std::string& path) {
+  const std::string p = path + ".";
+  if (h.dense_peak.empty()) {
+    throw SpecError(p + "dense_peak_TFLOPS", "must name at least one data type (got {})");
+  }
+  for (const auto& [type, peak] : h.dense_peak) {
+    positive(p + "dense_peak_TFLOPS." + std::string(to_string(type)), peak.value, 1 / kTera);
+  }
+  positive(p + "hbm_GB", h.hbm_capacity.value, 1 / kGB);
+  positive(p + "hbm_bandwidth_GBps", h.hbm_bandwidth.value, 1 / kGB);
+  non_negative(p + "l2_cache_MB", h.l2_cache.value, 1 / kMB);
+  if (h.num_sms < 1 || h.num_sms > 100'000) {
+    fail(p + "num_sms", "must be between 1 and 100000", h.num_sms);
+  }
+  positive(p + "scaleup_bandwidth_GBps", h.scaleup_bandwidth.value, 1 / kGB);
+  non_negative(p + "scaleup_latency_us", h.scaleup_latency_s, 1 / kMicro);
+  if (h.gpus_per_node < 1 || h.gpus_per_node > 1024) {
+    fail(p + "gpus_per_node", "must be between 1 and 1024", h.gpus_per_node);
+  }
+  non_negative(p + "tdp_W", h.tdp_W, 1);
+}
+
+}  // namespace flopcast

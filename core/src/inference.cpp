@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/inference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "flopcast/collective.hpp"
+#include "flopcast/error.hpp"
+
+namespace flopcast {
+namespace {
+
+constexpr int kMaxDecodeBins = 64;       // decode steps are averaged over at most this many bins
+constexpr double kInt4GroupSize = 128;   // int4 weight-only: one fp16 scale per 128 weights
+
+void check_int(const std::string& path, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi) {
+    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
+         static_cast<double>(value));
+  }
+}
+
+std::string dtype_list(std::initializer_list<DType> types) {
+  std::string out;
+  for (DType t : types) {
+    if (!out.empty()) out += ", ";
+    out += to_string(t);
+  }
+  return out;
+}
+
+void check_dtype(const std::string& path, DType t, std::initializer_list<DType> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
+    fail(path, "must be one of " + dtype_list(allowed), std::string(to_string(t)));
+  }
+}
+
+void validate(const InferenceSpec& s) {
+  validate(s.model, "model");
+  validate(s.hardware, "hardware");
+  const ModelSpec& m = s.model;
+  check_int("num_gpus", s.num_gpus, 1, 1'000'000);
+  check_int("parallelism.tp", s.tp, 1, 1024);
+  if (s.num_gpus % s.tp != 0) {
+    fail("num_gpus", "must be a multiple of parallelism.tp (" + std::to_string(s.tp) + ")",
+         s.num_gpus);
+  }
+  if (s.tp > s.hardware.gpus_per_node) {
+    throw NotModelledError(
+        "parallelism.tp", "tensor parallelism across nodes is not modelled; must be <= "
+                          "hardware.gpus_per_node (" + std::to_string(s.hardware.gpus_per_node) +
+                          ") (got " + std::to_string(s.tp) + ")");
+  }
+  if (m.num_heads % s.tp != 0) {
+    fail("parallelism.tp", "must divide model.num_heads (" + std::to_string(m.num_heads) + ")",
+         s.tp);
+  }
+  if (m.num_kv_heads % s.tp != 0 && s.tp % m.num_kv_heads != 0) {
+    fail("parallelism.tp",
+         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
+             ") or be a multiple of it",
+         s.tp);
+  }
+  if (m.intermediate_size % s.tp != 0) {
+    fail("parallelism.tp",
+         "must divide model.intermediate_size (" + std::to_string(m.intermediate_size) + ")",
+         s.tp);
+  }
+  check_dtype("precision.weights", s.weights,
+              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4});
+  check_dtype("precision.kv_cache", s.kv_cache, {DType::bf16, DType::fp16, DType::fp8, DType::int8});
+  check_dtype("precision.activations", s.activations, {DType::bf16, DType::fp16});
+  if (!s.hardware.peak(s.activations)) {
+    fail("precision.activations",
+         "the hardware has no dense " + std::string(to_string(s.activations)) +
+             " peak (hardware.dense_peak_TFLOPS); choose a type it supports",
+         std::string(to_string(s.activations)));
+  }
+  if (s.weights == DType::fp8 && !s.hardware.peak(DType::fp8)) {
+    fail("precision.weights",
+         "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
+  }
+  check_int("workload.prompt_tokens", s.prompt_tokens, 1, 100'000'000);
+  check_int("workload.output_tokens", s.output_tokens, 1, 100'000'000);
+  check_int("workload.batch_size", s.batch_size, 1, 1'000'000);
+  const long long context = static_cast<long long>(s.prompt_tokens) + s.output_tokens;
+  if (context > m.max_context_tokens) {
+    throw SpecError("workload.prompt_tokens",
+                    "prompt_tokens + output_tokens must be <= model.max_context_tokens (" +
+                        std::to_string(m.max_context_tokens) + ") (got " +
+                        std::to_string(s.prompt_tokens) + " + " +
+                        std::to_string(s.output_tokens) + " = " + std::to_string(context) + ")");
+  }
+  if (!std::isfinite(s.gpu_memory_utilization) || s.gpu_memory_utilization <= 0 ||
+      s.gpu_memory_utilization > 1) {
+    fail("engine.gpu_memory_utilization", "must be > 0 and <= 1", s.gpu_memory_utilization);
+  }
+  check_int("engine.kv_block_tokens", s.kv_block_tokens, 1, 1024);
+  check_int("engine.max_num_batched_tokens", s.max_num_batched_tokens, 1, 10'000'000);
+  if (!std::isfinite(s.step_overhead_s) || s.step_overhead_s < 0 || s.step_overhead_s > 10) {
+    fail("engine.step_overhead_us", "must be between 0 and 1e7", s.step_overhead_s / kMicro);
+  }
+  if (!std::isfinite(s.framework_reserve_bytes) || s.framework_reserve_bytes < 0 ||
+      s.framework_reserve_bytes > 1e15) {
+    fail("engine.framework_reserve_GB", "must be between 0 and 1e6",
+         s.framework_reserve_bytes / kGB);
+  }
+}
+
+/// Shapes of one tensor-parallel shard.
+struct Shard {
+  double h, d, hq, hkv, inter, vocab, layers;
+  double a;        // activation bytes
+  double w;        // linear-layer weight bytes per element, scales included
+  double kv;       // KV-cache bytes per element
+  GemmTypes linear;
+  GemmTypes dense16;  // LM head and router: 16-bit weights in every quantization scheme
+  DType attn_math;
+};
+
+Shard make_shard(const InferenceSpec& s) {
+  const ModelSpec& m = s.model;
+  Shard sh{};
+  sh.h = m.hidden_size;
+  sh.d = m.head_dim;
+  sh.hq = static_cast<double>(m.num_heads) / s.tp;
+  sh.hkv = std::max(1.0, static_cast<double>(m.num_kv_heads) / s.tp);
+  sh.inter = static_cast<double>(m.intermediate_size) / s.tp;
+  sh.vocab = std::ceil(static_cast<double>(m.vocab_size) / s.tp);
+  sh.layers = m.num_layers;
+  sh.a = bytes_per_element(s.activations);
+  sh.w = bytes_per_element(s.weights) + (s.weights == DType::int4 ? 2.0 / kInt4GroupSize : 0.0);
+  sh.kv = bytes_per_element(s.kv_cache);
+  const bool fp8 = s.weights == DType::fp8;
+  sh.linear = GemmTypes{fp8 ? DType::fp8 : s.activations, sh.w, fp8 ? 1.0 : sh.a, sh.a};
+  sh.dense16 = GemmTypes{s.activations, sh.a, sh.a, sh.a};
+  sh.attn_math = s.activations;
+  return sh;
+}
+
+/// Work of one forward step.
+struct Step {
+  double tokens = 0;     // T: new tokens in the step
+  double sequences = 0;  // b
+  double new_per_seq = 0;  // prefill: prompt length; decode: 1
+  double context = 0;      // decode: tokens attended per sequence
+  bool prefill = false;
+};
+
+double expected_distinct_experts(const ModelSpec& m, double tokens) {
+  // Uniform top-k routing: P(expert untouched by one token) = 1 − k/E.
+  const double e = m.num_experts;
+  return e * (1.0 - std::pow(1.0 - m.experts_per_token / e, tokens));
+}
+
+/// Ops of one step, each already multiplied by its count per step (e.g. × layers).
+std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = s.kernel;
+  const ModelSpec& m = s.model;
+  const double t = st.tokens;
+  const double layers = sh.layers;
+  std::vector<OpCost> ops;
+  auto per_layer = [&](OpCost op) {
+    op.flops = op.flops * layers;
+    op.bytes = op.bytes * layers;
+    op.time = op.time * layers;
+    op.kernels *= static_cast<int>(layers);
+    ops.push_back(std::move(op));
+  };
+
+  ops.push_back(memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
+  per_layer(gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h, sh.linear));
+  per_layer(st.prefill ? attention_prefill_op(hw, km, st.sequences, st.new_per_seq, sh.hq, sh.hkv,
+                                              sh.d, sh.attn_math, sh.a, sh.kv)
+                       : attention_decode_op(hw, km, st.sequences, st.context, sh.hq, sh.hkv,
+                                             sh.d, sh.attn_math, sh.a, sh.kv));
+  per_layer(gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear));
+
+  const bool gated = m.ffn == FfnKind::gated;
+  const double up_width = gated ? 2 * sh.inter : sh.inter;
+  double ffn_tokens = t;  // token-expert pairs through the FFN
+  if (m.is_moe()) {
+    ffn_tokens = t * m.experts_per_token;
+    const double experts = expected_distinct_experts(m, t);
+    const double m_per_expert = ffn_tokens / experts;
+    OpCost router = gemm_op("moe_experts", hw, km, t, m.num_experts, sh.h, sh.dense16);
+    OpCost up = gemm_op("moe_experts", hw, km, m_per_expert, up_width, sh.h, sh.linear, experts);
+    OpCost down = gemm_op("moe_experts", hw, km, m_per_expert, sh.h, sh.inter, sh.linear, experts);
+    OpCost moe = router;
+    for (const OpCost* part : {&up, &down}) {
+      moe.flops += part->flops;
+      moe.bytes += part->bytes;
+      moe.time += part->time;
+      moe.kernels += part->kernels;
+    }
+    moe.bound = up.time > down.time ? up.bound : down.bound;
+    per_layer(moe);
+  } else {
+    OpCost up = gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear);
+    OpCost down = gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear);
+    OpCost mlp = up;
+    mlp.flops += down.flops;
+    mlp.bytes += down.bytes;
+    mlp.time += down.time;
+    mlp.kernels += down.kernels;
+    if (down.time > up.time) mlp.bound = down.bound;
+    per_layer(mlp);
+  }
+
+  // Two fused add+norm (read x and residual, write both), rotary on q and k, activation function.
+  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
+  const double elementwise_bytes =
+      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
+  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
+  per_layer(memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
+                      Bytes(elementwise_bytes), 4));
+
+  if (s.tp > 1) {
+    OpCost ar = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
+    ar.time = ar.time * 2;
+    ar.bytes = ar.bytes * 2;
+    ar.kernels *= 2;
+    per_layer(ar);
+  }
+
+  // Final norm over every token; logits only for the last token of each sequence.
+  OpCost final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
+  OpCost lm_head = gemm_op("lm_head", hw, km, st.sequences, sh.vocab, sh.h, sh.dense16);
+  lm_head.time += final_norm.time;
+  lm_head.bytes += final_norm.bytes;
+  lm_head.kernels += final_norm.kernels;
+  ops.push_back(lm_head);
+  if (s.tp > 1) {
+    ops.push_back(all_gather_op("tp_comm", hw, km,
+                                Bytes(st.sequences * sh.vocab * s.tp * sh.a), s.tp));
+  }
+
+  OpCost overhead;
+  overhead.name = "engine_overhead";
+  overhead.time = Seconds(s.step_overhead_s);
+  overhead.bound = Bound::overhead;
+  ops.push_back(overhead);
+  return ops;
+}
+
+/// Accumulates ops by name, in first-seen order, with a weight (steps represented).
+struct Accumulator {
+  std::vector<BreakdownItem> items;
+  std::map<std::string, std::pair<double, double>> bound_time;  // name -> (compute+mem, comm)
+
+  void add(const std::string& phase, const std::vector<OpCost>& ops, double weight) {
+    for (const OpCost& op : ops) {
+      auto it = std::find_if(items.begin(), items.end(),
+                             [&](const BreakdownItem& i) { return i.op == op.name; });
+      if (it == items.end()) {
+        items.push_back(BreakdownItem{phase, op.name, 0, 0, op.bound, 0, 0});
+        it = items.end() - 1;
+      }
+      it->time_s += weight * op.time.value;
+      it->flops += weight * op.flops.value;
+      it->bytes += weight * op.bytes.value;
+      if (op.bound == Bound::compute) it->bound = Bound::compute;
+    }
+  }
+
+  double total() const {
+    double t = 0;
+    for (const auto& i : items) t += i.time_s;
+    return t;
+  }
+
+  std::vector<BreakdownItem> finish(double scale) {
+    const double sum = total();
+    for (auto& i : items) {
+      i.time_s *= scale;
+      i.flops *= scale;
+      i.bytes *= scale;
+      i.share = sum > 0 ? i.time_s / (sum * scale) : 0;
+    }
+    return items;
+  }
+};
+
+double kv_bytes_per_token(const Shard& sh) {
+  return sh.layers * 2 * sh.hkv * sh.d * sh.kv;
+}
+
+double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, double context) {
+  const double blocks = std::ceil(context / s.kv_block_tokens);
+  return batch * blocks * s.kv_block_tokens * kv_bytes_per_token(sh);
+}
+
+/// Peak live activations of one prefill chunk of `batch` prompts of `prompt` tokens: the chunk
+/// holds min(batch · prompt, max_num_batched_tokens) tokens.
+double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, double prompt) {
+  const ModelSpec& m = s.model;
+  const double t = std::min(batch * prompt, static_cast<double>(s.max_num_batched_tokens));
+  batch = std::min(batch, t);
+  const double ffn_tokens = m.is_moe() ? t * m.experts_per_token : t;
+  const double up_width = m.ffn == FfnKind::gated ? 2 * sh.inter : sh.inter;
+  const double attn_phase = t * (2 * sh.h + (2 * sh.hq + 2 * sh.hkv) * sh.d);
+  const double mlp_phase = 2 * t * sh.h + ffn_tokens * (up_width + sh.inter);
+  const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
+  return sh.a * std::max(attn_phase, mlp_phase) + logits;
+}
+
+}  // namespace
+
+double weight_bytes_per_gpu(const InferenceSpec& s) {
+  const ModelSpec& m = s.model;
+  const Shard sh = make_shard(s);
+  const ParamCounts pc = count_params(m);
+  const double experts = m.is_moe() ? m.num_experts : 1;
+  const double attn_linear = sh.h * sh.hq * sh.d * 2 + 2 * sh.h * sh.hkv * sh.d;
+  const double ffn_linear = experts * (m.ffn == FfnKind::gated ? 3 : 2) * sh.h * sh.inter;
+  const double linear = sh.layers * (attn_linear + ffn_linear);
+  // Everything else stays in 16 bits: vocab-parallel embedding and LM head, learned positions,
+  // norms, router and biases (replicated; they are tiny).
+  const double vocab_rows = sh.vocab * sh.h;
+  const double positions = pc.embedding - static_cast<double>(m.vocab_size) * m.hidden_size;
+  const double sixteen_bit = vocab_rows * (m.tie_embeddings ? 1 : 2) + positions +
+                             sh.layers * (pc.norms_per_layer + pc.router_per_layer) +
+                             pc.final_norm +
+                             sh.layers * (pc.attention_per_layer - (2 * sh.h * m.num_heads * sh.d +
+                                                                    2 * sh.h * m.num_kv_heads * sh.d)) +
+                             sh.layers * experts *
+                                 (pc.expert_per_layer -
+                                  (m.ffn == FfnKind::gated ? 3 : 2) * sh.h * m.intermediate_size);
+  return linear * sh.w + sixteen_bit * sh.a;
+}
+
+InferenceResult estimate_inference(const InferenceSpec& spec) {
+  validate(spec);
+  const Shard sh = make_shard(spec);
+  InferenceResult r;
+  r.replicas = spec.num_gpus / spec.tp;
+  r.params = count_params(spec.model);
+  const double b = spec.batch_size;
+  const double s = spec.prompt_tokens;
+  const double n = spec.output_tokens;
+
+  // Prefill: the batch's b·s tokens in equal chunks of at most max_num_batched_tokens. A chunk
+  // holds b/chunks sequences (a fraction when one prompt spans several chunks); summed over the
+  // chunks, FLOPs and bytes are those of the whole batch.
+  const double chunks = std::ceil(b * s / spec.max_num_batched_tokens);
+  Step prefill{b * s / chunks, b / chunks, s, s, true};
+  Accumulator pre;
+  pre.add("prefill", step_ops(spec, sh, prefill), chunks);
+  const double prefill_s = pre.total();
+
+  // Decode steps j = 1..n−1 attend to s + j tokens; average over at most kMaxDecodeBins bins,
+  // each evaluated at its mean context and weighted by its step count.
+  Accumulator dec;
+  const long long steps = spec.output_tokens - 1;
+  const long long evaluated_steps = std::max<long long>(steps, 1);
+  const long long bins = std::min<long long>(evaluated_steps, kMaxDecodeBins);
+  for (long long i = 0; i < bins; ++i) {
+    const long long first = 1 + i * evaluated_steps / bins;
+    const long long last = (i + 1) * evaluated_steps / bins;  // inclusive
+    const double count = static_cast<double>(last - first + 1);
+    const double mean_context = s + 0.5 * static_cast<double>(first + last);
+    Step st{b, b, 1, mean_context, false};
+    dec.add("decode", step_ops(spec, sh, st), count);
+  }
+  const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
+
+  r.ttft_s = prefill_s;
+  r.tpot_s = tpot_s;
+  r.e2e_s = r.ttft_s + static_cast<double>(steps) * tpot_s;
+  r.output_tokens_per_s = r.replicas * b * n / r.e2e_s;
+  r.prefill_tokens_per_s = r.replicas * b * s / r.ttft_s;
+  r.breakdown = pre.finish(1.0);
+  for (auto& item : dec.finish(1.0 / static_cast<double>(evaluated_steps))) {
+    r.breakdown.push_back(item);
+  }
+  if (steps == 0) {
+    r.warnings.push_back(
+        "output_tokens is 1: there is no decode step; tpot_ms is the time of the step that would "
+        "generate token 2");
+  }
+
+  // Memory per GPU.
+  MemoryResult& mem = r.memory;
+  mem.capacity_bytes = spec.hardware.hbm_capacity.value;
+  mem.budget_bytes = mem.capacity_bytes * spec.gpu_memory_utilization;
+  mem.weights_bytes = weight_bytes_per_gpu(spec);
+  mem.reserve_bytes = spec.framework_reserve_bytes;
+  mem.kv_cache_bytes_per_token = kv_bytes_per_token(sh);
+  const double context = s + n;
+  mem.kv_cache_bytes = kv_cache_bytes(spec, sh, b, context);
+  mem.activations_bytes = activation_bytes(spec, sh, b, s);
+  auto need = [&](double batch, double prompt, double ctx) {
+    return mem.weights_bytes + mem.reserve_bytes + kv_cache_bytes(spec, sh, batch, ctx) +
+           activation_bytes(spec, sh, batch, prompt);
+  };
+  const double used = need(b, s, context);
+  mem.fits = used <= mem.budget_bytes;
+  mem.free_bytes = std::max(0.0, mem.budget_bytes - used);
+
+  // Largest batch at this context, and longest context at this batch (both monotone searches).
+  long long lo = 0, hi = 1'000'000;
+  while (lo < hi) {
+    const long long mid = (lo + hi + 1) / 2;
+    if (need(static_cast<double>(mid), s, context) <= mem.budget_bytes) lo = mid; else hi = mid - 1;
+  }
+  mem.max_batch_size = static_cast<int>(lo);
+  lo = 0;
+  hi = spec.model.max_context_tokens;
+  while (lo < hi) {
+    const long long mid = (lo + hi + 1) / 2;
+    const double prompt = std::max(1.0, static_cast<double>(mid) - n);
+    if (need(b, prompt, static_cast<double>(mid)) <= mem.budget_bytes) lo = mid; else hi = mid - 1;
+  }
+  mem.max_context_tokens = static_cast<int>(lo);
+  if (!mem.fits) {
+    r.warnings.push_back("does not fit: needs " + format_number(std::round(used / 1e7) / 100) +
+                         " GB per GPU of a " +
+                         format_number(std::round(mem.budget_bytes / 1e7) / 100) +
+                         " GB budget (gpu_memory_utilization x device memory)");
+  }
+  if (spec.hardware.vendor != "nvidia") {
+    r.warnings.push_back(
+        "Tier-0 efficiencies come from NVIDIA measurements; they are unvalidated on " +
+        (spec.hardware.vendor.empty() ? std::string("this vendor") : spec.hardware.vendor) +
+        " hardware");
+  }
+
+  const KernelModel& km = spec.kernel;
+  r.assumptions = {
+      {"hbm_bandwidth_efficiency", km.hbm_efficiency, "fraction of datasheet",
+       "achievable DRAM bandwidth of streaming kernels, 85-92% on A100/H100 (bandwidthTest, "
+       "STREAM-like copies)"},
+      {"gemm_efficiency", km.gemm_efficiency, "fraction of dense peak",
+       "large aligned cuBLAS/CUTLASS GEMMs sustain ~75-90% of dense peak on A100/H100"},
+      {"attention_efficiency", km.attention_efficiency, "fraction of dense peak",
+       "FlashAttention-2 forward: 50-73% of peak on A100 (Dao, 2023)"},
+      {"kernel_overhead", km.kernel_overhead_s / kMicro, "us per kernel",
+       "launch gap under CUDA graphs plus ramp-up and tail"},
+      {"link_efficiency", km.link_efficiency, "fraction of per-direction link bandwidth",
+       "nccl-tests all-reduce bus bandwidth ~360-380 of 450 GB/s on H100 NVLink4"},
+      {"gemm_tile", static_cast<double>(km.max_tile_m), "rows x 128 columns",
+       "output tile for wave and tile quantization; m rounds up to a power of two from 16"},
+      {"engine_step_overhead", spec.step_overhead_s / kMicro, "us per forward step",
+       "CPU time to schedule, prepare inputs and sample (engineering estimate for vLLM-class "
+       "engines with CUDA graphs; Tier 1 fits it per engine)"},
+      {"framework_reserve", spec.framework_reserve_bytes / kGB, "GB per GPU",
+       "CUDA context, cuBLAS/NCCL workspaces and CUDA-graph pools outside the KV pool"},
+      {"gpu_memory_utilization", spec.gpu_memory_utilization, "fraction of device memory",
+       "vLLM default 0.9"},
+      {"kv_block", static_cast<double>(spec.kv_block_tokens), "tokens per block",
+       "vLLM paged-KV default 16"},
+      {"max_num_batched_tokens", static_cast<double>(spec.max_num_batched_tokens),
+       "tokens per forward pass",
+       "prefill chunk size: vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB"},
+      {"prefill_chunks", chunks, "forward passes", "prefill of the batch: ceil(b*s / chunk size)"},
+      {"moe_routing", 1.0, "uniform",
+       "each token picks experts_per_token experts uniformly; distinct experts touched by T "
+       "tokens = E(1-(1-k/E)^T)"},
+      {"decode_average_bins", static_cast<double>(bins), "bins",
+       "TPOT averages the decode steps over the growing context in at most 64 equal bins"},
+  };
+  return r;
+}
+
+}  // namespace flopcast
