@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace flopcast::cli {
+
+using nlohmann::json;
+
+/// Exit codes scripts can rely on.
+enum ExitCode : int {
+  kOk = 0,
+  kInternal = 1,
+  kUsage = 2,         ///< bad command line (CLI11)
+  kInvalidRequest = 3,  ///< the request is invalid or asks for something not modelled
+  kFileError = 4,     ///< a file could not be read
+};
+
+/// Raised for unreadable files; mapped to kFileError.
+struct FileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a file, or standard input for "-".
+std::string read_text(const std::string& path);
+/// Parses a JSON file; malformed JSON is a SpecError naming the file.
+json read_json_file(const std::string& path);
+
+/// Flags that build a request (shared by `estimate` and `link`).
+struct RequestOptions {
+  std::string request_file;
+  std::string model, model_file, hf_config;
+  std::string hardware, hardware_file;
+  std::optional<int> num_gpus, tp, prompt_tokens, output_tokens, batch_size;
+  std::string weights, kv_cache, activations;
+  std::optional<double> gpu_memory_utilization;
+};
+void add_request_options(CLI::App& app, RequestOptions& o);
+/// The request document: the --request file, or one built from the flags that were given
+/// (defaults are left to the core, which has the only copy of them).
+json build_request(const RequestOptions& o);
+
+struct EstimateOptions {
+  RequestOptions request;
+  std::string format = "table";
+};
+void setup_estimate(CLI::App& app, EstimateOptions& o);
+int run_estimate(const EstimateOptions& o);
+
+struct LinkOptions {
+  RequestOptions request;
+  std::string base_url = "http://127.0.0.1:8080/";
+};
+void setup_link(CLI::App& app, LinkOptions& o);
+int run_link(const LinkOptions& o);
+
+struct PresetsOptions {
+  std::string kind;
+  std::string id;
+  std::string format = "table";
+  CLI::App* list = nullptr;
+  CLI::App* show = nullptr;
+};
+void setup_presets(CLI::App& app, PresetsOptions& o);
+int run_presets(const PresetsOptions& o);
+
+/// Human-readable renderings of a response.
+std::string format_table(const json& response);
+std::string format_csv(const json& response);
+
+/// Prints an error (stderr; with --format json also an error object on stdout) and returns the
+/// exit code for the exception being handled. Call inside a catch block.
+int report_error(const std::string& format);
+
+}  // namespace flopcast::cli

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// `flopcast estimate` and `flopcast link`: both build the same request document.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "commands.hpp"
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+
+namespace flopcast::cli {
+
+std::string read_text(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FileError(path + ": cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw FileError(path + ": cannot read file");
+  return text.str();
+}
+
+json read_json_file(const std::string& path) {
+  try {
+    return json::parse(read_text(path));
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
+    throw SpecError("", "malformed JSON in " + (path == "-" ? std::string("stdin") : path) + ": " +
+                            e.what());
+  }
+}
+
+void add_request_options(CLI::App& app, RequestOptions& o) {
+  app.add_option("--request", o.request_file, "Request document (JSON file, or - for stdin)");
+  app.add_option("--model", o.model, "Model preset id (see `flopcast presets list`)");
+  app.add_option("--model-file", o.model_file, "Model object (JSON file)");
+  app.add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
+  app.add_option("--hardware", o.hardware, "Hardware preset id");
+  app.add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
+  app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
+  app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
+  app.add_option("--weights", o.weights, "Weight precision: bf16, fp16, fp8, int8, int4");
+  app.add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16, fp16, fp8, int8");
+  app.add_option("--activations", o.activations, "Activation precision: bf16, fp16");
+  app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");
+  app.add_option("--output-tokens", o.output_tokens, "Generated tokens per request");
+  app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
+  app.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                 "Fraction of device memory the engine may use (default 0.9)");
+}
+
+json build_request(const RequestOptions& o) {
+  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
+                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
+                        !o.weights.empty() || !o.kv_cache.empty() || !o.activations.empty() ||
+                        o.prompt_tokens || o.output_tokens || o.batch_size ||
+                        o.gpu_memory_utilization;
+  if (!o.request_file.empty()) {
+    if (any_flag) {
+      throw SpecError("", "--request cannot be combined with request flags such as --model; "
+                          "edit the request file instead");
+    }
+    return read_json_file(o.request_file);
+  }
+  const int model_sources = !o.model.empty() + !o.model_file.empty() + !o.hf_config.empty();
+  if (model_sources != 1) {
+    throw SpecError("model", "give exactly one of --model, --model-file, --hf-config");
+  }
+  const int hardware_sources = !o.hardware.empty() + !o.hardware_file.empty();
+  if (hardware_sources != 1) {
+    throw SpecError("hardware", "give exactly one of --hardware, --hardware-file");
+  }
+  json r{{"task", "inference"}};
+  if (!o.model.empty()) r["model"] = o.model;
+  if (!o.model_file.empty()) r["model"] = read_json_file(o.model_file);
+  if (!o.hf_config.empty()) r["model"] = io::model_from_hf_config(read_json_file(o.hf_config));
+  r["hardware"] = o.hardware.empty() ? read_json_file(o.hardware_file) : json(o.hardware);
+  if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
+  if (o.tp) r["parallelism"]["tp"] = *o.tp;
+  if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
+  if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
+  if (!o.activations.empty()) r["precision"]["activations"] = o.activations;
+  if (o.prompt_tokens) r["workload"]["prompt_tokens"] = *o.prompt_tokens;
+  if (o.output_tokens) r["workload"]["output_tokens"] = *o.output_tokens;
+  if (o.batch_size) r["workload"]["batch_size"] = *o.batch_size;
+  if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
+  if (!r.contains("workload")) {
+    throw SpecError("workload", "give --prompt-tokens and --output-tokens");
+  }
+  return r;
+}
+
+int report_error(const std::string& format) {
+  int code = kInternal;
+  io::ErrorInfo info;
+  try {
+    throw;
+  } catch (const FileError& e) {
+    info = {"file_error", "", e.what()};
+    code = kFileError;
+  } catch (...) {
+    info = io::describe_current_exception();
+    code = info.code == "internal" ? kInternal : kInvalidRequest;
+  }
+  std::cerr << "flopcast: error: " << info.message << "\n";
+  if (format == "json") {
+    std::cout << json{{"ok", false},
+                      {"error", {{"code", info.code}, {"path", info.path}, {"message", info.message}}}}
+                     .dump(2, ' ', false, json::error_handler_t::replace)
+              << "\n";
+  }
+  return code;
+}
+
+void setup_estimate(CLI::App& app, EstimateOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "estimate", "Estimate TTFT, TPOT, throughput and memory of one request (or a batch)");
+  add_request_options(*sub, o.request);
+  sub->add_option("--format", o.format, "Output: table (default), json, csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+int run_estimate(const EstimateOptions& o) {
+  try {
+    const json response = io::run(build_request(o.request));
+    if (o.format == "json") {
+      std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    } else if (o.format == "csv") {
+      std::cout << format_csv(response);
+    } else {
+      std::cout << format_table(response);
+    }
+    return kOk;
+  } catch (...) {
+    return report_error(o.format);
+  }
+}
+
+void setup_link(CLI::App& app, LinkOptions& o) {
+  CLI::App* sub = app.add_subcommand("link", "Print the shareable web-calculator URL of a request");
+  add_request_options(*sub, o.request);
+  sub->add_option("--base-url", o.base_url, "URL of the web calculator")->capture_default_str();
+}
+
+int run_link(const LinkOptions& o) {
+  try {
+    const json request = build_request(o.request);
+    (void)io::run(request);  // a link to an invalid request would only show errors
+    std::cout << o.base_url << "#" << io::encode_link(request) << "\n";
+    return kOk;
+  } catch (...) {
+    return report_error("table");
+  }
+}
+
+}  // namespace flopcast::cli

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// `flopcast presets list|show`.
+#include <iostream>
+
+#include "commands.hpp"
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+
+namespace flopcast::cli {
+
+void setup_presets(CLI::App& app, PresetsOptions& o) {
+  CLI::App* sub = app.add_subcommand("presets", "List or show the built-in presets");
+  sub->require_subcommand(1);
+  o.list = sub->add_subcommand("list", "List preset ids");
+  o.list->add_option("--kind", o.kind, "models, hardware or scenarios (default: all)")
+      ->check(CLI::IsMember({"models", "hardware", "scenarios"}));
+  o.list->add_option("--format", o.format, "table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  o.show = sub->add_subcommand("show", "Print one preset as JSON");
+  o.show->add_option("id", o.id, "Preset id")->required();
+  o.show->add_option("--kind", o.kind, "models, hardware or scenarios (default: search all)")
+      ->check(CLI::IsMember({"models", "hardware", "scenarios"}));
+}
+
+int run_presets(const PresetsOptions& o) {
+  try {
+    const json& all = io::presets();
+    const std::vector<std::string> kinds =
+        o.kind.empty() ? std::vector<std::string>{"models", "hardware", "scenarios"}
+                       : std::vector<std::string>{o.kind};
+    if (o.list->parsed()) {
+      if (o.format == "json") {
+        json out = json::object();
+        for (const auto& k : kinds) {
+          out[k] = json::array();
+          for (const json& p : all.at(k)) out[k].push_back({{"id", p.at("id")}, {"name", p.at("name")}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return kOk;
+      }
+      for (const auto& k : kinds) {
+        std::cout << k << ":\n";
+        for (const json& p : all.at(k)) {
+          std::string id = p.at("id").get<std::string>();
+          id.resize(std::max<std::size_t>(id.size() + 2, 18), ' ');
+          std::cout << "  " << id << p.at("name").get<std::string>() << "\n";
+        }
+      }
+      return kOk;
+    }
+    for (const auto& k : kinds) {
+      for (const json& p : all.at(k)) {
+        if (p.at("id") == o.id) {
+          std::cout << p.dump(2) << "\n";
+          return kOk;
+        }
+      }
+    }
+    // Not found: let the lookup raise its "did you mean" error for the most likely kind.
+    (void)io::preset(kinds.size() == 1 ? kinds.front() : "models", o.id, "id");
+    return kInternal;
+  } catch (...) {
+    return report_error("table");
+  }
+}
+
+}  // namespace flopcast::cli

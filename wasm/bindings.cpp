@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// Embind surface: JSON strings in, JSON strings out, no handles to delete. Every function
+// returns {"ok":true,"result":...} or {"ok":false,"error":{code,path,message}} and never throws.
+#include <emscripten/bind.h>
+
+#include <string>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+
+namespace {
+
+using flopcast::io::json;
+
+template <typename F>
+std::string envelope(F&& f) {
+  try {
+    return json{{"ok", true}, {"result", f()}}.dump(-1, ' ', false, json::error_handler_t::replace);
+  } catch (...) {
+    const auto e = flopcast::io::describe_current_exception();
+    return json{{"ok", false}, {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+json parse(const std::string& text, const char* what) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
+    throw flopcast::SpecError("", std::string("malformed JSON in ") + what + ": " + e.what());
+  }
+}
+
+std::string estimate(const std::string& request) { return flopcast::io::handle(request); }
+
+std::string presets() {
+  return envelope([] { return flopcast::io::presets(); });
+}
+
+std::string encode_link(const std::string& request) {
+  return envelope([&] { return json(flopcast::io::encode_link(parse(request, "request"))); });
+}
+
+std::string decode_link(const std::string& fragment) {
+  return envelope([&] { return flopcast::io::decode_link(fragment); });
+}
+
+std::string model_from_hf_config(const std::string& config) {
+  return envelope([&] { return flopcast::io::model_from_hf_config(parse(config, "config.json")); });
+}
+
+std::string version() { return flopcast::io::version(); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(flopcast) {
+  emscripten::function("estimate", &estimate);
+  emscripten::function("presets", &presets);
+  emscripten::function("encode_link", &encode_link);
+  emscripten::function("decode_link", &decode_link);
+  emscripten::function("model_from_hf_config", &model_from_hf_config);
+  emscripten::function("version", &version);
+}
