@@ -1,0 +1,569 @@
+// Browser tests of the flopcast web calculator (web/index.html + web/app.js)
+// against the real WebAssembly module.
+//
+//   FLOPCAST_SITE_DIR=build/wasm-release/site npm run test:browser
+//
+// Starts web/serve.mjs on a free port, drives the system Chromium through
+// playwright-core, and fails on any console error, uncaught page error, or
+// request to a host other than 127.0.0.1/localhost.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = path.resolve(repoRoot, process.env.FLOPCAST_SITE_DIR || 'build/wasm-release/site');
+const chromiumPath = process.env.FLOPCAST_CHROMIUM || '/usr/bin/chromium';
+const SCREENSHOT_DIR = process.env.FLOPCAST_SCREENSHOT_DIR || '';
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+let server;
+let baseUrl;
+let browser;
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`serve.mjs did not start: ${out}${err}`)), 10000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/flopcast web calculator: (http:\/\/\S+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve.mjs exited with ${code}: ${err}`));
+    });
+  });
+}
+
+before(async () => {
+  for (const f of ['index.html', 'app.js', 'style.css', 'flopcast.mjs', 'flopcast.wasm']) {
+    assert.ok(fs.existsSync(path.join(siteDir, f)),
+      `${path.join(siteDir, f)} is missing: build the site first (cmake --workflow --preset wasm-release) or set FLOPCAST_SITE_DIR`);
+  }
+  ({ child: server, url: baseUrl } = await startServer());
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) {
+    server.removeAllListeners('exit');
+    server.kill('SIGTERM');
+  }
+});
+
+// Opens the page with a fresh context and watches it. Returns helpers; call
+// `done()` at the end of the test to assert that nothing went wrong.
+async function openPage(hash = '', { waitReady = true } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (req) => {
+    const u = new URL(req.url());
+    requests.push(req.url());
+    if (u.protocol !== 'data:' && u.protocol !== 'blob:' && !LOCAL_HOSTS.has(u.hostname) && u.hostname !== '[::1]') {
+      problems.push(`request to a non-local host: ${req.url()}`);
+    }
+  });
+  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+  });
+  await page.goto(baseUrl + (hash ? `#${hash}` : ''));
+  if (waitReady) {
+    await waitSettled(page);
+    if ((await status(page)) === 'error') {
+      const why = await page.textContent('#load-status');
+      await context.close();
+      assert.fail(`the calculator did not load: ${why}\n${problems.join('\n')}`);
+    }
+  }
+  return {
+    page,
+    context,
+    requests,
+    problems,
+    async done() {
+      await context.close();
+      assert.deepEqual(problems, [], 'the page reported problems');
+    },
+  };
+}
+
+// Waits until the app has loaded and evaluated the form (ready or stale), or
+// has given up loading (error).
+async function waitSettled(page) {
+  await page.waitForFunction(() => {
+    const s = document.documentElement.dataset.status;
+    return ((s === 'ready' || s === 'stale') && window.flopcast !== undefined) || s === 'error';
+  }, null, { timeout: 15000 });
+}
+
+async function status(page) {
+  return page.evaluate(() => document.documentElement.dataset.status);
+}
+
+// The numbers on screen: data-value of each headline figure plus the text.
+async function shown(page) {
+  return page.evaluate(() => {
+    const v = (id) => Number(document.getElementById(id).dataset.value);
+    const t = (id) => document.getElementById(id).textContent.trim();
+    const legend = (key) => document.querySelector(`#memory-legend li[data-part="${key}"] .legend-value`)?.textContent.trim();
+    return {
+      ttft_ms: v('ttft'), tpot_ms: v('tpot'), e2e_ms: v('e2e'), output_tokens_per_s: v('tps'),
+      ttftText: t('ttft'), ttftUnit: t('ttft-unit'), tpotText: t('tpot'), tpotUnit: t('tpot-unit'),
+      e2eText: t('e2e'), e2eUnit: t('e2e-unit'), tpsText: t('tps'),
+      max_batch_size: Number(document.getElementById('max-batch').dataset.value),
+      max_context_tokens: Number(document.getElementById('max-context').dataset.value),
+      kvLegend: legend('kv_cache_GB'), weightsLegend: legend('weights_GB'),
+      fits: document.getElementById('fits-badge').dataset.fits,
+      prefillRows: document.querySelectorAll('#prefill-table tbody tr').length,
+      decodeRows: document.querySelectorAll('#decode-table tbody tr').length,
+      prefillBars: document.querySelectorAll('#prefill-chart svg rect.bar').length,
+      decodeBars: document.querySelectorAll('#decode-chart svg rect.bar').length,
+      memSegs: document.querySelectorAll('#memory-bar .mem-seg').length,
+      assumptions: document.querySelectorAll('#assumptions tbody tr').length,
+    };
+  });
+}
+
+// Calls the module from the page for the page's current request.
+async function moduleEstimate(page) {
+  return page.evaluate(() => JSON.parse(window.flopcast.module.estimate(JSON.stringify(window.flopcast.request()))));
+}
+
+// presets() answers either the presets object or an {ok, result} envelope.
+async function presets(page) {
+  return page.evaluate(() => {
+    const p = JSON.parse(window.flopcast.module.presets());
+    return typeof p.ok === 'boolean' ? p.result : p;
+  });
+}
+
+function displayedMs(text, unit) {
+  const n = Number(text.replace(/,/g, ''));
+  return unit === 's' ? n * 1000 : n;
+}
+
+function near(a, b, rel = 0.01) {
+  return Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-12);
+}
+
+async function fieldError(page, target) {
+  return page.evaluate((t) => {
+    const e = document.getElementById(`err-${t}`);
+    return e && !e.hidden ? e.textContent.trim() : '';
+  }, target);
+}
+
+function pickHardware(list, prefix) {
+  const hits = list.filter((h) => h.id.startsWith(prefix));
+  return (hits.find((h) => /sxm/.test(h.id)) || hits[0])?.id;
+}
+
+async function shot(page, name) {
+  if (SCREENSHOT_DIR) await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+// ------------------------------------------------------------------ tests
+
+test('loads and shows TTFT/TPOT for the default setup', async () => {
+  const p = await openPage();
+  const { page } = p;
+  assert.equal(await status(page), 'ready');
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.equal(req.model, 'llama-2-7b');
+  assert.equal(req.hardware, 'a100-sxm-80g');
+  assert.equal(req.num_gpus, 1);
+  assert.equal(req.parallelism.tp, 1);
+  assert.deepEqual(req.workload, { prompt_tokens: 128, output_tokens: 128, batch_size: 1 });
+
+  const s = await shown(page);
+  for (const k of ['ttft_ms', 'tpot_ms', 'e2e_ms', 'output_tokens_per_s']) {
+    assert.ok(Number.isFinite(s[k]) && s[k] > 0, `${k} should be a positive number, got ${s[k]}`);
+  }
+  // The text shown agrees with the value (formatting only).
+  assert.ok(near(displayedMs(s.ttftText, s.ttftUnit), s.ttft_ms), `${s.ttftText} ${s.ttftUnit} vs ${s.ttft_ms}`);
+  assert.ok(near(displayedMs(s.tpotText, s.tpotUnit), s.tpot_ms), `${s.tpotText} ${s.tpotUnit} vs ${s.tpot_ms}`);
+  assert.ok(near(displayedMs(s.e2eText, s.e2eUnit), s.e2e_ms), `${s.e2eText} ${s.e2eUnit} vs ${s.e2e_ms}`);
+  // E2E = TTFT + (output-1) * TPOT, roughly; at least it exceeds TTFT.
+  assert.ok(s.e2e_ms > s.ttft_ms);
+  // A 7B model in bf16 fits on an 80 GB GPU at batch 1.
+  assert.equal(s.fits, 'true');
+  assert.ok(s.max_batch_size >= 1);
+  assert.ok(s.max_context_tokens >= 256);
+  assert.ok(s.prefillRows > 0 && s.decodeRows > 0, 'breakdown tables are filled');
+  assert.equal(s.prefillBars, s.prefillRows);
+  assert.equal(s.decodeBars, s.decodeRows);
+  assert.ok(s.memSegs >= 2, 'memory bar has segments');
+  assert.ok(s.assumptions > 0, 'assumptions are listed');
+  const version = await page.textContent('#version');
+  assert.ok(version.trim().length > 0 && version.trim() !== '—', 'version shown in the footer');
+  await shot(page, 'default');
+  await p.done();
+});
+
+test('changing inputs recomputes immediately (GPU, batch size)', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const pre = await presets(page);
+  const h100 = pickHardware(pre.hardware, 'h100');
+  assert.ok(h100, 'an H100 preset exists');
+
+  const a100 = await shown(page);
+  const a100Result = await page.evaluate(() => window.flopcast.lastResult());
+  await page.selectOption('#hardware', h100);
+  // No waiting: the input event recomputes synchronously.
+  const h = await shown(page);
+  assert.equal(await page.evaluate(() => window.flopcast.request().hardware), h100);
+  assert.ok(h.ttft_ms < a100.ttft_ms, `H100 TTFT ${h.ttft_ms} should be below A100 TTFT ${a100.ttft_ms}`);
+  assert.ok(h.tpot_ms < a100.tpot_ms, `H100 TPOT ${h.tpot_ms} should be below A100 TPOT ${a100.tpot_ms}`);
+
+  await page.fill('#batch_size', '8');
+  const b8 = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(await page.evaluate(() => window.flopcast.request().workload.batch_size), 8);
+  const b1kv = a100Result.memory.kv_cache_GB;
+  assert.ok(b8.memory.kv_cache_GB > b1kv, `batch 8 KV cache ${b8.memory.kv_cache_GB} GB should exceed batch 1 ${b1kv} GB`);
+  assert.ok(near(b8.memory.kv_cache_GB, 8 * b1kv, 0.02), 'KV cache scales with the batch');
+  const s8 = await shown(page);
+  assert.notEqual(s8.kvLegend, a100.kvLegend, 'the KV cache figure on screen changed');
+  assert.ok(s8.output_tokens_per_s > h.output_tokens_per_s, 'batch 8 gives more output tokens/s');
+  assert.equal(await status(page), 'ready');
+  await p.done();
+});
+
+test('numbers shown equal what the module returns for the same request', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const pre = await presets(page);
+  const h100 = pickHardware(pre.hardware, 'h100');
+  const check = async (label) => {
+    const env = await moduleEstimate(page);
+    assert.equal(env.ok, true, `${label}: module estimate ok (${JSON.stringify(env.error)})`);
+    const r = env.result;
+    const s = await shown(page);
+    assert.equal(s.ttft_ms, r.ttft_ms, `${label}: ttft`);
+    assert.equal(s.tpot_ms, r.tpot_ms, `${label}: tpot`);
+    assert.equal(s.e2e_ms, r.e2e_ms, `${label}: e2e`);
+    assert.equal(s.output_tokens_per_s, r.output_tokens_per_s, `${label}: tokens/s`);
+    assert.equal(s.max_batch_size, r.memory.max_batch_size, `${label}: max batch`);
+    assert.equal(s.max_context_tokens, r.memory.max_context_tokens, `${label}: max context`);
+    assert.equal(s.prefillRows, r.breakdown.filter((x) => x.phase === 'prefill').length, `${label}: prefill rows`);
+    assert.equal(s.decodeRows, r.breakdown.filter((x) => x.phase === 'decode').length, `${label}: decode rows`);
+    assert.deepEqual(await page.evaluate(() => window.flopcast.lastResult()), r, `${label}: lastResult`);
+  };
+  await check('default');
+  await page.selectOption('#hardware', h100);
+  await page.fill('#num_gpus', '2');
+  await page.fill('#tp', '2');
+  await page.selectOption('#weights', 'fp8');
+  await page.selectOption('#kv_cache', 'fp8');
+  await page.fill('#prompt_tokens', '1000');
+  await page.fill('#output_tokens', '300');
+  await page.fill('#batch_size', '4');
+  await page.fill('#gpu_memory_utilization', '0.85');
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.deepEqual(
+    { hardware: req.hardware, num_gpus: req.num_gpus, parallelism: req.parallelism, precision: req.precision, workload: req.workload, engine: req.engine },
+    { hardware: h100, num_gpus: 2, parallelism: { tp: 2 }, precision: { weights: 'fp8', kv_cache: 'fp8' },
+      workload: { prompt_tokens: 1000, output_tokens: 300, batch_size: 4 }, engine: { gpu_memory_utilization: 0.85 } });
+  assert.equal(await status(page), 'ready');
+  await check('edited');
+  await shot(page, 'edited');
+  await p.done();
+});
+
+test('share produces a link that reproduces the setup and numbers', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const pre = await presets(page);
+  const h100 = pickHardware(pre.hardware, 'h100');
+  await page.selectOption('#hardware', h100);
+  await page.fill('#num_gpus', '2');
+  await page.fill('#tp', '2');
+  await page.fill('#prompt_tokens', '777');
+  await page.fill('#output_tokens', '55');
+  await page.fill('#batch_size', '3');
+  await page.selectOption('#kv_cache', 'fp8');
+  await page.fill('#gpu_memory_utilization', '0.8');
+  const before1 = await shown(page);
+  const req1 = await page.evaluate(() => window.flopcast.request());
+
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  const link = await page.inputValue('#share-url');
+  assert.ok(await page.$eval('#share-url', (e) => e.readOnly && !e.hidden), 'link shown in a readonly input');
+  const u = new URL(link);
+  assert.equal(`${u.origin}${u.pathname}`, baseUrl);
+  assert.ok(u.hash.length > 1, 'link has a fragment');
+  const frag = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), req1);
+  assert.equal(frag.ok, true);
+  assert.equal(u.hash.slice(1), frag.result, 'the fragment is what encode_link returns');
+
+  const q = await openPage(u.hash.slice(1));
+  assert.equal(await status(q.page), 'ready');
+  const req2 = await q.page.evaluate(() => window.flopcast.request());
+  assert.deepEqual(req2, req1, 'the link reproduces the request');
+  const after1 = await shown(q.page);
+  assert.deepEqual(after1, before1, 'the link reproduces the numbers');
+  assert.equal(await q.page.inputValue('#prompt_tokens'), '777');
+  assert.equal(await q.page.inputValue('#hardware'), h100);
+  await q.done();
+
+  // A field the page has no input for (precision.activations) survives a link.
+  const withAct = await page.evaluate((r) => {
+    const req = { ...r, precision: { ...r.precision, activations: 'fp16' } };
+    return JSON.parse(window.flopcast.module.encode_link(JSON.stringify(req)));
+  }, req1);
+  assert.equal(withAct.ok, true);
+  const e = await openPage(withAct.result);
+  assert.equal(await status(e.page), 'ready');
+  assert.equal(await e.page.evaluate(() => window.flopcast.request().precision.activations), 'fp16');
+  assert.match(await e.page.textContent('#extras-note'), /precision\.activations/);
+  await e.done();
+
+  // hashchange in the same page applies the link as well.
+  await page.fill('#batch_size', '1');
+  await page.evaluate((h) => { location.hash = h; }, u.hash);
+  await page.waitForFunction(() => document.getElementById('batch_size').value === '3');
+  assert.deepEqual(await page.evaluate(() => window.flopcast.request()), req1);
+  await p.done();
+});
+
+// Builds a fragment from a valid request and overrides one field with a raw
+// (invalid) value, in the link's own encoding.
+async function fragmentWith(page, request, pathKey, rawValue) {
+  const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), request);
+  assert.equal(env.ok, true, `encode_link failed: ${JSON.stringify(env.error)}`);
+  const params = new URLSearchParams(env.result);
+  assert.ok(params.has(pathKey), `the link format should carry ${pathKey} as a key: ${env.result}`);
+  params.set(pathKey, rawValue);
+  return params.toString();
+}
+
+test('an invalid link shows the error beside the field and keeps the other fields', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const pre = await presets(page);
+  const h100 = pickHardware(pre.hardware, 'h100');
+  const base = {
+    task: 'inference', model: 'llama-2-7b', hardware: h100, num_gpus: 4, parallelism: { tp: 2 },
+    precision: { weights: 'bf16', kv_cache: 'fp8' },
+    workload: { prompt_tokens: 333, output_tokens: 44, batch_size: 5 }, engine: { gpu_memory_utilization: 0.88 },
+  };
+  const badTp = await fragmentWith(page, base, 'parallelism.tp', '3');
+  const badBatch = await fragmentWith(page, base, 'workload.batch_size', '-1');
+  await p.done();
+
+  // tp=3 does not divide llama-2-7b's 32 heads.
+  const q = await openPage(badTp);
+  const { page: qp } = q;
+  const tpErr = await fieldError(qp, 'tp');
+  assert.match(tpErr, /tp/i, `error beside the TP field: "${tpErr}"`);
+  assert.equal(await fieldError(qp, 'batch_size'), '');
+  assert.equal(await qp.getAttribute('#tp', 'aria-invalid'), 'true');
+  assert.equal(await qp.inputValue('#hardware'), h100);
+  assert.equal(await qp.inputValue('#num_gpus'), '4');
+  assert.equal(await qp.inputValue('#prompt_tokens'), '333');
+  assert.equal(await qp.inputValue('#output_tokens'), '44');
+  assert.equal(await qp.inputValue('#batch_size'), '5');
+  assert.equal(await qp.inputValue('#kv_cache'), 'fp8');
+  assert.equal(await qp.inputValue('#gpu_memory_utilization'), '0.88');
+  // Results are marked stale rather than showing numbers for another setup.
+  assert.equal(await status(qp), 'stale');
+  assert.equal(await qp.isVisible('#stale-banner'), true);
+  assert.equal(await qp.textContent('#ttft'), '—');
+  await shot(qp, 'invalid-link');
+  // Fixing the field clears the error and computes.
+  await qp.fill('#tp', '2');
+  assert.equal(await fieldError(qp, 'tp'), '');
+  assert.equal(await status(qp), 'ready');
+  const req = await qp.evaluate(() => window.flopcast.request());
+  assert.deepEqual(req, base);
+  await q.done();
+
+  const r = await openPage(badBatch);
+  const bErr = await fieldError(r.page, 'batch_size');
+  assert.match(bErr, /batch_size/, `error beside the batch size field: "${bErr}"`);
+  assert.equal(await fieldError(r.page, 'tp'), '');
+  assert.equal(await r.page.inputValue('#tp'), '2');
+  assert.equal(await r.page.inputValue('#prompt_tokens'), '333');
+  assert.equal(await r.page.inputValue('#hardware'), h100);
+  assert.equal(await status(r.page), 'stale');
+  await r.done();
+});
+
+const LLAMA2_7B_HF_CONFIG = {
+  architectures: ['LlamaForCausalLM'],
+  bos_token_id: 1,
+  eos_token_id: 2,
+  hidden_act: 'silu',
+  hidden_size: 4096,
+  initializer_range: 0.02,
+  intermediate_size: 11008,
+  max_position_embeddings: 4096,
+  model_type: 'llama',
+  num_attention_heads: 32,
+  num_hidden_layers: 32,
+  num_key_value_heads: 32,
+  pretraining_tp: 1,
+  rms_norm_eps: 1e-5,
+  rope_scaling: null,
+  tie_word_embeddings: false,
+  torch_dtype: 'float16',
+  transformers_version: '4.31.0.dev0',
+  use_cache: true,
+  vocab_size: 32000,
+};
+
+test('a pasted Hugging Face config.json works as a custom model', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const preset = await page.evaluate(() => window.flopcast.lastResult());
+  await page.selectOption('#model', '__custom__');
+  assert.equal(await page.isVisible('#model-custom'), true, 'the custom box appears');
+  await page.fill('#model-custom', JSON.stringify(LLAMA2_7B_HF_CONFIG, null, 2));
+  assert.equal(await fieldError(page, 'model-custom'), '');
+  assert.equal(await status(page), 'ready');
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.equal(typeof req.model, 'object', 'the request carries a model object');
+  assert.equal(req.model.num_layers, 32);
+  assert.equal(req.model.hidden_size, 4096);
+  const res = await page.evaluate(() => window.flopcast.lastResult());
+  assert.ok(near(res.model.params_B, 6.74, 0.01), `params ${res.model.params_B} B`);
+  assert.ok(near(res.ttft_ms, preset.ttft_ms, 0.01), `same TTFT as the preset: ${res.ttft_ms} vs ${preset.ttft_ms}`);
+  assert.ok(near(res.tpot_ms, preset.tpot_ms, 0.01), `same TPOT as the preset: ${res.tpot_ms} vs ${preset.tpot_ms}`);
+  const shownNow = await shown(page);
+  assert.equal(shownNow.ttft_ms, res.ttft_ms);
+  const info = await page.textContent('#model-custom-info');
+  assert.match(info, /Hugging Face/);
+
+  // A link to a custom model carries the model object and reproduces it.
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  const link = new URL(await page.inputValue('#share-url'));
+  const q = await openPage(link.hash.slice(1));
+  assert.equal(await q.page.inputValue('#model'), '__custom__');
+  assert.deepEqual(await q.page.evaluate(() => window.flopcast.request()), req);
+  assert.equal((await shown(q.page)).ttft_ms, res.ttft_ms);
+  await q.done();
+
+  // A broken HF config shows its error beside the box.
+  const broken = { ...LLAMA2_7B_HF_CONFIG };
+  delete broken.hidden_size;
+  await page.fill('#model-custom', JSON.stringify(broken));
+  const err = await fieldError(page, 'model-custom');
+  assert.match(err, /hidden_size/, `error beside the custom model box: "${err}"`);
+  assert.equal(await status(page), 'stale');
+  await shot(page, 'custom-model');
+  await p.done();
+});
+
+test('an invalid custom hardware JSON shows an error beside its box', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.selectOption('#hardware', '__custom__');
+  assert.equal(await page.isVisible('#hardware-custom'), true);
+  // Prefilled with the previous preset: still computes.
+  const pre = JSON.parse(await page.inputValue('#hardware-custom'));
+  assert.equal(await status(page), 'ready');
+  assert.equal(await fieldError(page, 'hardware-custom'), '');
+
+  await page.fill('#hardware-custom', '{ "name": "broken", ');
+  const syntaxErr = await fieldError(page, 'hardware-custom');
+  assert.match(syntaxErr, /JSON/, `syntax error shown: "${syntaxErr}"`);
+  assert.equal(await status(page), 'stale');
+  assert.equal(await page.getAttribute('#hardware-custom', 'aria-invalid'), 'true');
+
+  await page.fill('#hardware-custom', JSON.stringify({ ...pre, hbm_bandwidth_GBps: -1 }));
+  const valueErr = await fieldError(page, 'hardware-custom');
+  assert.match(valueErr, /hbm_bandwidth_GBps/, `module error shown beside the box: "${valueErr}"`);
+  assert.equal(await fieldError(page, 'hardware'), '');
+  assert.equal(await status(page), 'stale');
+  await shot(page, 'custom-hardware-error');
+
+  await page.fill('#hardware-custom', JSON.stringify({ ...pre, hbm_bandwidth_GBps: pre.hbm_bandwidth_GBps * 2 }));
+  assert.equal(await fieldError(page, 'hardware-custom'), '');
+  assert.equal(await status(page), 'ready');
+  await p.done();
+});
+
+test('scenario picker fills the form', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const scenarios = await page.evaluate(() => window.flopcast.presets().scenarios);
+  if (scenarios.length === 0) {
+    await p.done();
+    return;
+  }
+  for (const s of scenarios) {
+    await page.selectOption('#scenario', s.id);
+    const req = await page.evaluate(() => window.flopcast.request());
+    const want = s.request;
+    if (typeof want.model === 'string') assert.equal(req.model, want.model, `${s.id}: model`);
+    if (typeof want.hardware === 'string') assert.equal(req.hardware, want.hardware, `${s.id}: hardware`);
+    if (want.num_gpus !== undefined) assert.equal(req.num_gpus, want.num_gpus, `${s.id}: num_gpus`);
+    for (const k of Object.keys(want.workload || {})) assert.equal(req.workload[k], want.workload[k], `${s.id}: workload.${k}`);
+    const env = await moduleEstimate(page);
+    if (env.ok) {
+      assert.equal(await status(page), 'ready', `${s.id}: computes`);
+      assert.equal((await shown(page)).ttft_ms, env.result.ttft_ms, `${s.id}: numbers`);
+    } else {
+      assert.equal(await status(page), 'stale', `${s.id}: shows its error`);
+    }
+  }
+  await p.done();
+});
+
+test('the page makes no request after load', async () => {
+  const p = await openPage();
+  const { page, requests } = p;
+  const loaded = requests.length;
+  assert.ok(requests.some((u) => u.endsWith('/flopcast.wasm')), 'the wasm module was loaded');
+  const pre = await presets(page);
+  const h100 = pickHardware(pre.hardware, 'h100');
+
+  await page.selectOption('#hardware', h100);
+  await page.fill('#batch_size', '16');
+  await page.fill('#tp', '2');
+  await page.fill('#num_gpus', '2');
+  await page.selectOption('#weights', 'int4');
+  await page.fill('#prompt_tokens', '4000');
+  await page.selectOption('#model', '__custom__');
+  await page.fill('#model-custom', JSON.stringify(LLAMA2_7B_HF_CONFIG));
+  await page.selectOption('#hardware', '__custom__');
+  await page.fill('#hardware-custom', '{');
+  await page.selectOption('#hardware', h100);
+  const scen = await page.$$eval('#scenario option', (os) => os.map((o) => o.value).filter(Boolean));
+  if (scen.length) await page.selectOption('#scenario', scen[0]);
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  await page.click('#assumptions-panel summary');
+  await page.waitForTimeout(300);
+  assert.deepEqual(requests.slice(loaded), [], 'no request after the first results render');
+  await p.done();
+});

@@ -1,0 +1,102 @@
+// Tests of web/serve.mjs, the static file server used to run the web page.
+// Needs no browser and no build: it serves a temporary folder.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+let tmp;
+let root;
+let server;
+let base;
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'flopcast-serve-'));
+  root = path.join(tmp, 'site');
+  fs.mkdirSync(path.join(root, 'sub'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>x</title>');
+  fs.writeFileSync(path.join(root, 'app.js'), 'export {};');
+  fs.writeFileSync(path.join(root, 'm.mjs'), 'export {};');
+  fs.writeFileSync(path.join(root, 'style.css'), 'body{}');
+  fs.writeFileSync(path.join(root, 'flopcast.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  fs.writeFileSync(path.join(root, 'p.json'), '{}');
+  fs.writeFileSync(path.join(root, 'i.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+  fs.writeFileSync(path.join(root, 'i.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  fs.writeFileSync(path.join(root, 'sub', 'index.html'), 'sub');
+  fs.writeFileSync(path.join(tmp, 'secret.txt'), 'do not serve');
+  fs.symlinkSync(path.join(tmp, 'secret.txt'), path.join(root, 'link.txt'));
+
+  server = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', root, '--port', '0', '--host', '127.0.0.1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  base = await new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^flopcast web calculator: (http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
+      if (m) {
+        assert.notEqual(m[2], '0', 'the actual port is printed');
+        resolve(m[1]);
+      }
+    });
+    server.on('exit', (code) => reject(new Error(`serve.mjs exited with ${code}`)));
+  });
+});
+
+after(() => {
+  if (server) {
+    server.removeAllListeners('exit');
+    server.kill('SIGTERM');
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+// Raw GET so that paths like /../x reach the server unnormalised.
+function get(rawPath) {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method: 'GET' }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('serves files with the right MIME types', async () => {
+  const cases = {
+    '/': 'text/html',
+    '/index.html': 'text/html',
+    '/app.js': 'text/javascript',
+    '/m.mjs': 'text/javascript',
+    '/style.css': 'text/css',
+    '/flopcast.wasm': 'application/wasm',
+    '/p.json': 'application/json',
+    '/i.svg': 'image/svg+xml',
+    '/i.png': 'image/png',
+    '/sub/': 'text/html',
+    '/index.html?x=1': 'text/html',
+  };
+  for (const [p, type] of Object.entries(cases)) {
+    const r = await get(p);
+    assert.equal(r.status, 200, p);
+    assert.ok(r.type.startsWith(type), `${p}: ${r.type}`);
+  }
+  assert.equal((await get('/sub/')).body, 'sub');
+});
+
+test('404 for missing files, traversal and links leaving the root', async () => {
+  for (const p of ['/nope.html', '/../secret.txt', '/%2e%2e/secret.txt', '/sub/..%2f..%2fsecret.txt', '/..%5csecret.txt',
+    '/link.txt', '/%00', '/%E0%A4%A']) {
+    const r = await get(p);
+    assert.equal(r.status, 404, `${p} -> ${r.status}`);
+    assert.ok(!r.body.includes('do not serve'), p);
+  }
+});

@@ -1,0 +1,965 @@
+// flopcast web calculator.
+//
+// Plain ES module, no build step, no dependencies. All numbers come from the
+// flopcast WebAssembly module (flopcast.mjs + flopcast.wasm, served beside this
+// file); this file only builds the request document from the form, renders the
+// result document, and maps error paths back to form fields.
+//
+// The DOM is built with createElement/createElementNS/textContent only.
+
+'use strict';
+
+const CUSTOM = '__custom__';
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+const DEFAULT_REQUEST = Object.freeze({
+  task: 'inference',
+  model: 'llama-2-7b',
+  hardware: 'a100-sxm-80g',
+  num_gpus: 1,
+  parallelism: { tp: 1 },
+  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
+  engine: { gpu_memory_utilization: 0.9 },
+});
+
+// Simple form fields: element id -> dotted request path.
+const SIMPLE_FIELDS = [
+  { id: 'num_gpus', path: 'num_gpus', numeric: true },
+  { id: 'tp', path: 'parallelism.tp', numeric: true },
+  { id: 'weights', path: 'precision.weights' },
+  { id: 'kv_cache', path: 'precision.kv_cache' },
+  { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
+  { id: 'output_tokens', path: 'workload.output_tokens', numeric: true },
+  { id: 'batch_size', path: 'workload.batch_size', numeric: true },
+  { id: 'gpu_memory_utilization', path: 'engine.gpu_memory_utilization', numeric: true },
+];
+const FIELD_BY_PATH = new Map(SIMPLE_FIELDS.map((f) => [f.path, f]));
+// Every place an error can be shown ("general" is the banner at the top).
+const ERROR_TARGETS = ['model', 'model-custom', 'hardware', 'hardware-custom', ...SIMPLE_FIELDS.map((f) => f.id)];
+
+const OP_LABELS = {
+  embedding: 'Embedding',
+  qkv_proj: 'QKV projection',
+  attention: 'Attention',
+  o_proj: 'Output projection',
+  mlp: 'MLP',
+  moe_router: 'MoE router',
+  moe_experts: 'MoE experts',
+  moe_all_to_all: 'MoE all-to-all',
+  norm_elementwise: 'Norms & elementwise',
+  lm_head: 'LM head',
+  tp_allreduce: 'TP all-reduce',
+  tp_comm: 'TP communication',
+  engine_overhead: 'Engine overhead',
+};
+const BOUND_LABELS = {
+  compute: 'compute',
+  memory: 'memory',
+  communication: 'comm.',
+  overhead: 'overhead',
+};
+const MEMORY_PARTS = [
+  { key: 'weights_GB', label: 'Weights', cls: 'mem-weights' },
+  { key: 'kv_cache_GB', label: 'KV cache', cls: 'mem-kv' },
+  { key: 'activations_GB', label: 'Activations', cls: 'mem-act' },
+  { key: 'reserve_GB', label: 'Reserved', cls: 'mem-reserve' },
+  { key: 'free_GB', label: 'Free', cls: 'mem-free' },
+  { key: 'headroom_GB', label: 'Outside budget', cls: 'mem-headroom' }, // capacity - budget
+];
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  M: null,
+  presets: { models: [], hardware: [], scenarios: [] },
+  request: null, // the request object built from the form (always current)
+  lastResult: null, // the result whose numbers are on screen
+  stale: true,
+  inputErrors: new Map(), // target -> message (local parsing problems)
+  linkErrors: new Map(), // target -> message (from decode_link / scenario application)
+  // Targets whose invalid link value was put back into its input: the estimator
+  // judges those again on the next edit, so their link error need not stay.
+  restoredLinkTargets: new Set(),
+  estimateError: null, // { target, message, path }
+  generalMessages: [],
+  extras: {}, // request keys the form has no input for (kept from links / scenarios)
+  customInfo: { model: '', hardware: '' },
+  renders: 0,
+  lastPreset: { model: '', hardware: '' }, // preset used to prefill a custom box
+};
+
+// ---------------------------------------------------------------- utilities
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') node.className = v;
+      else if (k === 'text') node.textContent = v;
+      else node.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') node.setAttribute('class', v);
+    else node.setAttribute(k, String(v));
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function isPlainObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function clone(v) {
+  return JSON.parse(JSON.stringify(v));
+}
+
+function getPath(obj, path) {
+  let cur = obj;
+  for (const k of path.split('.')) {
+    if (!isPlainObject(cur) || !(k in cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+function setPath(obj, path, value) {
+  const keys = path.split('.');
+  let cur = obj;
+  for (let i = 0; i < keys.length - 1; i++) {
+    if (!isPlainObject(cur[keys[i]])) cur[keys[i]] = {};
+    cur = cur[keys[i]];
+  }
+  cur[keys[keys.length - 1]] = value;
+}
+
+function deepMerge(base, over) {
+  const out = isPlainObject(base) ? clone(base) : {};
+  for (const [k, v] of Object.entries(over || {})) {
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k], v) : clone(v);
+  }
+  return out;
+}
+
+// Flattens a request into dotted paths, stopping at model/hardware objects.
+function flatten(obj, prefix = '', out = {}) {
+  for (const [k, v] of Object.entries(obj || {})) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (isPlainObject(v) && p !== 'model' && p !== 'hardware') flatten(v, p, out);
+    else out[p] = v;
+  }
+  return out;
+}
+
+function groupDigits(intString) {
+  return intString.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+function fmtNum(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
+  const a = Math.abs(v);
+  if (a >= 1000) return (v < 0 ? '-' : '') + groupDigits(String(Math.round(a)));
+  if (a >= 100) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  if (a >= 0.01) return v.toFixed(3);
+  if (a === 0) return '0';
+  return v.toPrecision(2);
+}
+
+function fmtInt(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
+  return (v < 0 ? '-' : '') + groupDigits(String(Math.round(Math.abs(v))));
+}
+
+// Returns [text, unit] for a duration in milliseconds.
+function fmtDuration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return ['—', 'ms'];
+  if (Math.abs(ms) >= 10000) return [fmtNum(ms / 1000), 's'];
+  return [fmtNum(ms), 'ms'];
+}
+
+function fmtGB(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
+  const a = Math.abs(v);
+  const s = a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
+  return `${s} GB`;
+}
+
+function fmtSI(v, unit) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
+  const prefixes = [
+    [1e18, 'E'], [1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'],
+  ];
+  const a = Math.abs(v);
+  for (const [f, p] of prefixes) {
+    if (a >= f) return `${(v / f).toPrecision(3)} ${p}${unit}`.trim();
+  }
+  return `${a === 0 ? '0' : v.toPrecision(3)} ${unit}`.trim();
+}
+
+function fmtPct(share) {
+  if (typeof share !== 'number' || !Number.isFinite(share)) return '—';
+  const p = share * 100;
+  return `${p >= 10 ? p.toFixed(0) : p.toFixed(1)}%`;
+}
+
+function opLabel(op) {
+  return OP_LABELS[op] || String(op).replace(/_/g, ' ');
+}
+
+// -------------------------------------------------------- module interface
+
+function parseEnvelope(raw) {
+  if (typeof raw === 'string') {
+    try {
+      return JSON.parse(raw);
+    } catch (e) {
+      return { ok: false, error: { code: 'bad_response', path: '', message: `unreadable module output: ${e.message}` } };
+    }
+  }
+  return raw;
+}
+
+// Calls an entry point of the module and always returns an envelope.
+function call(name, ...args) {
+  const fn = state.M && state.M[name];
+  if (typeof fn !== 'function') {
+    return { ok: false, error: { code: 'missing_function', path: '', message: `the module has no ${name}() function` } };
+  }
+  let parsed;
+  try {
+    parsed = parseEnvelope(fn.apply(state.M, args));
+  } catch (e) {
+    return { ok: false, error: { code: 'exception', path: e && e.path ? e.path : '', message: String((e && e.message) || e) } };
+  }
+  if (isPlainObject(parsed) && typeof parsed.ok === 'boolean') return parsed;
+  return { ok: true, result: parsed };
+}
+
+// ------------------------------------------------------------ error mapping
+
+function isCustom(kind) {
+  return $(kind).value === CUSTOM;
+}
+
+// Maps a dotted request path to the id of the input the error belongs to.
+function errorTarget(path) {
+  const p = String(path || '');
+  if (p === '') return 'general';
+  if (p === 'hf_config' || p.startsWith('hf_config.') || p.startsWith('hf_config[')) return 'model-custom';
+  for (const kind of ['model', 'hardware']) {
+    if (p === kind || p.startsWith(`${kind}.`) || p.startsWith(`${kind}[`)) {
+      return isCustom(kind) ? `${kind}-custom` : kind;
+    }
+  }
+  if (FIELD_BY_PATH.has(p)) return FIELD_BY_PATH.get(p).id;
+  if (p === 'parallelism') return 'tp';
+  return 'general';
+}
+
+function renderErrors() {
+  const byTarget = new Map();
+  const general = [...state.generalMessages];
+  const add = (target, msg) => {
+    if (target === 'general') general.push(msg);
+    else if (!byTarget.has(target)) byTarget.set(target, msg);
+  };
+  for (const [t, m] of state.inputErrors) add(t, m);
+  for (const [t, m] of state.linkErrors) add(t, m);
+  if (state.estimateError) add(state.estimateError.target, state.estimateError.message);
+
+  for (const target of ERROR_TARGETS) {
+    const box = $(`err-${target}`);
+    const input = $(target);
+    const msg = byTarget.get(target) || '';
+    box.textContent = msg;
+    box.hidden = !msg;
+    if (input) {
+      input.classList.toggle('invalid', Boolean(msg));
+      if (msg) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+  }
+  const g = $('general-error');
+  g.replaceChildren(...general.map((m) => el('p', { text: m })));
+  g.hidden = general.length === 0;
+}
+
+// ------------------------------------------------------------- form <-> request
+
+function presetById(list, id) {
+  return list.find((p) => p.id === id);
+}
+
+function parseCustomObject(kind) {
+  const text = $(`${kind}-custom`).value;
+  const target = `${kind}-custom`;
+  state.customInfo[kind] = '';
+  if (!text.trim()) {
+    return { error: kind === 'model'
+      ? 'Paste a flopcast model object or a Hugging Face config.json.'
+      : 'Paste a flopcast hardware object.' };
+  }
+  let obj;
+  try {
+    obj = JSON.parse(text);
+  } catch (e) {
+    return { error: `Not valid JSON: ${e.message}` };
+  }
+  if (!isPlainObject(obj)) return { error: 'Expected a JSON object ({ … }).' };
+  if (kind === 'model' && looksLikeHfConfig(obj)) {
+    const r = call('model_from_hf_config', text);
+    if (!r.ok) {
+      const err = r.error || {};
+      return { error: err.message || 'This Hugging Face config could not be converted.', target };
+    }
+    const m = r.result;
+    state.customInfo.model = `Converted from a Hugging Face config.json${m && m.name ? ` (${m.name})` : ''}: `
+      + `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads`
+      + `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}.`;
+    return { value: m };
+  }
+  return { value: obj };
+}
+
+function looksLikeHfConfig(obj) {
+  if ('num_layers' in obj && 'hidden_size' in obj && !('num_hidden_layers' in obj)) return false;
+  return ['num_hidden_layers', 'num_attention_heads', 'model_type', 'architectures', 'max_position_embeddings', 'n_layer', 'n_embd']
+    .some((k) => k in obj);
+}
+
+// Builds the request from the form. Local problems go to state.inputErrors.
+function buildRequest() {
+  state.inputErrors = new Map();
+  const req = deepMerge(state.extras, {});
+  req.task = 'inference';
+
+  for (const kind of ['model', 'hardware']) {
+    if (isCustom(kind)) {
+      const r = parseCustomObject(kind);
+      if (r.error) state.inputErrors.set(`${kind}-custom`, r.error);
+      else req[kind] = r.value;
+    } else {
+      req[kind] = $(kind).value;
+    }
+    $(`${kind}-custom-info`) && ($(`${kind}-custom-info`).textContent = state.customInfo[kind]);
+  }
+
+  for (const f of SIMPLE_FIELDS) {
+    const input = $(f.id);
+    const raw = input.value.trim();
+    if (f.numeric) {
+      const n = Number(raw);
+      if (raw === '' || !Number.isFinite(n)) {
+        state.inputErrors.set(f.id, input.validity && input.validity.badInput ? 'Enter a number.' : 'Enter a number.');
+        continue;
+      }
+      setPath(req, f.path, n);
+    } else {
+      setPath(req, f.path, raw);
+    }
+  }
+  return req;
+}
+
+function setSelectValue(select, value) {
+  const has = [...select.options].some((o) => o.value === value);
+  if (has) select.value = value;
+  return has;
+}
+
+function showCustomBox(kind, show) {
+  $(`${kind}-custom-box`).hidden = !show;
+}
+
+// Applies a (possibly partial) request to the form. Returns problems found
+// as [{path, message}] (e.g. an unknown preset id).
+function applyRequest(req) {
+  const problems = [];
+  const extras = {};
+  for (const [path, value] of Object.entries(flatten(req))) {
+    if (path === 'task') {
+      if (value !== 'inference') problems.push({ path: 'task', message: `task: this page computes inference only (got "${value}")` });
+      continue;
+    }
+    if (path === 'model' || path === 'hardware') {
+      const kind = path;
+      const select = $(kind);
+      if (typeof value === 'string') {
+        if (setSelectValue(select, value)) {
+          state.lastPreset[kind] = value;
+          showCustomBox(kind, false);
+        } else {
+          problems.push({ path: kind, message: `${kind}: unknown preset "${value}"` });
+        }
+      } else if (isPlainObject(value)) {
+        select.value = CUSTOM;
+        $(`${kind}-custom`).value = JSON.stringify(value, null, 2);
+        showCustomBox(kind, true);
+      } else {
+        problems.push({ path: kind, message: `${kind}: expected a preset id or an object` });
+      }
+      continue;
+    }
+    const f = FIELD_BY_PATH.get(path);
+    if (!f) {
+      setPath(extras, path, value);
+      continue;
+    }
+    const input = $(f.id);
+    if (input.tagName === 'SELECT') {
+      if (!setSelectValue(input, String(value))) {
+        problems.push({ path, message: `${path}: not one of the choices offered here (got "${value}")` });
+      }
+    } else {
+      input.value = String(value);
+    }
+  }
+  state.extras = deepMerge(state.extras, extras);
+  const flat = flatten(state.extras);
+  const keys = Object.keys(flat);
+  $('extras-note').textContent = keys.length
+    ? `Also set (no input on this page): ${keys.map((k) => `${k} = ${JSON.stringify(flat[k])}`).join(', ')}.`
+    : '';
+  return problems;
+}
+
+function resetForm() {
+  state.extras = {};
+  $('extras-note').textContent = '';
+  state.linkErrors = new Map();
+  state.restoredLinkTargets = new Set();
+  state.generalMessages = [];
+  const models = state.presets.models;
+  const hw = state.presets.hardware;
+  const def = clone(DEFAULT_REQUEST);
+  if (!presetById(models, def.model) && models.length) def.model = models[0].id;
+  if (!presetById(hw, def.hardware) && hw.length) def.hardware = hw[0].id;
+  $('model-custom').value = '';
+  $('hardware-custom').value = '';
+  applyRequest(def);
+}
+
+// --------------------------------------------------------------- recompute
+
+function recompute() {
+  const req = buildRequest();
+  state.request = req;
+  state.estimateError = null;
+
+  let result = null;
+  if (state.inputErrors.size === 0) {
+    const r = call('estimate', JSON.stringify(req));
+    if (r.ok) {
+      result = r.result;
+    } else {
+      const err = r.error || {};
+      state.estimateError = {
+        path: err.path || '',
+        target: errorTarget(err.path),
+        message: err.message || 'The estimate failed.',
+      };
+    }
+  }
+  const blocked = state.inputErrors.size > 0 || state.linkErrors.size > 0 || !result;
+  if (!blocked) {
+    state.lastResult = result;
+    renderResult(result);
+  }
+  setStale(blocked);
+  renderErrors();
+  $('share-button').disabled = state.inputErrors.size > 0;
+}
+
+function setStale(stale) {
+  state.stale = stale;
+  $('results').classList.toggle('stale', stale);
+  $('results').setAttribute('aria-busy', stale ? 'true' : 'false');
+  $('stale-banner').hidden = !stale;
+  $('stale-banner').textContent = state.lastResult
+    ? 'Results are out of date — fix the highlighted fields to recompute.'
+    : 'No results yet — fix the highlighted fields to compute.';
+  document.documentElement.dataset.status = stale ? 'stale' : 'ready';
+}
+
+// ------------------------------------------------------------------ render
+
+function setMetric(id, value, kind) {
+  const node = $(id);
+  if (kind === 'duration') {
+    const [text, unit] = fmtDuration(value);
+    node.textContent = text;
+    $(`${id}-unit`).textContent = unit;
+  } else {
+    node.textContent = fmtNum(value);
+  }
+  node.dataset.value = String(value);
+}
+
+function renderResult(res) {
+  state.renders += 1;
+  document.documentElement.dataset.renders = String(state.renders);
+  const mdl = res.model || {};
+  const hw = res.hardware || {};
+  const gpus = res.num_gpus ?? state.request.num_gpus;
+  const tp = getPath(state.request, 'parallelism.tp') ?? 1;
+  const replicas = res.replicas ?? 1;
+  $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
+    + ` · TP ${tp} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
+    + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '');
+
+  setMetric('ttft', res.ttft_ms, 'duration');
+  setMetric('tpot', res.tpot_ms, 'duration');
+  setMetric('e2e', res.e2e_ms, 'duration');
+  setMetric('tps', res.output_tokens_per_s);
+  $('tps-sub').textContent = replicas > 1 ? `across ${replicas} replicas` : 'one replica';
+
+  renderMemory(res.memory || {}, res);
+  const bd = Array.isArray(res.breakdown) ? res.breakdown : [];
+  renderPhase('prefill', bd.filter((r) => r.phase === 'prefill'), res.ttft_ms);
+  renderPhase('decode', bd.filter((r) => r.phase === 'decode'), res.tpot_ms);
+  renderWarnings(res.warnings || []);
+  renderAssumptions(res.assumptions || []);
+}
+
+function renderMemory(mem, res) {
+  const capacity0 = Number(mem.capacity_GB) || 0;
+  const budget = Number(mem.budget_GB);
+  const headroom = Number.isFinite(budget) && capacity0 > budget ? capacity0 - budget : 0;
+  const parts = MEMORY_PARTS.map((p) => ({ ...p, value: p.key === 'headroom_GB' ? headroom : Number(mem[p.key]) || 0 }));
+  const used = parts.filter((p) => p.key !== 'free_GB').reduce((a, p) => a + Math.max(0, p.value), 0);
+  const free = Math.max(0, Number(mem.free_GB) || 0);
+  const capacity = capacity0 || used + free;
+  const total = Math.max(capacity, used + free, 1e-9);
+  const fits = mem.fits !== false;
+
+  const bar = $('memory-bar');
+  const segs = [];
+  for (const p of parts) {
+    const v = p.key === 'free_GB' ? free : Math.max(0, p.value);
+    if (v <= 0) continue;
+    const seg = el('div', { class: `mem-seg ${p.cls}`, title: `${p.label}: ${fmtGB(v)}` });
+    seg.style.width = `${(v / total) * 100}%`;
+    segs.push(seg);
+  }
+  const limit = Number.isFinite(budget) && budget > 0 ? budget : capacity;
+  if (!fits && limit > 0 && limit < total) {
+    const marker = el('div', { class: 'mem-capacity', title: `Budget: ${fmtGB(limit)}` });
+    marker.style.left = `${(limit / total) * 100}%`;
+    segs.push(marker);
+  }
+  bar.replaceChildren(...segs);
+  bar.classList.toggle('overflow', !fits);
+  bar.setAttribute('aria-label', `GPU memory: ${parts.map((p) => `${p.label} ${fmtGB(p.key === 'free_GB' ? free : p.value)}`).join(', ')} of ${fmtGB(capacity)}`);
+
+  const legend = $('memory-legend');
+  const items = parts.filter((p) => p.key !== 'headroom_GB' || p.value > 0).map((p) => el('li', { 'data-part': p.key, title: p.key === 'headroom_GB' ? 'Left unused by the GPU memory utilization setting' : null },
+    el('span', { class: `swatch ${p.cls}` }),
+    el('span', { class: 'legend-label', text: p.label }),
+    el('span', { class: 'legend-value', text: fmtGB(p.key === 'free_GB' ? Number(mem.free_GB) : p.value) })));
+  items.push(el('li', { class: 'legend-total' },
+    el('span', { class: 'legend-label', text: 'Capacity' }),
+    el('span', { class: 'legend-value', text: `${fmtGB(capacity)}${mem.budget_GB !== undefined ? ` (budget ${fmtGB(mem.budget_GB)})` : ''}` })));
+  legend.replaceChildren(...items);
+
+  const badge = $('fits-badge');
+  badge.className = `badge ${fits ? 'ok' : 'bad'}`;
+  badge.textContent = fits ? 'Fits' : `Does not fit${mem.free_GB < 0 ? ` — short by ${fmtGB(-mem.free_GB)}` : ''}`;
+  badge.dataset.fits = String(fits);
+
+  const wl = state.request.workload || {};
+  const seqLen = (wl.prompt_tokens || 0) + (wl.output_tokens || 0);
+  const mb = $('max-batch');
+  mb.dataset.value = String(mem.max_batch_size);
+  mb.textContent = typeof mem.max_batch_size === 'number'
+    ? (mem.max_batch_size > 0
+      ? `${fmtInt(mem.max_batch_size)} ${mem.max_batch_size === 1 ? 'sequence' : 'sequences'}${seqLen ? ` of ${fmtInt(seqLen)} tokens` : ''}`
+      : 'none — the weights do not fit')
+    : '—';
+  const mc = $('max-context');
+  mc.dataset.value = String(mem.max_context_tokens);
+  mc.textContent = typeof mem.max_context_tokens === 'number'
+    ? (mem.max_context_tokens > 0
+      ? `${fmtInt(mem.max_context_tokens)} tokens${wl.batch_size ? ` at batch ${fmtInt(wl.batch_size)}` : ''}`
+      : `none at batch ${fmtInt(wl.batch_size)}`)
+    : '—';
+  $('kv-per-token').textContent = typeof mem.kv_cache_bytes_per_token === 'number'
+    ? fmtSI(mem.kv_cache_bytes_per_token, 'B') : '—';
+  const mdl = res.model || {};
+  $('params').textContent = typeof mdl.params_B === 'number'
+    ? `${mdl.params_B.toFixed(2)} B parameters${typeof mdl.active_params_B === 'number' && Math.abs(mdl.active_params_B - mdl.params_B) > 1e-9 ? ` (${mdl.active_params_B.toFixed(2)} B active)` : ''}`
+    : '—';
+}
+
+function renderPhase(phase, rows, phaseTotal) {
+  const sorted = [...rows].sort((a, b) => (b.time_ms || 0) - (a.time_ms || 0));
+  const sum = rows.reduce((a, r) => a + (Number(r.time_ms) || 0), 0);
+  const [tText, tUnit] = fmtDuration(sum);
+  $(`${phase}-total`).textContent = rows.length ? `— ${tText} ${tUnit}` : '';
+
+  // Chart.
+  const chart = $(`${phase}-chart`);
+  if (!sorted.length) {
+    chart.replaceChildren(el('p', { class: 'muted', text: 'No operations reported.' }));
+  } else {
+    const W = 450;
+    const rowH = 24;
+    const labelW = 148;
+    const valueW = 78;
+    const barW = W - labelW - valueW;
+    const H = sorted.length * rowH + 4;
+    const max = Math.max(...sorted.map((r) => Number(r.time_ms) || 0), 1e-12);
+    const root = svg('svg', {
+      viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'bar-chart',
+      'aria-label': `${phase} time by operation`, preserveAspectRatio: 'xMinYMin meet',
+    });
+    sorted.forEach((r, i) => {
+      const y = i * rowH + 2;
+      const t = Number(r.time_ms) || 0;
+      const w = Math.max(t > 0 ? 1.5 : 0, (t / max) * barW);
+      const g = svg('g', { class: 'bar-row' });
+      g.append(svg('title', {}, `${opLabel(r.op)}: ${fmtDuration(t).join(' ')}, ${fmtPct(r.share)} of ${phase}, ${r.bound}-bound`));
+      g.append(svg('text', { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, opLabel(r.op)));
+      g.append(svg('rect', { x: labelW, y: y + 4, width: barW, height: rowH - 8, rx: 3, class: 'bar-track' }));
+      g.append(svg('rect', { x: labelW, y: y + 4, width: w.toFixed(2), height: rowH - 8, rx: 3, class: `bar bound-${r.bound}` }));
+      g.append(svg('text', { x: labelW + barW + 8, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' }, `${fmtDuration(t).join(' ')}`));
+      root.append(g);
+    });
+    chart.replaceChildren(root);
+  }
+
+  // Table.
+  const table = $(`${phase}-table`);
+  const head = el('thead', null, el('tr', null,
+    el('th', { scope: 'col', text: 'Operation' }),
+    el('th', { scope: 'col', class: 'num', text: 'Time' }),
+    el('th', { scope: 'col', class: 'num', text: 'Share' }),
+    el('th', { scope: 'col', text: 'Bound' }),
+    el('th', { scope: 'col', class: 'num', text: 'FLOPs' }),
+    el('th', { scope: 'col', class: 'num', text: 'Bytes moved' })));
+  const body = el('tbody', null, ...sorted.map((r) => el('tr', { 'data-op': r.op },
+    el('th', { scope: 'row', text: opLabel(r.op) }),
+    el('td', { class: 'num', text: fmtDuration(r.time_ms).join(' ') }),
+    el('td', { class: 'num', text: fmtPct(r.share) }),
+    el('td', null, el('span', { class: `bound-tag bound-${r.bound}`, title: `${r.bound}-bound`, text: BOUND_LABELS[r.bound] || String(r.bound) })),
+    el('td', { class: 'num', text: fmtSI(r.flops, '') }),
+    el('td', { class: 'num', text: fmtSI(r.bytes, 'B') }))));
+  const totalRow = el('tfoot', null, el('tr', null,
+    el('th', { scope: 'row', text: phase === 'prefill' ? 'Total (TTFT)' : 'Total (one step)' }),
+    el('td', { class: 'num', text: `${tText} ${tUnit}` }),
+    el('td', { class: 'num', text: rows.length ? '100%' : '' }),
+    el('td'), el('td'), el('td')));
+  table.replaceChildren(el('caption', { class: 'visually-hidden', text: `${phase} time by operation` }), head, body, totalRow);
+  void phaseTotal;
+}
+
+function renderWarnings(warnings) {
+  const list = $('warnings');
+  list.replaceChildren(...warnings.map((w) => el('li', { text: typeof w === 'string' ? w : (w.message || JSON.stringify(w)) })));
+  $('warnings-panel').hidden = warnings.length === 0;
+}
+
+function renderAssumptions(assumptions) {
+  const table = $('assumptions');
+  const head = el('thead', null, el('tr', null,
+    el('th', { scope: 'col', text: 'Assumption' }),
+    el('th', { scope: 'col', class: 'num', text: 'Value' }),
+    el('th', { scope: 'col', text: 'Source' })));
+  const body = el('tbody', null, ...assumptions.map((a) => el('tr', null,
+    el('th', { scope: 'row', text: String(a.name || '').replace(/_/g, ' ') }),
+    el('td', { class: 'num', text: `${typeof a.value === 'number' ? String(a.value) : JSON.stringify(a.value)}${a.unit ? ` ${a.unit}` : ''}` }),
+    el('td', { class: 'source', text: a.source || '' }))));
+  table.replaceChildren(el('caption', { class: 'visually-hidden', text: 'Assumptions used by the estimate' }), head, body);
+}
+
+// ---------------------------------------------------------------- links
+
+function rawLinkValues(fragment) {
+  // Best effort: if the fragment is query-string shaped, keep the raw value of
+  // each key so an invalid number can be shown in its field beside its error.
+  try {
+    const p = new URLSearchParams(fragment);
+    return p;
+  } catch {
+    return new URLSearchParams();
+  }
+}
+
+function applyLink(fragment) {
+  resetForm();
+  const r = call('decode_link', fragment);
+  if (!r.ok) {
+    state.generalMessages = [`This link could not be read: ${(r.error && r.error.message) || 'unknown error'}`];
+    $('scenario').value = '';
+    recompute();
+    return;
+  }
+  const { request = {}, errors = [] } = r.result || {};
+  const problems = applyRequest(request);
+  const raw = rawLinkValues(fragment);
+  const linkErrors = new Map();
+  const restored = new Set();
+  for (const e of [...errors, ...problems]) {
+    const target = errorTarget(e.path);
+    const message = e.message || `${e.path}: invalid value`;
+    if (target === 'general') {
+      state.generalMessages.push(`From the link: ${message}`);
+      continue;
+    }
+    const f = FIELD_BY_PATH.get(e.path);
+    if (f && f.numeric && raw.has(e.path)) {
+      const v = raw.get(e.path);
+      if (v.trim() !== '' && Number.isFinite(Number(v))) {
+        $(f.id).value = v;
+        restored.add(target);
+      }
+    }
+    if (!linkErrors.has(target)) linkErrors.set(target, message);
+  }
+  state.linkErrors = linkErrors;
+  state.restoredLinkTargets = restored;
+  $('scenario').value = '';
+  updateNotes();
+  recompute();
+}
+
+async function share() {
+  const status = $('share-status');
+  const out = $('share-url');
+  const r = call('encode_link', JSON.stringify(state.request));
+  if (!r.ok) {
+    status.textContent = `Cannot share: ${(r.error && r.error.message) || 'unknown error'}`;
+    status.className = 'share-status bad';
+    return;
+  }
+  const url = `${location.origin}${location.pathname}#${r.result}`;
+  out.value = url;
+  out.hidden = false;
+  out.focus();
+  out.select();
+  status.className = 'share-status';
+  status.textContent = 'Link ready';
+  if (navigator.clipboard && typeof navigator.clipboard.writeText === 'function') {
+    try {
+      await navigator.clipboard.writeText(url);
+      status.textContent = 'Copied to clipboard';
+    } catch {
+      status.textContent = 'Link ready — copy it from the box';
+    }
+  }
+}
+
+// -------------------------------------------------------------- presets UI
+
+function fillSelect(select, items, withCustom) {
+  const opts = items.map((p) => el('option', { value: p.id, text: p.name || p.id }));
+  if (withCustom) opts.push(el('option', { value: CUSTOM, text: 'Custom…' }));
+  select.replaceChildren(...opts);
+}
+
+function sourceHosts(source) {
+  const urls = String(source || '').match(/https?:\/\/[^\s;,]+/g);
+  if (!urls) return String(source || '');
+  const hosts = [];
+  for (const u of urls) {
+    try {
+      const h = new URL(u).hostname.replace(/^www\./, '');
+      if (!hosts.includes(h)) hosts.push(h);
+    } catch {
+      /* not a URL */
+    }
+  }
+  return hosts.join(', ');
+}
+
+function updateNotes() {
+  for (const kind of ['model', 'hardware']) {
+    const list = kind === 'model' ? state.presets.models : state.presets.hardware;
+    const p = presetById(list, $(kind).value);
+    const bits = [];
+    if (p) {
+      if (kind === 'model' && typeof p.published_params_B === 'number') bits.push(`${p.published_params_B} B parameters (published)`);
+      if (p.source) bits.push(`Source: ${sourceHosts(p.source)}`);
+    }
+    const node = $(`${kind}-notes`);
+    node.textContent = bits.join(' · ');
+    node.title = p ? [p.notes, p.source].filter(Boolean).join('\n\n') : '';
+  }
+  const s = state.presets.scenarios.find((x) => x.id === $('scenario').value);
+  $('scenario-notes').textContent = s ? (s.notes || '') : '';
+}
+
+function prefillCustom(kind, previousId) {
+  const ta = $(`${kind}-custom`);
+  if (ta.value.trim()) return;
+  const list = kind === 'model' ? state.presets.models : state.presets.hardware;
+  const p = presetById(list, previousId) || list[0];
+  if (p && isPlainObject(p[kind])) ta.value = JSON.stringify(p[kind], null, 2);
+}
+
+// --------------------------------------------------------------- wiring
+
+// Called on a user edit of `target`: its own link error goes, and so do the
+// errors of link values that were restored into their inputs (the estimator
+// re-checks those with the edited setup).
+function clearLinkError(target) {
+  state.linkErrors.delete(target);
+  for (const t of state.restoredLinkTargets) state.linkErrors.delete(t);
+  state.restoredLinkTargets.clear();
+}
+
+function wire() {
+  const form = $('setup');
+  form.addEventListener('submit', (e) => e.preventDefault());
+
+  for (const kind of ['model', 'hardware']) {
+    $(kind).addEventListener('input', () => {
+      const custom = isCustom(kind);
+      if (custom) prefillCustom(kind, state.lastPreset[kind]);
+      else state.lastPreset[kind] = $(kind).value;
+      showCustomBox(kind, custom);
+      clearLinkError(kind);
+      clearLinkError(`${kind}-custom`);
+      $('scenario').value = '';
+      updateNotes();
+      recompute();
+    });
+    const ta = $(`${kind}-custom`);
+    ta.addEventListener('input', () => {
+      clearLinkError(`${kind}-custom`);
+      $('scenario').value = '';
+      recompute();
+    });
+    ta.addEventListener('dragover', (e) => {
+      e.preventDefault();
+      ta.classList.add('dragging');
+    });
+    ta.addEventListener('dragleave', () => ta.classList.remove('dragging'));
+    ta.addEventListener('drop', async (e) => {
+      const file = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
+      ta.classList.remove('dragging');
+      if (!file) return;
+      e.preventDefault();
+      ta.value = await file.text();
+      ta.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+  }
+
+  for (const f of SIMPLE_FIELDS) {
+    $(f.id).addEventListener('input', () => {
+      clearLinkError(f.id);
+      $('scenario').value = '';
+      updateNotes();
+      recompute();
+    });
+  }
+
+  $('scenario').addEventListener('input', () => {
+    const s = state.presets.scenarios.find((x) => x.id === $('scenario').value);
+    if (!s) {
+      updateNotes();
+      return;
+    }
+    resetForm();
+    const problems = applyRequest(s.request || {});
+    for (const p of problems) {
+      const t = errorTarget(p.path);
+      if (t === 'general') state.generalMessages.push(`Scenario: ${p.message}`);
+      else state.linkErrors.set(t, p.message);
+    }
+    $('scenario').value = s.id;
+    updateNotes();
+    recompute();
+  });
+
+  $('share-button').addEventListener('click', () => {
+    share();
+  });
+
+  window.addEventListener('hashchange', () => {
+    const frag = location.hash.slice(1);
+    if (frag) applyLink(frag);
+  });
+}
+
+// ---------------------------------------------------------------- startup
+
+function scenarioIsInference(s) {
+  const t = s && s.request && s.request.task;
+  return t === undefined || t === 'inference';
+}
+
+async function main() {
+  const status = $('load-status');
+  let createFlopcast;
+  try {
+    ({ default: createFlopcast } = await import('./flopcast.mjs'));
+    state.M = await createFlopcast();
+  } catch (e) {
+    status.textContent = `The calculator module could not be loaded: ${(e && e.message) || e}`;
+    status.classList.add('bad');
+    document.documentElement.dataset.status = 'error';
+    return;
+  }
+
+  const p = call('presets');
+  if (!p.ok) {
+    status.textContent = `Presets could not be read: ${(p.error && p.error.message) || 'unknown error'}`;
+    status.classList.add('bad');
+    document.documentElement.dataset.status = 'error';
+    return;
+  }
+  state.presets = {
+    models: Array.isArray(p.result.models) ? p.result.models : [],
+    hardware: Array.isArray(p.result.hardware) ? p.result.hardware : [],
+    scenarios: Array.isArray(p.result.scenarios) ? p.result.scenarios.filter(scenarioIsInference) : [],
+  };
+  fillSelect($('model'), state.presets.models, true);
+  fillSelect($('hardware'), state.presets.hardware, true);
+  const sc = $('scenario');
+  sc.replaceChildren(sc.options[0], ...state.presets.scenarios.map((s) => el('option', { value: s.id, text: s.name || s.id })));
+
+  let version = '';
+  try {
+    const v = state.M.version();
+    version = typeof v === 'string' ? v : JSON.stringify(v);
+  } catch (e) {
+    version = `(version unavailable: ${e.message})`;
+  }
+  $('version').textContent = version;
+
+  window.flopcast = Object.freeze({
+    module: state.M,
+    request: () => clone(state.request),
+    lastResult: () => (state.lastResult ? clone(state.lastResult) : null),
+    stale: () => state.stale,
+    presets: () => clone(state.presets),
+  });
+
+  wire();
+  status.hidden = true;
+  $('share-button').disabled = false;
+
+  const frag = location.hash.slice(1);
+  if (frag) {
+    applyLink(frag);
+  } else {
+    resetForm();
+    updateNotes();
+    recompute();
+  }
+}
+
+main();

@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// Tiny static file server for the flopcast web calculator.
+// Uses only node's built-in http/fs/path modules.
+//
+//   node web/serve.mjs --root DIR --port 8080 [--host 127.0.0.1]
+//
+// --port 0 picks a free port; the actual URL is printed on start.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+function usage(msg) {
+  if (msg) process.stderr.write(`serve.mjs: ${msg}\n`);
+  process.stderr.write('usage: node web/serve.mjs --root DIR [--port 8080] [--host 127.0.0.1]\n');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const opts = { root: null, port: 8080, host: '127.0.0.1' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const eq = a.indexOf('=');
+    const key = eq > 0 ? a.slice(0, eq) : a;
+    const next = () => {
+      if (eq > 0) return a.slice(eq + 1);
+      if (i + 1 >= argv.length) usage(`missing value for ${key}`);
+      return argv[++i];
+    };
+    switch (key) {
+      case '--root': opts.root = next(); break;
+      case '--port': {
+        const v = next();
+        if (!/^\d+$/.test(v) || Number(v) > 65535) usage(`invalid port: ${v}`);
+        opts.port = Number(v);
+        break;
+      }
+      case '--host': opts.host = next(); break;
+      case '-h': case '--help': usage(); break;
+      default: usage(`unknown argument: ${a}`);
+    }
+  }
+  if (!opts.root) usage('--root is required');
+  return opts;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const root = path.resolve(opts.root);
+if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
+  usage(`root is not a directory: ${root}`);
+}
+const rootReal = fs.realpathSync(root);
+
+function send(res, status, body, headers = {}) {
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-cache',
+    ...headers,
+  });
+  res.end(body);
+}
+
+// Resolve a URL path to a file inside root, or null when it escapes root / is invalid.
+function resolvePath(urlPath) {
+  let decoded;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return null;
+  }
+  if (decoded.includes('\0') || decoded.includes('\\')) return null;
+  const segments = decoded.split('/');
+  if (segments.some((s) => s === '..')) return null;
+  const full = path.resolve(rootReal, '.' + path.posix.normalize('/' + decoded));
+  if (full !== rootReal && !full.startsWith(rootReal + path.sep)) return null;
+  return full;
+}
+
+const server = http.createServer((req, res) => {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    send(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
+    return;
+  }
+  let urlPath;
+  try {
+    urlPath = new URL(req.url, 'http://localhost').pathname;
+  } catch {
+    send(res, 400, 'bad request\n');
+    return;
+  }
+  let file = resolvePath(urlPath);
+  if (!file) {
+    send(res, 404, 'not found\n');
+    return;
+  }
+  fs.stat(file, (err, st) => {
+    if (!err && st.isDirectory()) {
+      file = path.join(file, 'index.html');
+      st = fs.existsSync(file) ? fs.statSync(file) : null;
+    } else if (err) {
+      st = null;
+    }
+    if (!st || !st.isFile()) {
+      send(res, 404, 'not found\n');
+      return;
+    }
+    // Refuse symlinks pointing outside root.
+    let real;
+    try {
+      real = fs.realpathSync(file);
+    } catch {
+      send(res, 404, 'not found\n');
+      return;
+    }
+    if (real !== rootReal && !real.startsWith(rootReal + path.sep)) {
+      send(res, 404, 'not found\n');
+      return;
+    }
+    const type = MIME[path.extname(real).toLowerCase()] || 'application/octet-stream';
+    res.writeHead(200, {
+      'Content-Type': type,
+      'Content-Length': st.size,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-cache',
+    });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const stream = fs.createReadStream(real);
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
+  });
+});
+
+server.on('error', (err) => {
+  process.stderr.write(`serve.mjs: ${err.message}\n`);
+  process.exit(1);
+});
+
+server.listen(opts.port, opts.host, () => {
+  const { port } = server.address();
+  const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  process.stdout.write(`flopcast web calculator: http://${shownHost}:${port}/\n`);
+});
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
