@@ -40,12 +40,8 @@ void validate(const InferenceSpec& s) {
   validate(s.model, "model");
   validate(s.hardware, "hardware");
   const ModelSpec& m = s.model;
-  check_int("num_gpus", s.num_gpus, 1, 1'000'000);
+  // Checks of tp come before num_gpus: a bad tp must be blamed on tp, not on a good num_gpus.
   check_int("parallelism.tp", s.tp, 1, 1024);
-  if (s.num_gpus % s.tp != 0) {
-    fail("num_gpus", "must be a multiple of parallelism.tp (" + std::to_string(s.tp) + ")",
-         s.num_gpus);
-  }
   if (s.tp > s.hardware.gpus_per_node) {
     throw NotModelledError(
         "parallelism.tp", "tensor parallelism across nodes is not modelled; must be <= "
@@ -66,6 +62,11 @@ void validate(const InferenceSpec& s) {
     fail("parallelism.tp",
          "must divide model.intermediate_size (" + std::to_string(m.intermediate_size) + ")",
          s.tp);
+  }
+  check_int("num_gpus", s.num_gpus, 1, 1'000'000);
+  if (s.num_gpus % s.tp != 0) {
+    fail("num_gpus", "must be a multiple of parallelism.tp (" + std::to_string(s.tp) + ")",
+         s.num_gpus);
   }
   check_dtype("precision.weights", s.weights,
               {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4});

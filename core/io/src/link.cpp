@@ -188,6 +188,8 @@ json decode_link(std::string_view fragment) {
       request[pointer(f->key)] = typed_value(*f, value);
     } catch (const SpecError& e) {
       error(e.path(), e.what());
+    } catch (const json::exception&) {
+      error(key, key + ": cannot be read as JSON text");
     }
   }
   // Let the estimator judge the values: each field it rejects is reported and dropped, until the

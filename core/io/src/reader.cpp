@@ -47,7 +47,7 @@ std::optional<std::string> nearest(std::string_view word, const std::vector<std:
 }
 
 std::string describe_value(const json& j) {
-  std::string text = j.dump();
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
 }
