@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+// Native CLI vs WebAssembly module: the same request must give the same JSON, value for value,
+// and the same error for a bad request.
+//   FLOPCAST_CLI=build/native-release/cli/flopcast FLOPCAST_SITE_DIR=build/wasm-release/site \
+//     node --test tests/parity/parity.test.mjs
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = path.resolve(process.env.FLOPCAST_SITE_DIR ?? path.join(repoRoot, 'build/wasm-release/site'));
+const cli = path.resolve(process.env.FLOPCAST_CLI ?? path.join(repoRoot, 'build/native-release/cli/flopcast'));
+
+/** Loads the Emscripten module under Node (see tests/wasm/module.test.mjs for the fallback). */
+async function loadFlopcast(dir) {
+  const modulePath = path.join(dir, 'flopcast.mjs');
+  const { default: createFlopcast } = await import(pathToFileURL(modulePath).href);
+  try {
+    return await createFlopcast();
+  } catch {
+    globalThis.__dirname ??= dir;
+    globalThis.require ??= createRequire(modulePath);
+    return await createFlopcast({ wasmBinary: readFileSync(path.join(dir, 'flopcast.wasm')) });
+  }
+}
+
+/** The CLI's answer to one request: {ok, result} or {ok: false, error} and its exit code. */
+function runCli(request) {
+  const p = spawnSync(cli, ['estimate', '--request', '-', '--format', 'json'], {
+    input: typeof request === 'string' ? request : JSON.stringify(request),
+    encoding: 'utf8',
+  });
+  assert.equal(p.error, undefined, `cannot run ${cli}: ${p.error}`);
+  const out = JSON.parse(p.stdout);
+  if (p.status === 0) return { status: p.status, envelope: { ok: true, result: out }, stderr: p.stderr };
+  return { status: p.status, envelope: out, stderr: p.stderr };
+}
+
+const base = {
+  task: 'inference',
+  model: 'llama-2-7b',
+  hardware: 'a100-sxm-80g',
+  num_gpus: 1,
+  parallelism: { tp: 1 },
+  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
+};
+const tiny = {
+  name: 'tiny custom',
+  num_layers: 4,
+  hidden_size: 512,
+  num_heads: 8,
+  num_kv_heads: 2,
+  intermediate_size: 1376,
+  vocab_size: 32000,
+  max_context_tokens: 8192,
+  qkv_bias: true,
+};
+
+const varied = {
+  'tp 2': { ...base, model: 'llama-2-13b', num_gpus: 2, parallelism: { tp: 2 } },
+  'tp 4 with 2 replicas': { ...base, model: 'llama-2-70b', hardware: 'h100-sxm', num_gpus: 8, parallelism: { tp: 4 } },
+  'tp 8': { ...base, model: 'llama-3.1-405b', hardware: 'h200-sxm', num_gpus: 8, parallelism: { tp: 8 },
+    precision: { weights: 'fp8', kv_cache: 'fp8' } },
+  'fp8 on h100-sxm': { ...base, hardware: 'h100-sxm', precision: { weights: 'fp8', kv_cache: 'fp8' } },
+  'int4 weights': { ...base, model: 'llama-3-70b', precision: { weights: 'int4' } },
+  'int8 weights, fp16 on t4': { ...base, model: 'mistral-7b', hardware: 't4', precision: { weights: 'int8' },
+    workload: { prompt_tokens: 512, output_tokens: 64, batch_size: 2 } },
+  'mixtral tp 2': { ...base, model: 'mixtral-8x7b', hardware: 'h100-sxm', num_gpus: 2, parallelism: { tp: 2 },
+    workload: { prompt_tokens: 1024, output_tokens: 256, batch_size: 16 } },
+  'custom model object': { ...base, model: tiny, workload: { prompt_tokens: 2000, output_tokens: 100, batch_size: 3 } },
+  'custom hardware object': { ...base, hardware: { name: 'Test accelerator', vendor: 'amd',
+    dense_peak_TFLOPS: { bf16: 400, fp16: 400, fp8: 800 }, hbm_GB: 192, hbm_bandwidth_GBps: 5300,
+    num_sms: 304, scaleup_bandwidth_GBps: 448, scaleup_latency_us: 10, gpus_per_node: 8 } },
+  'batch 64': { ...base, workload: { prompt_tokens: 1000, output_tokens: 1000, batch_size: 64 } },
+  'output 1': { ...base, workload: { prompt_tokens: 3000, output_tokens: 1, batch_size: 1 } },
+  'does not fit': { ...base, model: 'llama-2-70b', workload: { prompt_tokens: 4000, output_tokens: 96, batch_size: 32 } },
+  'engine settings': { ...base, engine: { gpu_memory_utilization: 0.8, kv_block_tokens: 32, step_overhead_us: 0,
+    framework_reserve_GB: 0.5 } },
+  'odd numbers': { ...base, model: 'qwen2.5-7b', hardware: 'l40s', workload: { prompt_tokens: 1237, output_tokens: 333,
+    batch_size: 7 } },
+};
+
+const invalid = {
+  'tp 3': { ...base, num_gpus: 3, parallelism: { tp: 3 } },
+  'unknown model': { ...base, model: 'llama-2-7' },
+  'unknown key': { ...base, worklaod: {} },
+  'negative batch': { ...base, workload: { prompt_tokens: 128, output_tokens: 128, batch_size: -1 } },
+  'fp8 on a100': { ...base, precision: { weights: 'fp8' } },
+  'tp across nodes': { ...base, num_gpus: 16, parallelism: { tp: 16 } },
+  'context too long': { ...base, workload: { prompt_tokens: 4096, output_tokens: 1 } },
+  'sliding window': { ...base, model: { ...tiny, sliding_window_tokens: 1024 } },
+  'not an object': [1, 2, 3],
+};
+
+let M;
+let scenarios = [];
+before(async () => {
+  assert.ok(existsSync(cli), `native CLI not found at ${cli} (set FLOPCAST_CLI)`);
+  M = await loadFlopcast(siteDir);
+  const presets = JSON.parse(M.presets());
+  assert.equal(presets.ok, true);
+  scenarios = presets.result.scenarios;
+});
+
+function wasmEstimate(request) {
+  return JSON.parse(M.estimate(typeof request === 'string' ? request : JSON.stringify(request)));
+}
+
+function assertParity(request, label) {
+  const native = runCli(request);
+  const wasm = wasmEstimate(request);
+  assert.equal(native.envelope.ok, wasm.ok, `${label}: ok differs (${native.stderr})`);
+  if (wasm.ok) {
+    assert.equal(native.status, 0, label);
+    assert.deepStrictEqual(native.envelope.result, wasm.result, label);
+    for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms']) {
+      assert.ok(Number.isFinite(wasm.result[key]) && wasm.result[key] > 0, `${label}: ${key}`);
+    }
+  } else {
+    assert.equal(native.status, 3, `${label}: exit code`);
+    assert.deepStrictEqual(native.envelope.error, wasm.error, label);
+    assert.equal(native.stderr, `flopcast: error: ${wasm.error.message}\n`, label);
+  }
+  return wasm;
+}
+
+test('every scenario preset: native and wasm agree', () => {
+  assert.equal(scenarios.length, 10);
+  for (const s of scenarios) {
+    const out = assertParity(s.request, `scenario ${s.id}`);
+    assert.equal(out.ok, true, `scenario ${s.id} runs`);
+  }
+});
+
+for (const [label, request] of Object.entries(varied)) {
+  test(`varied request: ${label}`, () => {
+    const out = assertParity(request, label);
+    assert.equal(out.ok, true, `${label} runs: ${JSON.stringify(out.error)}`);
+  });
+}
+
+for (const [label, request] of Object.entries(invalid)) {
+  test(`invalid request: ${label}`, () => {
+    const out = assertParity(request, label);
+    assert.equal(out.ok, false, `${label} fails`);
+  });
+}
+
+test('every model preset on h100-sxm: native and wasm agree', () => {
+  const models = JSON.parse(M.presets()).result.models;
+  for (const m of models) {
+    const tp = m.model.num_heads % 8 === 0 && m.model.intermediate_size % 8 === 0 ? 8 : 4;
+    const req = { ...base, model: m.id, hardware: 'h100-sxm', num_gpus: tp, parallelism: { tp },
+      workload: { prompt_tokens: 1000, output_tokens: 200, batch_size: 4 } };
+    assertParity(req, `model ${m.id}`);
+  }
+});

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+// Hugging Face config.json -> model object. The configs below are typed after the public
+// config.json files of each model family (trimmed of keys flopcast ignores where noted).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "flopcast/io/api.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::base_request;
+
+constexpr const char* kLlama2_7b = R"({
+  "_name_or_path": "meta-llama/Llama-2-7b-hf",
+  "architectures": ["LlamaForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.31.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+constexpr const char* kMixtral_8x7b = R"({
+  "architectures": ["MixtralForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mixtral",
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.02,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.36.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+constexpr const char* kQwen2_7b = R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 18944,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 28,
+  "model_type": "qwen2",
+  "num_attention_heads": 28,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.1",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 152064
+})";
+
+// Falcon-40B in the RefinedWeb-era key names, with the context length spelled out.
+constexpr const char* kFalcon40b = R"({
+  "alibi": false,
+  "apply_residual_connection_post_layernorm": false,
+  "architectures": ["FalconForCausalLM"],
+  "attention_dropout": 0.0,
+  "bias": false,
+  "bos_token_id": 11,
+  "eos_token_id": 11,
+  "hidden_dropout": 0.0,
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "max_position_embeddings": 2048,
+  "model_type": "falcon",
+  "new_decoder_architecture": true,
+  "n_head": 128,
+  "n_head_kv": 8,
+  "n_layer": 60,
+  "parallel_attn": true,
+  "torch_dtype": "bfloat16",
+  "use_cache": true,
+  "vocab_size": 65024
+})";
+
+// tiiuae/falcon-40b config.json as published: no max_position_embeddings (transformers'
+// FalconConfig defaults it to 2048).
+constexpr const char* kFalcon40bPublished = R"({
+  "alibi": false,
+  "apply_residual_connection_post_layernorm": false,
+  "architectures": ["FalconForCausalLM"],
+  "attention_dropout": 0.0,
+  "bias": false,
+  "bos_token_id": 11,
+  "eos_token_id": 11,
+  "hidden_dropout": 0.0,
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "falcon",
+  "new_decoder_architecture": true,
+  "num_attention_heads": 128,
+  "num_hidden_layers": 60,
+  "num_kv_heads": 8,
+  "parallel_attn": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.27.4",
+  "use_cache": true,
+  "vocab_size": 65024
+})";
+
+constexpr const char* kDeepSeekV2Lite = R"({
+  "architectures": ["DeepseekV2ForCausalLM"],
+  "hidden_size": 2048,
+  "intermediate_size": 10944,
+  "kv_lora_rank": 512,
+  "max_position_embeddings": 163840,
+  "model_type": "deepseek_v2",
+  "moe_intermediate_size": 1408,
+  "n_routed_experts": 64,
+  "n_shared_experts": 2,
+  "num_attention_heads": 16,
+  "num_experts_per_tok": 6,
+  "num_hidden_layers": 27,
+  "num_key_value_heads": 16,
+  "q_lora_rank": null,
+  "qk_nope_head_dim": 128,
+  "qk_rope_head_dim": 64,
+  "rms_norm_eps": 1e-06,
+  "tie_word_embeddings": false,
+  "v_head_dim": 128,
+  "vocab_size": 102400
+})";
+
+constexpr const char* kMistral7bV01 = R"({
+  "architectures": ["MistralForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mistral",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.34.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+/// Fills a model object's optional keys with the defaults of the model reader so that two
+/// objects can be compared shape by shape; drops the display name.
+json normalised(json m) {
+  m.erase("name");
+  if (!m.contains("num_kv_heads")) m["num_kv_heads"] = m.at("num_heads");
+  if (!m.contains("head_dim")) m["head_dim"] = m.at("hidden_size").get<int>() / m.at("num_heads").get<int>();
+  const json defaults = {{"ffn", "gated"},      {"tie_embeddings", false},
+                         {"norm", "rmsnorm"},   {"qkv_bias", false},
+                         {"linear_bias", false}, {"position_embedding", "rope"},
+                         {"num_experts", 0},    {"experts_per_token", 0}};
+  for (const auto& d : defaults.items()) {
+    if (!m.contains(d.key())) m[d.key()] = d.value();
+  }
+  if (m.contains("sliding_window_tokens") && m["sliding_window_tokens"].is_null()) {
+    m.erase("sliding_window_tokens");
+  }
+  return m;
+}
+
+json preset_model(const char* id) {
+  return normalised(io::preset("models", id, "model").at("model"));
+}
+
+struct HfFailure {
+  std::string code, path, message;
+};
+
+HfFailure hf_failure(const json& config) {
+  try {
+    (void)io::model_from_hf_config(config);
+  } catch (...) {
+    const io::ErrorInfo e = io::describe_current_exception();
+    return {e.code, e.path, e.message};
+  }
+  return {"", "", "(no error)"};
+}
+
+TEST(HfConfig, Llama2MatchesThePreset) {
+  const json m = io::model_from_hf_config(json::parse(kLlama2_7b));
+  EXPECT_EQ(normalised(m), preset_model("llama-2-7b"));
+  EXPECT_TRUE(m.at("name").is_string());
+}
+
+TEST(HfConfig, Llama2EstimatesLikeThePreset) {
+  json by_id = base_request();
+  json by_config = base_request();
+  by_config["model"] = io::model_from_hf_config(json::parse(kLlama2_7b));
+  const json a = io::run(by_id);
+  const json b = io::run(by_config);
+  EXPECT_EQ(a.at("ttft_ms"), b.at("ttft_ms"));
+  EXPECT_EQ(a.at("tpot_ms"), b.at("tpot_ms"));
+  EXPECT_EQ(a.at("memory"), b.at("memory"));
+  EXPECT_EQ(a.at("model").at("params_B"), b.at("model").at("params_B"));
+  EXPECT_TRUE(b.at("model").at("id").is_null());
+}
+
+TEST(HfConfig, MixtralIsAMixtureOfExperts) {
+  const json m = io::model_from_hf_config(json::parse(kMixtral_8x7b));
+  EXPECT_EQ(m.at("num_experts"), 8);
+  EXPECT_EQ(m.at("experts_per_token"), 2);
+  EXPECT_EQ(m.at("num_kv_heads"), 8);
+  json preset = preset_model("mixtral-8x7b");
+  EXPECT_EQ(normalised(m), preset);
+  json r = base_request();
+  r["model"] = m;
+  r["hardware"] = "h100-sxm";
+  r["parallelism"]["tp"] = 2;
+  r["num_gpus"] = 2;
+  EXPECT_NO_THROW((void)io::run(r));
+}
+
+TEST(HfConfig, Qwen2HasQkvBiasAndNoWindowWhenDisabled) {
+  const json m = io::model_from_hf_config(json::parse(kQwen2_7b));
+  EXPECT_EQ(m.at("qkv_bias"), true);
+  EXPECT_EQ(m.at("linear_bias"), false);
+  EXPECT_EQ(m.at("num_heads"), 28);
+  EXPECT_EQ(m.at("num_kv_heads"), 4);
+  EXPECT_EQ(m.at("intermediate_size"), 18944);
+  EXPECT_EQ(m.at("vocab_size"), 152064);
+  EXPECT_EQ(m.at("max_context_tokens"), 131072);
+  EXPECT_EQ(m.at("tie_embeddings"), false);
+  // Same shapes as the Qwen2.5-7B preset except the context length.
+  json a = normalised(m);
+  json b = preset_model("qwen2.5-7b");
+  a.erase("max_context_tokens");
+  b.erase("max_context_tokens");
+  EXPECT_EQ(a, b);
+}
+
+TEST(HfConfig, Qwen2WithWindowEnabledIsNotModelled) {
+  json c = json::parse(kQwen2_7b);
+  c["use_sliding_window"] = true;
+  c["sliding_window"] = 4096;
+  const HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.sliding_window");
+}
+
+TEST(HfConfig, Falcon40bNewDecoderArchitecture) {
+  const json m = io::model_from_hf_config(json::parse(kFalcon40b));
+  EXPECT_EQ(m.at("ffn"), "plain");
+  EXPECT_EQ(m.at("intermediate_size"), 4 * 8192);
+  EXPECT_EQ(m.at("norm"), "layernorm");
+  EXPECT_EQ(m.at("num_heads"), 128);
+  EXPECT_EQ(m.at("num_kv_heads"), 8);
+  EXPECT_EQ(m.at("num_layers"), 60);
+  EXPECT_EQ(m.at("vocab_size"), 65024);
+  EXPECT_EQ(m.at("tie_embeddings"), true);
+  EXPECT_EQ(normalised(m), preset_model("falcon-40b"));
+}
+
+TEST(HfConfig, Falcon40bNumKvHeadsSpelling) {
+  json c = json::parse(kFalcon40b);
+  c.erase("n_head_kv");
+  c["num_kv_heads"] = 8;
+  EXPECT_EQ(io::model_from_hf_config(c).at("num_kv_heads"), 8);
+}
+
+TEST(HfConfig, Falcon7bMultiQuery) {
+  json c = json::parse(kFalcon40b);
+  c.erase("new_decoder_architecture");
+  c.erase("n_head_kv");
+  c["hidden_size"] = 4544;
+  c["n_head"] = 71;
+  c["n_layer"] = 32;
+  c["multi_query"] = true;
+  const json m = io::model_from_hf_config(c);
+  EXPECT_EQ(m.at("num_kv_heads"), 1);
+  EXPECT_EQ(m.at("intermediate_size"), 4 * 4544);
+}
+
+TEST(HfConfig, PublishedFalcon40bConfigDefaultsContextTo2048) {
+  // The published tiiuae/falcon-40b config.json has no max_position_embeddings; transformers
+  // uses FalconConfig's default of 2048, and so should the converter.
+  json m;
+  ASSERT_NO_THROW(m = io::model_from_hf_config(json::parse(kFalcon40bPublished)));
+  EXPECT_EQ(m.at("max_context_tokens"), 2048);
+  EXPECT_EQ(normalised(m), preset_model("falcon-40b"));
+}
+
+TEST(HfConfig, Gpt2StyleKeys) {
+  const json c = json::parse(R"({"model_type":"gpt2","n_embd":768,"n_head":12,"n_layer":12,
+    "n_positions":1024,"vocab_size":50257,"layer_norm_epsilon":1e-05,"n_inner":null})");
+  const json m = io::model_from_hf_config(c);
+  EXPECT_EQ(m.at("hidden_size"), 768);
+  EXPECT_EQ(m.at("intermediate_size"), 3072);
+  EXPECT_EQ(m.at("ffn"), "plain");
+  EXPECT_EQ(m.at("position_embedding"), "learned");
+  EXPECT_EQ(m.at("tie_embeddings"), true);
+  EXPECT_EQ(m.at("max_context_tokens"), 1024);
+}
+
+TEST(HfConfig, DeepSeekMlaIsNotModelled) {
+  const HfFailure f = hf_failure(json::parse(kDeepSeekV2Lite));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.kv_lora_rank");
+  EXPECT_NE(f.message.find("hf_config.kv_lora_rank: "), std::string::npos) << f.message;
+}
+
+TEST(HfConfig, SharedExpertsAreNotModelled) {
+  json c = json::parse(kMixtral_8x7b);
+  c["shared_expert_intermediate_size"] = 5632;
+  const HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.shared_expert_intermediate_size");
+}
+
+TEST(HfConfig, MistralSlidingWindowIsNotModelled) {
+  const HfFailure f = hf_failure(json::parse(kMistral7bV01));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.sliding_window");
+  EXPECT_NE(f.message.find("(got 4096)"), std::string::npos) << f.message;
+  // Mistral v0.2+ dropped the window: then it converts.
+  json c = json::parse(kMistral7bV01);
+  c["sliding_window"] = nullptr;
+  EXPECT_EQ(normalised(io::model_from_hf_config(c)).at("intermediate_size"), 14336);
+}
+
+TEST(HfConfig, MissingHiddenSize) {
+  json c = json::parse(kLlama2_7b);
+  c.erase("hidden_size");
+  const HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "hf_config.hidden_size");
+  EXPECT_EQ(f.message, "hf_config.hidden_size: required key is missing");
+}
+
+TEST(HfConfig, MissingIntermediateSizeForGatedModel) {
+  json c = json::parse(kLlama2_7b);
+  c.erase("intermediate_size");
+  const HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "hf_config.intermediate_size");
+}
+
+TEST(HfConfig, WrongTypeNamesTheKey) {
+  json c = json::parse(kLlama2_7b);
+  c["num_hidden_layers"] = "32";
+  HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.path, "hf_config.num_hidden_layers");
+  EXPECT_NE(f.message.find("must be an integer (got \"32\")"), std::string::npos) << f.message;
+  c = json::parse(kLlama2_7b);
+  c["tie_word_embeddings"] = "no";
+  f = hf_failure(c);
+  EXPECT_EQ(f.path, "hf_config.tie_word_embeddings");
+}
+
+TEST(HfConfig, InconsistentShapesAreRejected) {
+  json c = json::parse(kLlama2_7b);
+  c["num_key_value_heads"] = 5;
+  const HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_NE(f.path, "");
+}
+
+TEST(HfConfig, NotAnObject) {
+  for (const json& bad : {json::array({1, 2}), json("config"), json(nullptr), json(3)}) {
+    const HfFailure f = hf_failure(bad);
+    EXPECT_EQ(f.code, "invalid_request") << bad.dump();
+    EXPECT_EQ(f.path, "hf_config") << bad.dump();
+    EXPECT_NE(f.message.find("must be a JSON object"), std::string::npos) << f.message;
+  }
+}
+
+TEST(HfConfig, ResultIsAValidModelObjectAndStable) {
+  for (const char* text : {kLlama2_7b, kMixtral_8x7b, kQwen2_7b, kFalcon40b}) {
+    const json m = io::model_from_hf_config(json::parse(text));
+    json r = base_request();
+    r["model"] = m;
+    r["workload"] = {{"prompt_tokens", 64}, {"output_tokens", 16}};
+    const std::string out = io::handle(r.dump());
+    EXPECT_NE(out.find("\"ok\":true"), std::string::npos) << out;
+    EXPECT_EQ(io::model_from_hf_config(json::parse(text)), m);
+  }
+}
+
+}  // namespace
+}  // namespace flopcast

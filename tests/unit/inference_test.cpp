@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// Inference estimator against hand derivations (label: unit).
+#include <gtest/gtest.h>
+
+#include "flopcast/inference.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::base_request;
+using test::near_rel;
+
+json run(const json& request) { return io::run(request); }
+
+TEST(Memory, Llama2_7bWeightsAndKvCache) {
+  // 6,738,415,616 parameters · 2 B (bf16) = 13.4768 GB.
+  // KV per token = layers 32 · 2 (K,V) · 32 heads · 128 · 2 B = 524,288 B.
+  // Context 128 + 128 = 256 tokens = 16 blocks of 16 -> 256 · 524,288 = 0.134218 GB.
+  const json r = run(base_request());
+  EXPECT_TRUE(near_rel(r["memory"]["weights_GB"], 13.4768, 1e-5));
+  EXPECT_EQ(r["memory"]["kv_cache_bytes_per_token"], 524288);
+  EXPECT_TRUE(near_rel(r["memory"]["kv_cache_GB"], 0.134218, 1e-5));
+  EXPECT_TRUE(r["memory"]["fits"].get<bool>());
+  EXPECT_TRUE(near_rel(r["memory"]["budget_GB"], 72.0, 1e-9));  // 0.9 · 80 GB
+}
+
+TEST(Memory, KvCacheRoundsUpToWholeBlocks) {
+  // 100 + 29 = 129 tokens -> 9 blocks = 144 tokens · 524,288 B = 75,497,472 B.
+  json req = base_request();
+  req["workload"]["prompt_tokens"] = 100;
+  req["workload"]["output_tokens"] = 29;
+  EXPECT_TRUE(near_rel(run(req)["memory"]["kv_cache_GB"], 0.0754975, 1e-5));
+}
+
+TEST(Memory, Int4WeightOnlyQuarterOfLinearWeights) {
+  // Linear weights: 32 · (4·4096² + 3·4096·11008) = 6,476,005,376 at 0.5 B + one fp16 scale per
+  // 128 (2/128 B) = 0.515625 B -> 3.339190 GB. 16-bit rest: embedding + LM head 2·32000·4096 =
+  // 262,144,000, norms 65·4096 = 266,240 -> 262,410,240 · 2 B = 0.524820 GB. Total 3.864010 GB.
+  json req = base_request();
+  req["precision"]["weights"] = "int4";
+  EXPECT_TRUE(near_rel(run(req)["memory"]["weights_GB"], 3.86401, 1e-5));
+}
+
+TEST(Memory, TensorParallelShardsWeightsAndKv) {
+  // Llama-2-70B over TP 4: KV heads 8 / 4 = 2 per GPU -> KV/token = 80 · 2 · 2 · 128 · 2 =
+  // 81,920 B. Weights: ≈ 68.977e9 · 2 / 4 with norms replicated ≈ 34.49 GB.
+  json req = base_request();
+  req["model"] = "llama-2-70b";
+  req["num_gpus"] = 4;
+  req["parallelism"]["tp"] = 4;
+  const json r = run(req);
+  EXPECT_EQ(r["memory"]["kv_cache_bytes_per_token"], 81920);
+  EXPECT_TRUE(near_rel(r["memory"]["weights_GB"], 34.49, 1e-3));
+}
+
+TEST(Memory, KvHeadsReplicateWhenTpExceedsThem) {
+  // Falcon-40B has 8 KV heads; at TP 8 each GPU keeps one: 60 · 2 · 1 · 64 · 2 = 15,360 B.
+  json req = base_request();
+  req["model"] = "falcon-40b";
+  req["num_gpus"] = 8;
+  req["parallelism"]["tp"] = 8;
+  EXPECT_EQ(run(req)["memory"]["kv_cache_bytes_per_token"], 15360);
+}
+
+TEST(Memory, MaxBatchI31) {
+  // I3.1: Llama-2-7B on A100-80G at 4096 tokens (4000 + 96). Per sequence KV = 4096 · 524,288 B
+  // = 2.14748 GB. Budget 72 − weights 13.4768 − reserve 1.0 − activations of one 8192-token chunk
+  // (8192 · 2 B · (2·4096 + 3·11008) = 0.675 GB, plus logits) = 56.85 GB -> 26 sequences.
+  json req = base_request();
+  req["workload"]["prompt_tokens"] = 4000;
+  req["workload"]["output_tokens"] = 96;
+  EXPECT_EQ(run(req)["memory"]["max_batch_size"], 26);
+}
+
+TEST(Memory, DoesNotFitIsAResultNotAnError) {
+  // Llama-2-70B in bf16 (138 GB) on one 80 GB GPU.
+  json req = base_request();
+  req["model"] = "llama-2-70b";
+  const json r = run(req);
+  EXPECT_FALSE(r["memory"]["fits"].get<bool>());
+  EXPECT_EQ(r["memory"]["max_batch_size"], 0);
+  EXPECT_EQ(r["memory"]["max_context_tokens"], 0);
+  EXPECT_EQ(r["memory"]["free_GB"], 0);
+  EXPECT_FALSE(r["warnings"].empty());
+}
+
+TEST(Latency, DecodeIsWeightStreamingBound) {
+  // Llama-2-7B, batch 1 on A100: every decode step streams 13.48 GB of weights at
+  // 2039·0.85 = 1733 GB/s = 7.776 ms; plus KV reads (~0.1 ms at context ~190), 291 kernels ·
+  // 2 us = 0.58 ms and 0.3 ms engine overhead ≈ 8.6 ms.
+  const json r = run(base_request());
+  EXPECT_TRUE(near_rel(r["tpot_ms"], 8.6, 0.02));
+  // E2E = TTFT + 127 · TPOT; throughput = 128 / E2E.
+  EXPECT_TRUE(near_rel(r["e2e_ms"], r["ttft_ms"].get<double>() + 127 * r["tpot_ms"].get<double>(), 1e-5));
+  EXPECT_TRUE(near_rel(r["output_tokens_per_s"], 128 / (r["e2e_ms"].get<double>() / 1000), 1e-5));
+}
+
+TEST(Latency, PrefillIsComputeBound) {
+  // I1.2-like: 4032 prompt tokens, Llama-2-7B, A100. Linear FLOPs 2 · 6.476e9 · 4032 = 5.222e13,
+  // attention 32 · 2·128·32·4032·4033 = 4.263e12; at 312e12 · 0.8 ≈ 226 ms (+ wave/tile and
+  // overheads, LM head) -> 240-270 ms.
+  json req = base_request();
+  req["workload"]["prompt_tokens"] = 4032;
+  req["workload"]["output_tokens"] = 64;
+  const double ttft = run(req)["ttft_ms"];
+  EXPECT_GT(ttft, 240);
+  EXPECT_LT(ttft, 270);
+}
+
+TEST(Latency, TpotAveragesTheGrowingContext) {
+  // Decode cost grows with context, so TPOT over 64 -> 2112 must lie between the step times at
+  // the two ends (a single-point evaluation at the prompt would underestimate it).
+  json req = base_request();
+  req["workload"]["prompt_tokens"] = 64;
+  req["workload"]["output_tokens"] = 2048;
+  const double tpot_long = run(req)["tpot_ms"];
+  req["workload"]["output_tokens"] = 2;
+  const double first_step = run(req)["tpot_ms"];
+  EXPECT_GT(tpot_long, first_step);
+  // KV read per step at mean context 1088: 1088 · 524,288 B / 1.733e12 = 0.329 ms more than at 65.
+  EXPECT_TRUE(near_rel(tpot_long - first_step, (1088.5 - 65) * 524288 / 1.73315e12 * 1e3, 0.05));
+}
+
+TEST(Latency, TensorParallelAddsAllReducesButCutsTpot) {
+  json req = base_request();
+  req["model"] = "llama-2-13b";
+  const double tp1 = run(req)["tpot_ms"];
+  req["num_gpus"] = 2;
+  req["parallelism"]["tp"] = 2;
+  const json r2 = run(req);
+  EXPECT_LT(r2["tpot_ms"].get<double>(), tp1);
+  bool has_comm = false;
+  for (const auto& b : r2["breakdown"]) has_comm |= b["op"] == "tp_comm";
+  EXPECT_TRUE(has_comm);
+}
+
+TEST(Latency, ReplicasMultiplyThroughputNotLatency) {
+  json req = base_request();
+  const json one = run(req);
+  req["num_gpus"] = 4;
+  const json four = run(req);
+  EXPECT_EQ(four["replicas"], 4);
+  EXPECT_EQ(four["ttft_ms"], one["ttft_ms"]);
+  EXPECT_TRUE(near_rel(four["output_tokens_per_s"], 4 * one["output_tokens_per_s"].get<double>(), 1e-5));
+}
+
+TEST(Latency, MoeDecodeTouchesOnlyRoutedExperts) {
+  // Mixtral-8x7B at batch 1 reads 2 of 8 experts per layer: its decode step must be far below
+  // streaming all 46.7 B parameters (93 GB / 1.733 TB/s / 2 GPUs ≈ 27 ms) and near the
+  // 12.9 B active ones (≈ 25.8 GB / 2 / 1.733 TB/s ≈ 7.4 ms + overheads).
+  json req = base_request();
+  req["model"] = "mixtral-8x7b";
+  req["num_gpus"] = 2;
+  req["parallelism"]["tp"] = 2;
+  const double tpot = run(req)["tpot_ms"];
+  EXPECT_GT(tpot, 7.4);
+  EXPECT_LT(tpot, 10.5);
+}
+
+TEST(Latency, Fp8PrefillIsFasterOnH100) {
+  json req = base_request();
+  req["hardware"] = "h100-sxm";
+  req["workload"]["prompt_tokens"] = 3968;
+  const double bf16 = run(req)["ttft_ms"];
+  req["precision"]["weights"] = "fp8";
+  const double fp8 = run(req)["ttft_ms"];
+  // GEMMs run at 2x the peak; attention stays bf16, so the gain is below 2x.
+  EXPECT_LT(fp8, 0.75 * bf16);
+  EXPECT_GT(fp8, 0.5 * bf16);
+}
+
+TEST(Breakdown, SharesSumToOnePerPhase) {
+  const json r = run(base_request());
+  double prefill = 0, decode = 0;
+  for (const auto& b : r["breakdown"]) (b["phase"] == "prefill" ? prefill : decode) += b["share"].get<double>();
+  EXPECT_TRUE(near_rel(prefill, 1.0, 1e-4));
+  EXPECT_TRUE(near_rel(decode, 1.0, 1e-4));
+}
+
+}  // namespace
+}  // namespace flopcast

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: MIT
+// Bad input through the JSON entry point: every failure has an exact code, a path and a message
+// of the form `<path>: <rule> (got <value>)`, and no input crashes or yields non-finite numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::base_request;
+using test::failure_of;
+using test::Failure;
+
+/// The envelope of raw request text (not necessarily valid JSON).
+json envelope_of(const std::string& text) { return json::parse(io::handle(text)); }
+
+Failure failure_of_text(const std::string& text) {
+  const json out = envelope_of(text);
+  if (out.at("ok").get<bool>()) return {"", "", "(no error)"};
+  const json& e = out.at("error");
+  return {e.at("code"), e.at("path"), e.at("message")};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+#define EXPECT_FAILURE(failure, want_code, want_path, want_substring)              \
+  do {                                                                              \
+    const Failure f_ = (failure);                                                   \
+    EXPECT_EQ(f_.code, want_code) << f_.message;                                    \
+    EXPECT_EQ(f_.path, want_path) << f_.message;                                    \
+    EXPECT_TRUE(contains(f_.message, want_substring))                               \
+        << "message \"" << f_.message << "\" lacks \"" << (want_substring) << "\""; \
+  } while (0)
+
+/// A complete custom model object (Llama-2-7B shapes) to break one key at a time.
+json custom_model() {
+  return json{{"name", "custom"},          {"num_layers", 32},     {"hidden_size", 4096},
+              {"num_heads", 32},           {"num_kv_heads", 32},   {"intermediate_size", 11008},
+              {"vocab_size", 32000},       {"max_context_tokens", 4096}};
+}
+
+/// A complete custom hardware object (A100-like) to break one key at a time.
+json custom_hardware() {
+  return json{{"name", "custom gpu"},
+              {"vendor", "nvidia"},
+              {"dense_peak_TFLOPS", {{"bf16", 312}, {"fp16", 312}}},
+              {"hbm_GB", 80},
+              {"hbm_bandwidth_GBps", 2039},
+              {"num_sms", 108},
+              {"scaleup_bandwidth_GBps", 300},
+              {"scaleup_latency_us", 8},
+              {"gpus_per_node", 8}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document-level errors
+
+TEST(IoErrors, MalformedJsonIsInvalidJson) {
+  EXPECT_FAILURE(failure_of_text("{\"task\": \"inference\","), "invalid_json", "", "malformed JSON");
+  EXPECT_FAILURE(failure_of_text(""), "invalid_json", "", "malformed JSON");
+  EXPECT_FAILURE(failure_of_text("{bad}"), "invalid_json", "", "malformed JSON");
+}
+
+TEST(IoErrors, NaNLiteralIsMalformedJson) {
+  json r = base_request();
+  std::string text = r.dump();
+  const std::string from = "\"prompt_tokens\":128";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "\"prompt_tokens\":NaN");
+  EXPECT_FAILURE(failure_of_text(text), "invalid_json", "", "malformed JSON");
+  text.replace(text.find("NaN"), 3, "Infinity");
+  EXPECT_FAILURE(failure_of_text(text), "invalid_json", "", "malformed JSON");
+}
+
+TEST(IoErrors, TopLevelMustBeAnObject) {
+  EXPECT_FAILURE(failure_of(json::array({1, 2})), "invalid_request", "",
+                 "a request must be a JSON object (got [1,2])");
+  EXPECT_FAILURE(failure_of(json("inference")), "invalid_request", "", "must be a JSON object");
+  EXPECT_FAILURE(failure_of_text("null"), "invalid_request", "", "must be a JSON object");
+}
+
+TEST(IoErrors, MissingTask) {
+  json r = base_request();
+  r.erase("task");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "task: required key is missing");
+}
+
+TEST(IoErrors, TaskMustBeAString) {
+  json r = base_request();
+  r["task"] = 1;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "task: must be a string (got 1)");
+}
+
+TEST(IoErrors, UnknownTaskSuggestsNearest) {
+  json r = base_request();
+  r["task"] = "inferense";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "did you mean \"inference\"?");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "(got \"inferense\")");
+  r["task"] = "training";
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.path, "task");
+  EXPECT_TRUE(contains(f.message, "unknown task")) << f.message;
+}
+
+TEST(IoErrors, SchemaVersionMustBe1) {
+  json r = base_request();
+  r["schema_version"] = 2;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "schema_version", "schema_version: must be 1 (got 2)");
+  r["schema_version"] = 1;
+  EXPECT_EQ(failure_of(r).code, "");
+}
+
+TEST(IoErrors, UnknownTopLevelKeySuggestsNearest) {
+  json r = base_request();
+  r["worklaod"] = r["workload"];
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "worklaod",
+                 "worklaod: unknown key (did you mean \"workload\"?)");
+}
+
+TEST(IoErrors, UnknownNestedKey) {
+  json r = base_request();
+  r["workload"]["batch_sise"] = 4;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.batch_sise",
+                 "workload.batch_sise: unknown key (did you mean \"batch_size\"?)");
+}
+
+TEST(IoErrors, UnknownKeyInCustomModel) {
+  json r = base_request();
+  json m = custom_model();
+  m["hiden_size"] = m["hidden_size"];
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.hiden_size",
+                 "model.hiden_size: unknown key (did you mean \"hidden_size\"?)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Missing keys
+
+TEST(IoErrors, MissingWorkload) {
+  json r = base_request();
+  r.erase("workload");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload", "workload: required key is missing");
+}
+
+TEST(IoErrors, MissingPromptTokens) {
+  json r = base_request();
+  r["workload"].erase("prompt_tokens");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "workload.prompt_tokens: required key is missing");
+}
+
+TEST(IoErrors, MissingModelAndHardware) {
+  json r = base_request();
+  r.erase("model");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model", "model: required key is missing");
+  r = base_request();
+  r.erase("hardware");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware", "hardware: required key is missing");
+}
+
+TEST(IoErrors, MissingNumLayersInModelObject) {
+  json r = base_request();
+  json m = custom_model();
+  m.erase("num_layers");
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.num_layers",
+                 "model.num_layers: required key is missing");
+}
+
+TEST(IoErrors, MissingBandwidthInHardwareObject) {
+  json r = base_request();
+  json h = custom_hardware();
+  h.erase("hbm_bandwidth_GBps");
+  r["hardware"] = h;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.hbm_bandwidth_GBps",
+                 "hardware.hbm_bandwidth_GBps: required key is missing");
+}
+
+TEST(IoErrors, CustomObjectsAreAccepted) {
+  json r = base_request();
+  r["model"] = custom_model();
+  r["hardware"] = custom_hardware();
+  const json out = envelope_of(r.dump());
+  ASSERT_TRUE(out.at("ok").get<bool>()) << out.dump();
+  EXPECT_TRUE(out["result"]["model"]["id"].is_null());
+  EXPECT_EQ(out["result"]["model"]["name"], "custom");
+  EXPECT_EQ(out["result"]["hardware"]["name"], "custom gpu");
+}
+
+TEST(IoErrors, ModelMustBeIdOrObject) {
+  json r = base_request();
+  r["model"] = 7;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model",
+                 "model: must be a preset id or a model object (got 7)");
+  r = base_request();
+  r["hardware"] = json::array();
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware",
+                 "hardware: must be a preset id or a hardware object (got [])");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wrong types
+
+TEST(IoErrors, StringForInteger) {
+  json r = base_request();
+  r["workload"]["prompt_tokens"] = "128";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "workload.prompt_tokens: must be an integer (got \"128\")");
+}
+
+TEST(IoErrors, FractionForInteger) {
+  json r = base_request();
+  r["workload"]["batch_size"] = 1.5;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.batch_size",
+                 "workload.batch_size: must be an integer (got 1.5)");
+}
+
+TEST(IoErrors, WholeFloatIsAnInteger) {
+  json r = base_request();
+  r["workload"]["batch_size"] = 2.0;
+  const json out = envelope_of(r.dump());
+  ASSERT_TRUE(out.at("ok").get<bool>()) << out.dump();
+  EXPECT_EQ(out["result"]["request"]["workload"]["batch_size"], 2);
+}
+
+TEST(IoErrors, ObjectForTp) {
+  json r = base_request();
+  r["parallelism"]["tp"] = json::object();
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "parallelism.tp",
+                 "parallelism.tp: must be an integer (got {})");
+}
+
+TEST(IoErrors, NumberForPrecision) {
+  json r = base_request();
+  r["precision"]["weights"] = 16;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.weights", "(got 16)");
+  r["precision"]["weights"] = "bf17";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.weights",
+                 "must be a data type name such as bf16");
+}
+
+TEST(IoErrors, BoolAsString) {
+  json r = base_request();
+  json m = custom_model();
+  m["tie_embeddings"] = "false";
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.tie_embeddings",
+                 "model.tie_embeddings: must be true or false (got \"false\")");
+}
+
+TEST(IoErrors, WrongEnumValue) {
+  json r = base_request();
+  json m = custom_model();
+  m["ffn"] = "swiglu";
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.ffn", "(got \"swiglu\")");
+}
+
+TEST(IoErrors, SectionMustBeAnObject) {
+  json r = base_request();
+  r["workload"] = 5;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload", "workload: must be an object (got 5)");
+  r = base_request();
+  r["parallelism"] = "tp2";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "parallelism", "must be an object");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranges
+
+TEST(IoErrors, ZeroBatchSize) {
+  json r = base_request();
+  r["workload"]["batch_size"] = 0;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.batch_size",
+                 "workload.batch_size: must be between 1 and 1000000 (got 0)");
+}
+
+TEST(IoErrors, NegativePromptTokens) {
+  json r = base_request();
+  r["workload"]["prompt_tokens"] = -1;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "workload.prompt_tokens: must be between 1 and 100000000 (got -1)");
+}
+
+TEST(IoErrors, ZeroOutputTokens) {
+  json r = base_request();
+  r["workload"]["output_tokens"] = 0;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.output_tokens", "(got 0)");
+}
+
+TEST(IoErrors, NegativeBandwidthExactMessage) {
+  json r = base_request();
+  json h = custom_hardware();
+  h["hbm_bandwidth_GBps"] = -1;
+  r["hardware"] = h;
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "hardware.hbm_bandwidth_GBps");
+  EXPECT_EQ(f.message, "hardware.hbm_bandwidth_GBps: must be > 0 (got -1)");
+}
+
+TEST(IoErrors, ZeroPeakInHardwareObject) {
+  json r = base_request();
+  json h = custom_hardware();
+  h["dense_peak_TFLOPS"]["bf16"] = 0;
+  r["hardware"] = h;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.dense_peak_TFLOPS.bf16",
+                 "hardware.dense_peak_TFLOPS.bf16: must be > 0 (got 0)");
+}
+
+TEST(IoErrors, HugeIntegerIsARangeError) {
+  json r = base_request();
+  r["workload"]["prompt_tokens"] = 1000000000000LL;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "must be an integer between -2147483647 and 2147483647 (got 1000000000000)");
+  r["workload"]["prompt_tokens"] = 18446744073709551615ULL;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "must be an integer between -2147483647 and 2147483647");
+}
+
+TEST(IoErrors, HugeFloatIsAnError) {
+  // 1e12 parses as a float: it is an error, never a silently truncated integer.
+  const Failure f = failure_of_text(
+      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+      R"("workload":{"prompt_tokens":1e12,"output_tokens":128}})");
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "workload.prompt_tokens");
+  EXPECT_TRUE(contains(f.message, "workload.prompt_tokens: must be an integer")) << f.message;
+}
+
+TEST(IoErrors, MostNegativeInt64IsARangeError) {
+  // INT64_MIN must be reported as out of range, not wrapped (std::llabs(INT64_MIN) is undefined).
+  const Failure f = failure_of_text(
+      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+      R"("workload":{"prompt_tokens":-9223372036854775808,"output_tokens":128}})");
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "workload.prompt_tokens");
+  EXPECT_TRUE(contains(f.message, "must be an integer between -2147483647 and 2147483647"))
+      << f.message;
+}
+
+TEST(IoErrors, OverflowingNumberIsInvalidJsonNotInternal) {
+  // 1e400 does not fit a double: the parser rejects it. The error is the input's, not internal.
+  const json out = envelope_of(
+      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+      R"("workload":{"prompt_tokens":1e400,"output_tokens":128}})");
+  ASSERT_FALSE(out.at("ok").get<bool>());
+  EXPECT_EQ(out["error"]["code"], "invalid_json") << out.dump();
+  EXPECT_FALSE(out["error"]["message"].get<std::string>().empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preset ids
+
+TEST(IoErrors, UnknownModelPresetSuggestsNearest) {
+  json r = base_request();
+  r["model"] = "llama-2-7";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model",
+                 "model: unknown model preset \"llama-2-7\" (did you mean \"llama-2-7b\"?)");
+}
+
+TEST(IoErrors, UnknownHardwarePresetSuggestsAVariant) {
+  json r = base_request();
+  r["hardware"] = "h100";
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "hardware");
+  EXPECT_TRUE(contains(f.message, "unknown hardware preset \"h100\"")) << f.message;
+  // "h100" is a prefix of h100-sxm and h100-pcie: one of them is the likely intent (not "b200").
+  EXPECT_TRUE(contains(f.message, "did you mean \"h100-sxm\"?") ||
+              contains(f.message, "did you mean \"h100-pcie\"?"))
+      << f.message;
+}
+
+TEST(IoErrors, FarOffPresetHasNoSuggestion) {
+  json r = base_request();
+  r["model"] = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.path, "model");
+  EXPECT_FALSE(contains(f.message, "did you mean")) << f.message;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-field rules
+
+TEST(IoErrors, TpMustDivideHeads) {
+  json r = base_request();
+  r["parallelism"]["tp"] = 3;
+  r["num_gpus"] = 3;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "parallelism.tp",
+                 "parallelism.tp: must divide model.num_heads (32) (got 3)");
+}
+
+TEST(IoErrors, NumGpusMultipleOfTp) {
+  json r = base_request();
+  r["parallelism"]["tp"] = 2;
+  r["num_gpus"] = 3;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "num_gpus",
+                 "num_gpus: must be a multiple of parallelism.tp (2) (got 3)");
+}
+
+TEST(IoErrors, NumGpusDefaultsToTp) {
+  json r = base_request();
+  r.erase("num_gpus");
+  r["parallelism"]["tp"] = 4;
+  const json out = envelope_of(r.dump());
+  ASSERT_TRUE(out.at("ok").get<bool>()) << out.dump();
+  EXPECT_EQ(out["result"]["num_gpus"], 4);
+  EXPECT_EQ(out["result"]["replicas"], 1);
+}
+
+TEST(IoErrors, TpAcrossNodesIsNotModelled) {
+  json r = base_request();
+  r["parallelism"]["tp"] = 16;
+  r["num_gpus"] = 16;
+  EXPECT_FAILURE(failure_of(r), "not_modelled", "parallelism.tp",
+                 "must be <= hardware.gpus_per_node (8) (got 16)");
+}
+
+TEST(IoErrors, Bf16ActivationsOnT4) {
+  json r = base_request();
+  r["hardware"] = "t4";
+  r["precision"] = {{"weights", "fp16"}, {"activations", "bf16"}};
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.activations", "(got bf16)");
+}
+
+TEST(IoErrors, T4DefaultsToFp16Activations) {
+  json r = base_request();
+  r["hardware"] = "t4";
+  r["precision"] = {{"weights", "int4"}};
+  const json out = envelope_of(r.dump());
+  ASSERT_TRUE(out.at("ok").get<bool>()) << out.dump();
+  EXPECT_EQ(out["result"]["request"]["precision"]["activations"], "fp16");
+  EXPECT_EQ(out["result"]["request"]["precision"]["kv_cache"], "fp16");
+}
+
+TEST(IoErrors, Fp8WeightsOnA100) {
+  json r = base_request();
+  r["precision"]["weights"] = "fp8";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.weights",
+                 "precision.weights: fp8 (W8A8) needs FP8 tensor cores");
+}
+
+TEST(IoErrors, KvCacheInt4IsRejected) {
+  json r = base_request();
+  r["precision"]["kv_cache"] = "int4";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.kv_cache", "(got int4)");
+}
+
+TEST(IoErrors, ContextLongerThanModel) {
+  json r = base_request();
+  r["workload"]["prompt_tokens"] = 4000;
+  r["workload"]["output_tokens"] = 200;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload.prompt_tokens",
+                 "must be <= model.max_context_tokens (4096) (got 4000 + 200 = 4200)");
+  r["workload"]["output_tokens"] = 96;  // exactly the context: allowed
+  EXPECT_EQ(failure_of(r).code, "");
+}
+
+TEST(IoErrors, SlidingWindowModelIsNotModelled) {
+  json r = base_request();
+  json m = custom_model();
+  m["sliding_window_tokens"] = 1024;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "not_modelled", "model.sliding_window_tokens",
+                 "sliding-window attention is not modelled yet (got 1024)");
+  m["sliding_window_tokens"] = 4096;  // a window as long as the context is plain attention
+  r["model"] = m;
+  EXPECT_EQ(failure_of(r).code, "");
+  m["sliding_window_tokens"] = nullptr;
+  r["model"] = m;
+  EXPECT_EQ(failure_of(r).code, "");
+}
+
+TEST(IoErrors, GpuMemoryUtilizationRange) {
+  json r = base_request();
+  r["engine"] = {{"gpu_memory_utilization", 0}};
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "engine.gpu_memory_utilization",
+                 "engine.gpu_memory_utilization: must be > 0 and <= 1 (got 0)");
+  r["engine"] = {{"gpu_memory_utilization", 1.5}};
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "engine.gpu_memory_utilization",
+                 "engine.gpu_memory_utilization: must be > 0 and <= 1 (got 1.5)");
+  r["engine"] = {{"gpu_memory_utilization", "0.9"}};
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "engine.gpu_memory_utilization",
+                 "must be a finite number (got \"0.9\")");
+}
+
+TEST(IoErrors, ModelShapeRules) {
+  json r = base_request();
+  json m = custom_model();
+  m["num_kv_heads"] = 5;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.num_kv_heads",
+                 "model.num_kv_heads: must divide model.num_heads (32) (got 5)");
+  m = custom_model();
+  m["hidden_size"] = 4000;
+  m["num_heads"] = 48;
+  m["num_kv_heads"] = 48;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.head_dim",
+                 "required when hidden_size is not a multiple of num_heads");
+  m = custom_model();
+  m["experts_per_token"] = 2;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.experts_per_token",
+                 "must be 0 when model.num_experts is 0 (got 2)");
+  m = custom_model();
+  m["num_experts"] = 8;
+  m["experts_per_token"] = 9;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.experts_per_token",
+                 "must be between 1 and 8 (got 9)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Valid responses
+
+/// Headline numbers of a response: each must be a finite number (a NaN would dump as null).
+void expect_finite_headlines(const json& result, const std::string& what) {
+  for (const char* key : {"ttft_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s",
+                          "prefill_tokens_per_s"}) {
+    ASSERT_TRUE(result.contains(key)) << what << ": " << key;
+    const json& v = result.at(key);
+    ASSERT_TRUE(v.is_number()) << what << ": " << key << " = " << v.dump();
+    EXPECT_TRUE(std::isfinite(v.get<double>())) << what << ": " << key;
+    EXPECT_GT(v.get<double>(), 0) << what << ": " << key;
+  }
+  for (const auto& item : result.at("memory").items()) {
+    if (item.value().is_boolean()) continue;
+    ASSERT_TRUE(item.value().is_number()) << what << ": memory." << item.key();
+    EXPECT_TRUE(std::isfinite(item.value().get<double>())) << what << ": memory." << item.key();
+    EXPECT_GE(item.value().get<double>(), 0) << what << ": memory." << item.key();
+  }
+  for (const json& b : result.at("breakdown")) {
+    for (const char* key : {"time_ms", "share", "flops", "bytes"}) {
+      ASSERT_TRUE(b.at(key).is_number()) << what << ": breakdown " << b.dump();
+      EXPECT_TRUE(std::isfinite(b.at(key).get<double>())) << what << ": breakdown " << b.dump();
+    }
+  }
+}
+
+TEST(IoResponses, ValidRequestIsOk) {
+  const std::string text = io::handle(base_request().dump());
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  EXPECT_EQ(text.find("Infinity"), std::string::npos);
+  const json out = json::parse(text);
+  ASSERT_TRUE(out.at("ok").get<bool>()) << text;
+  ASSERT_FALSE(out.contains("error"));
+  const json& r = out.at("result");
+  EXPECT_EQ(r.at("schema_version"), io::kSchemaVersion);
+  EXPECT_EQ(r.at("task"), "inference");
+  EXPECT_EQ(r.at("model").at("id"), "llama-2-7b");
+  EXPECT_EQ(r.at("hardware").at("id"), "a100-sxm-80g");
+  expect_finite_headlines(r, "base request");
+  EXPECT_TRUE(r.at("memory").at("fits").get<bool>());
+}
+
+TEST(IoResponses, RunAndHandleAgree) {
+  const json direct = io::run(base_request());
+  const json text = io::run_text(base_request().dump());
+  const json env = json::parse(io::handle(base_request().dump()));
+  EXPECT_EQ(direct, text);
+  EXPECT_EQ(direct, env.at("result"));
+}
+
+TEST(IoResponses, RunThrowsSpecErrorWithPath) {
+  json r = base_request();
+  r["workload"]["batch_size"] = 0;
+  try {
+    (void)io::run(r);
+    FAIL() << "no exception";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.path(), "workload.batch_size");
+  }
+}
+
+TEST(IoResponses, ResolvedRequestRunsToTheSameResult) {
+  const json first = io::run(base_request());
+  const json second = io::run(first.at("request"));
+  EXPECT_EQ(first, second);
+}
+
+TEST(IoResponses, EveryScenarioAndVariantIsFinite) {
+  std::vector<json> requests;
+  for (const json& s : io::presets().at("scenarios")) requests.push_back(s.at("request"));
+  for (const json& m : io::presets().at("models")) {
+    for (const char* hw : {"h100-sxm", "mi300x", "t4"}) {
+      json r = base_request();
+      r["model"] = m.at("id");
+      r["hardware"] = hw;
+      r["precision"] = {{"weights", "int4"}};
+      r["parallelism"]["tp"] = 8;
+      r["num_gpus"] = 8;
+      r["workload"] = {{"prompt_tokens", 1}, {"output_tokens", 1}, {"batch_size", 1000000}};
+      requests.push_back(r);
+    }
+  }
+  for (const json& r : requests) {
+    const std::string text = io::handle(r.dump());
+    EXPECT_EQ(text.find("NaN"), std::string::npos) << r.dump();
+    EXPECT_EQ(text.find("Infinity"), std::string::npos) << r.dump();
+    const json out = json::parse(text);
+    if (!out.at("ok").get<bool>()) {
+      // The sweep may hit a model rule (e.g. tp 8 with 28 heads); it must be an input error.
+      EXPECT_NE(out["error"]["code"], "internal") << r.dump() << " -> " << text;
+      EXPECT_FALSE(out["error"]["path"].get<std::string>().empty()) << text;
+      continue;
+    }
+    expect_finite_headlines(out.at("result"), r.dump());
+  }
+}
+
+TEST(IoResponses, ErrorEnvelopeShape) {
+  json r = base_request();
+  r["workload"]["batch_size"] = 0;
+  const json out = json::parse(io::handle(r.dump()));
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out.at("ok").get<bool>());
+  const json& e = out.at("error");
+  EXPECT_EQ(e.size(), 3u);
+  EXPECT_TRUE(e.at("code").is_string());
+  EXPECT_TRUE(e.at("path").is_string());
+  EXPECT_TRUE(e.at("message").is_string());
+}
+
+TEST(IoResponses, InvalidUtf8DoesNotThrow) {
+  std::string text = base_request().dump();
+  text.replace(text.find("llama-2-7b"), 10, "llama\xff\xfe-7b");
+  std::string out;
+  EXPECT_NO_THROW(out = io::handle(text));
+  const json env = json::parse(out);
+  EXPECT_FALSE(env.at("ok").get<bool>());
+}
+
+TEST(IoResponses, DescribeNonFlopcastException) {
+  try {
+    throw std::runtime_error("boom");
+  } catch (...) {
+    const io::ErrorInfo e = io::describe_current_exception();
+    EXPECT_EQ(e.code, "internal");
+    EXPECT_EQ(e.path, "");
+    EXPECT_EQ(e.message, "boom");
+  }
+}
+
+TEST(IoPresets, CountsAndStrictLoading) {
+  const json& all = io::presets();
+  EXPECT_EQ(all.at("models").size(), 16u);
+  EXPECT_EQ(all.at("hardware").size(), 13u);
+  EXPECT_EQ(all.at("scenarios").size(), 10u);
+  EXPECT_EQ(io::preset("models", "llama-2-7b", "model").at("id"), "llama-2-7b");
+  EXPECT_THROW((void)io::preset("hardware", "h100-sxm-9", "hardware"), SpecError);
+}
+
+}  // namespace
+}  // namespace flopcast

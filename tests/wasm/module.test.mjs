@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// Smoke test of the Embind module as the page uses it: JSON strings in, envelopes out.
+//   FLOPCAST_SITE_DIR=build/wasm-release/site node --test tests/wasm/module.test.mjs
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = path.resolve(process.env.FLOPCAST_SITE_DIR ?? path.join(repoRoot, 'build/wasm-release/site'));
+
+/**
+ * Loads build/<preset>/site/flopcast.mjs under Node. Emscripten 3.1.6's ES6 output reads
+ * `__dirname` and `require("fs")` in its Node branch, neither of which exists in an ES module,
+ * and Node 20's fetch() cannot load a file path: when the plain load fails, both are provided and
+ * the wasm bytes are handed over directly.
+ */
+export async function loadFlopcast(dir = siteDir) {
+  const modulePath = path.join(dir, 'flopcast.mjs');
+  const { default: createFlopcast } = await import(pathToFileURL(modulePath).href);
+  try {
+    return await createFlopcast();
+  } catch {
+    globalThis.__dirname ??= dir;
+    globalThis.require ??= createRequire(modulePath);
+    return await createFlopcast({ wasmBinary: readFileSync(path.join(dir, 'flopcast.wasm')) });
+  }
+}
+
+const baseRequest = {
+  task: 'inference',
+  model: 'llama-2-7b',
+  hardware: 'a100-sxm-80g',
+  num_gpus: 1,
+  parallelism: { tp: 1 },
+  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
+};
+
+let M;
+before(async () => {
+  M = await loadFlopcast();
+});
+
+const call = (name, arg) => {
+  const text = arg === undefined ? M[name]() : M[name](typeof arg === 'string' ? arg : JSON.stringify(arg));
+  assert.equal(typeof text, 'string', `${name} returns a string`);
+  return JSON.parse(text);
+};
+
+test('version is a non-empty semantic version', () => {
+  const v = M.version();
+  assert.equal(typeof v, 'string');
+  assert.match(v, /^\d+\.\d+\.\d+/);
+});
+
+test('estimate of the base request', () => {
+  const out = call('estimate', baseRequest);
+  assert.equal(out.ok, true, JSON.stringify(out.error));
+  const r = out.result;
+  assert.equal(r.schema_version, 1);
+  assert.equal(r.model.id, 'llama-2-7b');
+  for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms', 'output_tokens_per_s', 'prefill_tokens_per_s']) {
+    assert.equal(typeof r[key], 'number', key);
+    assert.ok(Number.isFinite(r[key]) && r[key] > 0, `${key} = ${r[key]}`);
+  }
+  assert.equal(r.memory.fits, true);
+});
+
+test('error envelope for tp 3', () => {
+  const out = call('estimate', { ...baseRequest, num_gpus: 3, parallelism: { tp: 3 } });
+  assert.equal(out.ok, false);
+  assert.equal(out.error.code, 'invalid_request');
+  assert.equal(out.error.path, 'parallelism.tp');
+  assert.equal(out.error.message, 'parallelism.tp: must divide model.num_heads (32) (got 3)');
+});
+
+test('malformed JSON is invalid_json', () => {
+  const out = call('estimate', '{"task": ');
+  assert.equal(out.ok, false);
+  assert.equal(out.error.code, 'invalid_json');
+  assert.equal(out.error.path, '');
+});
+
+test('presets lists 16 models, 13 hardware, 10 scenarios', () => {
+  const out = call('presets');
+  assert.equal(out.ok, true);
+  assert.equal(out.result.models.length, 16);
+  assert.equal(out.result.hardware.length, 13);
+  assert.equal(out.result.scenarios.length, 10);
+  assert.ok(out.result.models.some((m) => m.id === 'llama-2-7b'));
+  assert.ok(out.result.hardware.some((h) => h.id === 'h100-sxm'));
+});
+
+test('link round trip', () => {
+  const enc = call('encode_link', baseRequest);
+  assert.equal(enc.ok, true);
+  assert.match(enc.result, /^v=1&/);
+  assert.match(enc.result, /model=llama-2-7b/);
+  const dec = call('decode_link', '#' + enc.result);
+  assert.equal(dec.ok, true);
+  assert.deepEqual(dec.result.errors, []);
+  assert.deepEqual(dec.result.request, baseRequest);
+});
+
+test('decode_link reports a bad field and keeps the rest', () => {
+  const dec = call('decode_link',
+    'v=1&task=inference&model=llama-2-7b&hardware=a100-sxm-80g&parallelism.tp=3&' +
+    'workload.prompt_tokens=128&workload.output_tokens=128');
+  assert.equal(dec.ok, true);
+  assert.equal(dec.result.errors.length, 1);
+  assert.equal(dec.result.errors[0].path, 'parallelism.tp');
+  assert.equal(dec.result.request.model, 'llama-2-7b');
+  assert.equal(dec.result.request.workload.prompt_tokens, 128);
+});
+
+test('encode_link of malformed JSON is an error envelope', () => {
+  const out = call('encode_link', '{oops');
+  assert.equal(out.ok, false);
+  assert.equal(out.error.code, 'invalid_json');
+});
+
+test('model_from_hf_config', () => {
+  const config = {
+    architectures: ['LlamaForCausalLM'],
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    max_position_embeddings: 4096,
+    model_type: 'llama',
+    num_attention_heads: 32,
+    num_hidden_layers: 32,
+    num_key_value_heads: 32,
+    rms_norm_eps: 1e-5,
+    tie_word_embeddings: false,
+    vocab_size: 32000,
+  };
+  const out = call('model_from_hf_config', config);
+  assert.equal(out.ok, true, JSON.stringify(out.error));
+  assert.equal(out.result.num_layers, 32);
+  assert.equal(out.result.hidden_size, 4096);
+  assert.equal(out.result.ffn, 'gated');
+  const byConfig = call('estimate', { ...baseRequest, model: out.result });
+  const byId = call('estimate', baseRequest);
+  assert.equal(byConfig.result.ttft_ms, byId.result.ttft_ms);
+
+  const bad = call('model_from_hf_config', { ...config, hidden_size: undefined });
+  assert.equal(bad.ok, false);
+  assert.equal(bad.error.path, 'hf_config.hidden_size');
+  const notJson = call('model_from_hf_config', 'not json');
+  assert.equal(notJson.ok, false);
+  assert.equal(notJson.error.code, 'invalid_json');
+});
