@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every test: unit, golden and CLI tests natively under ASan/UBSan and in release, the same
+# GoogleTest suite under Node (WebAssembly), native/WASM parity, the browser test in headless
+# Chromium, a bounded fuzz run of the JSON entry point, and one benchmark pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "native-debug (ASan + UBSan): unit, golden, cli"
+cmake --workflow --preset native-debug
+step "native-release: unit, golden, cli"
+cmake --workflow --preset native-release
+step "wasm-release: the same GoogleTest suite under Node, module smoke test"
+cmake --workflow --preset wasm-release
+
+step "parity: every golden request through the native CLI and the WASM module"
+FLOPCAST_CLI=build/native-release/cli/flopcast FLOPCAST_SITE_DIR=build/wasm-release/site \
+  node --test tests/parity/
+step "browser: the page in headless Chromium (Playwright)"
+FLOPCAST_SITE_DIR=build/wasm-release/site node --test tests/browser/
+
+step "fuzz: libFuzzer over the JSON entry point for ${FUZZ_SECONDS:-60} s"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+corpus=$(mktemp -d)
+cp tests/fuzz/corpus/* "$corpus"/
+build/fuzz/tests/fuzz/flopcast_fuzz -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=1 \
+  "$corpus" 2>&1 | tail -n 12
+rm -rf "$corpus"
+
+step "benchmark (one estimate, native release)"
+build/native-release/bench/flopcast_bench --benchmark_min_time=0.2
+
+step "all tests passed"
