@@ -6,27 +6,11 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const siteDir = path.resolve(process.env.FLOPCAST_SITE_DIR ?? path.join(repoRoot, 'build/wasm-release/site'));
+import { loadFlopcast, repoRoot, siteDir } from '../wasm/load_module.mjs';
 const cli = path.resolve(process.env.FLOPCAST_CLI ?? path.join(repoRoot, 'build/native-release/cli/flopcast'));
 
-/** Loads the Emscripten module under Node (see tests/wasm/module.test.mjs for the fallback). */
-async function loadFlopcast(dir) {
-  const modulePath = path.join(dir, 'flopcast.mjs');
-  const { default: createFlopcast } = await import(pathToFileURL(modulePath).href);
-  try {
-    return await createFlopcast();
-  } catch {
-    globalThis.__dirname ??= dir;
-    globalThis.require ??= createRequire(modulePath);
-    return await createFlopcast({ wasmBinary: readFileSync(path.join(dir, 'flopcast.wasm')) });
-  }
-}
 
 /** The CLI's answer to one request: {ok, result} or {ok: false, error} and its exit code. */
 function runCli(request) {
