@@ -149,11 +149,6 @@ struct Step {
   bool prefill = false;
 };
 
-double expected_distinct_experts(const ModelSpec& m, double tokens) {
-  // Uniform top-k routing: P(expert untouched by one token) = 1 − k/E.
-  const double e = m.num_experts;
-  return e * (1.0 - std::pow(1.0 - m.experts_per_token / e, tokens));
-}
 
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
 std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
@@ -184,20 +179,8 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   double ffn_tokens = t;  // token-expert pairs through the FFN
   if (m.is_moe()) {
     ffn_tokens = t * m.experts_per_token;
-    const double experts = expected_distinct_experts(m, t);
-    const double m_per_expert = ffn_tokens / experts;
-    OpCost router = gemm_op("moe_experts", hw, km, t, m.num_experts, sh.h, sh.dense16);
-    OpCost up = gemm_op("moe_experts", hw, km, m_per_expert, up_width, sh.h, sh.linear, experts);
-    OpCost down = gemm_op("moe_experts", hw, km, m_per_expert, sh.h, sh.inter, sh.linear, experts);
-    OpCost moe = router;
-    for (const OpCost* part : {&up, &down}) {
-      moe.flops += part->flops;
-      moe.bytes += part->bytes;
-      moe.time += part->time;
-      moe.kernels += part->kernels;
-    }
-    moe.bound = up.time > down.time ? up.bound : down.bound;
-    per_layer(moe);
+    per_layer(moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts, m.experts_per_token, gated,
+                             sh.linear, sh.dense16));
   } else {
     OpCost up = gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear);
     OpCost down = gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear);

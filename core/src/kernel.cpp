@@ -78,12 +78,31 @@ OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, 
   const Flops flops(2 * m * n * k);
   const Bytes bytes(n * k * types.weight_bytes + m * k * types.input_bytes +
                     m * n * types.output_bytes);
-  OpCost one = roofline(std::move(name), hw, km, flops, peak * eff, bytes, 1);
-  one.flops = one.flops * count;
-  one.bytes = one.bytes * count;
-  one.time = one.time * count;
-  one.kernels = static_cast<int>(std::ceil(count));
-  return one;
+  OpCost op = roofline(std::move(name), hw, km, flops * count, peak * eff, bytes * count, 1);
+  return op;
+}
+
+double expected_distinct_experts(double experts, double topk, double tokens) {
+  return experts * (1.0 - std::pow(1.0 - topk / experts, tokens));
+}
+
+OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double tokens, double hidden,
+                      double inter, int experts, int topk, bool gated, const GemmTypes& linear,
+                      const GemmTypes& router) {
+  const double touched = expected_distinct_experts(experts, topk, tokens);
+  const double rows = tokens * topk / touched;
+  const double up_width = gated ? 2 * inter : inter;
+  OpCost moe = gemm_op("moe_experts", hw, km, tokens, experts, hidden, router);
+  const OpCost up = gemm_op("moe_experts", hw, km, rows, up_width, hidden, linear, touched);
+  const OpCost down = gemm_op("moe_experts", hw, km, rows, hidden, inter, linear, touched);
+  for (const OpCost* part : {&up, &down}) {
+    moe.flops += part->flops;
+    moe.bytes += part->bytes;
+    moe.time += part->time;
+    moe.kernels += part->kernels;
+  }
+  moe.bound = up.time > down.time ? up.bound : down.bound;
+  return moe;
 }
 
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,

@@ -59,13 +59,24 @@ struct GemmTypes {
   double output_bytes;     ///< per output element written
 };
 
-/// GEMM of an [m x k] activation by a [k x n] weight, repeated `count` times (e.g. one per expert).
-/// compute = 2mnk / (peak · gemm_efficiency · tile_eff · wave_eff), where tile_eff = mn / padded mn
-/// and wave_eff = tiles / (waves · SMs) when there are at least as many tiles as SMs (fewer tiles
-/// are assumed to be spread by split-K); memory = (nk·w + mk·a + mn·o) / (BW · hbm_efficiency);
-/// time = count · (max(compute, memory) + kernel overhead).
+/// GEMM of an [m x k] activation by a [k x n] weight, repeated `count` times in one grouped kernel
+/// (e.g. one per expert). compute = 2mnk / (peak · gemm_efficiency · tile_eff · wave_eff), where
+/// tile_eff = mn / padded mn and wave_eff = tiles / (waves · SMs) when there are at least as many
+/// tiles as SMs (fewer tiles are assumed to be spread by split-K); memory = (nk·w + mk·a + mn·o) /
+/// (BW · hbm_efficiency); time = count · max(compute, memory) + kernel overhead.
 OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
                double k, const GemmTypes& types, double count = 1);
+
+/// Expected number of distinct experts `tokens` tokens touch when each picks `topk` of `experts`
+/// uniformly: E · (1 − (1 − k/E)^T).
+double expected_distinct_experts(double experts, double topk, double tokens);
+
+/// Expert FFNs of one MoE layer on this GPU: the router GEMM [T × h]·[h × E] (16-bit weights),
+/// then gate/up and down as grouped GEMMs over the distinct experts touched, each with
+/// T·k / touched rows. `inter` is one expert's FFN width on this GPU.
+OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double tokens, double hidden,
+                      double inter, int experts, int topk, bool gated, const GemmTypes& linear,
+                      const GemmTypes& router);
 
 /// Causal fused attention over `batch` sequences of `seq` new tokens each, with `heads` query and
 /// `kv_heads` KV heads of `head_dim` on this GPU. FLOPs = 2·d·Hq·s·(s+1) per sequence (QKᵀ and PV
