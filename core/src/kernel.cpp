@@ -36,18 +36,69 @@ double wave_efficiency(double tiles, int num_sms) {
   return tiles / (waves * num_sms);
 }
 
-OpCost roofline(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
-                FlopsPerSecond sustained, Bytes bytes, int kernels) {
-  const Seconds compute = flops / sustained;
-  const Seconds memory = bytes / (hw.hbm_bandwidth * km.hbm_efficiency);
+/// The work of one op before efficiencies: times at 100% of peak and bandwidth.
+struct Work {
+  Flops flops;
+  Bytes bytes;
+  Seconds compute_ideal;  // after tile and wave quantization
+  Seconds memory_ideal;
+  double units = 1;  // parallel work: output tiles, attention blocks, ...
+  int kernels = 1;
+};
+
+double utilization(double units, double half_units) {
+  return half_units > 0 ? units / (units + half_units) : 1.0;
+}
+
+/// Prices work with the Tier-2 fit of (op class, math type) when the hardware has one, else with
+/// the Tier-0 constants.
+OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const KernelModel& km,
+             OpClass cls, DType math) {
   OpCost op;
   op.name = std::move(name);
-  op.flops = flops;
-  op.bytes = bytes;
+  op.flops = w.flops;
+  op.bytes = w.bytes;
+  op.kernels = w.kernels;
+  Efficiency e = km.tier0(cls);
+  e.fixed_s *= w.kernels;
+  const CalibratedEfficiency* fit =
+      km.use_calibration && hw.calibration ? hw.calibration->find(cls, math) : nullptr;
+  if (fit) {
+    e = fit->efficiency;
+    op.tier = 2;
+    op.log_residual_p10 = fit->log_residual_p10;
+    op.log_residual_p90 = fit->log_residual_p90;
+    op.outside_calibrated_range = w.units < 0.5 * fit->min_units || w.units > 2 * fit->max_units;
+  } else if (km.tier0_residuals) {
+    if (const CalibratedEfficiency* band = km.tier0_residuals->find(cls, math)) {
+      op.log_residual_p10 = band->log_residual_p10;
+      op.log_residual_p90 = band->log_residual_p90;
+    }
+  }
+  const Seconds compute =
+      w.compute_ideal / (e.compute * utilization(w.units, e.compute_half_units));
+  const Seconds memory = w.memory_ideal / (e.memory * utilization(w.units, e.memory_half_units));
   op.bound = compute > memory ? Bound::compute : Bound::memory;
-  op.time = (compute > memory ? compute : memory) + Seconds(kernels * km.kernel_overhead_s);
-  op.kernels = kernels;
+  op.time = (compute > memory ? compute : memory) + Seconds(e.fixed_s);
   return op;
+}
+
+Work gemm_work(const HardwareSpec& hw, const KernelModel& km, double m, double n, double k,
+               const GemmTypes& types, double count) {
+  const FlopsPerSecond peak = peak_or_throw(hw, types.math);
+  const double tile_m = pow2_tile(m, km.min_tile_m, km.max_tile_m);
+  const double padded_m = round_up(m, tile_m);
+  const double padded_n = round_up(n, km.tile_n);
+  const double tile_eff = (m * n) / (padded_m * padded_n);
+  const double tiles = (padded_m / tile_m) * (padded_n / km.tile_n);
+  Work w;
+  w.flops = Flops(2 * m * n * k * count);
+  w.bytes = Bytes(count * (n * k * types.weight_bytes + m * k * types.input_bytes +
+                           m * n * types.output_bytes));
+  w.compute_ideal = w.flops / (peak * (tile_eff * wave_efficiency(tiles, hw.num_sms)));
+  w.memory_ideal = w.bytes / hw.hbm_bandwidth;
+  w.units = tiles * count;
+  return w;
 }
 
 }  // namespace
@@ -66,20 +117,20 @@ std::string_view to_string(Bound b) noexcept {
   return "?";
 }
 
+Efficiency KernelModel::tier0(OpClass c) const {
+  Efficiency e;
+  e.compute = c == OpClass::attention_prefill || c == OpClass::attention_decode
+                  ? attention_efficiency
+                  : gemm_efficiency;
+  e.memory = hbm_efficiency;
+  e.fixed_s = kernel_overhead_s;
+  return e;
+}
+
 OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
                double k, const GemmTypes& types, double count) {
-  const FlopsPerSecond peak = peak_or_throw(hw, types.math);
-  const double tile_m = pow2_tile(m, km.min_tile_m, km.max_tile_m);
-  const double padded_m = round_up(m, tile_m);
-  const double padded_n = round_up(n, km.tile_n);
-  const double tile_eff = (m * n) / (padded_m * padded_n);
-  const double tiles = (padded_m / tile_m) * (padded_n / km.tile_n);
-  const double eff = km.gemm_efficiency * tile_eff * wave_efficiency(tiles, hw.num_sms);
-  const Flops flops(2 * m * n * k);
-  const Bytes bytes(n * k * types.weight_bytes + m * k * types.input_bytes +
-                    m * n * types.output_bytes);
-  OpCost op = roofline(std::move(name), hw, km, flops * count, peak * eff, bytes * count, 1);
-  return op;
+  return apply(std::move(name), gemm_work(hw, km, m, n, k, types, count), hw, km, OpClass::gemm,
+               types.math);
 }
 
 double expected_distinct_experts(double experts, double topk, double tokens) {
@@ -92,9 +143,12 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   const double touched = expected_distinct_experts(experts, topk, tokens);
   const double rows = tokens * topk / touched;
   const double up_width = gated ? 2 * inter : inter;
-  OpCost moe = gemm_op("moe_experts", hw, km, tokens, experts, hidden, router);
-  const OpCost up = gemm_op("moe_experts", hw, km, rows, up_width, hidden, linear, touched);
-  const OpCost down = gemm_op("moe_experts", hw, km, rows, hidden, inter, linear, touched);
+  OpCost moe = apply("moe_experts", gemm_work(hw, km, tokens, experts, hidden, router, 1), hw, km,
+                     OpClass::moe, router.math);
+  const OpCost up = apply("moe_experts", gemm_work(hw, km, rows, up_width, hidden, linear, touched),
+                          hw, km, OpClass::moe, linear.math);
+  const OpCost down = apply("moe_experts", gemm_work(hw, km, rows, hidden, inter, linear, touched),
+                            hw, km, OpClass::moe, linear.math);
   for (const OpCost* part : {&up, &down}) {
     moe.flops += part->flops;
     moe.bytes += part->bytes;
@@ -102,6 +156,10 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
     moe.kernels += part->kernels;
   }
   moe.bound = up.time > down.time ? up.bound : down.bound;
+  moe.tier = up.tier;
+  moe.log_residual_p10 = up.log_residual_p10;
+  moe.log_residual_p90 = up.log_residual_p90;
+  moe.outside_calibrated_range = up.outside_calibrated_range || down.outside_calibrated_range;
   return moe;
 }
 
@@ -112,33 +170,42 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
   const double blocks_per_head = std::ceil(seq / km.attention_block);
   const double tile_eff = seq / (blocks_per_head * km.attention_block);
   const double tiles = blocks_per_head * heads * batch;
-  const double eff = km.attention_efficiency * tile_eff * wave_efficiency(tiles, hw.num_sms) *
-                     std::min(1.0, tiles / hw.num_sms);
-  const Flops flops(batch * 2 * head_dim * heads * seq * (seq + 1));
-  const Bytes bytes(batch * seq * head_dim * (2 * heads * act_bytes + 2 * kv_heads * kv_bytes));
-  return roofline("attention", hw, km, flops, peak * eff, bytes, 1);
+  // No split-K in prefill attention: fewer blocks than SMs leave SMs idle.
+  const double occupancy = wave_efficiency(tiles, hw.num_sms) * std::min(1.0, tiles / hw.num_sms);
+  Work w;
+  w.flops = Flops(batch * 2 * head_dim * heads * seq * (seq + 1));
+  w.bytes = Bytes(batch * seq * head_dim * (2 * heads * act_bytes + 2 * kv_heads * kv_bytes));
+  w.compute_ideal = w.flops / (peak * (tile_eff * occupancy));
+  w.memory_ideal = w.bytes / hw.hbm_bandwidth;
+  w.units = tiles;
+  return apply("attention", w, hw, km, OpClass::attention_prefill, math);
 }
 
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
                            double context, double heads, double kv_heads, double head_dim,
                            DType math, double act_bytes, double kv_bytes) {
   const FlopsPerSecond peak = peak_or_throw(hw, math);
-  const Flops flops(batch * 4 * context * head_dim * heads);
-  const Bytes bytes(batch * head_dim * (2 * context * kv_heads * kv_bytes + 2 * heads * act_bytes));
-  return roofline("attention", hw, km, flops, peak * km.attention_efficiency, bytes, 1);
+  Work w;
+  w.flops = Flops(batch * 4 * context * head_dim * heads);
+  w.bytes = Bytes(batch * head_dim * (2 * context * kv_heads * kv_bytes + 2 * heads * act_bytes));
+  w.compute_ideal = w.flops / peak;
+  w.memory_ideal = w.bytes / hw.hbm_bandwidth;
+  // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
+  w.units = batch * kv_heads * std::ceil(context / 256);
+  return apply("attention", w, hw, km, OpClass::attention_decode, math);
 }
 
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
                  Bytes bytes, int kernels) {
   // Elementwise math runs far below any peak; only its bytes matter.
-  OpCost op;
-  op.name = std::move(name);
-  op.flops = flops;
-  op.bytes = bytes;
+  Work w;
+  w.flops = flops;
+  w.bytes = bytes;
+  w.memory_ideal = bytes / hw.hbm_bandwidth;
+  w.units = bytes.value / 16384;  // 16 KiB per thread block
+  w.kernels = kernels;
+  OpCost op = apply(std::move(name), w, hw, km, OpClass::elementwise, DType::bf16);
   op.bound = Bound::memory;
-  op.time = bytes / (hw.hbm_bandwidth * km.hbm_efficiency) +
-            Seconds(kernels * km.kernel_overhead_s);
-  op.kernels = kernels;
   return op;
 }
 

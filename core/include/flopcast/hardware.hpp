@@ -2,9 +2,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "flopcast/calibration.hpp"
 #include "flopcast/dtype.hpp"
 #include "flopcast/units.hpp"
 
@@ -24,6 +26,8 @@ struct HardwareSpec {
   double scaleup_latency_s = 0;      ///< fixed cost of one small collective on the fabric
   int gpus_per_node = 0;
   double tdp_W = 0;
+  /// Tier-2 efficiencies fitted to measurements of this GPU; null: Tier 0 only.
+  std::shared_ptr<const Calibration> calibration;
 
   /// Dense peak for a math type, or nullopt when the hardware has no such tensor-core support.
   [[nodiscard]] std::optional<FlopsPerSecond> peak(DType t) const {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "flopcast/calibration.hpp"
 #include "flopcast/dtype.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/units.hpp"
@@ -22,6 +23,11 @@ struct OpCost {
   Seconds time;
   Bound bound = Bound::memory;
   int kernels = 0;  ///< kernel launches included in `time`
+  int tier = 0;     ///< 2 when a Tier-2 fit of this GPU and op class priced it, else 0
+  /// Residual band of the op's model: the 80% interval is [time·e^p10, time·e^p90].
+  double log_residual_p10 = 0;
+  double log_residual_p90 = 0;
+  bool outside_calibrated_range = false;  ///< Tier 2, but parallel work outside the fitted range
 };
 
 /// Tier-0 kernel-time constants: physics plus a few efficiencies taken from public measurements,
@@ -49,6 +55,13 @@ struct KernelModel {
   int tile_n = 128;
   /// Query rows per attention thread block.
   int attention_block = 128;
+  /// Use the hardware's Tier-2 fits where it has them (false: Tier 0 everywhere).
+  bool use_calibration = true;
+  /// Residual bands of Tier 0 per op class (from validation), for hardware without a fit.
+  const Calibration* tier0_residuals = nullptr;
+
+  /// Tier-0 efficiency of an op class: these constants, no fitted parameters.
+  [[nodiscard]] Efficiency tier0(OpClass c) const;
 };
 
 /// Element sizes of one op's operands.

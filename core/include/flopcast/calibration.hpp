@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flopcast/dtype.hpp"
+
+namespace flopcast {
+
+/// Op classes that carry their own efficiency model.
+enum class OpClass { gemm, attention_prefill, attention_decode, elementwise, moe };
+std::string_view to_string(OpClass c) noexcept;
+
+/// Efficiency of one op class on one GPU and math type, Tier 0 or Tier 2:
+///
+///   t = max(T_c / (η_c · u_c), T_m / (η_m · u_m)) + t_0,   u_x = r / (r + r_x)
+///
+/// T_c and T_m are the op's times at 100% of the dense peak (after tile and wave quantization) and
+/// at 100% of the datasheet bandwidth; r is its parallel work (output tiles, attention blocks, ...).
+/// u rises monotonically to 1 with more parallel work: a small kernel cannot fill the GPU. t_0 is
+/// the fixed cost of the op's kernels (launch, ramp-up, tail). Tier 0 has r_x = 0 (u = 1).
+struct Efficiency {
+  double compute = 0.8;
+  double compute_half_units = 0;
+  double memory = 0.85;
+  double memory_half_units = 0;
+  double fixed_s = 2e-6;
+};
+
+/// A Tier-2 fit with what is needed to state its error and its range.
+struct CalibratedEfficiency {
+  Efficiency efficiency;
+  double log_residual_p10 = 0;  ///< 10th percentile of ln(measured / predicted), train rows
+  double log_residual_p90 = 0;  ///< 90th percentile
+  double min_units = 0;         ///< parallel-work range of the train rows: the calibrated range
+  double max_units = 0;
+  int train_rows = 0;
+  double train_mape = 0;
+};
+
+/// Tier-2 calibration of one GPU, keyed "<op class>/<math type>" (e.g. "gemm/bf16").
+struct Calibration {
+  std::string source;
+  std::map<std::string, CalibratedEfficiency> fits;
+
+  [[nodiscard]] static std::string key(OpClass c, DType math);
+  [[nodiscard]] const CalibratedEfficiency* find(OpClass c, DType math) const;
+};
+
+/// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):
+/// `predict_s(e, i)` is the model's time for sample i under efficiency e. Parameters are searched
+/// in log space, so efficiencies, half-units and the fixed cost stay positive; efficiencies are
+/// capped at 1.2 (a measured kernel beating the datasheet by more is a data error). Deterministic.
+Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
+                          const std::vector<double>& measured_s, const Efficiency& start);
+
+}  // namespace flopcast
