@@ -3,7 +3,7 @@
 # (git diff tests/golden) before committing: a golden change is a change of flopcast's answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cli=build/native-release/cli/flopcast
+cli=${FLOPCAST_CLI:-build/native-release/cli/flopcast}
 [ -x "$cli" ] || cmake --workflow --preset native-release
 for f in presets/scenarios/*.json; do
   id=$(basename "$f" .json)

@@ -232,7 +232,11 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
 /// Accumulates ops by name, in first-seen order, with a weight (steps represented).
 struct Accumulator {
   std::vector<BreakdownItem> items;
-  std::map<std::string, std::pair<double, double>> bound_time;  // name -> (compute+mem, comm)
+  double low_s = 0;   // Σ weight · time · e^p10: the 80% band, errors taken as fully correlated
+  double high_s = 0;  // Σ weight · time · e^p90
+  int tier = 2;       // lowest tier of any priced op
+  bool outside_range = false;
+  std::vector<std::string> uncalibrated;  // op names priced at Tier 0
 
   void add(const std::string& phase, const std::vector<OpCost>& ops, double weight) {
     for (const OpCost& op : ops) {
@@ -246,6 +250,15 @@ struct Accumulator {
       it->flops += weight * op.flops.value;
       it->bytes += weight * op.bytes.value;
       if (op.bound == Bound::compute) it->bound = Bound::compute;
+      low_s += weight * op.time.value * std::exp(op.log_residual_p10);
+      high_s += weight * op.time.value * std::exp(op.log_residual_p90);
+      outside_range = outside_range || op.outside_calibrated_range;
+      const bool priced = op.bound == Bound::compute || op.bound == Bound::memory;
+      if (priced && op.tier < tier) tier = op.tier;
+      if (priced && op.tier == 0 &&
+          std::find(uncalibrated.begin(), uncalibrated.end(), op.name) == uncalibrated.end()) {
+        uncalibrated.push_back(op.name);
+      }
     }
   }
 
@@ -288,6 +301,12 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
   const double mlp_phase = 2 * t * sh.h + ffn_tokens * (up_width + sh.inter);
   const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
   return sh.a * std::max(attn_phase, mlp_phase) + logits;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 }  // namespace
@@ -355,6 +374,34 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   r.e2e_s = r.ttft_s + static_cast<double>(steps) * tpot_s;
   r.output_tokens_per_s = r.replicas * b * n / r.e2e_s;
   r.prefill_tokens_per_s = r.replicas * b * s / r.ttft_s;
+  r.ttft_band = {pre.low_s, pre.high_s};
+  r.tpot_band = {dec.low_s / static_cast<double>(evaluated_steps),
+                 dec.high_s / static_cast<double>(evaluated_steps)};
+  r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,
+                r.ttft_band.high_s + static_cast<double>(steps) * r.tpot_band.high_s};
+  r.tier = std::min(pre.tier, dec.tier);
+  r.outside_calibrated_range = pre.outside_range || dec.outside_range;
+  for (const Accumulator* acc : {&pre, &dec}) {
+    for (const auto& name : acc->uncalibrated) {
+      if (std::find(r.uncalibrated_ops.begin(), r.uncalibrated_ops.end(), name) ==
+          r.uncalibrated_ops.end()) {
+        r.uncalibrated_ops.push_back(name);
+      }
+    }
+  }
+  if (r.tier == 0) {
+    r.warnings.push_back(
+        spec.hardware.calibration
+            ? "Tier 0 for " + join(r.uncalibrated_ops) +
+                  ": no Tier-2 fit of this GPU for these op classes and data types"
+            : std::string("Tier 0: no Tier-2 calibration for this hardware; the band is the "
+                          "Tier-0 validation error"));
+  }
+  if (r.outside_calibrated_range) {
+    r.warnings.push_back(
+        "some op shapes lie far outside the measured range of the Tier-2 fit; the band may be "
+        "too narrow");
+  }
   r.breakdown = pre.finish(1.0);
   for (auto& item : dec.finish(1.0 / static_cast<double>(evaluated_steps))) {
     r.breakdown.push_back(item);

@@ -59,6 +59,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.flops = w.flops;
   op.bytes = w.bytes;
   op.kernels = w.kernels;
+  op.units = w.units;
   Efficiency e = km.tier0(cls);
   e.fixed_s *= w.kernels;
   const CalibratedEfficiency* fit =
@@ -156,6 +157,7 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
     moe.kernels += part->kernels;
   }
   moe.bound = up.time > down.time ? up.bound : down.bound;
+  moe.units += up.units + down.units;
   moe.tier = up.tier;
   moe.log_residual_p10 = up.log_residual_p10;
   moe.log_residual_p90 = up.log_residual_p90;

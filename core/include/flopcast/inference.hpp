@@ -68,7 +68,17 @@ struct MemoryResult {
   double kv_cache_bytes_per_token = 0;  ///< per sequence, all layers, this GPU
 };
 
+/// An 80% band around a time, from the validation residuals of the ops' models.
+struct Band {
+  double low_s = 0;
+  double high_s = 0;
+};
+
 struct InferenceResult {
+  int tier = 0;  ///< 2 when every compute/memory-bound op used a Tier-2 fit, else 0
+  bool outside_calibrated_range = false;
+  std::vector<std::string> uncalibrated_ops;
+  Band ttft_band, tpot_band, e2e_band;
   double ttft_s = 0;
   double tpot_s = 0;
   double e2e_s = 0;

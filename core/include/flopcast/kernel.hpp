@@ -28,6 +28,7 @@ struct OpCost {
   double log_residual_p10 = 0;
   double log_residual_p90 = 0;
   bool outside_calibrated_range = false;  ///< Tier 2, but parallel work outside the fitted range
+  double units = 0;  ///< parallel work units (output tiles, attention blocks, ...) of the op
 };
 
 /// Tier-0 kernel-time constants: physics plus a few efficiencies taken from public measurements,

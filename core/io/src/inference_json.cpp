@@ -43,6 +43,7 @@ Parsed parse_request(const json& request) {
   InferenceSpec& s = p.spec;
   s.model = resolve_model(r.require("model"), "model");
   s.hardware = resolve_hardware(r.require("hardware"), "hardware");
+  s.kernel.tier0_residuals = tier0_residuals();
 
   const json empty = json::object();
   const json* par = r.find("parallelism");
@@ -99,6 +100,10 @@ Parsed parse_request(const json& request) {
   return p;
 }
 
+json band_ms(const Band& b) {
+  return json{{"low", sig6(b.low_s / kMilli)}, {"high", sig6(b.high_s / kMilli)}};
+}
+
 json identity(const json& given, const std::string& name) {
   return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
 }
@@ -132,11 +137,20 @@ json run_inference(const json& request) {
   return json{
       {"schema_version", kSchemaVersion},
       {"task", "inference"},
-      {"tier", 0},
+      {"tier", r.tier},
       {"model", model},
       {"hardware", identity(request.at("hardware"), s.hardware.name)},
       {"num_gpus", s.num_gpus},
       {"replicas", r.replicas},
+      {"interval",
+       {{"coverage", 0.8},
+        {"ttft_ms", band_ms(r.ttft_band)},
+        {"tpot_ms", band_ms(r.tpot_band)},
+        {"e2e_ms", band_ms(r.e2e_band)},
+        {"output_tokens_per_s",
+         {{"low", sig6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.high_s)},
+          {"high", sig6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.low_s)}}}}},
+      {"outside_calibrated_range", r.outside_calibrated_range},
       {"ttft_ms", sig6(r.ttft_s / kMilli)},
       {"tpot_ms", sig6(r.tpot_s / kMilli)},
       {"e2e_ms", sig6(r.e2e_s / kMilli)},

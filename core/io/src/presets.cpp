@@ -15,7 +15,10 @@ namespace {
 /// Parses and strictly checks every embedded preset once. A broken preset is a build defect:
 /// it raises flopcast::Error naming the file, and the preset test fails.
 json load_all() {
-  json all = {{"models", json::array()}, {"hardware", json::array()}, {"scenarios", json::array()}};
+  json all = {{"models", json::array()},
+              {"hardware", json::array()},
+              {"scenarios", json::array()},
+              {"calibration", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
     const std::string where = std::string("presets/") + p.file;
@@ -42,13 +45,15 @@ json load_all() {
         detail::ObjectReader r(doc, "",
                                {"schema_version", "id", "name", "source", "notes", "request"});
         if (!r.require("request").is_object()) throw SpecError("request", "must be an object");
+      } else if (kind == "calibration") {
+        (void)detail::read_calibration(doc, "");
       } else {
         throw Error(where + ": unknown preset kind " + kind);
       }
       detail::ObjectReader head(doc, "", {"schema_version", "id", "name", "source", "notes",
                                           "published_params_B", "published_active_params_B",
                                           "published_params_source", "model", "hardware",
-                                          "request"});
+                                          "request", "fits"});
       if (head.integer("schema_version") != kSchemaVersion) {
         throw SpecError("schema_version", "must be 1");
       }

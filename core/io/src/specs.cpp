@@ -142,7 +142,9 @@ ModelSpec resolve_model(const json& j, const std::string& path) {
 
 HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   if (j.is_string()) {
-    return read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
+    HardwareSpec h = read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
+    h.calibration = calibration_for(j.get<std::string>());
+    return h;
   }
   if (j.is_object()) return read_hardware(j, path);
   throw SpecError(path, "must be a preset id or a hardware object (got " + describe_value(j) + ")");

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "flopcast/calibration.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/model.hpp"
 
@@ -22,5 +24,13 @@ json model_to_json(const ModelSpec& m);
 json hardware_to_json(const HardwareSpec& h);
 
 json run_inference(const json& request);
+
+/// Tier-2 calibration files: presets/calibration/<hardware id>.json (written by `flopcast fit`).
+Calibration read_calibration(const json& doc, const std::string& path);
+json calibration_fit_to_json(const CalibratedEfficiency& e);
+/// The embedded calibration of a hardware preset, or null.
+std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id);
+/// Tier-0 residual bands per op class (presets/calibration/tier0.json), or null.
+const Calibration* tier0_residuals();
 
 }  // namespace flopcast::io::detail

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Tier-2 calibration files (presets/calibration/<hardware id>.json, written by `flopcast fit`) and
+// the Tier-0 residual bands (presets/calibration/tier0.json).
+#include <memory>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+
+Calibration read_calibration(const json& doc, const std::string& path) {
+  ObjectReader r(doc, path, {"schema_version", "id", "name", "source", "notes", "fits"});
+  Calibration c;
+  c.source = r.string("source");
+  const json& fits = r.require("fits");
+  if (!fits.is_object()) throw SpecError(r.child("fits"), "must be an object");
+  for (const auto& item : fits.items()) {
+    const std::string p = r.child("fits") + "." + item.key();
+    ObjectReader f(item.value(), p,
+                   {"compute_efficiency", "compute_half_units", "memory_efficiency",
+                    "memory_half_units", "fixed_us", "log_residual_p10", "log_residual_p90",
+                    "min_units", "max_units", "train_rows", "train_mape"});
+    CalibratedEfficiency e;
+    e.efficiency.compute = f.number("compute_efficiency");
+    e.efficiency.compute_half_units = f.number("compute_half_units");
+    e.efficiency.memory = f.number("memory_efficiency");
+    e.efficiency.memory_half_units = f.number("memory_half_units");
+    e.efficiency.fixed_s = f.number("fixed_us") * kMicro;
+    e.log_residual_p10 = f.number("log_residual_p10");
+    e.log_residual_p90 = f.number("log_residual_p90");
+    e.min_units = f.number("min_units");
+    e.max_units = f.number("max_units");
+    e.train_rows = f.integer("train_rows");
+    e.train_mape = f.number("train_mape");
+    if (!(e.efficiency.compute > 0) || !(e.efficiency.memory > 0) ||
+        e.efficiency.compute_half_units < 0 || e.efficiency.memory_half_units < 0 ||
+        e.efficiency.fixed_s < 0 || e.log_residual_p10 > e.log_residual_p90) {
+      throw SpecError(p, "is not a valid efficiency fit");
+    }
+    c.fits[item.key()] = e;
+  }
+  return c;
+}
+
+json calibration_fit_to_json(const CalibratedEfficiency& e) {
+  return json{{"compute_efficiency", e.efficiency.compute},
+              {"compute_half_units", e.efficiency.compute_half_units},
+              {"memory_efficiency", e.efficiency.memory},
+              {"memory_half_units", e.efficiency.memory_half_units},
+              {"fixed_us", e.efficiency.fixed_s / kMicro},
+              {"log_residual_p10", e.log_residual_p10},
+              {"log_residual_p90", e.log_residual_p90},
+              {"min_units", e.min_units},
+              {"max_units", e.max_units},
+              {"train_rows", e.train_rows},
+              {"train_mape", e.train_mape}};
+}
+
+std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id) {
+  static const std::map<std::string, std::shared_ptr<const Calibration>> all = [] {
+    std::map<std::string, std::shared_ptr<const Calibration>> m;
+    for (const json& doc : presets().at("calibration")) {
+      const std::string id = doc.at("id").get<std::string>();
+      m[id] = std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
+    }
+    return m;
+  }();
+  auto it = all.find(hardware_id);
+  return it == all.end() || hardware_id == "tier0" ? nullptr : it->second;
+}
+
+const Calibration* tier0_residuals() {
+  static const std::shared_ptr<const Calibration> tier0 = [] {
+    for (const json& doc : presets().at("calibration")) {
+      if (doc.at("id") == "tier0") {
+        return std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
+      }
+    }
+    return std::shared_ptr<const Calibration>();
+  }();
+  return tier0.get();
+}
+
+}  // namespace flopcast::io::detail
