@@ -72,9 +72,11 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
     return sum / static_cast<double>(n);
   };
 
-  // Nelder–Mead with the standard coefficients, restarted once from the best vertex.
+  // Nelder–Mead with the standard coefficients, restarted from the best vertex until it stops
+  // improving (at most 6 runs).
   Point best = to_point(start);
-  for (int restart = 0; restart < 2; ++restart) {
+  double best_value = loss(best);
+  for (int restart = 0; restart < 6; ++restart) {
     std::array<Point, kParams + 1> simplex;
     std::array<double, kParams + 1> value{};
     simplex[0] = best;
@@ -83,12 +85,12 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
       simplex[i + 1][i] += i == 1 || i == 3 ? 2.0 : 0.3;
     }
     for (int i = 0; i <= kParams; ++i) value[i] = loss(simplex[i]);
-    for (int iter = 0; iter < 800; ++iter) {
+    for (int iter = 0; iter < 1500; ++iter) {
       std::array<int, kParams + 1> order{};
       for (int i = 0; i <= kParams; ++i) order[i] = i;
       std::sort(order.begin(), order.end(), [&](int a, int b) { return value[a] < value[b]; });
       const int lo = order[0], hi = order[kParams], second = order[kParams - 1];
-      if (value[hi] - value[lo] < 1e-10) break;
+      if (value[hi] - value[lo] < 1e-14 * (1 + value[lo])) break;
       Point centroid{};
       for (int i = 0; i <= kParams; ++i) {
         if (i == hi) continue;
@@ -135,7 +137,10 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
     for (int i = 1; i <= kParams; ++i) {
       if (value[i] < value[arg]) arg = i;
     }
+    const bool improved = value[arg] < best_value * (1 - 1e-9);
     best = simplex[arg];
+    best_value = value[arg];
+    if (!improved && restart > 0) break;
   }
   return to_efficiency(best);
 }

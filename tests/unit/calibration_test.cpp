@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Tier-2 efficiency model and its fit (label: unit).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "flopcast/calibration.hpp"
+#include "flopcast/error.hpp"
+#include "flopcast/kernel.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using test::near_rel;
+
+// The model of calibration.hpp on explicit ideal times and parallel work.
+double model_s(const Efficiency& e, double compute_s, double memory_s, double units) {
+  const double uc = units / (units + e.compute_half_units);
+  const double um = units / (units + e.memory_half_units);
+  return std::max(compute_s / (e.compute * uc), memory_s / (e.memory * um)) + e.fixed_s;
+}
+
+TEST(Calibration, FitRecoversKnownParameters) {
+  // Synthetic kernels from a known efficiency: compute-bound ones (large compute time), memory-
+  // bound ones, and small ones where the fixed cost and the half-units matter. Parallel work is
+  // not proportional to the ideal times (else a half-unit term and the fixed cost would be
+  // indistinguishable: T·(1 + r½/r) = T + const when T ∝ r).
+  const Efficiency truth{0.62, 40, 0.78, 8, 5e-6};
+  std::vector<double> compute, memory, units, measured;
+  for (int i = 0; i < 200; ++i) {
+    const double size = std::pow(1.06, i);  // 1 .. 1.1e5
+    compute.push_back(1e-7 * size * (i % 2 ? 3 : 0.2));
+    memory.push_back(1e-7 * size * (i % 2 ? 0.5 : 2));
+    units.push_back(std::sqrt(size) * (1 + (i * 7) % 13));
+    measured.push_back(model_s(truth, compute.back(), memory.back(), units.back()));
+  }
+  const Efficiency fit = fit_efficiency(
+      [&](const Efficiency& e, std::size_t i) { return model_s(e, compute[i], memory[i], units[i]); },
+      measured, Efficiency{});
+  EXPECT_TRUE(near_rel(fit.compute, truth.compute, 0.02));
+  EXPECT_TRUE(near_rel(fit.memory, truth.memory, 0.02));
+  EXPECT_TRUE(near_rel(fit.fixed_s, truth.fixed_s, 0.05));
+  EXPECT_TRUE(near_rel(fit.compute_half_units, truth.compute_half_units, 0.1));
+  EXPECT_TRUE(near_rel(fit.memory_half_units, truth.memory_half_units, 0.1));
+}
+
+TEST(Calibration, FitIsDeterministicAndCapsEfficiency) {
+  // Measurements twice as fast as the datasheet allows cannot push efficiency past 1.2.
+  std::vector<double> measured{0.5e-3, 1e-3, 2e-3};
+  auto predict = [](const Efficiency& e, std::size_t i) { return 1e-3 * (i + 1) / e.memory; };
+  const Efficiency a = fit_efficiency(predict, measured, Efficiency{});
+  const Efficiency b = fit_efficiency(predict, measured, Efficiency{});
+  EXPECT_EQ(a.memory, b.memory);
+  EXPECT_LE(a.memory, 1.2);
+}
+
+TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
+  HardwareSpec hw = io::detail::resolve_hardware(io::json("a100-sxm-80g"), "hardware");
+  hw.calibration = nullptr;
+  const KernelModel km;
+  const GemmTypes bf16{DType::bf16, 2, 2, 2};
+  // Tier 0: the hand-derived 21.3698 us of kernel_test (GEMV 1x4096x4096 on A100).
+  const OpCost t0 = gemm_op("x", hw, km, 1, 4096, 4096, bf16);
+  EXPECT_EQ(t0.tier, 0);
+  EXPECT_TRUE(near_rel(t0.time.value, 21.3698e-6, 1e-4));
+  // Tier 2 with memory efficiency 0.7, half-units 0, fixed 4 us: 33,570,816 B / (2039e9 · 0.7)
+  // = 23.5202 us + 4 us = 27.5202 us; the band is e^p10..e^p90 around it.
+  auto cal = std::make_shared<Calibration>();
+  CalibratedEfficiency fit;
+  fit.efficiency = Efficiency{0.7, 0, 0.7, 0, 4e-6};
+  fit.log_residual_p10 = -0.1;
+  fit.log_residual_p90 = 0.2;
+  fit.min_units = 1;
+  fit.max_units = 1e5;
+  cal->fits[Calibration::key(OpClass::gemm, DType::bf16)] = fit;
+  hw.calibration = cal;
+  const OpCost t2 = gemm_op("x", hw, km, 1, 4096, 4096, bf16);
+  EXPECT_EQ(t2.tier, 2);
+  EXPECT_TRUE(near_rel(t2.time.value, 27.5202e-6, 1e-4));
+  EXPECT_DOUBLE_EQ(t2.log_residual_p90, 0.2);
+  EXPECT_FALSE(t2.outside_calibrated_range);
+  // fp8 has no fit on this GPU (and no peak): still an explicit error, never a guess.
+  EXPECT_THROW(gemm_op("x", hw, km, 1, 4096, 4096, GemmTypes{DType::fp8, 1, 1, 2}), SpecError);
+}
+
+}  // namespace
+}  // namespace flopcast
