@@ -50,6 +50,16 @@ double utilization(double units, double half_units) {
   return half_units > 0 ? units / (units + half_units) : 1.0;
 }
 
+}  // namespace
+
+double priced_time_s(const KernelWork& w, const Efficiency& e) {
+  const double compute = w.compute_ideal_s / (e.compute * utilization(w.units, e.compute_half_units));
+  const double memory = w.memory_ideal_s / (e.memory * utilization(w.units, e.memory_half_units));
+  return std::max(compute, memory) + w.kernels * e.fixed_s;
+}
+
+namespace {
+
 /// Prices work with the Tier-2 fit of (op class, math type) when the hardware has one, else with
 /// the Tier-0 constants.
 OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const KernelModel& km,
@@ -60,8 +70,11 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.bytes = w.bytes;
   op.kernels = w.kernels;
   op.units = w.units;
+  op.op_class = cls;
+  op.math = math;
+  op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels};
+  op.num_parts = 1;
   Efficiency e = km.tier0(cls);
-  e.fixed_s *= w.kernels;
   const CalibratedEfficiency* fit =
       km.use_calibration && hw.calibration ? hw.calibration->find(cls, math) : nullptr;
   if (fit) {
@@ -76,11 +89,10 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
       op.log_residual_p90 = band->log_residual_p90;
     }
   }
-  const Seconds compute =
-      w.compute_ideal / (e.compute * utilization(w.units, e.compute_half_units));
-  const Seconds memory = w.memory_ideal / (e.memory * utilization(w.units, e.memory_half_units));
+  const double compute = w.compute_ideal.value / (e.compute * utilization(w.units, e.compute_half_units));
+  const double memory = w.memory_ideal.value / (e.memory * utilization(w.units, e.memory_half_units));
   op.bound = compute > memory ? Bound::compute : Bound::memory;
-  op.time = (compute > memory ? compute : memory) + Seconds(e.fixed_s);
+  op.time = Seconds(priced_time_s(op.parts[0], e));
   return op;
 }
 
@@ -158,6 +170,9 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   }
   moe.bound = up.time > down.time ? up.bound : down.bound;
   moe.units += up.units + down.units;
+  moe.parts[1] = up.parts[0];
+  moe.parts[2] = down.parts[0];
+  moe.num_parts = 3;
   moe.tier = up.tier;
   moe.log_residual_p10 = up.log_residual_p10;
   moe.log_residual_p90 = up.log_residual_p90;

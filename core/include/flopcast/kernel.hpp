@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,14 @@ namespace flopcast {
 /// What limits an op: math, DRAM traffic, the interconnect, or fixed CPU/launch cost.
 enum class Bound { compute, memory, communication, overhead };
 std::string_view to_string(Bound b) noexcept;
+
+/// The work of one kernel before efficiencies: what a Tier-2 fit needs to re-price it.
+struct KernelWork {
+  double compute_ideal_s = 0;  ///< at 100% of dense peak, after tile and wave quantization
+  double memory_ideal_s = 0;   ///< at 100% of datasheet bandwidth
+  double units = 1;            ///< parallel work: output tiles, attention blocks, ...
+  int kernels = 1;
+};
 
 /// Time and work of one op (or of `count` identical ops, summed).
 struct OpCost {
@@ -29,7 +38,15 @@ struct OpCost {
   double log_residual_p90 = 0;
   bool outside_calibrated_range = false;  ///< Tier 2, but parallel work outside the fitted range
   double units = 0;  ///< parallel work units (output tiles, attention blocks, ...) of the op
+  /// Priced as: op class and math type (the calibration key), and up to three kernels' work.
+  OpClass op_class = OpClass::elementwise;
+  DType math = DType::bf16;
+  std::array<KernelWork, 3> parts{};
+  int num_parts = 0;
 };
+
+/// Time of work under an efficiency: max(T_c / (η_c·u_c), T_m / (η_m·u_m)) + kernels · t_0.
+double priced_time_s(const KernelWork& w, const Efficiency& e);
 
 /// Tier-0 kernel-time constants: physics plus a few efficiencies taken from public measurements,
 /// none fitted to flopcast's validation data. Every value is reported in a result's assumptions
