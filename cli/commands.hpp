@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace flopcast::cli {
 
@@ -17,6 +18,7 @@ enum ExitCode : int {
   kUsage = 2,         ///< bad command line (CLI11)
   kInvalidRequest = 3,  ///< the request is invalid or asks for something not modelled
   kFileError = 4,     ///< a file could not be read
+  kCeilingViolation = 5,  ///< `validate --check-ceilings`: a group got worse than its ceiling
 };
 
 /// Raised for unreadable files; mapped to kFileError.
@@ -66,6 +68,16 @@ struct PresetsOptions {
 };
 void setup_presets(CLI::App& app, PresetsOptions& o);
 int run_presets(const PresetsOptions& o);
+
+struct ValidateOptions {
+  std::vector<std::string> paths;
+  std::string format = "table";
+  std::string split = "all";
+  std::vector<std::string> holdouts;
+  std::string write_ceilings, check_ceilings;
+};
+void setup_validate(CLI::App& app, ValidateOptions& o);
+int run_validate(const ValidateOptions& o);
 
 /// Human-readable renderings of a response.
 std::string format_table(const json& response);

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   setup_link(app, link);
   PresetsOptions presets;
   setup_presets(app, presets);
+  ValidateOptions validate;
+  setup_validate(app, validate);
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << flopcast::io::version() << "\n";
   });
@@ -29,5 +31,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("estimate")) return run_estimate(estimate);
   if (app.got_subcommand("link")) return run_link(link);
   if (app.got_subcommand("presets")) return run_presets(presets);
+  if (app.got_subcommand("validate")) return run_validate(validate);
   return kOk;
 }

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include "validate/collector.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace flopcast::cli::validate {
+namespace {
+
+std::size_t index_of(Split s) { return s == Split::train ? 0 : 1; }
+
+}  // namespace
+
+double round6(double v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return std::strtod(buf, nullptr);
+}
+
+Split Collector::split(std::string_view group, std::string_view source,
+                       std::string_view identity) const {
+  for (const std::string& h : holdouts_) {
+    if (group.find(h) != std::string_view::npos) return Split::test;
+  }
+  std::string key;
+  key.reserve(source.size() + 1 + identity.size());
+  key.append(source).append(" ").append(identity);
+  return split_of(key);
+}
+
+void Collector::add(std::string_view source, const std::string& group, std::string_view identity,
+                    std::size_t line, double measured, const Outcome& outcome) {
+  auto it = groups_.find(group);
+  if (it == groups_.end()) it = groups_.emplace(group, Group{}).first;
+  const Split s = split(group, source, identity);
+  Bucket& b = it->second.split[index_of(s)];
+  std::string reason = outcome.skip;
+  if (!(std::isfinite(measured) && measured > 0)) reason = "non-positive measurement";
+  if (reason.empty() && !std::isfinite(outcome.predicted)) {
+    reason = "prediction is not finite";
+  }
+  if (!reason.empty()) {
+    ++b.skipped;
+    ++skipped_[{std::string(source), reason}][index_of(s)];
+    return;
+  }
+  b.predicted.push_back(outcome.predicted);
+  b.measured.push_back(measured);
+  b.tier = std::max(b.tier, outcome.tier);
+  const double ape = std::fabs(outcome.predicted - measured) / measured;
+  if (ape > b.max_ape) {
+    b.max_ape = ape;
+    b.max_row.assign(source).append(":").append(std::to_string(line)).append(" ").append(identity);
+  }
+}
+
+void Collector::skip_file(std::string_view source, const std::string& reason, std::size_t rows) {
+  // No identity to split by: reported under every --split.
+  skipped_[{std::string(source), reason}][2] += rows;
+}
+
+void Collector::warn(std::string_view source, const std::string& message) {
+  ++warnings_[{std::string(source), message}];
+}
+
+void Collector::file(const std::string& path, const std::string& format, std::size_t rows) {
+  files_.push_back(json{{"path", path}, {"format", format}, {"rows", rows}});
+}
+
+json Collector::report(std::optional<Split> only) const {
+  json groups = json::array();
+  for (const auto& [name, g] : groups_) {
+    for (Split s : {Split::train, Split::test}) {
+      if (only && *only != s) continue;
+      const Bucket& b = g.split[index_of(s)];
+      if (b.measured.empty()) continue;
+      const ErrorStats st = error_stats(b.predicted, b.measured);
+      groups.push_back(json{{"group", name},
+                            {"split", std::string(to_string(s))},
+                            {"count", st.count},
+                            {"skipped", b.skipped},
+                            {"mape", round6(st.mape)},
+                            {"median_ape", round6(st.median_ape)},
+                            {"p90_ape", round6(st.p90_ape)},
+                            {"max_ape", round6(st.max_ape)},
+                            {"max_row", b.max_row},
+                            {"bias", round6(st.bias)},
+                            {"tier", b.tier}});
+    }
+  }
+  json skipped = json::array();
+  for (const auto& [key, counts] : skipped_) {
+    const std::size_t n = (only ? counts[index_of(*only)] : counts[0] + counts[1]) + counts[2];
+    if (n == 0) continue;
+    skipped.push_back(json{{"source", key.first}, {"reason", key.second}, {"count", n}});
+  }
+  json warnings = json::array();
+  for (const auto& [key, n] : warnings_) {
+    warnings.push_back(json{{"source", key.first}, {"message", key.second}, {"count", n}});
+  }
+  return json{{"groups", std::move(groups)},
+              {"skipped", std::move(skipped)},
+              {"warnings", std::move(warnings)},
+              {"files", files_}};
+}
+
+std::map<std::string, double> Collector::test_mape() const {
+  std::map<std::string, double> out;
+  for (const auto& [name, g] : groups_) {
+    const Bucket& b = g.split[1];
+    if (b.measured.empty()) continue;
+    out[name] = error_stats(b.predicted, b.measured).mape;
+  }
+  return out;
+}
+
+}  // namespace flopcast::cli::validate

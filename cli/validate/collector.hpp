@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Accumulates predictions against measurements per group and split, and the rows skipped with
+/// their reasons, as the loaders stream the ground-truth files; then builds the report.
+
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "flopcast/stats.hpp"
+
+namespace flopcast::cli::validate {
+
+using nlohmann::json;
+
+/// What one row turned into: a prediction (in the unit of its measurement) or a skip reason.
+struct Outcome {
+  double predicted = std::numeric_limits<double>::quiet_NaN();
+  int tier = 0;
+  std::string skip;  ///< non-empty: the row is skipped for this reason
+
+  static Outcome value(double v, int tier) { return {v, tier, {}}; }
+  static Outcome skipped(std::string reason) {
+    return {std::numeric_limits<double>::quiet_NaN(), 0, std::move(reason)};
+  }
+};
+
+class Collector {
+ public:
+  /// Groups whose name contains one of `holdouts` put every row in the test split.
+  explicit Collector(std::vector<std::string> holdouts) : holdouts_(std::move(holdouts)) {}
+
+  /// The split of a row: by `source + " " + identity`, or test when its group is held out.
+  [[nodiscard]] Split split(std::string_view group, std::string_view source,
+                            std::string_view identity) const;
+
+  /// One measurement row of `source` (a file name) at `line`. `identity` names the row without
+  /// its source (GPU, dtype, shape); `max_row` of a group reads "<source>:<line> <identity>".
+  void add(std::string_view source, const std::string& group, std::string_view identity,
+           std::size_t line, double measured, const Outcome& outcome);
+  /// A whole file that no loader reads (every row of it counted as skipped).
+  void skip_file(std::string_view source, const std::string& reason, std::size_t rows);
+  /// Rows that were predicted but deserve a note (counted per source and message).
+  void warn(std::string_view source, const std::string& message);
+  /// A file that was read: its path, detected format and number of rows.
+  void file(const std::string& path, const std::string& format, std::size_t rows);
+
+  /// {"groups":[...], "skipped":[...], "warnings":[...], "files":[...]}; `only` keeps one split.
+  [[nodiscard]] json report(std::optional<Split> only) const;
+  /// Test-split MAPE of every group that has modelled test rows.
+  [[nodiscard]] std::map<std::string, double> test_mape() const;
+
+ private:
+  struct Bucket {
+    std::vector<double> predicted, measured;
+    std::size_t skipped = 0;
+    double max_ape = -1;
+    std::string max_row;
+    int tier = 0;
+  };
+  struct Group {
+    std::array<Bucket, 2> split;  // [train, test]
+  };
+
+  std::vector<std::string> holdouts_;
+  std::map<std::string, Group, std::less<>> groups_;
+  /// (source, reason) → rows skipped in [train, test, no split (a whole unreadable file)].
+  std::map<std::pair<std::string, std::string>, std::array<std::size_t, 3>> skipped_;
+  std::map<std::pair<std::string, std::string>, std::size_t> warnings_;
+  std::vector<json> files_;
+};
+
+/// A number rounded to six significant digits (what every flopcast output carries).
+double round6(double v);
+
+}  // namespace flopcast::cli::validate

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT
+// One loader per ground-truth format; each row becomes a Tier-0 prediction through the core op
+// functions (never a re-implementation of the roofline) or a skip with its reason.
+#include "validate/loaders.hpp"
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "flopcast/collective.hpp"
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "specs.hpp"
+#include "validate/csv.hpp"
+
+namespace flopcast::cli::validate {
+namespace {
+
+using Fields = std::vector<std::string_view>;
+
+std::string file_name(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string str(std::string_view s) { return std::string(s); }
+
+/// Columns of one format, looked up once per file.
+class Columns {
+ public:
+  explicit Columns(const CsvFile& f) : file_(f) {}
+  std::size_t operator[](std::string_view name) { return file_.require(name); }
+  /// A column that may be absent (npos).
+  std::size_t optional(std::string_view name) const { return file_.column(name); }
+
+ private:
+  const CsvFile& file_;
+};
+
+/// "name=value ..." of the identity columns of a row (GPU, dtype, shape): hashed for the split and
+/// shown as the worst row of a group.
+class Identity {
+ public:
+  Identity(const CsvFile& f, std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) {
+      const std::size_t i = f.column(n);
+      if (i != std::string::npos) cols_.emplace_back(str(n), i);
+    }
+  }
+  std::string operator()(const Fields& row) const {
+    std::string s;
+    s.reserve(96);
+    for (const auto& [name, i] : cols_) {
+      if (!s.empty()) s += ' ';
+      s.append(name).append("=").append(row[i]);
+    }
+    return s;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::size_t>> cols_;
+};
+
+/// Sanity flag first, then the hardware preset, then the prediction; SpecError and
+/// NotModelledError from the core (e.g. fp8 math on a GPU without an fp8 peak) become skips.
+template <class Predict>
+Outcome predict_row(Context& ctx, std::string_view sanity, std::string_view gpu,
+                    Predict&& predict) {
+  if (!sanity.empty() && sanity != "ok") return Outcome::skipped("sanity_flag=" + str(sanity));
+  const HardwareSpec* hw = ctx.hardware(gpu);
+  if (hw == nullptr) return Outcome::skipped("no hardware preset for " + str(gpu));
+  try {
+    return predict(*hw);
+  } catch (const SpecError& e) {
+    return Outcome::skipped(e.what());
+  }
+}
+
+Outcome micros(const OpCost& op) { return Outcome::value(op.time.value * 1e6, op.tier); }
+
+/// Operand types of a linear layer by the data's dtype name; nullopt: not modelled.
+std::optional<GemmTypes> linear_types(std::string_view dtype) {
+  if (dtype == "bf16") return GemmTypes{DType::bf16, 2, 2, 2};
+  if (dtype == "fp16") return GemmTypes{DType::fp16, 2, 2, 2};
+  if (dtype == "fp8") return GemmTypes{DType::fp8, 1, 1, 2};
+  // DeepSeek-style 1x128 / 128x128 block scales are ignored (< 0.02 % of the weight bytes).
+  if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2};
+  // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
+  if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
+  if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};
+  return std::nullopt;  // nvfp4, sq, w4a16_mxfp4, w4a8_mxfp4_mxfp8, ...
+}
+
+std::string dtype_not_modelled(std::string_view dtype) {
+  return "dtype " + str(dtype) + " not modelled";
+}
+
+std::optional<double> kv_bytes_of(std::string_view kv) {
+  if (kv == "bf16" || kv == "fp16") return 2.0;
+  if (kv == "fp8" || kv == "int8") return 1.0;
+  return std::nullopt;
+}
+
+/// Attention math type and activation bytes by the data's dtype.
+std::optional<std::pair<DType, double>> attention_math(std::string_view dtype) {
+  if (dtype == "bf16") return std::pair{DType::bf16, 2.0};
+  if (dtype == "fp16") return std::pair{DType::fp16, 2.0};
+  if (dtype == "fp8") return std::pair{DType::fp8, 1.0};
+  return std::nullopt;
+}
+
+// ---- Formats ----
+
+/// aiconfigurator aic_gemm.csv and vidur vidur_linear_ops.csv: C[m×n] = A[m×k]·W[k×n].
+std::size_t load_gemm(const CsvFile& f, Context& ctx, const std::string& prefix) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], dtype = c["dtype"], op = c["op"], m = c["m"], n = c["n"],
+                    k = c["k"], meas = c["measured_time_us"];
+  const std::size_t sanity = c.optional("sanity_flag");
+  const Identity identity(f, {"gpu", "dtype", "model", "tp", "layer_op", "m", "n", "k"});
+  const std::string source = file_name(f.path());
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    const std::string group = prefix + "/" + str(r[gpu]) + "/" + str(r[op]) + "/" + str(r[dtype]);
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const double mm = parse_number(r[m], f, line, "m"), nn = parse_number(r[n], f, line, "n"),
+                 kk = parse_number(r[k], f, line, "k");
+    const Outcome o =
+        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+                    [&](const HardwareSpec& hw) -> Outcome {
+                      if (r[op] != "gemm")
+                        return Outcome::skipped("op " + str(r[op]) + " not modelled");
+                      const auto types = linear_types(r[dtype]);
+                      if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+                      if (!(mm >= 1 && nn >= 1 && kk >= 1))
+                        return Outcome::skipped("missing or zero m, n, k");
+                      return micros(gemm_op("gemm", hw, ctx.km(), mm, nn, kk, *types));
+                    });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+/// aiconfigurator aic_attn_prefill.csv: causal context attention, no cached prefix.
+std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], dtype = c["dtype"], kv_dtype = c["kv_dtype"],
+                    batch = c["batch"], seq = c["seq_len"], past = c["past_kv_len"],
+                    heads = c["num_heads"], kv_heads = c["num_kv_heads"], head_dim = c["head_dim"],
+                    causal = c["causal"], meas = c["measured_time_us"];
+  const std::size_t sanity = c.optional("sanity_flag");
+  const Identity identity(f, {"gpu", "dtype", "kv_dtype", "batch", "seq_len", "past_kv_len",
+                              "num_heads", "num_kv_heads", "head_dim", "causal"});
+  const std::string source = file_name(f.path());
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    std::string dt = str(r[dtype]);
+    if (r[kv_dtype] != r[dtype]) dt += "-kv" + str(r[kv_dtype]);
+    const std::string group = "aic/" + str(r[gpu]) + "/attn_prefill/" + dt;
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (parse_number(r[causal], f, line, "causal") != 1 ||
+              parse_number(r[past], f, line, "past_kv_len") != 0) {
+            return Outcome::skipped("prefix/non-causal attention not modelled");
+          }
+          const auto math = attention_math(r[dtype]);
+          if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          const auto kv = kv_bytes_of(r[kv_dtype]);
+          if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
+          return micros(attention_prefill_op(hw, ctx.km(), parse_number(r[batch], f, line, "batch"),
+                                             parse_number(r[seq], f, line, "seq_len"),
+                                             parse_number(r[heads], f, line, "num_heads"),
+                                             parse_number(r[kv_heads], f, line, "num_kv_heads"),
+                                             parse_number(r[head_dim], f, line, "head_dim"),
+                                             math->first, math->second, *kv));
+        });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+/// aiconfigurator aic_attn_decode.csv: one query token per sequence over kv_len cached tokens.
+std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], dtype = c["dtype"], kv_dtype = c["kv_dtype"],
+                    batch = c["batch"], q_len = c["q_len"], kv_len = c["kv_len"],
+                    heads = c["num_heads"], kv_heads = c["num_kv_heads"], head_dim = c["head_dim"],
+                    meas = c["measured_time_us"];
+  const std::size_t sanity = c.optional("sanity_flag");
+  const Identity identity(f, {"gpu", "dtype", "kv_dtype", "batch", "q_len", "kv_len", "num_heads",
+                              "num_kv_heads", "head_dim"});
+  const std::string source = file_name(f.path());
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    std::string dt = str(r[dtype]);
+    if (r[kv_dtype] != r[dtype]) dt += "-kv" + str(r[kv_dtype]);
+    const std::string group = "aic/" + str(r[gpu]) + "/attn_decode/" + dt;
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (parse_number(r[q_len], f, line, "q_len") != 1) {
+            return Outcome::skipped("decode with q_len > 1 not modelled");
+          }
+          const auto math = attention_math(r[dtype]);
+          if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          const auto kv = kv_bytes_of(r[kv_dtype]);
+          if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
+          return micros(attention_decode_op(hw, ctx.km(), parse_number(r[batch], f, line, "batch"),
+                                            parse_number(r[kv_len], f, line, "kv_len"),
+                                            parse_number(r[heads], f, line, "num_heads"),
+                                            parse_number(r[kv_heads], f, line, "num_kv_heads"),
+                                            parse_number(r[head_dim], f, line, "head_dim"),
+                                            math->first, math->second, *kv));
+        });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+/// aiconfigurator aic_moe.csv: one rank's fused MoE experts (no all-to-all).
+std::size_t load_moe(const CsvFile& f, Context& ctx) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], dtype = c["dtype"], tokens = c["num_tokens"],
+                    hidden = c["hidden_size"], inter = c["inter_size"], topk = c["topk"],
+                    experts = c["num_experts"], moe_tp = c["moe_tp"], moe_ep = c["moe_ep"],
+                    distribution = c["distribution"], gated = c["gated"],
+                    meas = c["measured_time_us"];
+  const std::size_t sanity = c.optional("sanity_flag");
+  const Identity identity(f, {"gpu", "dtype", "num_tokens", "hidden_size", "inter_size", "topk",
+                              "num_experts", "moe_tp", "moe_ep", "distribution", "gated"});
+  const std::string source = file_name(f.path());
+  const GemmTypes router{DType::bf16, 2, 2, 2};
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    // "power_law_1.01" → "power_law": the routing imbalance shows up as its own group.
+    std::string_view dist = r[distribution];
+    if (dist.rfind("power_law", 0) == 0) dist = "power_law";
+    const std::string group = "aic/" + str(r[gpu]) + "/moe/" + str(r[dtype]) + "/" + str(dist);
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const Outcome o =
+        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+                    [&](const HardwareSpec& hw) -> Outcome {
+                      if (parse_number(r[moe_ep], f, line, "moe_ep") != 1) {
+                        return Outcome::skipped("expert parallelism not modelled");
+                      }
+                      const auto types = linear_types(r[dtype]);
+                      if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+                      const double tp = parse_number(r[moe_tp], f, line, "moe_tp");
+                      return micros(moe_experts_op(
+                          hw, ctx.km(), parse_number(r[tokens], f, line, "num_tokens"),
+                          parse_number(r[hidden], f, line, "hidden_size"),
+                          parse_number(r[inter], f, line, "inter_size") / tp,
+                          static_cast<int>(parse_number(r[experts], f, line, "num_experts")),
+                          static_cast<int>(parse_number(r[topk], f, line, "topk")),
+                          parse_number(r[gated], f, line, "gated") == 1, *types, router));
+                    });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+/// vidur vidur_elementwise_ops.csv: bandwidth-bound ops at fp16, 2 bytes per element in and out.
+std::size_t load_elementwise(const CsvFile& f, Context& ctx) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], dtype = c["dtype"], op = c["op"], in = c["elems_in"],
+                    out = c["elems_out"], meas = c["measured_time_us"];
+  const std::size_t sanity = c.optional("sanity_flag");
+  const Identity identity(
+      f, {"gpu", "dtype", "model", "tp", "op", "num_tokens", "elems_in", "elems_out"});
+  const std::string source = file_name(f.path());
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    const std::string group = "vidur/" + str(r[gpu]) + "/" + str(r[op]) + "/" + str(r[dtype]);
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (r[dtype] != "fp16" && r[dtype] != "bf16") {
+            return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          }
+          const double elems =
+              parse_number(r[in], f, line, "elems_in") + parse_number(r[out], f, line, "elems_out");
+          return micros(memory_op(str(r[op]), hw, ctx.km(), Flops(0), Bytes(elems * 2), 1));
+        });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+/// aic_collectives.csv, vidur_collectives.csv and the nccl-tests log: single-node ring
+/// all-reduce, all-gather and reduce-scatter; custom all-reduce implementations are own groups.
+std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fixed_prefix) {
+  Columns c(f);
+  const std::size_t gpu = c["gpu"], op = c["op"], impl = c["implementation"],
+                    ranks = c["num_ranks"], bytes = c["message_bytes"],
+                    meas = c["measured_time_us"];
+  const std::size_t nodes = c.optional("num_nodes"), repo = c.optional("source_repo"),
+                    sanity = c.optional("sanity_flag");
+  const Identity identity(f, {"gpu", "system_setup", "implementation", "dtype", "op", "num_ranks",
+                              "ranks_per_node", "num_nodes", "message_bytes"});
+  const std::string source = file_name(f.path());
+  return f.for_each_row([&](const Fields& r, std::size_t line) {
+    std::string_view prefix = fixed_prefix;
+    if (prefix.empty()) {
+      const std::string_view rp = repo == std::string::npos ? "" : r[repo];
+      prefix = rp.find("vidur") != std::string_view::npos            ? "vidur"
+               : rp.find("aiconfigurator") != std::string_view::npos ? "aic"
+                                                                     : "collectives";
+    }
+    const std::string group =
+        str(prefix) + "/" + str(r[gpu]) + "/" + str(r[op]) + "/" + str(r[impl]);
+    const double measured = parse_number(r[meas], f, line, "measured_time_us");
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          const double n_nodes =
+              nodes == std::string::npos ? 1 : parse_number(r[nodes], f, line, "num_nodes");
+          const double n = parse_number(r[ranks], f, line, "num_ranks");
+          if (n_nodes != 1 || n > hw.gpus_per_node) {
+            return Outcome::skipped("multi-node not modelled yet (collectives issue)");
+          }
+          const Bytes b(parse_number(r[bytes], f, line, "message_bytes"));
+          const int ni = static_cast<int>(n);
+          if (r[op] == "allreduce") return micros(all_reduce_op("allreduce", hw, ctx.km(), b, ni));
+          if (r[op] == "allgather" || r[op] == "reducescatter") {
+            // Same ring traffic: (n − 1)/n of the gathered output / the scattered input.
+            return micros(all_gather_op(str(r[op]), hw, ctx.km(), b, ni));
+          }
+          return Outcome::skipped(str(r[op]) + " not modelled yet (collectives issue)");
+        });
+    ctx.collector().add(source, group, identity(r), line, measured, o);
+  });
+}
+
+// ---- End-to-end (e2e_dev.jsonl) ----
+
+std::optional<std::string> model_preset_for(std::string_view model) {
+  if (model == "Llama-2-7B" || model == "LLaMA 7B") return "llama-2-7b";
+  if (model == "Llama-2-70B" || model == "LLaMA 70B") return "llama-2-70b";
+  if (model == "Mistral-7B") return "mistral-7b";
+  if (model == "Mixtral-8x7B") return "mixtral-8x7b";
+  return std::nullopt;
+}
+
+std::string json_string(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double json_number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>()
+                                          : std::numeric_limits<double>::quiet_NaN();
+}
+
+/// One inference figure of TensorRT-LLM v0.9 (static batch): through the full inference estimate.
+Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
+  const std::string kind = json_string(row, "kind");
+  if (kind == "training") return Outcome::skipped("training estimator not implemented yet");
+  if (kind == "serving") return Outcome::skipped("serving estimator not implemented yet");
+  const std::string group = json_string(row, "group");
+  const std::string metric = json_string(row, "metric");
+  const bool ttft = group == "trtllm-v0.9-ttft-bs1" && metric == "ttft_ms";
+  const bool static_tput = group == "trtllm-v0.9-static" && metric == "output_tokens_per_s_per_gpu";
+  if (!ttft && !static_tput) {
+    return Outcome::skipped(
+        "inference figure not modelled (not a fixed-batch TRT-LLM v0.9 figure)");
+  }
+  const std::string gpu = json_string(row, "gpu");
+  const auto hw = hardware_preset_for(gpu);
+  if (!hw) return Outcome::skipped("no hardware preset for " + gpu);
+  const std::string model_name = json_string(row, "model");
+  const auto model = model_preset_for(model_name);
+  if (!model) return Outcome::skipped("no model preset for " + model_name);
+  const json par = row.value("parallelism", json::object());
+  const double tp = json_number(par, "tp");
+  const double pp = par.contains("pp") ? json_number(par, "pp") : 1.0;
+  if (pp != 1) return Outcome::skipped("pipeline parallelism not modelled");
+  const std::string dtype = json_string(row, "dtype");
+  std::string weights, kv;
+  if (dtype.find("FP8") != std::string::npos) {
+    weights = kv = "fp8";
+  } else if (dtype.find("FP16") != std::string::npos) {
+    weights = kv = "fp16";
+  } else if (dtype.find("BF16") != std::string::npos) {
+    weights = kv = "bf16";
+  } else {
+    return Outcome::skipped("precision \"" + dtype + "\" not modelled");
+  }
+  const json wl = row.value("workload", json::object());
+  const json request{
+      {"task", "inference"},
+      {"model", *model},
+      {"hardware", *hw},
+      {"num_gpus", row.value("num_gpus", json(1))},
+      {"parallelism", {{"tp", std::isfinite(tp) ? json(tp) : json(1)}}},
+      {"precision", {{"weights", weights}, {"kv_cache", kv}}},
+      {"workload",
+       {{"prompt_tokens", wl.value("input_len", json(nullptr))},
+        {"output_tokens", wl.value("output_len", json(nullptr))},
+        {"batch_size", wl.value("batch", json(1))}}},
+      // TensorRT-LLM static batching runs the whole context phase in one pass (1e7 tokens is the
+      // schema's limit and far above any batch × prompt of these rows).
+      {"engine", {{"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}}};
+  try {
+    const json r = io::run(request);
+    if (!r.at("memory").at("fits").get<bool>()) {
+      ctx.collector().warn(source, "memory.fits=false (predicted anyway)");
+    }
+    const int tier = r.value("tier", 0);
+    if (ttft) return Outcome::value(r.at("ttft_ms").get<double>(), tier);
+    return Outcome::value(
+        r.at("output_tokens_per_s").get<double>() / r.at("num_gpus").get<double>(), tier);
+  } catch (const SpecError& e) {
+    return Outcome::skipped(e.what());
+  }
+}
+
+void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
+  const std::string source = file_name(path);
+  std::size_t line = 0, rows = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view s(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line;
+    if (s.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json row;
+    try {
+      row = json::parse(s);
+    } catch (const json::exception& e) {
+      throw SpecError("", path + ":" + std::to_string(line) + ": malformed JSON: " + e.what());
+    }
+    if (!row.is_object()) {
+      throw SpecError("", path + ":" + std::to_string(line) + ": expected a JSON object per line");
+    }
+    ++rows;
+    const std::string group = "e2e/" + json_string(row, "group") + "/" + json_string(row, "gpu") +
+                              "/" + json_string(row, "metric");
+    const Outcome o = predict_e2e(row, ctx, source);
+    ctx.collector().add(source, group, "id=" + json_string(row, "id"), line,
+                        json_number(row, "value"), o);
+  }
+  ctx.collector().file(path, "e2e jsonl", rows);
+}
+
+}  // namespace
+
+std::optional<std::string> hardware_preset_for(std::string_view gpu) {
+  if (gpu == "A100-80G-SXM" || gpu == "A100-SXM-80G") return "a100-sxm-80g";
+  if (gpu == "A100-SXM-40G") return "a100-sxm-40g";
+  if (gpu == "A100-80G-PCIe") return "a100-pcie-80g";
+  if (gpu == "H100-SXM" || gpu == "H100-SXM-80G") return "h100-sxm";
+  if (gpu == "H200-SXM" || gpu == "H200-SXM-141G") return "h200-sxm";
+  if (gpu == "B200-SXM" || gpu == "B200") return "b200";
+  if (gpu == "L40S" || gpu == "L40S-48G") return "l40s";
+  return std::nullopt;
+}
+
+const HardwareSpec* Context::hardware(std::string_view gpu) {
+  auto it = hardware_.find(gpu);
+  if (it == hardware_.end()) {
+    std::unique_ptr<HardwareSpec> hw;
+    if (const auto id = hardware_preset_for(gpu)) {
+      hw = std::make_unique<HardwareSpec>(io::detail::resolve_hardware(json(*id), "hardware"));
+    }
+    it = hardware_.emplace(std::string(gpu), std::move(hw)).first;
+  }
+  return it->second.get();
+}
+
+void load_file(const std::string& path, Context& ctx) {
+  std::string text = read_text(path);
+  // JSON lines are recognised by their first character; everything else must be a CSV.
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    load_e2e(path, text, ctx);
+    return;
+  }
+  const CsvFile f(path, std::move(text));
+  std::string format;
+  if (f.has({"message_bytes", "num_ranks", "op", "implementation", "measured_time_us"})) {
+    format = f.has({"inplace_time_us"}) ? "nccl-tests log" : "collectives";
+  } else if (f.has({"m", "n", "k", "op", "dtype", "gpu", "measured_time_us"})) {
+    format = f.has({"layer_op"}) ? "vidur linear" : "aic gemm";
+  } else if (f.has({"seq_len", "past_kv_len", "causal", "num_heads", "num_kv_heads", "head_dim",
+                    "batch"})) {
+    format = "aic attn_prefill";
+  } else if (f.has({"q_len", "kv_len", "num_heads", "num_kv_heads", "head_dim", "batch"})) {
+    format = "aic attn_decode";
+  } else if (f.has({"num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp",
+                    "moe_ep", "distribution", "gated"})) {
+    format = "aic moe";
+  } else if (f.has({"elems_in", "elems_out", "op", "gpu", "measured_time_us"})) {
+    format = "vidur elementwise";
+  }
+  std::size_t rows = 0;
+  if (format == "nccl-tests log") {
+    rows = load_collectives(f, ctx, "nccl-tests");
+  } else if (format == "collectives") {
+    rows = load_collectives(f, ctx, "");
+  } else if (format == "vidur linear") {
+    rows = load_gemm(f, ctx, "vidur");
+  } else if (format == "aic gemm") {
+    rows = load_gemm(f, ctx, "aic");
+  } else if (format == "aic attn_prefill") {
+    rows = load_attn_prefill(f, ctx);
+  } else if (format == "aic attn_decode") {
+    rows = load_attn_decode(f, ctx);
+  } else if (format == "aic moe") {
+    rows = load_moe(f, ctx);
+  } else if (format == "vidur elementwise") {
+    rows = load_elementwise(f, ctx);
+  } else {
+    format = "unrecognized";
+    rows = f.count_rows();
+    ctx.collector().skip_file(file_name(path), "unrecognized file format", rows);
+  }
+  ctx.collector().file(path, format, rows);
+}
+
+}  // namespace flopcast::cli::validate

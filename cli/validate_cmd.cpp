@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// `flopcast validate PATH...`: predictions against the measured ground truth, per group and split.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "flopcast/error.hpp"
+#include "validate/collector.hpp"
+#include "validate/loaders.hpp"
+#include "validate/report.hpp"
+
+namespace flopcast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The files to read: files as given; directories walked for *.csv and *.jsonl in sorted order,
+/// skipping any folder named raw/ (the ground truth keeps byte-exact source copies there: parquet
+/// tables and vidur CSVs in their original, un-normalized columns).
+std::vector<std::string> expand(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) throw FileError(p + ": no such file or directory");
+    if (!fs::is_directory(st)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_directory() && it->path().filename() == "raw") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      const std::string ext = it->path().extension().string();
+      if (it->is_regular_file() && (ext == ".csv" || ext == ".jsonl")) {
+        found.push_back(it->path().string());
+      }
+    }
+    if (ec) throw FileError(p + ": cannot read directory: " + ec.message());
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+}  // namespace
+
+void setup_validate(CLI::App& app, ValidateOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "validate", "Compare predictions with measured kernel, collective and end-to-end timings");
+  sub->add_option("paths", o.paths,
+                  "Ground-truth files or folders (e.g. ../shared/groundtruth); folders are "
+                  "searched for *.csv and *.jsonl, skipping raw/")
+      ->required();
+  sub->add_option("--format", o.format, "Output: table (default), json, csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_option("--split", o.split, "Report train, test or all (default) rows")
+      ->check(CLI::IsMember({"train", "test", "all"}));
+  sub->add_option("--holdout", o.holdouts,
+                  "Put every row of the groups whose name contains this in the test split "
+                  "(repeatable)");
+  sub->add_option(
+      "--write-ceilings", o.write_ceilings,
+      "Write each group's test-split MAPE, rounded up, as the committed error ceilings");
+  sub->add_option("--check-ceilings", o.check_ceilings,
+                  "Exit 5 when a group's test-split MAPE exceeds its ceiling by more than 1 "
+                  "percentage point");
+}
+
+int run_validate(const ValidateOptions& o) {
+  try {
+    validate::Collector collector(o.holdouts);
+    validate::Context ctx(collector, KernelModel{});
+    for (const std::string& file : expand(o.paths)) validate::load_file(file, ctx);
+
+    std::optional<Split> only;
+    if (o.split == "train") only = Split::train;
+    if (o.split == "test") only = Split::test;
+    const json report = collector.report(only);
+    if (o.format == "json") {
+      std::cout << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    } else if (o.format == "csv") {
+      std::cout << validate::format_csv(report);
+    } else {
+      std::cout << validate::format_table(report);
+    }
+
+    const auto test_mape = collector.test_mape();
+    if (!o.write_ceilings.empty()) {
+      std::ofstream out(o.write_ceilings, std::ios::binary);
+      out << validate::make_ceilings(test_mape).dump(2) << "\n";
+      if (!out) throw FileError(o.write_ceilings + ": cannot write file");
+      std::cerr << "validate: wrote " << test_mape.size() << " group ceilings to "
+                << o.write_ceilings << "\n";
+    }
+    if (!o.check_ceilings.empty()) {
+      const json ceilings = read_json_file(o.check_ceilings);
+      const auto check = validate::check_ceilings(ceilings, test_mape, o.check_ceilings);
+      std::cerr << "validate: " << check.within << " groups within their ceilings ("
+                << o.check_ceilings << "), " << check.violations.size() << " worse by more than "
+                << "1 percentage point, " << check.new_groups.size() << " new, "
+                << check.missing.size() << " not in this run\n";
+      for (const std::string& s : check.new_groups) std::cerr << "  " << s << "\n";
+      for (const std::string& s : check.missing) std::cerr << "  " << s << "\n";
+      if (!check.violations.empty()) {
+        std::cerr << "flopcast: error: " << check.violations.size()
+                  << " group(s) exceed their committed error ceiling (update the file only on "
+                     "purpose, with --write-ceilings):\n";
+        for (const std::string& s : check.violations) std::cerr << "  " << s << "\n";
+        return kCeilingViolation;
+      }
+    }
+    return kOk;
+  } catch (...) {
+    return report_error(o.format);
+  }
+}
+
+}  // namespace flopcast::cli
