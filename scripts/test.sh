@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: unit, golden and CLI tests natively under ASan/UBSan and in release, the same
+# Every test: unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
+# table against ../shared/groundtruth with its error ceilings (when that folder exists), the same
 # GoogleTest suite under Node (WebAssembly), native/WASM parity, the browser test in headless
 # Chromium, a bounded fuzz run of the JSON entry point, and one benchmark pass.
 set -euo pipefail
@@ -13,6 +14,13 @@ step "native-debug (ASan + UBSan): unit, golden, cli"
 cmake --workflow --preset native-debug
 step "native-release: unit, golden, cli"
 cmake --workflow --preset native-release
+step "validate: accuracy against ../shared/groundtruth (error ceilings in validation/ceilings.json)"
+if [ -d ../shared/groundtruth ]; then
+  build/native-release/cli/flopcast validate ../shared/groundtruth \
+    --check-ceilings validation/ceilings.json
+else
+  echo "validate: ../shared/groundtruth not found, skipped"
+fi
 step "wasm-release: the same GoogleTest suite under Node, module smoke test"
 cmake --workflow --preset wasm-release
 
