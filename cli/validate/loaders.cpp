@@ -77,6 +77,20 @@ Outcome predict_row(Context& ctx, std::string_view sanity, std::string_view gpu,
   }
 }
 
+/// A count column as an int, or nullopt when the cell is empty, fractional or out of range.
+std::optional<int> count_of(double v) {
+  if (!(v >= 0 && v <= 1e9) || v != std::floor(v)) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+/// Shape values that must all be present and >= 1 (empty cells parse as NaN).
+bool all_positive(std::initializer_list<double> values) {
+  for (double v : values) {
+    if (!(v >= 1 && std::isfinite(v))) return false;
+  }
+  return true;
+}
+
 Outcome micros(const OpCost& op) { return Outcome::value(op.time.value * 1e6, op.tier); }
 
 /// Operand types of a linear layer by the data's dtype name; nullopt: not modelled.
@@ -156,24 +170,27 @@ std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
     if (r[kv_dtype] != r[dtype]) dt += "-kv" + str(r[kv_dtype]);
     const std::string group = "aic/" + str(r[gpu]) + "/attn_prefill/" + dt;
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
-    const Outcome o = predict_row(
-        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-        [&](const HardwareSpec& hw) -> Outcome {
-          if (parse_number(r[causal], f, line, "causal") != 1 ||
-              parse_number(r[past], f, line, "past_kv_len") != 0) {
-            return Outcome::skipped("prefix/non-causal attention not modelled");
-          }
-          const auto math = attention_math(r[dtype]);
-          if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
-          const auto kv = kv_bytes_of(r[kv_dtype]);
-          if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
-          return micros(attention_prefill_op(hw, ctx.km(), parse_number(r[batch], f, line, "batch"),
-                                             parse_number(r[seq], f, line, "seq_len"),
-                                             parse_number(r[heads], f, line, "num_heads"),
-                                             parse_number(r[kv_heads], f, line, "num_kv_heads"),
-                                             parse_number(r[head_dim], f, line, "head_dim"),
-                                             math->first, math->second, *kv));
-        });
+    const Outcome o =
+        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+                    [&](const HardwareSpec& hw) -> Outcome {
+                      if (parse_number(r[causal], f, line, "causal") != 1 ||
+                          parse_number(r[past], f, line, "past_kv_len") != 0) {
+                        return Outcome::skipped("prefix/non-causal attention not modelled");
+                      }
+                      const auto math = attention_math(r[dtype]);
+                      if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+                      const auto kv = kv_bytes_of(r[kv_dtype]);
+                      if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
+                      const double b = parse_number(r[batch], f, line, "batch"),
+                                   s = parse_number(r[seq], f, line, "seq_len"),
+                                   h = parse_number(r[heads], f, line, "num_heads"),
+                                   g = parse_number(r[kv_heads], f, line, "num_kv_heads"),
+                                   d = parse_number(r[head_dim], f, line, "head_dim");
+                      if (!all_positive({b, s, h, g, d}))
+                        return Outcome::skipped("missing shape value");
+                      return micros(attention_prefill_op(hw, ctx.km(), b, s, h, g, d, math->first,
+                                                         math->second, *kv));
+                    });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
 }
@@ -194,23 +211,26 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
     if (r[kv_dtype] != r[dtype]) dt += "-kv" + str(r[kv_dtype]);
     const std::string group = "aic/" + str(r[gpu]) + "/attn_decode/" + dt;
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
-    const Outcome o = predict_row(
-        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-        [&](const HardwareSpec& hw) -> Outcome {
-          if (parse_number(r[q_len], f, line, "q_len") != 1) {
-            return Outcome::skipped("decode with q_len > 1 not modelled");
-          }
-          const auto math = attention_math(r[dtype]);
-          if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
-          const auto kv = kv_bytes_of(r[kv_dtype]);
-          if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
-          return micros(attention_decode_op(hw, ctx.km(), parse_number(r[batch], f, line, "batch"),
-                                            parse_number(r[kv_len], f, line, "kv_len"),
-                                            parse_number(r[heads], f, line, "num_heads"),
-                                            parse_number(r[kv_heads], f, line, "num_kv_heads"),
-                                            parse_number(r[head_dim], f, line, "head_dim"),
-                                            math->first, math->second, *kv));
-        });
+    const Outcome o =
+        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+                    [&](const HardwareSpec& hw) -> Outcome {
+                      if (parse_number(r[q_len], f, line, "q_len") != 1) {
+                        return Outcome::skipped("decode with q_len > 1 not modelled");
+                      }
+                      const auto math = attention_math(r[dtype]);
+                      if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+                      const auto kv = kv_bytes_of(r[kv_dtype]);
+                      if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
+                      const double b = parse_number(r[batch], f, line, "batch"),
+                                   s = parse_number(r[kv_len], f, line, "kv_len"),
+                                   h = parse_number(r[heads], f, line, "num_heads"),
+                                   g = parse_number(r[kv_heads], f, line, "num_kv_heads"),
+                                   d = parse_number(r[head_dim], f, line, "head_dim");
+                      if (!all_positive({b, s, h, g, d}))
+                        return Outcome::skipped("missing shape value");
+                      return micros(attention_decode_op(hw, ctx.km(), b, s, h, g, d, math->first,
+                                                        math->second, *kv));
+                    });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
 }
@@ -234,23 +254,26 @@ std::size_t load_moe(const CsvFile& f, Context& ctx) {
     if (dist.rfind("power_law", 0) == 0) dist = "power_law";
     const std::string group = "aic/" + str(r[gpu]) + "/moe/" + str(r[dtype]) + "/" + str(dist);
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
-    const Outcome o =
-        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-                    [&](const HardwareSpec& hw) -> Outcome {
-                      if (parse_number(r[moe_ep], f, line, "moe_ep") != 1) {
-                        return Outcome::skipped("expert parallelism not modelled");
-                      }
-                      const auto types = linear_types(r[dtype]);
-                      if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
-                      const double tp = parse_number(r[moe_tp], f, line, "moe_tp");
-                      return micros(moe_experts_op(
-                          hw, ctx.km(), parse_number(r[tokens], f, line, "num_tokens"),
-                          parse_number(r[hidden], f, line, "hidden_size"),
-                          parse_number(r[inter], f, line, "inter_size") / tp,
-                          static_cast<int>(parse_number(r[experts], f, line, "num_experts")),
-                          static_cast<int>(parse_number(r[topk], f, line, "topk")),
-                          parse_number(r[gated], f, line, "gated") == 1, *types, router));
-                    });
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (parse_number(r[moe_ep], f, line, "moe_ep") != 1) {
+            return Outcome::skipped("expert parallelism not modelled");
+          }
+          const auto types = linear_types(r[dtype]);
+          if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          const double tp = parse_number(r[moe_tp], f, line, "moe_tp");
+          const auto n_experts = count_of(parse_number(r[experts], f, line, "num_experts"));
+          const auto k = count_of(parse_number(r[topk], f, line, "topk"));
+          if (!n_experts || !k || !(tp >= 1)) {
+            return Outcome::skipped("missing num_experts, topk or moe_tp");
+          }
+          return micros(
+              moe_experts_op(hw, ctx.km(), parse_number(r[tokens], f, line, "num_tokens"),
+                             parse_number(r[hidden], f, line, "hidden_size"),
+                             parse_number(r[inter], f, line, "inter_size") / tp, *n_experts, *k,
+                             parse_number(r[gated], f, line, "gated") == 1, *types, router));
+        });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
 }
@@ -275,6 +298,7 @@ std::size_t load_elementwise(const CsvFile& f, Context& ctx) {
           }
           const double elems =
               parse_number(r[in], f, line, "elems_in") + parse_number(r[out], f, line, "elems_out");
+          if (!(elems >= 0 && std::isfinite(elems))) return Outcome::skipped("missing shape value");
           return micros(memory_op(str(r[op]), hw, ctx.km(), Flops(0), Bytes(elems * 2), 1));
         });
     ctx.collector().add(source, group, identity(r), line, measured, o);
@@ -310,11 +334,13 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
           const double n_nodes =
               nodes == std::string::npos ? 1 : parse_number(r[nodes], f, line, "num_nodes");
           const double n = parse_number(r[ranks], f, line, "num_ranks");
+          const auto ranks_int = count_of(n);
+          if (!ranks_int) return Outcome::skipped("missing num_ranks");
           if (n_nodes != 1 || n > hw.gpus_per_node) {
             return Outcome::skipped("multi-node not modelled yet (collectives issue)");
           }
           const Bytes b(parse_number(r[bytes], f, line, "message_bytes"));
-          const int ni = static_cast<int>(n);
+          const int ni = *ranks_int;
           if (r[op] == "allreduce") return micros(all_reduce_op("allreduce", hw, ctx.km(), b, ni));
           if (r[op] == "allgather" || r[op] == "reducescatter") {
             // Same ring traffic: (n − 1)/n of the gathered output / the scattered input.
