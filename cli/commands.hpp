@@ -75,9 +75,22 @@ struct ValidateOptions {
   std::string split = "all";
   std::vector<std::string> holdouts;
   std::string write_ceilings, check_ceilings;
+  int max_tier = 2;
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);
+
+/// The ground-truth files under `paths`: files as given, folders walked for *.csv and *.jsonl
+/// (sorted, skipping raw/). FileError for a path that does not exist.
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths);
+
+struct FitOptions {
+  std::vector<std::string> paths;
+  std::string out = "presets/calibration";
+  int min_rows = 50;
+};
+void setup_fit(CLI::App& app, FitOptions& o);
+int run_fit(const FitOptions& o);
 
 /// Human-readable renderings of a response.
 std::string format_table(const json& response);

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   setup_presets(app, presets);
   ValidateOptions validate;
   setup_validate(app, validate);
+  FitOptions fit;
+  setup_fit(app, fit);
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << flopcast::io::version() << "\n";
   });
@@ -32,5 +34,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("link")) return run_link(link);
   if (app.got_subcommand("presets")) return run_presets(presets);
   if (app.got_subcommand("validate")) return run_validate(validate);
+  if (app.got_subcommand("fit")) return run_fit(fit);
   return kOk;
 }

@@ -12,14 +12,12 @@
 #include "validate/report.hpp"
 
 namespace flopcast::cli {
-namespace {
 
 namespace fs = std::filesystem;
 
-/// The files to read: files as given; directories walked for *.csv and *.jsonl in sorted order,
-/// skipping any folder named raw/ (the ground truth keeps byte-exact source copies there: parquet
-/// tables and vidur CSVs in their original, un-normalized columns).
-std::vector<std::string> expand(const std::vector<std::string>& paths) {
+/// Folders are walked in sorted order, skipping any folder named raw/ (the ground truth keeps
+/// byte-exact source copies there: parquet tables and vidur CSVs in their original columns).
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     std::error_code ec;
@@ -48,8 +46,6 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
   return files;
 }
 
-}  // namespace
-
 void setup_validate(CLI::App& app, ValidateOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "validate", "Compare predictions with measured kernel, collective and end-to-end timings");
@@ -61,6 +57,9 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--split", o.split, "Report train, test or all (default) rows")
       ->check(CLI::IsMember({"train", "test", "all"}));
+  sub->add_option("--max-tier", o.max_tier,
+                  "2 (default): Tier-2 fits where the GPU has them; 0: Tier-0 physics only")
+      ->check(CLI::IsMember({0, 2}));
   sub->add_option("--holdout", o.holdouts,
                   "Put every row of the groups whose name contains this in the test split "
                   "(repeatable)");
@@ -75,8 +74,10 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
 int run_validate(const ValidateOptions& o) {
   try {
     validate::Collector collector(o.holdouts);
-    validate::Context ctx(collector, KernelModel{});
-    for (const std::string& file : expand(o.paths)) validate::load_file(file, ctx);
+    KernelModel km;
+    km.use_calibration = o.max_tier == 2;
+    validate::Context ctx(collector, km);
+    for (const std::string& file : expand_paths(o.paths)) validate::load_file(file, ctx);
 
     std::optional<Split> only;
     if (o.split == "train") only = Split::train;

@@ -48,6 +48,11 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   }
   b.predicted.push_back(outcome.predicted);
   b.measured.push_back(measured);
+  if (record_ && outcome.op) {
+    samples_.push_back(FitSample{outcome.hardware_id,
+                                 outcome.op->calibration_key, s,
+                                 measured * 1e-6, *outcome.op});
+  }
   b.tier = std::max(b.tier, outcome.tier);
   const double ape = std::fabs(outcome.predicted - measured) / measured;
   if (ape > b.max_ape) {

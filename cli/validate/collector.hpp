@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "flopcast/kernel.hpp"
 #include "flopcast/stats.hpp"
 
 namespace flopcast::cli::validate {
@@ -26,11 +27,31 @@ struct Outcome {
   double predicted = std::numeric_limits<double>::quiet_NaN();
   int tier = 0;
   std::string skip;  ///< non-empty: the row is skipped for this reason
+  /// For kernel rows: the op as priced (its calibration key and work), and the hardware preset,
+  /// so that `flopcast fit` can refit the efficiency of (hardware, op class, math type).
+  std::optional<OpCost> op;
+  std::string hardware_id;
 
-  static Outcome value(double v, int tier) { return {v, tier, {}}; }
-  static Outcome skipped(std::string reason) {
-    return {std::numeric_limits<double>::quiet_NaN(), 0, std::move(reason)};
+  static Outcome value(double v, int tier) {
+    Outcome o;
+    o.predicted = v;
+    o.tier = tier;
+    return o;
   }
+  static Outcome skipped(std::string reason) {
+    Outcome o;
+    o.skip = std::move(reason);
+    return o;
+  }
+};
+
+/// One predicted kernel row, as `flopcast fit` needs it.
+struct FitSample {
+  std::string hardware_id;
+  std::string key;  ///< "<op class>/<math type>"
+  Split split = Split::train;
+  double measured_s = 0;
+  OpCost op;
 };
 
 class Collector {
@@ -58,6 +79,10 @@ class Collector {
   /// Test-split MAPE of every group that has modelled test rows.
   [[nodiscard]] std::map<std::string, double> test_mape() const;
 
+  /// Keep every predicted kernel row (both splits) for fitting.
+  void record_samples() { record_ = true; }
+  [[nodiscard]] const std::vector<FitSample>& samples() const { return samples_; }
+
  private:
   struct Bucket {
     std::vector<double> predicted, measured;
@@ -76,6 +101,8 @@ class Collector {
   std::map<std::pair<std::string, std::string>, std::array<std::size_t, 3>> skipped_;
   std::map<std::pair<std::string, std::string>, std::size_t> warnings_;
   std::vector<json> files_;
+  bool record_ = false;
+  std::vector<FitSample> samples_;
 };
 
 /// A number rounded to six significant digits (what every flopcast output carries).

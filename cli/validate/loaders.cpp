@@ -71,7 +71,9 @@ Outcome predict_row(Context& ctx, std::string_view sanity, std::string_view gpu,
   const HardwareSpec* hw = ctx.hardware(gpu);
   if (hw == nullptr) return Outcome::skipped("no hardware preset for " + str(gpu));
   try {
-    return predict(*hw);
+    Outcome o = predict(*hw);
+    if (o.op) o.hardware_id = *hardware_preset_for(gpu);
+    return o;
   } catch (const SpecError& e) {
     return Outcome::skipped(e.what());
   }
@@ -91,15 +93,20 @@ bool all_positive(std::initializer_list<double> values) {
   return true;
 }
 
-Outcome micros(const OpCost& op) { return Outcome::value(op.time.value * 1e6, op.tier); }
+Outcome micros(const OpCost& op) {
+  Outcome o = Outcome::value(op.time.value * 1e6, op.tier);
+  if (op.num_parts > 0 && op.bound != Bound::communication) o.op = op;
+  return o;
+}
 
 /// Operand types of a linear layer by the data's dtype name; nullopt: not modelled.
 std::optional<GemmTypes> linear_types(std::string_view dtype) {
   if (dtype == "bf16") return GemmTypes{DType::bf16, 2, 2, 2};
   if (dtype == "fp16") return GemmTypes{DType::fp16, 2, 2, 2};
   if (dtype == "fp8") return GemmTypes{DType::fp8, 1, 1, 2};
-  // DeepSeek-style 1x128 / 128x128 block scales are ignored (< 0.02 % of the weight bytes).
-  if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2};
+  // DeepSeek-style 1x128 / 128x128 block scales (< 0.02 % of the weight bytes are ignored), but
+  // block-scaled kernels are their own family: calibrated apart from per-tensor fp8.
+  if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2, "block"};
   // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
   if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
   if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};
@@ -421,7 +428,8 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
         {"batch_size", wl.value("batch", json(1))}}},
       // TensorRT-LLM static batching runs the whole context phase in one pass (1e7 tokens is the
       // schema's limit and far above any batch × prompt of these rows).
-      {"engine", {{"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}}};
+      {"engine", {{"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}},
+      {"max_tier", ctx.km().use_calibration ? 2 : 0}};
   try {
     const json r = io::run(request);
     if (!r.at("memory").at("fits").get<bool>()) {

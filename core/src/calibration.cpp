@@ -48,12 +48,14 @@ std::string_view to_string(OpClass c) noexcept {
   return "?";
 }
 
-std::string Calibration::key(OpClass c, DType math) {
-  return std::string(to_string(c)) + "/" + std::string(to_string(math));
+std::string Calibration::key(OpClass c, DType math, std::string_view variant) {
+  std::string k = std::string(to_string(c)) + "/" + std::string(to_string(math));
+  if (!variant.empty()) k += "-" + std::string(variant);
+  return k;
 }
 
-const CalibratedEfficiency* Calibration::find(OpClass c, DType math) const {
-  auto it = fits.find(key(c, math));
+const CalibratedEfficiency* Calibration::find(const std::string& key) const {
+  auto it = fits.find(key);
   return it == fits.end() ? nullptr : &it->second;
 }
 

@@ -63,7 +63,7 @@ namespace {
 /// Prices work with the Tier-2 fit of (op class, math type) when the hardware has one, else with
 /// the Tier-0 constants.
 OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const KernelModel& km,
-             OpClass cls, DType math) {
+             OpClass cls, DType math, std::string_view variant = {}) {
   OpCost op;
   op.name = std::move(name);
   op.flops = w.flops;
@@ -71,12 +71,12 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.kernels = w.kernels;
   op.units = w.units;
   op.op_class = cls;
-  op.math = math;
+  op.calibration_key = Calibration::key(cls, math, variant);
   op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =
-      km.use_calibration && hw.calibration ? hw.calibration->find(cls, math) : nullptr;
+      km.use_calibration && hw.calibration ? hw.calibration->find(op.calibration_key) : nullptr;
   if (fit) {
     e = fit->efficiency;
     op.tier = 2;
@@ -84,7 +84,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
     op.log_residual_p90 = fit->log_residual_p90;
     op.outside_calibrated_range = w.units < 0.5 * fit->min_units || w.units > 2 * fit->max_units;
   } else if (km.tier0_residuals) {
-    if (const CalibratedEfficiency* band = km.tier0_residuals->find(cls, math)) {
+    if (const CalibratedEfficiency* band = km.tier0_residuals->find(op.calibration_key)) {
       op.log_residual_p10 = band->log_residual_p10;
       op.log_residual_p90 = band->log_residual_p90;
     }
@@ -94,6 +94,14 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.bound = compute > memory ? Bound::compute : Bound::memory;
   op.time = Seconds(priced_time_s(op.parts[0], e));
   return op;
+}
+
+/// Weight-only quantized GEMMs (weights narrower than the activations they multiply) run other
+/// kernels than plain ones: their own calibration key.
+std::string_view weight_variant(const GemmTypes& t) {
+  if (!t.variant.empty()) return t.variant;
+  if (t.weight_bytes >= 0.75 * t.input_bytes) return {};
+  return t.weight_bytes <= 0.6 ? "w4" : "w8";
 }
 
 Work gemm_work(const HardwareSpec& hw, const KernelModel& km, double m, double n, double k,
@@ -143,7 +151,7 @@ Efficiency KernelModel::tier0(OpClass c) const {
 OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
                double k, const GemmTypes& types, double count) {
   return apply(std::move(name), gemm_work(hw, km, m, n, k, types, count), hw, km, OpClass::gemm,
-               types.math);
+               types.math, weight_variant(types));
 }
 
 double expected_distinct_experts(double experts, double topk, double tokens) {
@@ -157,11 +165,11 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   const double rows = tokens * topk / touched;
   const double up_width = gated ? 2 * inter : inter;
   OpCost moe = apply("moe_experts", gemm_work(hw, km, tokens, experts, hidden, router, 1), hw, km,
-                     OpClass::moe, router.math);
+                     OpClass::moe, router.math, weight_variant(router));
   const OpCost up = apply("moe_experts", gemm_work(hw, km, rows, up_width, hidden, linear, touched),
-                          hw, km, OpClass::moe, linear.math);
+                          hw, km, OpClass::moe, linear.math, weight_variant(linear));
   const OpCost down = apply("moe_experts", gemm_work(hw, km, rows, hidden, inter, linear, touched),
-                            hw, km, OpClass::moe, linear.math);
+                            hw, km, OpClass::moe, linear.math, weight_variant(linear));
   for (const OpCost* part : {&up, &down}) {
     moe.flops += part->flops;
     moe.bytes += part->bytes;

@@ -43,13 +43,14 @@ struct CalibratedEfficiency {
   double train_mape = 0;
 };
 
-/// Tier-2 calibration of one GPU, keyed "<op class>/<math type>" (e.g. "gemm/bf16").
+/// Tier-2 calibration of one GPU, keyed "<op class>/<math type>[-<variant>]" (e.g. "gemm/bf16",
+/// or "gemm/bf16-w4" for int4 weight-only GEMMs, whose kernels differ from plain bf16 ones).
 struct Calibration {
   std::string source;
   std::map<std::string, CalibratedEfficiency> fits;
 
-  [[nodiscard]] static std::string key(OpClass c, DType math);
-  [[nodiscard]] const CalibratedEfficiency* find(OpClass c, DType math) const;
+  [[nodiscard]] static std::string key(OpClass c, DType math, std::string_view variant = {});
+  [[nodiscard]] const CalibratedEfficiency* find(const std::string& key) const;
 };
 
 /// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):
