@@ -19,11 +19,18 @@ HardwareSpec hw(const char* id) {
 
 const GemmTypes kBf16{DType::bf16, 2, 2, 2};
 
+// These derivations are of the Tier-0 physics: no Tier-2 fit may price the ops.
+KernelModel tier0() {
+  KernelModel km;
+  km.use_calibration = false;
+  return km;
+}
+
 TEST(Gemm, DecodeGemvIsMemoryBound) {
   // A100: 2039 GB/s · 0.85 = 1733.15 GB/s achievable.
   // bytes = 4096·4096·2 (weights) + 4096·2 (in) + 4096·2 (out) = 33,570,816 B
   // t = 33,570,816 / 1.73315e12 = 19.3698 us, + 2 us kernel overhead = 21.3698 us.
-  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), KernelModel{}, 1, 4096, 4096, kBf16);
+  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), tier0(), 1, 4096, 4096, kBf16);
   EXPECT_EQ(op.bound, Bound::memory);
   EXPECT_TRUE(near_rel(op.time.value, 21.3698e-6, 1e-4));
   EXPECT_TRUE(near_rel(op.flops.value, 2.0 * 4096 * 4096, 1e-12));
@@ -33,7 +40,7 @@ TEST(Gemm, LargeSquareIsComputeBoundWithWaveQuantization) {
   // m = n = k = 4096 on A100 (108 SMs): 128x128 tiles -> 32·32 = 1024 tiles, ceil(1024/108) = 10
   // waves, wave efficiency 1024/1080 = 0.948148. Sustained = 312e12 · 0.8 · 0.948148 =
   // 236.658e12 FLOP/s; FLOPs = 2·4096³ = 1.37439e11 -> 580.749 us, + 2 us = 582.749 us.
-  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), KernelModel{}, 4096, 4096, 4096, kBf16);
+  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), tier0(), 4096, 4096, 4096, kBf16);
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.time.value, 582.749e-6, 1e-4));
 }
@@ -43,7 +50,7 @@ TEST(Gemm, TileMisalignmentCostsPaddedWork) {
   // tiles = 33·32 = 1056, waves = ceil(1056/108) = 10, wave eff = 1056/1080 = 0.977778,
   // tile eff = 4160/4224 = 0.984848. FLOPs = 2·4160·4096·4096 = 1.39586e11;
   // sustained = 312e12·0.8·0.984848·0.977778 = 240.37e12 -> 580.713 us + 2 us = 582.713 us.
-  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), KernelModel{}, 4160, 4096, 4096, kBf16);
+  const OpCost op = gemm_op("x", hw("a100-sxm-80g"), tier0(), 4160, 4096, 4096, kBf16);
   EXPECT_TRUE(near_rel(op.time.value, 582.713e-6, 1e-4));
 }
 
@@ -52,7 +59,7 @@ TEST(Gemm, Fp8UsesTheFp8PeakAndHalvesWeightBytes) {
   // 32 waves, eff 4096/4224 = 0.969697; sustained = 1978.9e12·0.8·0.969697 = 1535.15e12;
   // FLOPs 2·8192³ = 1.09951e12 -> 716.225 us + 2 us.
   const GemmTypes fp8{DType::fp8, 1, 1, 2};
-  const OpCost op = gemm_op("x", hw("h100-sxm"), KernelModel{}, 8192, 8192, 8192, fp8);
+  const OpCost op = gemm_op("x", hw("h100-sxm"), tier0(), 8192, 8192, 8192, fp8);
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.time.value, 718.225e-6, 1e-4));
 }
@@ -60,7 +67,7 @@ TEST(Gemm, Fp8UsesTheFp8PeakAndHalvesWeightBytes) {
 TEST(Attention, DecodeReadsTheWholeKvCache) {
   // Llama-2-7B layer, batch 1, context 4096, 32 heads (MHA), d = 128, bf16 KV, A100:
   // bytes = 128·(2·4096·32·2 + 2·32·2) = 67,125,248 B -> / 1.73315e12 = 38.7302 us, + 2 us.
-  const OpCost op = attention_decode_op(hw("a100-sxm-80g"), KernelModel{}, 1, 4096, 32, 32, 128,
+  const OpCost op = attention_decode_op(hw("a100-sxm-80g"), tier0(), 1, 4096, 32, 32, 128,
                                         DType::bf16, 2, 2);
   EXPECT_EQ(op.bound, Bound::memory);
   EXPECT_TRUE(near_rel(op.time.value, 40.7302e-6, 1e-4));
@@ -71,7 +78,7 @@ TEST(Attention, PrefillIsCausal) {
   // FLOPs = 2·d·Hq·s·(s+1) = 2·128·32·4096·4097 = 1.37473e11 for one sequence of 4096.
   // Tiles: 32 blocks · 32 heads = 1024 on 108 SMs -> wave eff 0.948148; sustained =
   // 312e12·0.6·0.948148 = 177.493e12 -> 774.52 us + 2 us.
-  const OpCost op = attention_prefill_op(hw("a100-sxm-80g"), KernelModel{}, 1, 4096, 32, 32, 128,
+  const OpCost op = attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 4096, 32, 32, 128,
                                          DType::bf16, 2, 2);
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.flops.value, 1.37473e11, 1e-5));
@@ -81,22 +88,22 @@ TEST(Attention, PrefillIsCausal) {
 TEST(Collective, RingAllReduceAlphaBeta) {
   // H100 NVLink4: 450 GB/s per direction · 0.8 = 360 GB/s; 8 µs latency.
   // 64 MB over 8 ranks: 8e-6 + 2·7/8·64e6 / 360e9 = 8 us + 311.111 us = 319.111 us.
-  const OpCost op = all_reduce_op("ar", hw("h100-sxm"), KernelModel{}, Bytes(64e6), 8);
+  const OpCost op = all_reduce_op("ar", hw("h100-sxm"), tier0(), Bytes(64e6), 8);
   EXPECT_EQ(op.bound, Bound::communication);
   EXPECT_TRUE(near_rel(op.time.value, 319.111e-6, 1e-5));
   // One rank communicates nothing.
-  EXPECT_EQ(all_reduce_op("ar", hw("h100-sxm"), KernelModel{}, Bytes(64e6), 1).time.value, 0.0);
+  EXPECT_EQ(all_reduce_op("ar", hw("h100-sxm"), tier0(), Bytes(64e6), 1).time.value, 0.0);
 }
 
 TEST(Collective, AllGatherMovesHalfTheAllReduceTraffic) {
   // 8e-6 + 7/8 · 64e6 / 360e9 = 8 us + 155.556 us.
-  const OpCost op = all_gather_op("ag", hw("h100-sxm"), KernelModel{}, Bytes(64e6), 8);
+  const OpCost op = all_gather_op("ag", hw("h100-sxm"), tier0(), Bytes(64e6), 8);
   EXPECT_TRUE(near_rel(op.time.value, 163.556e-6, 1e-5));
 }
 
 TEST(Kernel, MissingPeakIsAnExplicitError) {
   // V100 has no bf16 tensor cores: asking for bf16 math must not guess.
-  EXPECT_THROW(gemm_op("x", hw("v100-sxm"), KernelModel{}, 1, 1, 1, kBf16), SpecError);
+  EXPECT_THROW(gemm_op("x", hw("v100-sxm"), tier0(), 1, 1, 1, kBf16), SpecError);
 }
 
 }  // namespace

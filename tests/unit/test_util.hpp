@@ -38,7 +38,9 @@ inline io::json base_request() {
                   {"num_gpus", 1},
                   {"parallelism", {{"tp", 1}}},
                   {"precision", {{"weights", "bf16"}, {"kv_cache", "bf16"}}},
-                  {"workload", {{"prompt_tokens", 128}, {"output_tokens", 128}, {"batch_size", 1}}}};
+                  {"workload", {{"prompt_tokens", 128}, {"output_tokens", 128}, {"batch_size", 1}}},
+                  // Hand derivations are of the Tier-0 physics; Tier 2 has tests of its own.
+                  {"max_tier", 0}};
 }
 
 }  // namespace flopcast::test

@@ -38,12 +38,15 @@ struct Parsed {
 Parsed parse_request(const json& request) {
   ObjectReader r(request, "",
                  {"schema_version", "task", "model", "hardware", "num_gpus", "parallelism",
-                  "precision", "workload", "engine"});
+                  "precision", "workload", "engine", "max_tier"});
   Parsed p;
   InferenceSpec& s = p.spec;
   s.model = resolve_model(r.require("model"), "model");
   s.hardware = resolve_hardware(r.require("hardware"), "hardware");
   s.kernel.tier0_residuals = tier0_residuals();
+  const int max_tier = r.integer("max_tier", 2);
+  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
+  s.kernel.use_calibration = max_tier == 2;
 
   const json empty = json::object();
   const json* par = r.find("parallelism");
@@ -82,6 +85,7 @@ Parsed parse_request(const json& request) {
       {"model", request.at("model")},
       {"hardware", request.at("hardware")},
       {"num_gpus", s.num_gpus},
+      {"max_tier", s.kernel.use_calibration ? 2 : 0},
       {"parallelism", {{"tp", s.tp}}},
       {"precision",
        {{"weights", to_string(s.weights)},

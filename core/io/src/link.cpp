@@ -26,6 +26,7 @@ constexpr Field kFields[] = {
     {"model", Kind::spec},
     {"hardware", Kind::spec},
     {"num_gpus", Kind::integer},
+    {"max_tier", Kind::integer},
     {"parallelism.tp", Kind::integer},
     {"precision.weights", Kind::text},
     {"precision.kv_cache", Kind::text},
