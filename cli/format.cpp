@@ -56,10 +56,16 @@ std::string format_table(const json& r) {
   auto line = [&](const std::string& label, const std::string& value, const std::string& unit) {
     out << "  " << pad(label, 22) << pad(value, 12, true) << " " << unit << "\n";
   };
-  line("TTFT", num(r.at("ttft_ms")), "ms");
-  line("TPOT", num(r.at("tpot_ms")), "ms");
-  line("End-to-end latency", num(r.at("e2e_ms")), "ms");
-  line("Output throughput", num(r.at("output_tokens_per_s")), "tokens/s");
+  const json& band = r.at("interval");
+  auto banded = [&](const char* key, const std::string& unit) {
+    return unit + "   (80% band " + num(band.at(key).at("low")) + "-" +
+           num(band.at(key).at("high")) + ")";
+  };
+  line("TTFT", num(r.at("ttft_ms")), banded("ttft_ms", "ms"));
+  line("TPOT", num(r.at("tpot_ms")), banded("tpot_ms", "ms"));
+  line("End-to-end latency", num(r.at("e2e_ms")), banded("e2e_ms", "ms"));
+  line("Output throughput", num(r.at("output_tokens_per_s")),
+       banded("output_tokens_per_s", "tokens/s"));
   line("Prefill throughput", num(r.at("prefill_tokens_per_s")), "tokens/s");
 
   out << "\nMemory per GPU (budget " << num(mem.at("budget_GB")) << " of "

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "flopcast/error.hpp"
+#include "specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 #include "validate/report.hpp"
@@ -76,6 +77,7 @@ int run_validate(const ValidateOptions& o) {
     validate::Collector collector(o.holdouts);
     KernelModel km;
     km.use_calibration = o.max_tier == 2;
+    km.tier0_residuals = io::detail::tier0_residuals();  // bands where Tier 0 prices an op
     validate::Context ctx(collector, km);
     for (const std::string& file : expand_paths(o.paths)) validate::load_file(file, ctx);
 

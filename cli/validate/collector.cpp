@@ -54,6 +54,10 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
                                  measured * 1e-6, *outcome.op});
   }
   b.tier = std::max(b.tier, outcome.tier);
+  if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {
+    ++b.banded;
+    if (measured >= outcome.low && measured <= outcome.high) ++b.covered;
+  }
   const double ape = std::fabs(outcome.predicted - measured) / measured;
   if (ape > b.max_ape) {
     b.max_ape = ape;
@@ -82,7 +86,7 @@ json Collector::report(std::optional<Split> only) const {
       const Bucket& b = g.split[index_of(s)];
       if (b.measured.empty()) continue;
       const ErrorStats st = error_stats(b.predicted, b.measured);
-      groups.push_back(json{{"group", name},
+      json row{{"group", name},
                             {"split", std::string(to_string(s))},
                             {"count", st.count},
                             {"skipped", b.skipped},
@@ -92,7 +96,12 @@ json Collector::report(std::optional<Split> only) const {
                             {"max_ape", round6(st.max_ape)},
                             {"max_row", b.max_row},
                             {"bias", round6(st.bias)},
-                            {"tier", b.tier}});
+                            {"tier", b.tier}};
+      // Share of measurements inside the estimate's nominal 80% band (goal 0.75-0.85).
+      if (b.banded > 0) {
+        row["coverage_80"] = round6(static_cast<double>(b.covered) / static_cast<double>(b.banded));
+      }
+      groups.push_back(std::move(row));
     }
   }
   json skipped = json::array();

@@ -31,6 +31,9 @@ struct Outcome {
   /// so that `flopcast fit` can refit the efficiency of (hardware, op class, math type).
   std::optional<OpCost> op;
   std::string hardware_id;
+  /// The estimate's nominal 80% band, when it has one (NaN otherwise).
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
 
   static Outcome value(double v, int tier) {
     Outcome o;
@@ -90,6 +93,8 @@ class Collector {
     double max_ape = -1;
     std::string max_row;
     int tier = 0;
+    std::size_t banded = 0;   // rows with an 80% band
+    std::size_t covered = 0;  // ... whose measurement lies inside it
   };
   struct Group {
     std::array<Bucket, 2> split;  // [train, test]

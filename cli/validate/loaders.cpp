@@ -95,6 +95,8 @@ bool all_positive(std::initializer_list<double> values) {
 
 Outcome micros(const OpCost& op) {
   Outcome o = Outcome::value(op.time.value * 1e6, op.tier);
+  o.low = o.predicted * std::exp(op.log_residual_p10);
+  o.high = o.predicted * std::exp(op.log_residual_p90);
   if (op.num_parts > 0 && op.bound != Bound::communication) o.op = op;
   return o;
 }
@@ -436,9 +438,13 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
       ctx.collector().warn(source, "memory.fits=false (predicted anyway)");
     }
     const int tier = r.value("tier", 0);
-    if (ttft) return Outcome::value(r.at("ttft_ms").get<double>(), tier);
-    return Outcome::value(
-        r.at("output_tokens_per_s").get<double>() / r.at("num_gpus").get<double>(), tier);
+    const json& band = r.at("interval").at(ttft ? "ttft_ms" : "output_tokens_per_s");
+    const double scale = ttft ? 1.0 : 1.0 / r.at("num_gpus").get<double>();
+    Outcome o = Outcome::value(
+        scale * r.at(ttft ? "ttft_ms" : "output_tokens_per_s").get<double>(), tier);
+    o.low = scale * band.at("low").get<double>();
+    o.high = scale * band.at("high").get<double>();
+    return o;
   } catch (const SpecError& e) {
     return Outcome::skipped(e.what());
   }
