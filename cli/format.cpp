@@ -50,8 +50,12 @@ std::string format_table(const json& r) {
       << req.at("precision").at("kv_cache").get<std::string>() << ", prompt "
       << req.at("workload").at("prompt_tokens").get<int>() << ", output "
       << req.at("workload").at("output_tokens").get<int>() << ", batch "
-      << req.at("workload").at("batch_size").get<int>() << " (tier " << r.at("tier").get<int>()
-      << ")\n\n";
+      << req.at("workload").at("batch_size").get<int>() << " (tier " << r.at("tier").get<int>();
+  if (r.at("tier").get<int>() == 0 && r.at("tier2_time_share").get<double>() > 0) {
+    out << "; Tier-2 fits price " << fixed(100 * r.at("tier2_time_share").get<double>(), 0)
+        << "% of the time";
+  }
+  out << ")\n\n";
 
   auto line = [&](const std::string& label, const std::string& value, const std::string& unit) {
     out << "  " << pad(label, 22) << pad(value, 12, true) << " " << unit << "\n";

@@ -508,6 +508,19 @@ function setMetric(id, value, kind) {
   node.dataset.value = String(value);
 }
 
+/** "80% band 9.94–17.2 ms": the interval the validation residuals give the estimate. */
+function setBand(id, band, kind) {
+  const node = $(`${id}-band`);
+  if (!band || !Number.isFinite(band.low) || !Number.isFinite(band.high)) {
+    node.textContent = '';
+    return;
+  }
+  const fmt = (v) => (kind === 'duration' ? fmtDuration(v).join(' ') : fmtNum(v));
+  node.textContent = `80% band ${fmt(band.low)} – ${fmt(band.high)}`;
+  node.dataset.low = String(band.low);
+  node.dataset.high = String(band.high);
+}
+
 function renderResult(res) {
   state.renders += 1;
   document.documentElement.dataset.renders = String(state.renders);
@@ -518,12 +531,19 @@ function renderResult(res) {
   const replicas = res.replicas ?? 1;
   $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
     + ` · TP ${tp} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
-    + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '');
+    + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '')
+    + (res.tier === 0 && res.tier2_time_share > 0
+      ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)` : '');
 
   setMetric('ttft', res.ttft_ms, 'duration');
   setMetric('tpot', res.tpot_ms, 'duration');
   setMetric('e2e', res.e2e_ms, 'duration');
   setMetric('tps', res.output_tokens_per_s);
+  const band = res.interval || {};
+  setBand('ttft', band.ttft_ms, 'duration');
+  setBand('tpot', band.tpot_ms, 'duration');
+  setBand('e2e', band.e2e_ms, 'duration');
+  setBand('tps', band.output_tokens_per_s);
   $('tps-sub').textContent = replicas > 1 ? `across ${replicas} replicas` : 'one replica';
 
   renderMemory(res.memory || {}, res);

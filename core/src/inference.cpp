@@ -235,6 +235,7 @@ struct Accumulator {
   double low_s = 0;   // Σ weight · time · e^p10: the 80% band, errors taken as fully correlated
   double high_s = 0;  // Σ weight · time · e^p90
   int tier = 2;       // lowest tier of any priced op
+  double tier2_s = 0, tier0_s = 0;  // time of compute/memory-bound ops by tier
   bool outside_range = false;
   std::vector<std::string> uncalibrated;  // op names priced at Tier 0
 
@@ -255,6 +256,7 @@ struct Accumulator {
       outside_range = outside_range || op.outside_calibrated_range;
       const bool priced = op.bound == Bound::compute || op.bound == Bound::memory;
       if (priced && op.tier < tier) tier = op.tier;
+      if (priced) (op.tier == 2 ? tier2_s : tier0_s) += weight * op.time.value;
       if (priced && op.tier == 0 &&
           std::find(uncalibrated.begin(), uncalibrated.end(), op.name) == uncalibrated.end()) {
         uncalibrated.push_back(op.name);
@@ -380,6 +382,8 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,
                 r.ttft_band.high_s + static_cast<double>(steps) * r.tpot_band.high_s};
   r.tier = std::min(pre.tier, dec.tier);
+  const double priced_s = pre.tier2_s + pre.tier0_s + dec.tier2_s + dec.tier0_s;
+  r.tier2_time_share = priced_s > 0 ? (pre.tier2_s + dec.tier2_s) / priced_s : 0;
   r.outside_calibrated_range = pre.outside_range || dec.outside_range;
   for (const Accumulator* acc : {&pre, &dec}) {
     for (const auto& name : acc->uncalibrated) {

@@ -275,6 +275,14 @@ test('numbers shown equal what the module returns for the same request', async (
     assert.equal(s.prefillRows, r.breakdown.filter((x) => x.phase === 'prefill').length, `${label}: prefill rows`);
     assert.equal(s.decodeRows, r.breakdown.filter((x) => x.phase === 'decode').length, `${label}: decode rows`);
     assert.deepEqual(await page.evaluate(() => window.flopcast.lastResult()), r, `${label}: lastResult`);
+    // The 80% band beside each headline number is the module's interval.
+    const band = await page.evaluate(() => ({ low: Number(document.getElementById('ttft-band').dataset.low),
+      high: Number(document.getElementById('ttft-band').dataset.high),
+      text: document.getElementById('ttft-band').textContent }));
+    assert.equal(band.low, r.interval.ttft_ms.low, `${label}: ttft band low`);
+    assert.equal(band.high, r.interval.ttft_ms.high, `${label}: ttft band high`);
+    assert.ok(band.low <= r.ttft_ms && r.ttft_ms <= band.high, `${label}: ttft inside its band`);
+    assert.match(band.text, /^80% band [0-9.]+ \S+ – [0-9.]+ \S+$/, `${label}: band text`);
   };
   await check('default');
   await page.selectOption('#hardware', h100);

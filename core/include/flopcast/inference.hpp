@@ -76,6 +76,7 @@ struct Band {
 
 struct InferenceResult {
   int tier = 0;  ///< 2 when every compute/memory-bound op used a Tier-2 fit, else 0
+  double tier2_time_share = 0;  ///< share of compute/memory-bound time priced by Tier-2 fits
   bool outside_calibrated_range = false;
   std::vector<std::string> uncalibrated_ops;
   Band ttft_band, tpot_band, e2e_band;

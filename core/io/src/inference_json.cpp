@@ -142,6 +142,7 @@ json run_inference(const json& request) {
       {"schema_version", kSchemaVersion},
       {"task", "inference"},
       {"tier", r.tier},
+      {"tier2_time_share", sig6(r.tier2_time_share)},
       {"model", model},
       {"hardware", identity(request.at("hardware"), s.hardware.name)},
       {"num_gpus", s.num_gpus},
