@@ -92,6 +92,9 @@ struct FitOptions {
 void setup_fit(CLI::App& app, FitOptions& o);
 int run_fit(const FitOptions& o);
 
+/// One CSV cell: strings as they are, other values as JSON; quoted when they hold , " or newline.
+std::string csv_field(const json& v);
+
 /// Human-readable renderings of a response.
 std::string format_table(const json& response);
 std::string format_csv(const json& response);

@@ -28,6 +28,8 @@ std::string pad(std::string s, std::size_t width, bool right = false) {
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
+}  // namespace
+
 std::string csv_field(const json& v) {
   std::string s = v.is_string() ? v.get<std::string>() : v.dump();
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -35,8 +37,6 @@ std::string csv_field(const json& v) {
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
-
-}  // namespace
 
 std::string format_table(const json& r) {
   std::ostringstream out;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "commands.hpp"
 #include "flopcast/error.hpp"
 
 namespace flopcast::cli::validate {
@@ -15,14 +16,6 @@ std::string percent(const json& fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", fraction.get<double>() * 100);
   return buf;
-}
-
-std::string csv_field(const json& v) {
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 /// Columns padded to their widest cell; the first `left` columns left-aligned, the rest right.
