@@ -76,6 +76,7 @@ struct ValidateOptions {
   std::vector<std::string> holdouts;
   std::string write_ceilings, check_ceilings;
   int max_tier = 2;
+  std::string rows_file;
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);

@@ -58,6 +58,9 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--split", o.split, "Report train, test or all (default) rows")
       ->check(CLI::IsMember({"train", "test", "all"}));
+  sub->add_option("--rows", o.rows_file,
+                  "Also write every predicted row (group, split, row, measured, predicted, APE) "
+                  "as CSV to this file");
   sub->add_option("--max-tier", o.max_tier,
                   "2 (default): Tier-2 fits where the GPU has them; 0: Tier-0 physics only")
       ->check(CLI::IsMember({0, 2}));
@@ -75,6 +78,12 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
 int run_validate(const ValidateOptions& o) {
   try {
     validate::Collector collector(o.holdouts);
+    std::ofstream rows_file;
+    if (!o.rows_file.empty()) {
+      rows_file.open(o.rows_file);
+      if (!rows_file) throw FileError(o.rows_file + ": cannot write file");
+      collector.write_rows_to(&rows_file);
+    }
     KernelModel km;
     km.use_calibration = o.max_tier == 2;
     km.tier0_residuals = io::detail::tier0_residuals();  // bands where Tier 0 prices an op

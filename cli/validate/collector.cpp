@@ -30,6 +30,11 @@ Split Collector::split(std::string_view group, std::string_view source,
   return split_of(key);
 }
 
+void Collector::write_rows_to(std::ostream* out) {
+  rows_out_ = out;
+  if (out) *out << "group,split,row,measured,predicted,ape\n";
+}
+
 void Collector::add(std::string_view source, const std::string& group, std::string_view identity,
                     std::size_t line, double measured, const Outcome& outcome) {
   auto it = groups_.find(group);
@@ -48,6 +53,11 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   }
   b.predicted.push_back(outcome.predicted);
   b.measured.push_back(measured);
+  if (rows_out_) {
+    *rows_out_ << group << ',' << to_string(s) << ',' << source << ':' << line << ' ' << identity
+               << ',' << measured << ',' << outcome.predicted << ','
+               << std::fabs(outcome.predicted - measured) / measured << '\n';
+  }
   if (record_ && outcome.op) {
     samples_.push_back(FitSample{outcome.hardware_id,
                                  outcome.op->calibration_key, s,

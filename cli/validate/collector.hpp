@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <ostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -82,6 +83,9 @@ class Collector {
   /// Test-split MAPE of every group that has modelled test rows.
   [[nodiscard]] std::map<std::string, double> test_mape() const;
 
+  /// Also write every predicted row as CSV (group, split, row, measured, predicted, ape).
+  void write_rows_to(std::ostream* out);
+
   /// Keep every predicted kernel row (both splits) for fitting.
   void record_samples() { record_ = true; }
   [[nodiscard]] const std::vector<FitSample>& samples() const { return samples_; }
@@ -107,6 +111,7 @@ class Collector {
   std::map<std::pair<std::string, std::string>, std::size_t> warnings_;
   std::vector<json> files_;
   bool record_ = false;
+  std::ostream* rows_out_ = nullptr;
   std::vector<FitSample> samples_;
 };
 
