@@ -237,7 +237,11 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
                                    d = parse_number(r[head_dim], f, line, "head_dim");
                       if (!all_positive({b, s, h, g, d}))
                         return Outcome::skipped("missing shape value");
-                      return micros(attention_decode_op(hw, ctx.km(), b, s, h, g, d, math->first,
+                      // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages
+                      // hold 64 tokens (tokens_per_block's default).
+                      KernelModel km = ctx.km();
+                      km.kv_page_tokens = 64;
+                      return micros(attention_decode_op(hw, km, b, s, h, g, d, math->first,
                                                         math->second, *kv));
                     });
     ctx.collector().add(source, group, identity(r), line, measured, o);

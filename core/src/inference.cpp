@@ -336,8 +336,10 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   return linear * sh.w + sixteen_bit * sh.a;
 }
 
-InferenceResult estimate_inference(const InferenceSpec& spec) {
-  validate(spec);
+InferenceResult estimate_inference(const InferenceSpec& spec_in) {
+  validate(spec_in);
+  InferenceSpec spec = spec_in;
+  spec.kernel.kv_page_tokens = spec.kv_block_tokens;  // decode attention reads whole KV blocks
   const Shard sh = make_shard(spec);
   InferenceResult r;
   r.replicas = spec.num_gpus / spec.tp;

@@ -212,7 +212,9 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   const FlopsPerSecond peak = peak_or_throw(hw, math);
   Work w;
   w.flops = Flops(batch * 4 * context * head_dim * heads);
-  w.bytes = Bytes(batch * head_dim * (2 * context * kv_heads * kv_bytes + 2 * heads * act_bytes));
+  const double read_tokens = round_up(context, km.kv_page_tokens);
+  w.bytes =
+      Bytes(batch * head_dim * (2 * read_tokens * kv_heads * kv_bytes + 2 * heads * act_bytes));
   w.compute_ideal = w.flops / peak;
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.

@@ -73,6 +73,9 @@ struct KernelModel {
   int tile_n = 128;
   /// Query rows per attention thread block.
   int attention_block = 128;
+  /// Paged-KV block: decode attention reads whole pages, so a sequence's KV read is its context
+  /// rounded up to this many tokens (vLLM 16; TensorRT-LLM's tokens_per_block default 64).
+  int kv_page_tokens = 16;
   /// Use the hardware's Tier-2 fits where it has them (false: Tier 0 everywhere).
   bool use_calibration = true;
   /// Residual bands of Tier 0 per op class (from validation), for hardware without a fit.
@@ -120,7 +123,8 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
                             double act_bytes, double kv_bytes);
 
 /// One decode step of attention: `batch` sequences, each one query token over `context` cached
-/// tokens. FLOPs = 4·c·d·Hq per sequence; bytes = the K and V cache read (2·c·Hkv·d·kv) + Q and O.
+/// tokens. FLOPs = 4·c·d·Hq per sequence; bytes = the K and V cache read, in whole KV pages
+/// (2·ceil(c/page)·page·Hkv·d·kv), + Q and O.
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
                            double context, double heads, double kv_heads, double head_dim,
                            DType math, double act_bytes, double kv_bytes);
