@@ -109,7 +109,7 @@ void validate(const InferenceSpec& s) {
   }
 }
 
-/// Shapes of one tensor-parallel shard.
+/// Shapes of one tensor-parallel shard, and the kernel model that prices its ops.
 struct Shard {
   double h, d, hq, hkv, inter, vocab, layers;
   double a;        // activation bytes
@@ -118,6 +118,7 @@ struct Shard {
   GemmTypes linear;
   GemmTypes dense16;  // LM head and router: 16-bit weights in every quantization scheme
   DType attn_math;
+  KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
 };
 
 Shard make_shard(const InferenceSpec& s) {
@@ -137,6 +138,8 @@ Shard make_shard(const InferenceSpec& s) {
   sh.linear = GemmTypes{fp8 ? DType::fp8 : s.activations, sh.w, fp8 ? 1.0 : sh.a, sh.a};
   sh.dense16 = GemmTypes{s.activations, sh.a, sh.a, sh.a};
   sh.attn_math = s.activations;
+  sh.km = s.kernel;
+  sh.km.kv_page_tokens = s.kv_block_tokens;
   return sh;
 }
 
@@ -149,11 +152,10 @@ struct Step {
   bool prefill = false;
 };
 
-
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
 std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
   const HardwareSpec& hw = s.hardware;
-  const KernelModel& km = s.kernel;
+  const KernelModel& km = sh.km;
   const ModelSpec& m = s.model;
   const double t = st.tokens;
   const double layers = sh.layers;
@@ -229,12 +231,15 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   return ops;
 }
 
+void add_unique(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
 /// Accumulates ops by name, in first-seen order, with a weight (steps represented).
 struct Accumulator {
   std::vector<BreakdownItem> items;
   double low_s = 0;   // Σ weight · time · e^p10: the 80% band, errors taken as fully correlated
   double high_s = 0;  // Σ weight · time · e^p90
-  int tier = 2;       // lowest tier of any priced op
   double tier2_s = 0, tier0_s = 0;  // time of compute/memory-bound ops by tier
   bool outside_range = false;
   std::vector<std::string> uncalibrated;  // op names priced at Tier 0
@@ -255,12 +260,9 @@ struct Accumulator {
       high_s += weight * op.time.value * std::exp(op.log_residual_p90);
       outside_range = outside_range || op.outside_calibrated_range;
       const bool priced = op.bound == Bound::compute || op.bound == Bound::memory;
-      if (priced && op.tier < tier) tier = op.tier;
-      if (priced) (op.tier == 2 ? tier2_s : tier0_s) += weight * op.time.value;
-      if (priced && op.tier == 0 &&
-          std::find(uncalibrated.begin(), uncalibrated.end(), op.name) == uncalibrated.end()) {
-        uncalibrated.push_back(op.name);
-      }
+      if (!priced) continue;
+      (op.tier == 2 ? tier2_s : tier0_s) += weight * op.time.value;
+      if (op.tier == 0) add_unique(uncalibrated, op.name);
     }
   }
 
@@ -336,10 +338,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   return linear * sh.w + sixteen_bit * sh.a;
 }
 
-InferenceResult estimate_inference(const InferenceSpec& spec_in) {
-  validate(spec_in);
-  InferenceSpec spec = spec_in;
-  spec.kernel.kv_page_tokens = spec.kv_block_tokens;  // decode attention reads whole KV blocks
+InferenceResult estimate_inference(const InferenceSpec& spec) {
+  validate(spec);
   const Shard sh = make_shard(spec);
   InferenceResult r;
   r.replicas = spec.num_gpus / spec.tp;
@@ -383,17 +383,13 @@ InferenceResult estimate_inference(const InferenceSpec& spec_in) {
                  dec.high_s / static_cast<double>(evaluated_steps)};
   r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,
                 r.ttft_band.high_s + static_cast<double>(steps) * r.tpot_band.high_s};
-  r.tier = std::min(pre.tier, dec.tier);
-  const double priced_s = pre.tier2_s + pre.tier0_s + dec.tier2_s + dec.tier0_s;
+  const double tier0_s = pre.tier0_s + dec.tier0_s;
+  const double priced_s = pre.tier2_s + dec.tier2_s + tier0_s;
+  r.tier = tier0_s > 0 ? 0 : 2;  // the lowest tier of any priced op
   r.tier2_time_share = priced_s > 0 ? (pre.tier2_s + dec.tier2_s) / priced_s : 0;
   r.outside_calibrated_range = pre.outside_range || dec.outside_range;
   for (const Accumulator* acc : {&pre, &dec}) {
-    for (const auto& name : acc->uncalibrated) {
-      if (std::find(r.uncalibrated_ops.begin(), r.uncalibrated_ops.end(), name) ==
-          r.uncalibrated_ops.end()) {
-        r.uncalibrated_ops.push_back(name);
-      }
-    }
+    for (const auto& name : acc->uncalibrated) add_unique(r.uncalibrated_ops, name);
   }
   if (r.tier == 0) {
     r.warnings.push_back(

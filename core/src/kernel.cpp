@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "flopcast/error.hpp"
 
@@ -50,11 +51,16 @@ double utilization(double units, double half_units) {
   return half_units > 0 ? units / (units + half_units) : 1.0;
 }
 
+/// The compute and the memory time of work under an efficiency, before the fixed cost.
+std::pair<double, double> compute_memory_s(const KernelWork& w, const Efficiency& e) {
+  return {w.compute_ideal_s / (e.compute * utilization(w.units, e.compute_half_units)),
+          w.memory_ideal_s / (e.memory * utilization(w.units, e.memory_half_units))};
+}
+
 }  // namespace
 
 double priced_time_s(const KernelWork& w, const Efficiency& e) {
-  const double compute = w.compute_ideal_s / (e.compute * utilization(w.units, e.compute_half_units));
-  const double memory = w.memory_ideal_s / (e.memory * utilization(w.units, e.memory_half_units));
+  const auto [compute, memory] = compute_memory_s(w, e);
   return std::max(compute, memory) + w.kernels * e.fixed_s;
 }
 
@@ -89,8 +95,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
       op.log_residual_p90 = band->log_residual_p90;
     }
   }
-  const double compute = w.compute_ideal.value / (e.compute * utilization(w.units, e.compute_half_units));
-  const double memory = w.memory_ideal.value / (e.memory * utilization(w.units, e.memory_half_units));
+  const auto [compute, memory] = compute_memory_s(op.parts[0], e);
   op.bound = compute > memory ? Bound::compute : Bound::memory;
   op.time = Seconds(priced_time_s(op.parts[0], e));
   return op;
