@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "flopcast/calibration.hpp"
 #include "flopcast/error.hpp"
+#include "flopcast/stats.hpp"
 #include "specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
@@ -27,47 +28,35 @@ double predict_s(const OpCost& op, const Efficiency& e) {
   return t;
 }
 
-/// Linear-interpolation percentile of a sorted vector (NumPy's default).
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
 /// Residual quantiles, MAPE and parallel-work range of `rows` under efficiency `e`.
 CalibratedEfficiency describe(const std::vector<const validate::FitSample*>& rows,
                               const Efficiency& e) {
   CalibratedEfficiency c;
   c.efficiency = e;
-  std::vector<double> logs;
-  double ape_sum = 0;
+  std::vector<double> predicted, measured, logs;
   c.min_units = INFINITY;
   c.max_units = 0;
   for (const auto* r : rows) {
-    const double pred = predict_s(r->op, e);
-    logs.push_back(std::log(r->measured_s / pred));
-    ape_sum += std::fabs(pred - r->measured_s) / r->measured_s;
+    predicted.push_back(predict_s(r->op, e));
+    measured.push_back(r->measured_s);
+    logs.push_back(std::log(measured.back() / predicted.back()));
     for (int i = 0; i < r->op.num_parts; ++i) {
       c.min_units = std::min(c.min_units, r->op.parts[i].units);
       c.max_units = std::max(c.max_units, r->op.parts[i].units);
     }
   }
   std::sort(logs.begin(), logs.end());
-  c.log_residual_p10 = percentile(logs, 0.1);
-  c.log_residual_p90 = percentile(logs, 0.9);
+  c.log_residual_p10 = percentile(logs, 10);
+  c.log_residual_p90 = percentile(logs, 90);
   c.train_rows = static_cast<int>(rows.size());
-  c.train_mape = rows.empty() ? 0 : ape_sum / static_cast<double>(rows.size());
+  c.train_mape = error_stats(predicted, measured).mape;
   return c;
 }
-
-double r6(double v) { return validate::round6(v); }
 
 json fit_json(const CalibratedEfficiency& c) {
   json j = io::detail::calibration_fit_to_json(c);
   for (auto& item : j.items()) {
-    if (item.value().is_number_float()) item.value() = r6(item.value().get<double>());
+    if (item.value().is_number_float()) item.value() = io::round6(item.value().get<double>());
   }
   return j;
 }
@@ -129,8 +118,8 @@ int run_fit(const FitOptions& o) {
       const CalibratedEfficiency c = describe(rows, e);
       const double tier0_mape = describe(rows, start).train_mape;
       std::cerr << "fit: " << hardware << " " << key << ": " << rows.size()
-                << " train rows, train MAPE " << r6(100 * c.train_mape) << "% (Tier 0 "
-                << r6(100 * tier0_mape) << "%)";
+                << " train rows, train MAPE " << io::round6(100 * c.train_mape) << "% (Tier 0 "
+                << io::round6(100 * tier0_mape) << "%)";
       // The fit minimizes log error; where that leaves the mean absolute percentage error above
       // Tier 0's, the five-parameter model does not describe these kernels (several kernel
       // families in one group, say) and the group stays Tier 0.

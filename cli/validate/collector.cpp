@@ -12,13 +12,6 @@ std::size_t index_of(Split s) { return s == Split::train ? 0 : 1; }
 
 }  // namespace
 
-double round6(double v) {
-  if (!std::isfinite(v) || v == 0) return v;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return std::strtod(buf, nullptr);
-}
-
 Split Collector::split(std::string_view group, std::string_view source,
                        std::string_view identity) const {
   for (const std::string& h : holdouts_) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "flopcast/io/api.hpp"
 #include "flopcast/kernel.hpp"
 #include "flopcast/stats.hpp"
 
@@ -115,7 +116,6 @@ class Collector {
   std::vector<FitSample> samples_;
 };
 
-/// A number rounded to six significant digits (what every flopcast output carries).
-double round6(double v);
+using io::round6;
 
 }  // namespace flopcast::cli::validate

@@ -7,9 +7,6 @@
 #include "flopcast/error.hpp"
 
 namespace flopcast {
-namespace {
-
-/// Linear interpolation between closest ranks of sorted values (NumPy "linear").
 double percentile(const std::vector<double>& sorted, double p) {
   const double pos = p / 100.0 * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
@@ -17,8 +14,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   const double frac = pos - static_cast<double>(lo);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
-
-}  // namespace
 
 ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<double>& measured) {
   if (predicted.size() != measured.size()) {

@@ -30,6 +30,10 @@ struct ErrorStats {
 /// and all statistics 0.
 ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<double>& measured);
 
+/// The p-th percentile (0-100) of sorted, non-empty values, interpolated linearly between the
+/// closest ranks (NumPy's default "linear" method).
+double percentile(const std::vector<double>& sorted, double p);
+
 /// 64-bit FNV-1a hash (offset basis 14695981039346656037, prime 1099511628211) of the bytes.
 std::uint64_t fnv1a64(std::string_view bytes) noexcept;
 

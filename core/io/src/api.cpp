@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "flopcast/io/api.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "flopcast/error.hpp"
@@ -14,6 +17,13 @@
 namespace flopcast::io {
 
 std::string version() { return FLOPCAST_VERSION; }
+
+double round6(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
 
 json run(const json& request) {
   if (!request.is_object()) {

@@ -58,29 +58,32 @@ json calibration_fit_to_json(const CalibratedEfficiency& e) {
               {"train_mape", e.train_mape}};
 }
 
-std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id) {
+namespace {
+
+/// Every embedded calibration file by id (the hardware id, or "tier0"), parsed once.
+const std::map<std::string, std::shared_ptr<const Calibration>>& all_calibrations() {
   static const std::map<std::string, std::shared_ptr<const Calibration>> all = [] {
     std::map<std::string, std::shared_ptr<const Calibration>> m;
     for (const json& doc : presets().at("calibration")) {
-      const std::string id = doc.at("id").get<std::string>();
-      m[id] = std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
+      m[doc.at("id").get<std::string>()] =
+          std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
     }
     return m;
   }();
-  auto it = all.find(hardware_id);
-  return it == all.end() || hardware_id == "tier0" ? nullptr : it->second;
+  return all;
+}
+
+}  // namespace
+
+std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id) {
+  if (hardware_id == "tier0") return nullptr;
+  auto it = all_calibrations().find(hardware_id);
+  return it == all_calibrations().end() ? nullptr : it->second;
 }
 
 const Calibration* tier0_residuals() {
-  static const std::shared_ptr<const Calibration> tier0 = [] {
-    for (const json& doc : presets().at("calibration")) {
-      if (doc.at("id") == "tier0") {
-        return std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
-      }
-    }
-    return std::shared_ptr<const Calibration>();
-  }();
-  return tier0.get();
+  auto it = all_calibrations().find("tier0");
+  return it == all_calibrations().end() ? nullptr : it->second.get();
 }
 
 }  // namespace flopcast::io::detail

@@ -11,15 +11,6 @@
 namespace flopcast::io::detail {
 namespace {
 
-/// Six significant digits: estimates carry no more, and it keeps the native and WebAssembly
-/// outputs byte-identical even where their libm differ in the last bit.
-double sig6(double x) {
-  if (x == 0 || !std::isfinite(x)) return x;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", x);
-  return std::strtod(buf, nullptr);
-}
-
 DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
   const json* v = r.find(key);
   if (!v) return fallback;
@@ -99,13 +90,13 @@ Parsed parse_request(const json& request) {
        {{"gpu_memory_utilization", s.gpu_memory_utilization},
         {"kv_block_tokens", s.kv_block_tokens},
         {"max_num_batched_tokens", s.max_num_batched_tokens},
-        {"step_overhead_us", sig6(s.step_overhead_s / kMicro)},
-        {"framework_reserve_GB", sig6(s.framework_reserve_bytes / kGB)}}}};
+        {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
+        {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
   return p;
 }
 
 json band_ms(const Band& b) {
-  return json{{"low", sig6(b.low_s / kMilli)}, {"high", sig6(b.high_s / kMilli)}};
+  return json{{"low", round6(b.low_s / kMilli)}, {"high", round6(b.high_s / kMilli)}};
 }
 
 json identity(const json& given, const std::string& name) {
@@ -120,29 +111,29 @@ json run_inference(const json& request) {
   const InferenceResult r = estimate_inference(s);
 
   json model = identity(request.at("model"), s.model.name);
-  model["params_B"] = sig6(r.params.total / 1e9);
-  model["active_params_B"] = sig6(r.params.active / 1e9);
+  model["params_B"] = round6(r.params.total / 1e9);
+  model["active_params_B"] = round6(r.params.active / 1e9);
   const MemoryResult& m = r.memory;
   json breakdown = json::array();
   for (const auto& b : r.breakdown) {
     breakdown.push_back({{"phase", b.phase},
                          {"op", b.op},
-                         {"time_ms", sig6(b.time_s / kMilli)},
-                         {"share", sig6(b.share)},
+                         {"time_ms", round6(b.time_s / kMilli)},
+                         {"share", round6(b.share)},
                          {"bound", to_string(b.bound)},
-                         {"flops", sig6(b.flops)},
-                         {"bytes", sig6(b.bytes)}});
+                         {"flops", round6(b.flops)},
+                         {"bytes", round6(b.bytes)}});
   }
   json assumptions = json::array();
   for (const auto& a : r.assumptions) {
     assumptions.push_back(
-        {{"name", a.name}, {"value", sig6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
   }
   return json{
       {"schema_version", kSchemaVersion},
       {"task", "inference"},
       {"tier", r.tier},
-      {"tier2_time_share", sig6(r.tier2_time_share)},
+      {"tier2_time_share", round6(r.tier2_time_share)},
       {"model", model},
       {"hardware", identity(request.at("hardware"), s.hardware.name)},
       {"num_gpus", s.num_gpus},
@@ -153,26 +144,26 @@ json run_inference(const json& request) {
         {"tpot_ms", band_ms(r.tpot_band)},
         {"e2e_ms", band_ms(r.e2e_band)},
         {"output_tokens_per_s",
-         {{"low", sig6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.high_s)},
-          {"high", sig6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.low_s)}}}}},
+         {{"low", round6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.high_s)},
+          {"high", round6(r.output_tokens_per_s * r.e2e_s / r.e2e_band.low_s)}}}}},
       {"outside_calibrated_range", r.outside_calibrated_range},
-      {"ttft_ms", sig6(r.ttft_s / kMilli)},
-      {"tpot_ms", sig6(r.tpot_s / kMilli)},
-      {"e2e_ms", sig6(r.e2e_s / kMilli)},
-      {"output_tokens_per_s", sig6(r.output_tokens_per_s)},
-      {"prefill_tokens_per_s", sig6(r.prefill_tokens_per_s)},
+      {"ttft_ms", round6(r.ttft_s / kMilli)},
+      {"tpot_ms", round6(r.tpot_s / kMilli)},
+      {"e2e_ms", round6(r.e2e_s / kMilli)},
+      {"output_tokens_per_s", round6(r.output_tokens_per_s)},
+      {"prefill_tokens_per_s", round6(r.prefill_tokens_per_s)},
       {"memory",
-       {{"capacity_GB", sig6(m.capacity_bytes / kGB)},
-        {"budget_GB", sig6(m.budget_bytes / kGB)},
-        {"weights_GB", sig6(m.weights_bytes / kGB)},
-        {"kv_cache_GB", sig6(m.kv_cache_bytes / kGB)},
-        {"activations_GB", sig6(m.activations_bytes / kGB)},
-        {"reserve_GB", sig6(m.reserve_bytes / kGB)},
-        {"free_GB", sig6(m.free_bytes / kGB)},
+       {{"capacity_GB", round6(m.capacity_bytes / kGB)},
+        {"budget_GB", round6(m.budget_bytes / kGB)},
+        {"weights_GB", round6(m.weights_bytes / kGB)},
+        {"kv_cache_GB", round6(m.kv_cache_bytes / kGB)},
+        {"activations_GB", round6(m.activations_bytes / kGB)},
+        {"reserve_GB", round6(m.reserve_bytes / kGB)},
+        {"free_GB", round6(m.free_bytes / kGB)},
         {"fits", m.fits},
         {"max_batch_size", m.max_batch_size},
         {"max_context_tokens", m.max_context_tokens},
-        {"kv_cache_bytes_per_token", sig6(m.kv_cache_bytes_per_token)}}},
+        {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
       {"breakdown", breakdown},
       {"assumptions", assumptions},
       {"warnings", r.warnings},

@@ -17,6 +17,11 @@ inline constexpr int kSchemaVersion = 1;
 /// Version of flopcast (semantic version of the request/response schema and estimators).
 std::string version();
 
+/// A number rounded to six significant digits, as every flopcast output carries it: estimates
+/// hold no more, and it keeps the native and WebAssembly outputs byte-identical even where their
+/// libm differ in the last bit. Zero and non-finite values pass through.
+double round6(double x);
+
 /// Runs one request document (any task) and returns the response object.
 /// Throws flopcast::SpecError (invalid input, with the field's path) or flopcast::Error.
 json run(const json& request);
