@@ -53,7 +53,7 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   }
   if (record_ && outcome.op) {
     samples_.push_back(FitSample{outcome.hardware_id,
-                                 outcome.op->calibration_key, s,
+                                 to_string(outcome.op->calibration_key), s,
                                  measured * 1e-6, *outcome.op});
   }
   b.tier = std::max(b.tier, outcome.tier);

@@ -108,7 +108,7 @@ std::optional<GemmTypes> linear_types(std::string_view dtype) {
   if (dtype == "fp8") return GemmTypes{DType::fp8, 1, 1, 2};
   // DeepSeek-style 1x128 / 128x128 block scales (< 0.02 % of the weight bytes are ignored), but
   // block-scaled kernels are their own family: calibrated apart from per-tensor fp8.
-  if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2, "block"};
+  if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2, KernelVariant::block_scaled};
   // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
   if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
   if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 
 namespace flopcast {
 namespace {
@@ -48,13 +49,54 @@ std::string_view to_string(OpClass c) noexcept {
   return "?";
 }
 
-std::string Calibration::key(OpClass c, DType math, std::string_view variant) {
-  std::string k = std::string(to_string(c)) + "/" + std::string(to_string(math));
-  if (!variant.empty()) k += "-" + std::string(variant);
-  return k;
+namespace {
+
+constexpr std::array<std::pair<KernelVariant, std::string_view>, 3> kVariantSuffix{{
+    {KernelVariant::weight_int8, "-w8"},
+    {KernelVariant::weight_int4, "-w4"},
+    {KernelVariant::block_scaled, "-block"},
+}};
+
+constexpr std::array<OpClass, 5> kOpClasses{OpClass::gemm, OpClass::attention_prefill,
+                                            OpClass::attention_decode, OpClass::elementwise,
+                                            OpClass::moe};
+
+}  // namespace
+
+std::string to_string(const CalibrationKey& k) {
+  std::string text = std::string(to_string(k.op)) + "/" + std::string(to_string(k.math));
+  for (const auto& [variant, suffix] : kVariantSuffix) {
+    if (variant == k.variant) text += suffix;
+  }
+  return text;
 }
 
-const CalibratedEfficiency* Calibration::find(const std::string& key) const {
+std::optional<CalibrationKey> parse_calibration_key(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  CalibrationKey key;
+  bool op_found = false;
+  for (OpClass c : kOpClasses) {
+    if (to_string(c) == text.substr(0, slash)) {
+      key.op = c;
+      op_found = true;
+    }
+  }
+  if (!op_found) return std::nullopt;
+  std::string_view math = text.substr(slash + 1);
+  for (const auto& [variant, suffix] : kVariantSuffix) {
+    if (math.size() > suffix.size() && math.substr(math.size() - suffix.size()) == suffix) {
+      key.variant = variant;
+      math.remove_suffix(suffix.size());
+    }
+  }
+  const auto type = parse_dtype(math);
+  if (!type) return std::nullopt;
+  key.math = *type;
+  return key;
+}
+
+const CalibratedEfficiency* Calibration::find(const CalibrationKey& key) const {
   auto it = fits.find(key);
   return it == fits.end() ? nullptr : &it->second;
 }

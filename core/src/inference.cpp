@@ -160,6 +160,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   const double t = st.tokens;
   const double layers = sh.layers;
   std::vector<OpCost> ops;
+  ops.reserve(10);  // embedding, 6 summed over layers, lm_head, logits gather, engine
   auto per_layer = [&](OpCost op) {
     op.flops = op.flops * layers;
     op.bytes = op.bytes * layers;

@@ -69,7 +69,7 @@ namespace {
 /// Prices work with the Tier-2 fit of (op class, math type) when the hardware has one, else with
 /// the Tier-0 constants.
 OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const KernelModel& km,
-             OpClass cls, DType math, std::string_view variant = {}) {
+             OpClass cls, DType math, KernelVariant variant = KernelVariant::plain) {
   OpCost op;
   op.name = std::move(name);
   op.flops = w.flops;
@@ -77,7 +77,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.kernels = w.kernels;
   op.units = w.units;
   op.op_class = cls;
-  op.calibration_key = Calibration::key(cls, math, variant);
+  op.calibration_key = CalibrationKey{cls, math, variant};
   op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
@@ -103,10 +103,10 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
 
 /// Weight-only quantized GEMMs (weights narrower than the activations they multiply) run other
 /// kernels than plain ones: their own calibration key.
-std::string_view weight_variant(const GemmTypes& t) {
-  if (!t.variant.empty()) return t.variant;
-  if (t.weight_bytes >= 0.75 * t.input_bytes) return {};
-  return t.weight_bytes <= 0.6 ? "w4" : "w8";
+KernelVariant weight_variant(const GemmTypes& t) {
+  if (t.variant != KernelVariant::plain) return t.variant;
+  if (t.weight_bytes >= 0.75 * t.input_bytes) return KernelVariant::plain;
+  return t.weight_bytes <= 0.6 ? KernelVariant::weight_int4 : KernelVariant::weight_int8;
 }
 
 Work gemm_work(const HardwareSpec& hw, const KernelModel& km, double m, double n, double k,

@@ -56,6 +56,20 @@ TEST(Calibration, FitIsDeterministicAndCapsEfficiency) {
   EXPECT_LE(a.memory, 1.2);
 }
 
+TEST(Calibration, KeysReadAsTheyAreWritten) {
+  // The calibration files' keys: op class / math type, with a suffix for the kernel family.
+  for (const char* text : {"gemm/bf16", "gemm/bf16-w4", "gemm/bf16-w8", "gemm/fp8-block",
+                           "attn_decode/fp16", "moe/bf16", "elementwise/bf16"}) {
+    const auto key = parse_calibration_key(text);
+    ASSERT_TRUE(key) << text;
+    EXPECT_EQ(to_string(*key), text);
+  }
+  EXPECT_EQ(parse_calibration_key("gemm/fp8-block")->variant, KernelVariant::block_scaled);
+  for (const char* bad : {"gemm", "conv/bf16", "gemm/bf17", "gemm/bf16-w3", "/bf16"}) {
+    EXPECT_FALSE(parse_calibration_key(bad)) << bad;
+  }
+}
+
 TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
   HardwareSpec hw = io::detail::resolve_hardware(io::json("a100-sxm-80g"), "hardware");
   hw.calibration = nullptr;
@@ -74,7 +88,7 @@ TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
   fit.log_residual_p90 = 0.2;
   fit.min_units = 1;
   fit.max_units = 1e5;
-  cal->fits[Calibration::key(OpClass::gemm, DType::bf16)] = fit;
+  cal->fits[CalibrationKey{OpClass::gemm, DType::bf16}] = fit;
   hw.calibration = cal;
   const OpCost t2 = gemm_op("x", hw, km, 1, 4096, 4096, bf16);
   EXPECT_EQ(t2.tier, 2);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,14 +44,33 @@ struct CalibratedEfficiency {
   double train_mape = 0;
 };
 
-/// Tier-2 calibration of one GPU, keyed "<op class>/<math type>[-<variant>]" (e.g. "gemm/bf16",
-/// or "gemm/bf16-w4" for int4 weight-only GEMMs, whose kernels differ from plain bf16 ones).
+/// Kernel families that share an op class and math type but not their kernels.
+enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled };
+
+/// What a fit is for: op class, math type and kernel family. Written "<op class>/<math type>"
+/// with "-w8", "-w4" or "-block" for the variants (e.g. "gemm/bf16", "gemm/bf16-w4").
+/// A plain value, so the estimator looks fits up without building strings.
+struct CalibrationKey {
+  OpClass op = OpClass::elementwise;
+  DType math = DType::bf16;
+  KernelVariant variant = KernelVariant::plain;
+
+  [[nodiscard]] bool operator<(const CalibrationKey& o) const noexcept {
+    if (op != o.op) return op < o.op;
+    if (math != o.math) return math < o.math;
+    return variant < o.variant;
+  }
+};
+std::string to_string(const CalibrationKey& k);
+/// The key written as `text`, or nullopt when it names no op class, math type or variant.
+std::optional<CalibrationKey> parse_calibration_key(std::string_view text);
+
+/// Tier-2 calibration of one GPU: one fit per CalibrationKey.
 struct Calibration {
   std::string source;
-  std::map<std::string, CalibratedEfficiency> fits;
+  std::map<CalibrationKey, CalibratedEfficiency> fits;
 
-  [[nodiscard]] static std::string key(OpClass c, DType math, std::string_view variant = {});
-  [[nodiscard]] const CalibratedEfficiency* find(const std::string& key) const;
+  [[nodiscard]] const CalibratedEfficiency* find(const CalibrationKey& key) const;
 };
 
 /// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):

@@ -40,7 +40,7 @@ struct OpCost {
   double units = 0;  ///< parallel work units (output tiles, attention blocks, ...) of the op
   /// Priced as: op class and math type (the calibration key), and up to three kernels' work.
   OpClass op_class = OpClass::elementwise;
-  std::string calibration_key;  ///< Calibration::key of the model that priced it
+  CalibrationKey calibration_key;  ///< which fit (or Tier-0 band) priced it
   std::array<KernelWork, 3> parts{};
   int num_parts = 0;
 };
@@ -91,9 +91,9 @@ struct GemmTypes {
   double weight_bytes;     ///< per weight element, including quantization scales
   double input_bytes;      ///< per activation element read
   double output_bytes;     ///< per output element written
-  /// Kernel family for calibration when the types alone do not tell it (e.g. "block" for
-  /// DeepSeek-style block-scaled fp8); weight-only GEMMs are recognized from the bytes.
-  std::string_view variant = {};
+  /// Kernel family for calibration when the types alone do not tell it (block-scaled fp8);
+  /// weight-only GEMMs are recognized from the bytes.
+  KernelVariant variant = KernelVariant::plain;
 };
 
 /// GEMM of an [m x k] activation by a [k x n] weight, repeated `count` times in one grouped kernel

@@ -39,7 +39,9 @@ Calibration read_calibration(const json& doc, const std::string& path) {
         e.efficiency.fixed_s < 0 || e.log_residual_p10 > e.log_residual_p90) {
       throw SpecError(p, "is not a valid efficiency fit");
     }
-    c.fits[item.key()] = e;
+    const auto key = parse_calibration_key(item.key());
+    if (!key) throw SpecError(p, "is not an op class and math type such as gemm/bf16");
+    c.fits[*key] = e;
   }
   return c;
 }
