@@ -13,6 +13,7 @@
 #include "flopcast/io/api.hpp"
 #include "specs.hpp"
 #include "validate/csv.hpp"
+#include "validate/e2e.hpp"
 
 namespace flopcast::cli::validate {
 namespace {
@@ -389,8 +390,8 @@ double json_number(const json& j, const char* key) {
 /// One inference figure of TensorRT-LLM v0.9 (static batch): through the full inference estimate.
 Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   const std::string kind = json_string(row, "kind");
-  if (kind == "training") return Outcome::skipped("training estimator not implemented yet");
-  if (kind == "serving") return Outcome::skipped("serving estimator not implemented yet");
+  if (kind == "training") return predict_training_row(row, ctx, source);
+  if (kind == "serving") return predict_serving_row(row, ctx, source);
   const std::string group = json_string(row, "group");
   const std::string metric = json_string(row, "metric");
   const bool ttft = group == "trtllm-v0.9-ttft-bs1" && metric == "ttft_ms";

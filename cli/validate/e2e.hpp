@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// End-to-end rows of e2e_dev.jsonl, one predictor per row kind. Each turns a row into a flopcast
+/// request through io::run (so validation prices exactly what a user would get) or a skip with
+/// its reason.
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "validate/collector.hpp"
+#include "validate/loaders.hpp"
+
+namespace flopcast::cli::validate {
+
+/// `kind: "training"` rows (llm-foundry, Megatron-LM).
+Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source);
+
+/// `kind: "serving"` rows (inference-sim vLLM, SGLang vs vLLM).
+Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string_view source);
+
+}  // namespace flopcast::cli::validate

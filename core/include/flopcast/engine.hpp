@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+
+namespace flopcast {
+
+/// What a serving engine adds to the kernels: CPU time per forward step and per request, and its
+/// scheduler defaults. Tier 0 ships engineering defaults; a Tier-1 profile has its overheads
+/// fitted on the train split of end-to-end measurements of that engine (presets/engines/).
+struct EngineProfile {
+  std::string id = "generic";  ///< "generic", "vllm", "sglang", "trtllm"
+  /// CPU time of one forward step outside the kernels: scheduling, input preparation, sampling.
+  double step_overhead_s = 300e-6;
+  /// Once per request, on its way to the first token: tokenization, admission, first detokenize.
+  double request_overhead_s = 0;
+  /// Scheduler defaults (vLLM V1 on a >= 70 GiB GPU unless the profile says otherwise).
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 8192;
+  bool chunked_prefill = true;
+  double gpu_memory_utilization = 0.9;
+  int kv_block_tokens = 16;
+  /// 1 when the overheads were fitted on end-to-end rows (Tier 1), 0 for engineering defaults.
+  int tier = 0;
+};
+
+}  // namespace flopcast
