@@ -89,6 +89,8 @@ struct FitOptions {
   std::vector<std::string> paths;
   std::string out = "presets/calibration";
   int min_rows = 50;
+  /// Fit the Tier-1 engine overheads (presets/engines/) instead of the kernel efficiencies.
+  bool engines = false;
 };
 void setup_fit(CLI::App& app, FitOptions& o);
 int run_fit(const FitOptions& o);

@@ -56,6 +56,9 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
                                  to_string(outcome.op->calibration_key), s,
                                  measured * 1e-6, *outcome.op});
   }
+  if (record_ && !outcome.engine.empty()) {
+    engine_samples_.push_back(EngineSample{outcome.engine, s, measured, outcome.predicted});
+  }
   b.tier = std::max(b.tier, outcome.tier);
   if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {
     ++b.banded;

@@ -33,6 +33,8 @@ struct Outcome {
   /// so that `flopcast fit` can refit the efficiency of (hardware, op class, math type).
   std::optional<OpCost> op;
   std::string hardware_id;
+  /// For end-to-end rows: the engine profile the request named (what `fit --engines` refits).
+  std::string engine;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -57,6 +59,14 @@ struct FitSample {
   Split split = Split::train;
   double measured_s = 0;
   OpCost op;
+};
+
+/// One predicted end-to-end row of an engine, as `flopcast fit --engines` needs it.
+struct EngineSample {
+  std::string engine;
+  Split split = Split::train;
+  double measured = 0;
+  double predicted = 0;
 };
 
 class Collector {
@@ -90,6 +100,7 @@ class Collector {
   /// Keep every predicted kernel row (both splits) for fitting.
   void record_samples() { record_ = true; }
   [[nodiscard]] const std::vector<FitSample>& samples() const { return samples_; }
+  [[nodiscard]] const std::vector<EngineSample>& engine_samples() const { return engine_samples_; }
 
  private:
   struct Bucket {
@@ -114,6 +125,7 @@ class Collector {
   bool record_ = false;
   std::ostream* rows_out_ = nullptr;
   std::vector<FitSample> samples_;
+  std::vector<EngineSample> engine_samples_;
 };
 
 using io::round6;

@@ -435,8 +435,10 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
         {"batch_size", wl.value("batch", json(1))}}},
       // TensorRT-LLM static batching runs the whole context phase in one pass (1e7 tokens is the
       // schema's limit and far above any batch × prompt of these rows).
-      {"engine", {{"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}},
+      {"engine",
+       {{"name", "trtllm"}, {"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}},
       {"max_tier", ctx.km().use_calibration ? 2 : 0}};
+  ctx.apply_engine_override(request["engine"]);
   try {
     const json r = io::run(request);
     if (!r.at("memory").at("fits").get<bool>()) {
@@ -449,6 +451,7 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
         scale * r.at(ttft ? "ttft_ms" : "output_tokens_per_s").get<double>(), tier);
     o.low = scale * band.at("low").get<double>();
     o.high = scale * band.at("high").get<double>();
+    o.engine = "trtllm";
     return o;
   } catch (const SpecError& e) {
     return Outcome::skipped(e.what());
@@ -508,6 +511,12 @@ const HardwareSpec* Context::hardware(std::string_view gpu) {
     it = hardware_.emplace(std::string(gpu), std::move(hw)).first;
   }
   return it->second.get();
+}
+
+void Context::apply_engine_override(json& engine) const {
+  if (!engine_override_ || engine.value("name", "") != engine_override_->engine) return;
+  engine["step_overhead_us"] = engine_override_->step_overhead_us;
+  engine["request_overhead_us"] = engine_override_->request_overhead_us;
 }
 
 void load_file(const std::string& path, Context& ctx) {

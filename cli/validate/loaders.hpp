@@ -20,6 +20,13 @@ namespace flopcast::cli::validate {
 /// The hardware preset id of a ground-truth GPU name, or nullopt when flopcast has none.
 std::optional<std::string> hardware_preset_for(std::string_view gpu);
 
+/// Engine overheads to use instead of a profile's (what `flopcast fit --engines` searches over).
+struct EngineOverheads {
+  std::string engine;
+  double step_overhead_us = 0;
+  double request_overhead_us = 0;
+};
+
 /// What every loader needs: where rows go, the kernel model, and the hardware presets (resolved
 /// once per GPU name).
 class Context {
@@ -31,9 +38,15 @@ class Context {
   /// The preset of a ground-truth GPU name, or nullptr when there is none.
   const HardwareSpec* hardware(std::string_view gpu);
 
+  /// End-to-end predictors pass their request's `engine` object through here: when it names the
+  /// engine being refitted, the candidate overheads replace the profile's.
+  void apply_engine_override(json& engine) const;
+  void set_engine_override(std::optional<EngineOverheads> o) { engine_override_ = std::move(o); }
+
  private:
   Collector& collector_;
   KernelModel km_;
+  std::optional<EngineOverheads> engine_override_;
   std::map<std::string, std::unique_ptr<HardwareSpec>, std::less<>> hardware_;
 };
 

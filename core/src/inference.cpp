@@ -102,6 +102,10 @@ void validate(const InferenceSpec& s) {
   if (!std::isfinite(s.step_overhead_s) || s.step_overhead_s < 0 || s.step_overhead_s > 10) {
     fail("engine.step_overhead_us", "must be between 0 and 1e7", s.step_overhead_s / kMicro);
   }
+  if (!std::isfinite(s.request_overhead_s) || s.request_overhead_s < 0 ||
+      s.request_overhead_s > 100) {
+    fail("engine.request_overhead_us", "must be between 0 and 1e8", s.request_overhead_s / kMicro);
+  }
   if (!std::isfinite(s.framework_reserve_bytes) || s.framework_reserve_bytes < 0 ||
       s.framework_reserve_bytes > 1e15) {
     fail("engine.framework_reserve_GB", "must be between 0 and 1e6",
@@ -351,8 +355,12 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
 
   // Prefill: the batch's b·s tokens in equal chunks of at most max_num_batched_tokens. A chunk
   // holds b/chunks sequences (a fraction when one prompt spans several chunks); summed over the
-  // chunks, FLOPs and bytes are those of the whole batch.
-  const double chunks = std::ceil(b * s / spec.max_num_batched_tokens);
+  // chunks, FLOPs and bytes are those of the whole batch. Without chunked prefill a chunk holds
+  // whole prompts only, and one prompt longer than the budget runs alone.
+  const double budget = spec.max_num_batched_tokens;
+  const double chunks = spec.chunked_prefill
+                            ? std::ceil(b * s / budget)
+                            : std::ceil(b / std::max(1.0, std::floor(budget / s)));
   Step prefill{b * s / chunks, b / chunks, s, s, true};
   Accumulator pre;
   pre.add("prefill", step_ops(spec, sh, prefill), chunks);
@@ -374,12 +382,12 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   }
   const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
 
-  r.ttft_s = prefill_s;
+  r.ttft_s = prefill_s + spec.request_overhead_s;
   r.tpot_s = tpot_s;
   r.e2e_s = r.ttft_s + static_cast<double>(steps) * tpot_s;
   r.output_tokens_per_s = r.replicas * b * n / r.e2e_s;
   r.prefill_tokens_per_s = r.replicas * b * s / r.ttft_s;
-  r.ttft_band = {pre.low_s, pre.high_s};
+  r.ttft_band = {pre.low_s + spec.request_overhead_s, pre.high_s + spec.request_overhead_s};
   r.tpot_band = {dec.low_s / static_cast<double>(evaluated_steps),
                  dec.high_s / static_cast<double>(evaluated_steps)};
   r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,

@@ -24,4 +24,7 @@ struct EngineProfile {
   int tier = 0;
 };
 
+/// Range checks; SpecError with keys under `path` (e.g. "engine").
+void validate(const EngineProfile& e, const std::string& path);
+
 }  // namespace flopcast

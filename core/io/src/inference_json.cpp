@@ -23,6 +23,7 @@ DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
 
 struct Parsed {
   InferenceSpec spec;
+  int engine_tier = 0;  // 1: the engine's overheads are a Tier-1 fit
   json resolved;  // the request with every default filled in
 };
 
@@ -59,16 +60,24 @@ Parsed parse_request(const json& request) {
   s.output_tokens = wl.integer("output_tokens");
   s.batch_size = wl.integer("batch_size", 1);
 
+  // The engine profile gives the defaults; every key of `engine` overrides one of them.
   const json* eng = r.find("engine");
   ObjectReader en(eng ? *eng : empty, "engine",
-                  {"gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
-                   "step_overhead_us", "framework_reserve_GB"});
-  s.gpu_memory_utilization = en.number("gpu_memory_utilization", s.gpu_memory_utilization);
-  s.kv_block_tokens = en.integer("kv_block_tokens", s.kv_block_tokens);
-  s.max_num_batched_tokens = en.integer("max_num_batched_tokens", s.max_num_batched_tokens);
-  s.step_overhead_s = en.number("step_overhead_us", s.step_overhead_s / kMicro) * kMicro;
+                  {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
+                   "chunked_prefill", "step_overhead_us", "request_overhead_us",
+                   "framework_reserve_GB"});
+  const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
+  s.gpu_memory_utilization = en.number("gpu_memory_utilization", profile.gpu_memory_utilization);
+  s.kv_block_tokens = en.integer("kv_block_tokens", profile.kv_block_tokens);
+  s.max_num_batched_tokens = en.integer("max_num_batched_tokens", profile.max_num_batched_tokens);
+  s.chunked_prefill = en.boolean("chunked_prefill", profile.chunked_prefill);
+  s.step_overhead_s = en.number("step_overhead_us", profile.step_overhead_s / kMicro) * kMicro;
+  s.request_overhead_s =
+      en.number("request_overhead_us", profile.request_overhead_s / kMicro) * kMicro;
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
+  // Tier 1 holds only while the fitted overheads are the ones in use.
+  p.engine_tier = (en.find("step_overhead_us") || en.find("request_overhead_us")) ? 0 : profile.tier;
 
   p.resolved = json{
       {"schema_version", kSchemaVersion},
@@ -87,10 +96,13 @@ Parsed parse_request(const json& request) {
         {"output_tokens", s.output_tokens},
         {"batch_size", s.batch_size}}},
       {"engine",
-       {{"gpu_memory_utilization", s.gpu_memory_utilization},
+       {{"name", profile.id},
+        {"gpu_memory_utilization", s.gpu_memory_utilization},
         {"kv_block_tokens", s.kv_block_tokens},
         {"max_num_batched_tokens", s.max_num_batched_tokens},
+        {"chunked_prefill", s.chunked_prefill},
         {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
+        {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
         {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
   return p;
 }
@@ -133,6 +145,7 @@ json run_inference(const json& request) {
       {"schema_version", kSchemaVersion},
       {"task", "inference"},
       {"tier", r.tier},
+      {"engine_tier", p.engine_tier},
       {"tier2_time_share", round6(r.tier2_time_share)},
       {"model", model},
       {"hardware", identity(request.at("hardware"), s.hardware.name)},

@@ -18,7 +18,9 @@ json load_all() {
   json all = {{"models", json::array()},
               {"hardware", json::array()},
               {"scenarios", json::array()},
-              {"calibration", json::array()}};
+              {"calibration", json::array()},
+              {"engines", json::array()},
+              {"collectives", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
     const std::string where = std::string("presets/") + p.file;
@@ -47,13 +49,17 @@ json load_all() {
         if (!r.require("request").is_object()) throw SpecError("request", "must be an object");
       } else if (kind == "calibration") {
         (void)detail::read_calibration(doc, "");
+      } else if (kind == "engines") {
+        (void)detail::read_engine_profile(doc, "");
+      } else if (kind == "collectives") {
+        detail::check_collective_fits(doc);
       } else {
         throw Error(where + ": unknown preset kind " + kind);
       }
       detail::ObjectReader head(doc, "", {"schema_version", "id", "name", "source", "notes",
                                           "published_params_B", "published_active_params_B",
                                           "published_params_source", "model", "hardware",
-                                          "request", "fits"});
+                                          "request", "fits", "tier", "fit", "engine", "fabrics"});
       if (head.integer("schema_version") != kSchemaVersion) {
         throw SpecError("schema_version", "must be 1");
       }
@@ -86,7 +92,7 @@ const json& preset(std::string_view kind, std::string_view id, const std::string
     if (p.at("id") == id) return p;
     ids.push_back(p.at("id").get<std::string>());
   }
-  std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind) + " preset \"" +
+  std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind == "engines" ? "engine" : kind) + " preset \"" +
                      std::string(id) + "\"";
   if (auto guess = detail::nearest(id, ids)) rule += " (did you mean \"" + *guess + "\"?)";
   throw SpecError(path, rule);

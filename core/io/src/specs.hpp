@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flopcast/calibration.hpp"
+#include "flopcast/engine.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/model.hpp"
 
@@ -24,6 +25,20 @@ json model_to_json(const ModelSpec& m);
 json hardware_to_json(const HardwareSpec& h);
 
 json run_inference(const json& request);
+json run_collective(const json& request);
+json run_training(const json& request);
+
+/// Collective fits per link type (presets/collectives/fabrics.json).
+void check_collective_fits(const json& doc);
+/// Sets the hardware's scale-up and scale-out FabricModel from the fits of its link types.
+void attach_collective_fits(HardwareSpec& h);
+
+/// Engine profiles (presets/engines/<id>.json).
+EngineProfile read_engine_profile(const json& doc, const std::string& path);
+/// The embedded profile `id`; SpecError at `path` (with a suggestion) when there is none.
+const EngineProfile& engine_profile(const std::string& id, const std::string& path);
+/// The profile's settings as an `engine` object (`name` plus the keys a request may override).
+json engine_profile_to_json(const EngineProfile& e);
 
 /// Tier-2 calibration files: presets/calibration/<hardware id>.json (written by `flopcast fit`).
 Calibration read_calibration(const json& doc, const std::string& path);

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// Engine profiles (presets/engines/<id>.json): the overheads and scheduler defaults of a serving
+// engine that a request's `engine.name` selects.
+#include <map>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+
+EngineProfile read_engine_profile(const json& doc, const std::string& path) {
+  ObjectReader head(doc, path,
+                    {"schema_version", "id", "name", "source", "notes", "tier", "fit", "engine"});
+  EngineProfile e;
+  e.id = head.string("id");
+  e.tier = head.integer("tier");
+  if (e.tier != 0 && e.tier != 1) fail(head.child("tier"), "must be 0 or 1", e.tier);
+  if (e.tier == 1 && !head.find("fit")) {
+    throw SpecError(head.child("fit"), "a Tier-1 profile must say how it was fitted");
+  }
+  ObjectReader r(head.require("engine"), head.child("engine"),
+                 {"step_overhead_us", "request_overhead_us", "max_num_seqs",
+                  "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization",
+                  "kv_block_tokens"});
+  e.step_overhead_s = r.number("step_overhead_us") * kMicro;
+  e.request_overhead_s = r.number("request_overhead_us") * kMicro;
+  e.max_num_seqs = r.integer("max_num_seqs");
+  e.max_num_batched_tokens = r.integer("max_num_batched_tokens");
+  e.chunked_prefill = r.boolean("chunked_prefill", true);
+  e.gpu_memory_utilization = r.number("gpu_memory_utilization");
+  e.kv_block_tokens = r.integer("kv_block_tokens");
+  validate(e, r.path());
+  return e;
+}
+
+const EngineProfile& engine_profile(const std::string& id, const std::string& path) {
+  static const std::map<std::string, EngineProfile, std::less<>> profiles = [] {
+    std::map<std::string, EngineProfile, std::less<>> m;
+    for (const json& doc : presets().at("engines")) {
+      EngineProfile e = read_engine_profile(doc, "");
+      m.emplace(e.id, std::move(e));
+    }
+    return m;
+  }();
+  if (auto it = profiles.find(id); it != profiles.end()) return it->second;
+  (void)preset("engines", id, path);  // raises "unknown engines preset ... (did you mean ...)"
+  throw SpecError(path, "unknown engine \"" + id + "\"");
+}
+
+json engine_profile_to_json(const EngineProfile& e) {
+  return json{{"name", e.id},
+              {"tier", e.tier},
+              {"step_overhead_us", round6(e.step_overhead_s / kMicro)},
+              {"request_overhead_us", round6(e.request_overhead_s / kMicro)},
+              {"max_num_seqs", e.max_num_seqs},
+              {"max_num_batched_tokens", e.max_num_batched_tokens},
+              {"chunked_prefill", e.chunked_prefill},
+              {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
+              {"kv_block_tokens", e.kv_block_tokens}};
+}
+
+}  // namespace flopcast::io::detail

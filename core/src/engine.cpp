@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/engine.hpp"
+
+#include <cmath>
+
+#include "flopcast/error.hpp"
+#include "flopcast/units.hpp"
+
+namespace flopcast {
+namespace {
+
+void check_range(const std::string& path, double value, double lo, double hi, double unit) {
+  if (!std::isfinite(value) || value < lo || value > hi) {
+    fail(path,
+         "must be between " + std::to_string(static_cast<long long>(lo / unit)) + " and " +
+             std::to_string(static_cast<long long>(hi / unit)),
+         value / unit);
+  }
+}
+
+}  // namespace
+
+void validate(const EngineProfile& e, const std::string& path) {
+  const std::string p = path.empty() ? "" : path + ".";
+  check_range(p + "step_overhead_us", e.step_overhead_s, 0, 10, kMicro);
+  check_range(p + "request_overhead_us", e.request_overhead_s, 0, 100, kMicro);
+  check_range(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
+  check_range(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
+  check_range(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);
+  if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) {
+    fail(p + "gpu_memory_utilization", "must be > 0 and <= 1", e.gpu_memory_utilization);
+  }
+}
+
+}  // namespace flopcast
