@@ -38,6 +38,15 @@ void validate(const HardwareSpec& h, const std::string& path) {
   if (h.gpus_per_node < 1 || h.gpus_per_node > 1024) {
     fail(p + "gpus_per_node", "must be between 1 and 1024", h.gpus_per_node);
   }
+  if (h.scaleout_nics_per_node < 0 || h.scaleout_nics_per_node > 64) {
+    fail(p + "scaleout_nics_per_node", "must be between 0 and 64", h.scaleout_nics_per_node);
+  }
+  if (h.scaleout_nics_per_node > 0) {
+    positive(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
+  } else {
+    non_negative(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
+  }
+  non_negative(p + "scaleout_latency_us", h.scaleout_latency_s, 1 / kMicro);
   non_negative(p + "tdp_W", h.tdp_W, 1);
 }
 

@@ -17,6 +17,10 @@ std::string_view to_string(CollectiveKind k) noexcept;
 enum class CollectiveAlgorithm { automatic, ring, tree, hierarchical };
 std::string_view to_string(CollectiveAlgorithm a) noexcept;
 
+/// NCCL's bus-bandwidth factor (nccl-tests busbw = algbw x factor): all-reduce 2(n-1)/n;
+/// all-gather, reduce-scatter, all-to-all (n-1)/n; broadcast and send/recv 1.
+double bus_factor(CollectiveKind kind, int ranks) noexcept;
+
 /// The fabric a collective runs on: a node's scale-up domain and the scale-out network between
 /// nodes. Bandwidths are per GPU and per direction.
 struct ClusterSpec {
@@ -25,6 +29,11 @@ struct ClusterSpec {
   double scaleup_latency_s = 0;
   BytesPerSecond scaleout_bandwidth;  ///< NIC bandwidth per GPU (node NIC total / gpus_per_node)
   double scaleout_latency_s = 0;
+  /// Achievable bandwidth and latencies of each fabric (hardware's fits or Tier 0). In Tier 0
+  /// the scale-up base latency is `scaleup_latency_s` and each scale-out hop costs
+  /// `scaleout_latency_s`.
+  FabricModel scaleup_model;
+  FabricModel scaleout_model;
 };
 
 /// The cluster a hardware preset describes (its scale-up fields and default scale-out network).
@@ -42,6 +51,15 @@ struct CollectiveEstimate {
 };
 
 /// `ranks` GPUs placed densely: min(ranks, gpus_per_node) per node.
+///
+/// t = min over protocols p of [ latency_p + max over fabrics f (bytes_f / (BW_f · η_{f,p})) ]:
+/// the stages of an algorithm are pipelined, so bandwidth terms overlap and latencies add.
+/// ring: every step crosses the slowest link (scale-out when the ring spans nodes); tree: NCCL's
+/// double binary tree for all-reduce (chain in the node, 2·ceil(log2 nodes) hops between nodes,
+/// ring bandwidth); hierarchical: in-node reduce-scatter, inter-node ring over the rails
+/// (all-reduce, all-gather, reduce-scatter), in-node all-gather. `automatic` takes the fastest
+/// algorithm the op supports, as NCCL's tuner does. Errors: SpecError for ranks < 1 or bad bytes;
+/// NotModelledError for an algorithm the op does not have, or nodes without a scale-out network.
 CollectiveEstimate estimate_collective(CollectiveKind kind, Bytes bytes, int ranks,
                                        const ClusterSpec& cluster, const KernelModel& km,
                                        CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);

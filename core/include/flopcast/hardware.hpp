@@ -12,7 +12,23 @@
 
 namespace flopcast {
 
-/// One accelerator and the scale-up fabric that joins it to its node peers. SI units inside.
+/// How well NCCL-style collectives use one fabric (scale-up or scale-out): an alpha-beta model
+/// with two protocols, as NCCL's own tuner has. The low-latency protocols (LL/LL128) start fast
+/// and reach `ll_efficiency` of the link; the Simple protocol pays `simple_latency_s` more and
+/// reaches `efficiency`. A collective takes the faster of the two. Fitted per link type on the
+/// train split of measured collectives (presets/collectives/fabrics.json); `fitted` false:
+/// the Tier-0 values below (Simple only, efficiency from KernelModel::link_efficiency).
+struct FabricModel {
+  double efficiency = 0.80;       ///< Simple: fraction of per-direction link bandwidth
+  double ll_efficiency = 0.40;    ///< LL/LL128: fraction of per-direction link bandwidth
+  double base_latency_s = 0;      ///< fixed cost of one collective (launch, first sync)
+  double hop_latency_s = 0;       ///< per step of the algorithm over this fabric
+  double simple_latency_s = 0;    ///< extra fixed cost of the Simple protocol
+  bool fitted = false;
+};
+
+/// One accelerator, the scale-up fabric that joins it to its node peers, and the scale-out
+/// network (NICs) between nodes. SI units inside.
 struct HardwareSpec {
   std::string name;
   std::string vendor;
@@ -25,7 +41,17 @@ struct HardwareSpec {
   BytesPerSecond scaleup_bandwidth;  ///< per GPU, per direction
   double scaleup_latency_s = 0;      ///< fixed cost of one small collective on the fabric
   int gpus_per_node = 0;
+  /// Scale-out network of one node: `scaleout_nics` NICs of `scaleout_nic_bandwidth` each
+  /// (per direction), e.g. DGX H100: 8 x 400 Gb/s ConnectX-7. 0 NICs: a single-node system.
+  std::string scaleout_link;
+  int scaleout_nics_per_node = 0;
+  BytesPerSecond scaleout_nic_bandwidth;
+  double scaleout_latency_s = 0;  ///< per hop between nodes (NIC, switch, wire)
   double tdp_W = 0;
+  /// Collective fits of the scale-up and scale-out link types (by `scaleup_link` and
+  /// `scaleout_link`); Tier-0 values when the link type has none.
+  FabricModel scaleup_fabric;
+  FabricModel scaleout_fabric;
   /// Tier-2 efficiencies fitted to measurements of this GPU; null: Tier 0 only.
   std::shared_ptr<const Calibration> calibration;
 

@@ -42,8 +42,9 @@ json run(const json& request) {
   }
   const std::string name = task->get<std::string>();
   if (name == "inference") return detail::run_inference(request);
-  const std::vector<std::string> tasks{"inference"};
-  std::string rule = "unknown task; supported: inference";
+  if (name == "collective") return detail::run_collective(request);
+  const std::vector<std::string> tasks{"inference", "collective"};
+  std::string rule = "unknown task; supported: inference, collective";
   if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {
     rule += " (did you mean \"" + *guess + "\"?)";
   }

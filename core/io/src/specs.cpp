@@ -92,7 +92,8 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   ObjectReader r(j, path,
                  {"name", "vendor", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
                   "l2_cache_MB", "num_sms", "scaleup_link", "scaleup_bandwidth_GBps",
-                  "scaleup_latency_us", "gpus_per_node", "tdp_W"});
+                  "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
+                  "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W"});
   HardwareSpec h;
   h.name = r.string("name", "custom hardware");
   h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
@@ -112,6 +113,10 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.scaleup_bandwidth = BytesPerSecond(r.number("scaleup_bandwidth_GBps") * kGB);
   h.scaleup_latency_s = r.number("scaleup_latency_us") * kMicro;
   h.gpus_per_node = r.integer("gpus_per_node");
+  h.scaleout_link = r.string("scaleout_link", "none");
+  h.scaleout_nics_per_node = r.integer("scaleout_nics_per_node", 0);
+  h.scaleout_nic_bandwidth = BytesPerSecond(r.number("scaleout_nic_bandwidth_Gbps", 0) * kGB / 8);
+  h.scaleout_latency_s = r.number("scaleout_latency_us", 0) * kMicro;
   h.tdp_W = r.number("tdp_W", 0);
   validate(h, path);
   return h;
@@ -131,6 +136,10 @@ json hardware_to_json(const HardwareSpec& h) {
               {"scaleup_bandwidth_GBps", h.scaleup_bandwidth.value / kGB},
               {"scaleup_latency_us", h.scaleup_latency_s / kMicro},
               {"gpus_per_node", h.gpus_per_node},
+              {"scaleout_link", h.scaleout_link},
+              {"scaleout_nics_per_node", h.scaleout_nics_per_node},
+              {"scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value * 8 / kGB},
+              {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
               {"tdp_W", h.tdp_W}};
 }
 
@@ -144,9 +153,14 @@ HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   if (j.is_string()) {
     HardwareSpec h = read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
     h.calibration = calibration_for(j.get<std::string>());
+    attach_collective_fits(h);
     return h;
   }
-  if (j.is_object()) return read_hardware(j, path);
+  if (j.is_object()) {
+    HardwareSpec h = read_hardware(j, path);
+    attach_collective_fits(h);
+    return h;
+  }
   throw SpecError(path, "must be a preset id or a hardware object (got " + describe_value(j) + ")");
 }
 
