@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Training estimator: step time, throughput, MFU/HFU, total time and memory per GPU of one
+/// training (or LoRA / QLoRA fine-tuning) configuration under TP/SP/PP/DP/ZeRO/FSDP/CP/EP.
+/// Formulas and overlap rules: docs/model.md, "Training".
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flopcast/collective.hpp"
+#include "flopcast/dtype.hpp"
+#include "flopcast/hardware.hpp"
+#include "flopcast/inference.hpp"
+#include "flopcast/kernel.hpp"
+#include "flopcast/model.hpp"
+
+namespace flopcast {
+
+/// What the backward pass recomputes (Korthikanti et al. 2022): nothing; the attention core
+/// (selective); or each layer's whole forward from its stored input (full).
+enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute r) noexcept;
+
+/// Optimizer states per trainable parameter, beside the 16-bit weight and gradient:
+/// AdamW with fp32 master weights and two fp32 moments (12 B), SGD with fp32 master weights and
+/// fp32 momentum (8 B), 8-bit Adam (bitsandbytes) with fp32 master weights and two 1-byte
+/// moments (6 B).
+enum class Optimizer { adamw, sgd, adam_8bit };
+std::string_view to_string(Optimizer o) noexcept;
+
+/// Data-parallel sharding. ZeRO stages 1-3 (DeepSpeed, Megatron distributed optimizer) and
+/// PyTorch FSDP strategies: full_shard = ZeRO-3, shard_grad_op = ZeRO-2, hybrid_shard = ZeRO-3
+/// within a node's data-parallel ranks and replicated (all-reduced) across nodes.
+enum class Sharding { none, zero1, zero2, zero3, full_shard, shard_grad_op, hybrid_shard };
+std::string_view to_string(Sharding s) noexcept;
+
+/// Full fine-tuning, or low-rank adapters on a frozen base (LoRA: base in 16 bits; QLoRA: base
+/// in 4-bit NF4 with one 16-bit scale per 64 weights).
+enum class Finetune { full, lora, qlora };
+std::string_view to_string(Finetune f) noexcept;
+
+/// Which linear layers carry LoRA adapters.
+enum class LoraTargets { qv, attention, all_linear };
+std::string_view to_string(LoraTargets t) noexcept;
+
+/// Constants of a training framework: how much of its collectives its compute hides, its fixed
+/// time per step, and how much slower than the kernel model its kernels run (eager PyTorch,
+/// unfused ops, launch gaps). `generic` is physics only; the others are fitted on the train
+/// split of end-to-end measurements (docs/model.md, "Training: fitted constants").
+struct TrainingFramework {
+  std::string id = "generic";
+  double comm_overlap = 1.0;
+  double step_overhead_s = 0;
+  double compute_scale = 1.0;
+  int tier = 0;  ///< 1 when fitted on end-to-end rows
+};
+
+/// The framework profile `id` (generic, pytorch_fsdp, megatron), or nullptr.
+const TrainingFramework* training_framework(std::string_view id);
+/// Every profile id, for error messages.
+std::vector<std::string> training_framework_ids();
+
+struct TrainingSpec {
+  ModelSpec model;
+  HardwareSpec hardware;
+  ClusterSpec cluster;  ///< fabric of the collectives (cluster_of(hardware) by default)
+  int num_gpus = 1;
+  int gpus_per_node = 8;
+  // Parallelism: tp·pp·dp·cp = num_gpus; ep divides dp·cp (experts spread over data ranks).
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sp = false;  ///< sequence parallelism with TP (norms and dropout sharded, AG/RS for AR)
+  int vpp = 1;      ///< virtual pipeline stages per GPU (interleaved 1F1B when > 1)
+  Sharding sharding = Sharding::none;
+  // Workload.
+  int seq_len = 0;
+  int global_batch_size = 0;  ///< sequences per optimizer step
+  int micro_batch_size = 0;   ///< sequences per micro-batch per data rank; 0: search
+  double total_tokens = 0;    ///< token budget; 0: no total time
+  Recompute recompute = Recompute::none;
+  bool flash_attention = true;
+  // Precision and optimizer.
+  DType compute = DType::bf16;  ///< bf16, fp16, or fp8 (GEMMs at the fp8 peak, attention in 16 bit)
+  Optimizer optimizer = Optimizer::adamw;
+  /// Element size of the gradient reduction (2: bf16; 4: fp32, e.g. PyTorch FSDP with an fp32
+  /// reduce_dtype).
+  double grad_reduce_bytes = 2;
+  Finetune finetune = Finetune::full;
+  int lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::qv;
+  /// MoE: tokens an expert rank receives relative to a perfectly balanced routing (capacity
+  /// factor, or the measured load imbalance).
+  double moe_capacity_factor = 1.0;
+  // Overlap and framework constants (docs/model.md lists their sources and fits).
+  std::string framework = "generic";  ///< the profile the three constants below came from
+  /// Fraction of the compute a concurrent collective can hide behind (the rest is exposed):
+  /// 1 means DP/FSDP/CP traffic runs fully in the shadow of the compute it overlaps.
+  double comm_overlap = 1.0;
+  bool tp_comm_overlap = false;  ///< TP collectives overlapped with GEMMs (TE userbuffers)
+  /// Fixed time per optimizer step outside the kernels: Python, launch gaps, data loading, logging.
+  double step_overhead_s = 0;
+  /// Kernel time multiplier of the framework (1: kernels as the Tier-0/2 fits price them).
+  double compute_scale = 1.0;
+  double framework_reserve_bytes = 2.0e9;  ///< CUDA context, NCCL/cuBLAS workspaces, allocator
+  double cost_per_gpu_hour_usd = 0;        ///< 0: no cost
+  KernelModel kernel;
+};
+
+/// One line of "where the time of a step goes", summed over the step.
+struct TrainingBreakdownItem {
+  std::string phase;  ///< forward, backward, recompute, communication, pipeline, optimizer, overhead
+  std::string op;
+  double time_s = 0;  ///< on the critical path of one step
+  double share = 0;   ///< of the step time
+  Bound bound = Bound::compute;
+  double flops = 0;  ///< per GPU per step
+};
+
+/// Per-GPU memory of the most loaded pipeline stage (the first). Bytes.
+struct TrainingMemory {
+  double capacity_bytes = 0;
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  ///< all micro-batches in flight on the stage
+  double activations_per_layer_bytes = 0;  ///< one micro-batch, one layer
+  double temporary_bytes = 0;    ///< gathered ZeRO-3 layers, logits, communication buckets
+  double reserve_bytes = 0;
+  double total_bytes = 0;
+  bool fits = false;
+};
+
+struct TrainingResult {
+  int micro_batch_size = 0;
+  int max_micro_batch_size = 0;  ///< largest that fits (0: none)
+  bool micro_batch_searched = false;
+  int num_micro_batches = 0;  ///< per data rank per step (gradient accumulation steps)
+  double step_time_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_token = 0;     ///< 6·N_matmul + 12·L·Hq·d·s (see model_flops_per_token)
+  double hardware_flops_per_token = 0;  ///< model FLOPs + recomputed forward FLOPs
+  double mfu = 0;
+  double hfu = 0;
+  double peak_flops_per_gpu = 0;        ///< the dense peak MFU/HFU divide by
+  double bubble_fraction = 0;           ///< bubble time / step time
+  double total_time_s = 0;              ///< 0 when no total_tokens
+  double gpu_hours = 0;
+  double cost_usd = 0;
+  double trainable_params = 0;
+  ParamCounts params;
+  TrainingMemory memory;
+  std::vector<TrainingBreakdownItem> breakdown;
+  std::vector<Assumption> assumptions;
+  std::vector<std::string> warnings;
+  int tier = 0;  ///< 2 when every GEMM and attention op used a Tier-2 fit
+};
+
+/// Model FLOPs of one token of a training step at sequence length `seq`, as in the literature
+/// (Narayanan et al. 2021, PaLM appendix B): 6·N_matmul + 12·L·Hq·d·s, where N_matmul counts
+/// every weight of a matrix multiply a token passes through (attention and FFN linears of the
+/// active experts, router, LM head; not the embedding lookup, norms or biases) and attention is
+/// counted over the whole s×s score matrix (not halved for causality).
+double model_flops_per_token(const ModelSpec& m, int seq);
+
+/// Activation bytes one layer stores for the backward pass, for a micro-batch of `b` sequences
+/// of `s` tokens on one GPU (16-bit activations, no dropout), generalising Korthikanti et al.
+/// (2022) to GQA and gated FFNs:
+///   none:      s·b·[ (8h)/t_sp + (2(hq+2hkv)d + 2hq·d + ffn)/t ] + s²-term
+///   selective: the same without the s²-term
+///   full:      2·s·b·h / t_sp (the layer input only)
+/// with t_sp = t under sequence parallelism else 1; ffn = 6I (gated) or 4I (plain); the s²-term
+/// = 4·b·Hq·s²/t (scores and softmax, 2 bytes each) without FlashAttention, else the fp32
+/// log-sum-exp 4·b·Hq·s/t. `s` is the sequence share of one CP rank.
+double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp, bool sp,
+                                  Recompute recompute, bool flash_attention);
+
+/// Validates the spec (SpecError with the request's JSON paths) and estimates the step. A
+/// micro_batch_size of 0 searches the divisors of global_batch_size / dp for the fastest that
+/// fits. "Does not fit" is a result (memory.fits), not an error.
+TrainingResult estimate_training(const TrainingSpec& spec);
+
+}  // namespace flopcast

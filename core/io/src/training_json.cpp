@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+// Request document <-> TrainingSpec, TrainingResult -> response document (task "training").
+#include <cmath>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "flopcast/training.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+namespace {
+
+constexpr std::initializer_list<std::pair<const char*, Recompute>> kRecompute{
+    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+constexpr std::initializer_list<std::pair<const char*, Optimizer>> kOptimizer{
+    {"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}, {"adam_8bit", Optimizer::adam_8bit}};
+constexpr std::initializer_list<std::pair<const char*, Sharding>> kFsdp{
+    {"no_shard", Sharding::none},
+    {"full_shard", Sharding::full_shard},
+    {"shard_grad_op", Sharding::shard_grad_op},
+    {"hybrid_shard", Sharding::hybrid_shard}};
+constexpr std::initializer_list<std::pair<const char*, Finetune>> kMethod{
+    {"lora", Finetune::lora}, {"qlora", Finetune::qlora}};
+constexpr std::initializer_list<std::pair<const char*, LoraTargets>> kTargets{
+    {"qv", LoraTargets::qv}, {"attention", LoraTargets::attention},
+    {"all_linear", LoraTargets::all_linear}};
+constexpr std::initializer_list<std::pair<const char*, DType>> kCompute{
+    {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8", DType::fp8}};
+
+struct Parsed {
+  TrainingSpec spec;
+  json resolved;
+};
+
+const json& object_or_empty(const ObjectReader& r, const char* key) {
+  static const json empty = json::object();
+  const json* v = r.find(key);
+  return v ? *v : empty;
+}
+
+/// `zero` (0-3) or `fsdp` (a strategy name), not both.
+Sharding read_sharding(const ObjectReader& pr) {
+  const json* zero = pr.find("zero");
+  const json* fsdp = pr.find("fsdp");
+  if (zero && fsdp) {
+    throw SpecError(pr.child("fsdp"), "give parallelism.zero or parallelism.fsdp, not both (got " +
+                                          describe_value(*fsdp) + ")");
+  }
+  if (fsdp) return pr.choice("fsdp", kFsdp, Sharding::none);
+  const int stage = pr.integer("zero", 0);
+  if (stage < 0 || stage > 3) fail(pr.child("zero"), "must be between 0 and 3", stage);
+  constexpr Sharding kStages[] = {Sharding::none, Sharding::zero1, Sharding::zero2,
+                                  Sharding::zero3};
+  return kStages[stage];
+}
+
+void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
+                  {"tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "fsdp", "tp_comm_overlap"});
+  s.tp = pr.integer("tp", 1);
+  s.pp = pr.integer("pp", 1);
+  s.cp = pr.integer("cp", 1);
+  s.ep = pr.integer("ep", 1);
+  s.vpp = pr.integer("vpp", 1);
+  s.sp = pr.boolean("sp", false);
+  s.tp_comm_overlap = pr.boolean("tp_comm_overlap", false);
+  s.sharding = read_sharding(pr);
+  if (pr.find("dp")) {
+    s.dp = pr.integer("dp");
+  } else {
+    // dp defaults to the GPUs left over; a remainder is reported on num_gpus by the core.
+    const long long model_parallel = 1LL * std::max(1, s.tp) * std::max(1, s.pp) * std::max(1, s.cp);
+    s.dp = static_cast<int>(std::max(1LL, s.num_gpus / model_parallel));
+  }
+}
+
+void read_workload(const ObjectReader& r, TrainingSpec& s) {
+  ObjectReader wl(r.require("workload"), "workload",
+                  {"seq_len", "global_batch_size", "micro_batch_size", "total_tokens",
+                   "recompute", "flash_attention"});
+  s.seq_len = wl.integer("seq_len");
+  s.global_batch_size = wl.integer("global_batch_size");
+  s.micro_batch_size = 0;
+  if (wl.find("micro_batch_size")) {
+    s.micro_batch_size = wl.integer("micro_batch_size");
+    if (s.micro_batch_size < 1) {
+      fail(wl.child("micro_batch_size"), "must be >= 1 (omit it to search)", s.micro_batch_size);
+    }
+  }
+  s.total_tokens = wl.number("total_tokens", 0);
+  s.recompute = wl.choice("recompute", kRecompute, Recompute::none);
+  s.flash_attention = wl.boolean("flash_attention", true);
+}
+
+void read_finetune(const ObjectReader& r, TrainingSpec& s) {
+  const json* lora = r.find("lora");
+  if (!lora) return;
+  ObjectReader lr(*lora, "lora", {"method", "rank", "targets"});
+  s.finetune = lr.choice("method", kMethod, Finetune::lora);
+  s.lora_rank = lr.integer("rank", s.lora_rank);
+  s.lora_targets = lr.choice("targets", kTargets, s.lora_targets);
+}
+
+void read_framework(const ObjectReader& r, TrainingSpec& s) {
+  ObjectReader fr(object_or_empty(r, "framework"), "framework",
+                  {"profile", "comm_overlap", "step_overhead_ms", "compute_scale", "reserve_GB"});
+  s.framework = fr.string("profile", "generic");
+  const TrainingFramework* f = training_framework(s.framework);
+  if (!f) {
+    std::string rule = "unknown framework profile; one of";
+    for (const std::string& id : training_framework_ids()) rule += " " + id;
+    if (auto guess = nearest(s.framework, training_framework_ids())) {
+      rule += " (did you mean \"" + *guess + "\"?)";
+    }
+    fail(fr.child("profile"), rule, "\"" + s.framework + "\"");
+  }
+  s.comm_overlap = f->comm_overlap;
+  s.step_overhead_s = f->step_overhead_s;
+  s.compute_scale = f->compute_scale;
+  s.comm_overlap = fr.number("comm_overlap", s.comm_overlap);
+  s.step_overhead_s = fr.number("step_overhead_ms", s.step_overhead_s / kMilli) * kMilli;
+  s.compute_scale = fr.number("compute_scale", s.compute_scale);
+  s.framework_reserve_bytes = fr.number("reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
+}
+
+/// Scale-out network of the cluster: the hardware's default unless given.
+void read_network(const ObjectReader& r, TrainingSpec& s) {
+  s.cluster = cluster_of(s.hardware);
+  s.cluster.gpus_per_node = s.gpus_per_node;
+  ObjectReader nr(object_or_empty(r, "network"), "network",
+                  {"scaleout_bandwidth_GBps", "scaleout_latency_us"});
+  if (nr.find("scaleout_bandwidth_GBps")) {
+    const double bw = nr.number("scaleout_bandwidth_GBps");
+    if (!(bw > 0)) fail(nr.child("scaleout_bandwidth_GBps"), "must be > 0", bw);
+    s.cluster.scaleout_bandwidth = BytesPerSecond(bw * kGB);
+  }
+  if (nr.find("scaleout_latency_us")) {
+    const double lat = nr.number("scaleout_latency_us");
+    if (!(lat >= 0)) fail(nr.child("scaleout_latency_us"), "must be >= 0", lat);
+    s.cluster.scaleout_latency_s = lat * kMicro;
+  }
+}
+
+Parsed parse_request(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "model", "hardware", "num_gpus", "gpus_per_node",
+                  "parallelism", "workload", "precision", "optimizer", "lora", "moe", "framework",
+                  "network", "cost_per_gpu_hour_usd", "max_tier"});
+  Parsed p;
+  TrainingSpec& s = p.spec;
+  s.model = resolve_model(r.require("model"), "model");
+  s.hardware = resolve_hardware(r.require("hardware"), "hardware");
+  s.kernel.tier0_residuals = tier0_residuals();
+  const int max_tier = r.integer("max_tier", 2);
+  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
+  s.kernel.use_calibration = max_tier == 2;
+  s.num_gpus = r.integer("num_gpus");
+  if (s.num_gpus < 1) fail("num_gpus", "must be >= 1", s.num_gpus);
+  s.gpus_per_node = r.integer("gpus_per_node", s.hardware.gpus_per_node);
+  if (s.gpus_per_node < 1) fail("gpus_per_node", "must be >= 1", s.gpus_per_node);
+  read_parallelism(r, s);
+  read_workload(r, s);
+
+  ObjectReader pc(object_or_empty(r, "precision"), "precision", {"compute", "grad_reduce"});
+  const DType half = s.hardware.peak(DType::bf16) ? DType::bf16 : DType::fp16;
+  s.compute = pc.choice("compute", kCompute, half);
+  s.grad_reduce_bytes = pc.choice<double>("grad_reduce", {{"bf16", 2.0}, {"fp32", 4.0}}, 2.0);
+  s.optimizer = r.choice("optimizer", kOptimizer, Optimizer::adamw);
+  read_finetune(r, s);
+  ObjectReader mr(object_or_empty(r, "moe"), "moe", {"capacity_factor"});
+  s.moe_capacity_factor = mr.number("capacity_factor", s.moe_capacity_factor);
+  read_framework(r, s);
+  read_network(r, s);
+  s.cost_per_gpu_hour_usd = r.number("cost_per_gpu_hour_usd", 0);
+
+  json parallelism{{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
+                   {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
+  const bool fsdp = request.contains("parallelism") && request.at("parallelism").is_object() &&
+                    request.at("parallelism").contains("fsdp");
+  if (fsdp) {
+    parallelism["fsdp"] = s.sharding == Sharding::none ? "no_shard" : to_string(s.sharding);
+  } else {
+    parallelism["zero"] = static_cast<int>(s.sharding);  // none, zero1, zero2, zero3 = 0..3
+  }
+  json workload{{"seq_len", s.seq_len},
+                {"global_batch_size", s.global_batch_size},
+                {"recompute", to_string(s.recompute)},
+                {"flash_attention", s.flash_attention}};
+  if (s.micro_batch_size > 0) workload["micro_batch_size"] = s.micro_batch_size;
+  if (s.total_tokens > 0) workload["total_tokens"] = s.total_tokens;
+  p.resolved = json{
+      {"schema_version", kSchemaVersion},
+      {"task", "training"},
+      {"model", request.at("model")},
+      {"hardware", request.at("hardware")},
+      {"num_gpus", s.num_gpus},
+      {"gpus_per_node", s.gpus_per_node},
+      {"max_tier", s.kernel.use_calibration ? 2 : 0},
+      {"parallelism", parallelism},
+      {"workload", workload},
+      {"precision",
+       {{"compute", to_string(s.compute)},
+        {"grad_reduce", s.grad_reduce_bytes == 4 ? "fp32" : "bf16"}}},
+      {"optimizer", to_string(s.optimizer)},
+      {"moe", {{"capacity_factor", s.moe_capacity_factor}}},
+      {"framework",
+       {{"profile", s.framework},
+        {"comm_overlap", s.comm_overlap},
+        {"step_overhead_ms", round6(s.step_overhead_s / kMilli)},
+        {"compute_scale", s.compute_scale},
+        {"reserve_GB", round6(s.framework_reserve_bytes / kGB)}}},
+      {"network",
+       {{"scaleout_bandwidth_GBps", round6(s.cluster.scaleout_bandwidth.value / kGB)},
+        {"scaleout_latency_us", round6(s.cluster.scaleout_latency_s / kMicro)}}},
+      {"cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd}};
+  if (s.finetune != Finetune::full) {
+    p.resolved["lora"] = {{"method", to_string(s.finetune)},
+                          {"rank", s.lora_rank},
+                          {"targets", to_string(s.lora_targets)}};
+  }
+  return p;
+}
+
+json identity(const json& given, const std::string& name) {
+  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
+}
+
+json gb(double bytes) { return round6(bytes / kGB); }
+
+json memory_json(const TrainingMemory& m) {
+  return json{{"total_GB", gb(m.total_bytes)},
+              {"capacity_GB", gb(m.capacity_bytes)},
+              {"fits", m.fits},
+              {"weights_GB", gb(m.weights_bytes)},
+              {"gradients_GB", gb(m.gradients_bytes)},
+              {"optimizer_GB", gb(m.optimizer_bytes)},
+              {"activations_GB", gb(m.activations_bytes)},
+              {"activations_per_layer_GB", gb(m.activations_per_layer_bytes)},
+              {"temporary_GB", gb(m.temporary_bytes)},
+              {"reserve_GB", gb(m.reserve_bytes)}};
+}
+
+json optional_number(bool present, double v) { return present ? json(round6(v)) : json(nullptr); }
+
+}  // namespace
+
+json run_training(const json& request) {
+  const Parsed p = parse_request(request);
+  const TrainingSpec& s = p.spec;
+  const TrainingResult r = estimate_training(s);
+
+  json model = identity(request.at("model"), s.model.name);
+  model["params_B"] = round6(r.params.total / 1e9);
+  model["trainable_params_B"] = round6(r.trainable_params / 1e9);
+  json breakdown = json::array();
+  for (const auto& b : r.breakdown) {
+    breakdown.push_back({{"phase", b.phase},
+                         {"op", b.op},
+                         {"time_ms", round6(b.time_s / kMilli)},
+                         {"share", round6(b.share)},
+                         {"bound", to_string(b.bound)},
+                         {"flops", round6(b.flops)}});
+  }
+  json assumptions = json::array();
+  for (const auto& a : r.assumptions) {
+    assumptions.push_back(
+        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+  }
+  const bool total = s.total_tokens > 0;
+  return json{
+      {"schema_version", kSchemaVersion},
+      {"task", "training"},
+      {"tier", r.tier},
+      {"model", model},
+      {"hardware", identity(request.at("hardware"), s.hardware.name)},
+      {"num_gpus", s.num_gpus},
+      {"step_time_s", round6(r.step_time_s)},
+      {"tokens_per_step", round6(r.tokens_per_step)},
+      {"tokens_per_s", round6(r.tokens_per_s)},
+      {"tokens_per_s_per_gpu", round6(r.tokens_per_s_per_gpu)},
+      {"mfu", round6(r.mfu)},
+      {"hfu", round6(r.hfu)},
+      {"model_flops_per_token", round6(r.model_flops_per_token)},
+      {"hardware_flops_per_token", round6(r.hardware_flops_per_token)},
+      {"model_tflops_per_gpu", round6(r.model_flops_per_token * r.tokens_per_s_per_gpu / kTera)},
+      {"peak_tflops_per_gpu", round6(r.peak_flops_per_gpu / kTera)},
+      {"total_time_s", optional_number(total, r.total_time_s)},
+      {"gpu_hours", optional_number(total, r.gpu_hours)},
+      {"cost_usd", optional_number(total && s.cost_per_gpu_hour_usd > 0, r.cost_usd)},
+      {"micro_batch_size", r.micro_batch_size},
+      {"micro_batch_searched", r.micro_batch_searched},
+      {"max_micro_batch_size", r.max_micro_batch_size},
+      {"num_micro_batches", r.num_micro_batches},
+      {"bubble_fraction", round6(r.bubble_fraction)},
+      {"memory_per_gpu", memory_json(r.memory)},
+      {"breakdown", breakdown},
+      {"assumptions", assumptions},
+      {"warnings", r.warnings},
+      {"request", p.resolved}};
+}
+
+}  // namespace flopcast::io::detail

@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: MIT
+// Training step time: per-layer kernels of one micro-batch (forward GEMMs at their shapes,
+// backward as dgrad + wgrad GEMMs, FlashAttention-2 backward at 2.5× its forward), the pipeline
+// schedule, the collectives of each parallelism and what of them the compute hides.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "flopcast/error.hpp"
+#include "training_detail.hpp"
+
+namespace flopcast {
+namespace {
+
+using namespace training_detail;
+
+constexpr double kAttentionBackwardFactor = 2.5;  // FlashAttention-2: 5 GEMMs vs 2 (Dao, 2023)
+
+// ---- Validation ----
+
+void check_int(const std::string& path, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi) {
+    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
+         static_cast<double>(value));
+  }
+}
+
+void check_divides(const std::string& path, int value, int whole, const std::string& what) {
+  if (whole % value != 0) {
+    fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", value);
+  }
+}
+
+void check_real(const std::string& path, double v, double lo, double hi) {
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    fail(path, "must be between " + format_number(lo) + " and " + format_number(hi), v);
+  }
+}
+
+void validate_parallelism(const TrainingSpec& s) {
+  const ModelSpec& m = s.model;
+  check_int("gpus_per_node", s.gpus_per_node, 1, 1024);
+  check_int("parallelism.tp", s.tp, 1, 1024);
+  check_int("parallelism.pp", s.pp, 1, 4096);
+  check_int("parallelism.dp", s.dp, 1, 1'000'000);
+  check_int("parallelism.cp", s.cp, 1, 1024);
+  check_int("parallelism.ep", s.ep, 1, 1024);
+  check_int("parallelism.vpp", s.vpp, 1, 128);
+  if (s.tp > s.gpus_per_node) {
+    throw NotModelledError("parallelism.tp",
+                           "tensor parallelism across nodes is not modelled; must be <= "
+                           "gpus_per_node (" + std::to_string(s.gpus_per_node) + ") (got " +
+                               std::to_string(s.tp) + ")");
+  }
+  check_divides("parallelism.tp", s.tp, m.num_heads, "model.num_heads");
+  if (m.num_kv_heads % s.tp != 0 && s.tp % m.num_kv_heads != 0) {
+    fail("parallelism.tp",
+         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
+             ") or be a multiple of it",
+         s.tp);
+  }
+  check_divides("parallelism.tp", s.tp, m.intermediate_size, "model.intermediate_size");
+  check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
+                "model.num_layers with parallelism.vpp; pp·vpp");
+  if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);
+  const long long product = 1LL * s.tp * s.pp * s.dp * s.cp;
+  if (product != s.num_gpus) {
+    throw SpecError("num_gpus", "must equal parallelism tp·pp·dp·cp (" + std::to_string(s.tp) +
+                                    "·" + std::to_string(s.pp) + "·" + std::to_string(s.dp) + "·" +
+                                    std::to_string(s.cp) + " = " + std::to_string(product) +
+                                    ") (got " + std::to_string(s.num_gpus) + ")");
+  }
+  if (s.ep > 1) {
+    if (!m.is_moe()) fail("parallelism.ep", "must be 1 for a dense model", s.ep);
+    check_divides("parallelism.ep", s.ep, m.num_experts, "model.num_experts");
+    check_divides("parallelism.ep", s.ep, s.dp * s.cp, "parallelism dp·cp");
+  }
+  if (s.sp && s.tp == 1) fail("parallelism.sp", "needs parallelism.tp > 1", "true");
+}
+
+void validate(const TrainingSpec& s) {
+  validate(s.model, "model");
+  validate(s.hardware, "hardware");
+  check_int("num_gpus", s.num_gpus, 1, 10'000'000);
+  validate_parallelism(s);
+  check_int("workload.seq_len", s.seq_len, 1, 100'000'000);
+  if (s.seq_len % s.cp != 0) {
+    fail("workload.seq_len",
+         "must be a multiple of parallelism.cp (" + std::to_string(s.cp) + ")", s.seq_len);
+  }
+  check_int("workload.global_batch_size", s.global_batch_size, 1, 100'000'000);
+  if (s.global_batch_size % s.dp != 0) {
+    fail("workload.global_batch_size",
+         "must be a multiple of parallelism.dp (" + std::to_string(s.dp) + ")",
+         s.global_batch_size);
+  }
+  if (s.micro_batch_size != 0) {
+    check_int("workload.micro_batch_size", s.micro_batch_size, 1, 1'000'000);
+    const int per_rank = s.global_batch_size / s.dp;
+    if (per_rank % s.micro_batch_size != 0) {
+      fail("workload.micro_batch_size",
+           "must divide global_batch_size / dp (" + std::to_string(s.global_batch_size) + " / " +
+               std::to_string(s.dp) + " = " + std::to_string(per_rank) + ")",
+           s.micro_batch_size);
+    }
+  }
+  check_real("workload.total_tokens", s.total_tokens, 0, 1e18);
+  if (s.compute != DType::bf16 && s.compute != DType::fp16 && s.compute != DType::fp8) {
+    fail("precision.compute", "must be one of bf16, fp16, fp8", std::string(to_string(s.compute)));
+  }
+  if (!s.hardware.peak(s.compute)) {
+    fail("precision.compute",
+         "the hardware has no dense " + std::string(to_string(s.compute)) +
+             " peak (hardware.dense_peak_TFLOPS)",
+         std::string(to_string(s.compute)));
+  }
+  if (s.compute == DType::fp8 && !s.hardware.peak(DType::bf16) && !s.hardware.peak(DType::fp16)) {
+    fail("precision.compute", "fp8 training keeps attention in 16 bits; the hardware has no "
+                              "bf16 or fp16 peak", "fp8");
+  }
+  if (s.finetune != Finetune::full) check_int("lora.rank", s.lora_rank, 1, 65536);
+  if (s.grad_reduce_bytes != 2 && s.grad_reduce_bytes != 4) {
+    fail("precision.grad_reduce", "must be bf16 or fp32 (2 or 4 bytes)", s.grad_reduce_bytes);
+  }
+  check_real("moe.capacity_factor", s.moe_capacity_factor, 1, 100);
+  check_real("framework.comm_overlap", s.comm_overlap, 0, 1);
+  check_real("framework.step_overhead_ms", s.step_overhead_s * 1e3, 0, 1e7);
+  check_real("framework.compute_scale", s.compute_scale, 0.1, 10);
+  check_real("framework.reserve_GB", s.framework_reserve_bytes / kGB, 0, 1e6);
+  check_real("cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd, 0, 1e6);
+}
+
+// ---- Pricing ----
+
+/// Time and FLOPs of one item of one micro-batch on one GPU.
+struct Item {
+  std::string phase, op;
+  double time_s = 0;
+  double flops = 0;
+  Bound bound = Bound::compute;
+  bool priced_kernel = false;  // GEMM or attention: counts for the tier
+  int tier = 0;
+};
+
+class Ledger {
+ public:
+  void add(std::string phase, const OpCost& op, double scale = 1, std::string name = "") {
+    Item it;
+    it.phase = std::move(phase);
+    it.op = name.empty() ? op.name : std::move(name);
+    it.time_s = op.time.value * scale;
+    it.flops = op.flops.value * scale;
+    it.bound = op.bound;
+    it.priced_kernel = op.op_class == OpClass::gemm || op.op_class == OpClass::attention_prefill ||
+                       op.op_class == OpClass::moe;
+    it.tier = op.tier;
+    items_.push_back(std::move(it));
+  }
+  void add_time(std::string phase, std::string op, double t, Bound bound) {
+    if (t <= 0) return;
+    Item it;
+    it.phase = std::move(phase);
+    it.op = std::move(op);
+    it.time_s = t;
+    it.bound = bound;
+    items_.push_back(std::move(it));
+  }
+  [[nodiscard]] double time(std::string_view phase = "") const {
+    double t = 0;
+    for (const Item& i : items_) {
+      if (phase.empty() || i.phase == phase) t += i.time_s;
+    }
+    return t;
+  }
+  [[nodiscard]] double time_of(std::string_view phase, std::string_view op) const {
+    double t = 0;
+    for (const Item& i : items_) {
+      if (i.phase == phase && i.op == op) t += i.time_s;
+    }
+    return t;
+  }
+  [[nodiscard]] const std::vector<Item>& items() const { return items_; }
+  void scale(double k) {
+    for (Item& i : items_) {
+      i.time_s *= k;
+      i.flops *= k;
+    }
+  }
+  /// Appends `o` scaled by `k`, optionally moved into another phase.
+  void append(const Ledger& o, double k, const std::string& phase = "") {
+    for (Item i : o.items_) {
+      i.time_s *= k;
+      i.flops *= k;
+      if (!phase.empty()) i.phase = phase;
+      items_.push_back(std::move(i));
+    }
+  }
+
+ private:
+  std::vector<Item> items_;
+};
+
+/// Shapes of one GPU's shard of a layer.
+struct Shard {
+  double h, d, hq, hkv, inter, vocab;
+  double tokens;      // T = b·s/cp: tokens of one micro-batch on this GPU
+  double b, s_full;   // sequences, full sequence length
+  double norm_tokens; // tokens of the norms: T/tp under SP
+  GemmTypes linear;   // transformer linears (fp8 under the fp8 recipe)
+  GemmTypes dense16;  // LM head, router, LoRA adapters, wgrad outputs
+  DType attn_math;
+  double a = 2;
+};
+
+Shard make_shard(const TrainingSpec& s, int b) {
+  const ModelSpec& m = s.model;
+  Shard sh{};
+  sh.h = m.hidden_size;
+  sh.d = m.head_dim;
+  sh.hq = double(m.num_heads) / s.tp;
+  sh.hkv = std::max(1.0, double(m.num_kv_heads) / s.tp);
+  sh.inter = double(m.intermediate_size) / s.tp;
+  sh.vocab = std::ceil(double(m.vocab_size) / s.tp);
+  sh.b = b;
+  sh.s_full = s.seq_len;
+  sh.tokens = double(b) * s.seq_len / s.cp;
+  sh.norm_tokens = s.sp ? sh.tokens / s.tp : sh.tokens;
+  const DType half = s.compute == DType::fp8 ? (s.hardware.peak(DType::bf16) ? DType::bf16
+                                                                             : DType::fp16)
+                                             : s.compute;
+  sh.a = 2;
+  sh.dense16 = GemmTypes{half, 2, 2, 2};
+  sh.linear = s.compute == DType::fp8 ? GemmTypes{DType::fp8, 1, 1, 2} : sh.dense16;
+  sh.attn_math = half;
+  return sh;
+}
+
+/// One linear layer [T × k]·[k × n]: forward; backward as dgrad [T × n]·[n × k] and, when the
+/// weight trains, wgrad [k × T]·[T × n]. QLoRA reads 4-bit weights (weight-only kernels).
+struct Linear {
+  std::string name;
+  double n, k;
+  double count = 1;  // grouped (experts)
+  double rows = 0;   // 0: the shard's tokens
+};
+
+struct LinearCosts {
+  OpCost fwd, dgrad, wgrad;
+  bool has_wgrad = true;
+};
+
+LinearCosts price_linear(const TrainingSpec& s, const Shard& sh, const Linear& l, bool trains,
+                         const GemmTypes& types) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = s.kernel;
+  const double t = l.rows > 0 ? l.rows : sh.tokens;
+  LinearCosts c;
+  c.fwd = gemm_op(l.name, hw, km, t, l.n, l.k, types, l.count);
+  c.dgrad = gemm_op(l.name, hw, km, t, l.k, l.n, types, l.count);
+  c.has_wgrad = trains;
+  if (trains) c.wgrad = gemm_op(l.name, hw, km, l.k, l.n, t, types, l.count);
+  return c;
+}
+
+/// Ops of one transformer layer for one micro-batch: forward, backward, and the forward again
+/// when recomputed.
+struct LayerPass {
+  Ledger fwd, bwd, recompute;
+  double gemm_fwd_s = 0, gemm_bwd_s = 0;  // what TP communication can hide behind
+  double attention_fwd_s = 0, attention_bwd_s = 0;
+};
+
+std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh) {
+  const ModelSpec& m = s.model;
+  const bool gated = m.ffn == FfnKind::gated;
+  std::vector<Linear> out{{"qkv_proj", (sh.hq + 2 * sh.hkv) * sh.d, sh.h},
+                          {"o_proj", sh.h, sh.hq * sh.d}};
+  const double up = gated ? 2 * sh.inter : sh.inter;
+  if (m.is_moe()) {
+    // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert.
+    const double experts = double(m.num_experts) / s.ep;
+    const double rows = s.ep * sh.tokens * m.experts_per_token / m.num_experts *
+                        s.moe_capacity_factor;
+    out.push_back({"moe_experts", up, sh.h, experts, rows});
+    out.push_back({"moe_experts", sh.h, sh.inter, experts, rows});
+  } else {
+    out.push_back({"mlp", up, sh.h});
+    out.push_back({"mlp", sh.h, sh.inter});
+  }
+  return out;
+}
+
+/// LoRA adapters on this layer: (name, in, out) on this GPU's TP shard.
+std::vector<Linear> lora_adapters(const TrainingSpec& s, const Shard& sh) {
+  const ModelSpec& m = s.model;
+  const double r = s.lora_rank;
+  const double q = sh.hq * sh.d, kv = sh.hkv * sh.d;
+  std::vector<std::pair<double, double>> io{{sh.h, q}, {sh.h, kv}};
+  if (s.lora_targets != LoraTargets::qv) {
+    io.emplace_back(sh.h, kv);
+    io.emplace_back(q, sh.h);
+  }
+  if (s.lora_targets == LoraTargets::all_linear) {
+    if (m.ffn == FfnKind::gated) io.emplace_back(sh.h, sh.inter);
+    io.emplace_back(sh.h, sh.inter);
+    io.emplace_back(sh.inter, sh.h);
+  }
+  std::vector<Linear> out;
+  for (const auto& [in, o] : io) {
+    out.push_back({"lora", r, in});  // A: [T × in]·[in × r]
+    out.push_back({"lora", o, r});   // B: [T × r]·[r × out]
+  }
+  return out;
+}
+
+LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = s.kernel;
+  const ModelSpec& m = s.model;
+  const bool full = s.finetune == Finetune::full;
+  LayerPass p;
+
+  GemmTypes base = sh.linear;
+  if (s.finetune == Finetune::qlora) base = GemmTypes{sh.attn_math, 0.5 + 2.0 / 64, 2, 2};
+  for (const Linear& l : layer_linears(s, sh)) {
+    const LinearCosts c = price_linear(s, sh, l, full, base);
+    p.fwd.add("forward", c.fwd);
+    p.bwd.add("backward", c.dgrad);
+    if (c.has_wgrad) p.bwd.add("backward", c.wgrad);
+    p.gemm_fwd_s += c.fwd.time.value;
+    p.gemm_bwd_s += c.dgrad.time.value + (c.has_wgrad ? c.wgrad.time.value : 0);
+  }
+  if (m.is_moe()) {
+    const LinearCosts router = price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h},
+                                            full, sh.dense16);
+    p.fwd.add("forward", router.fwd);
+    p.bwd.add("backward", router.dgrad);
+    if (router.has_wgrad) p.bwd.add("backward", router.wgrad);
+  }
+  if (!full) {
+    for (const Linear& l : lora_adapters(s, sh)) {
+      const LinearCosts c = price_linear(s, sh, l, true, sh.dense16);
+      p.fwd.add("forward", c.fwd);
+      p.bwd.add("backward", c.dgrad);
+      p.bwd.add("backward", c.wgrad);
+    }
+  }
+  if (s.finetune == Finetune::qlora) {
+    // NF4 → bf16 dequantization of the base weights, forward and again for dgrad.
+    const double w = layer_params(s).linear;
+    const OpCost deq = memory_op("dequantize", hw, km, Flops(0), Bytes(w * (0.53 + 2)), 4);
+    p.fwd.add("forward", deq);
+    p.bwd.add("backward", deq);
+  }
+
+  // Attention core: each CP rank computes its 1/cp share of the causal score matrix.
+  OpCost attn = attention_prefill_op(hw, km, sh.b, sh.s_full, sh.hq, sh.hkv, sh.d, sh.attn_math,
+                                     sh.a, sh.a);
+  p.attention_fwd_s = attn.time.value / s.cp;
+  p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;
+  p.fwd.add("forward", attn, 1.0 / s.cp);
+  p.bwd.add("backward", attn, kAttentionBackwardFactor / s.cp);
+  if (!s.flash_attention) {
+    // Unfused attention writes and reads the scores and probabilities (2 bytes each) in HBM.
+    const double elems = sh.b * sh.hq * sh.s_full * sh.s_full / s.cp;
+    const OpCost scores = memory_op("attention", hw, km, Flops(0), Bytes(8 * elems), 3);
+    p.fwd.add("forward", scores);
+    p.bwd.add("backward", scores, 2);
+  }
+
+  // Elementwise: two fused residual-add + norm (read x, residual; write both), rotary on q and
+  // k, the activation function; the backward moves about twice the bytes.
+  const double ffn_rows = m.is_moe() ? sh.tokens * m.experts_per_token * s.moe_capacity_factor
+                                     : sh.tokens;
+  double bytes = 2 * 4 * sh.norm_tokens * sh.h * sh.a;
+  if (m.position_embedding == PositionEmbedding::rope) {
+    bytes += 2 * sh.tokens * (sh.hq + sh.hkv) * sh.d * sh.a;
+  }
+  bytes += ffn_rows * (m.ffn == FfnKind::gated ? 3 : 2) * sh.inter * sh.a;
+  if (s.compute == DType::fp8) {
+    // Casts of GEMM inputs to fp8 (read 2 B, write 1 B) and their transposes for wgrad.
+    bytes += 3 * sh.tokens * (2 * sh.h + sh.hq * sh.d + sh.inter);
+    bytes += 3 * layer_params(s).linear;  // weights cast once per micro-batch
+  }
+  const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
+  p.fwd.add("forward", elementwise);
+  p.bwd.add("backward", elementwise, 2);
+
+  // Recomputation in the backward: the whole forward (full) or the attention core (selective).
+  if (s.recompute == Recompute::full) {
+    p.recompute.append(p.fwd, 1, "recompute");
+  } else if (s.recompute == Recompute::selective) {
+    p.recompute.add("recompute", attn, 1.0 / s.cp);
+  }
+  return p;
+}
+
+/// The embedding (first stage) and the final norm, LM head and loss (last stage).
+Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = s.kernel;
+  Ledger l;
+  if (first) {
+    const OpCost emb = memory_op("embedding", hw, km, Flops(0), Bytes(2 * sh.tokens * sh.h * sh.a), 1);
+    l.add("forward", emb);
+    l.add("backward", emb, 2);  // scatter-add of the gradient
+  }
+  if (last) {
+    const bool trains = s.finetune == Finetune::full;
+    const LinearCosts head = price_linear(s, sh, {"lm_head", sh.vocab, sh.h}, trains, sh.dense16);
+    l.add("forward", head.fwd);
+    l.add("backward", head.dgrad);
+    if (head.has_wgrad) l.add("backward", head.wgrad);
+    // Final norm, then fp32 logits, softmax and the gradient of the cross-entropy.
+    const double logits = sh.tokens * sh.vocab;
+    const OpCost loss = memory_op("lm_head", hw, km, Flops(0),
+                                  Bytes(4 * sh.tokens * sh.h * sh.a + 10 * logits), 3);
+    l.add("forward", loss);
+    l.add("backward", loss);
+  }
+  return l;
+}
+
+/// A collective over `ranks` GPUs of one parallel group whose consecutive members are `stride`
+/// GPUs apart (TP innermost, then CP, then DP; PP outermost).
+double collective_s(const TrainingSpec& s, CollectiveKind kind, double bytes, int ranks,
+                    int stride) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  ClusterSpec c = s.cluster;
+  c.gpus_per_node = std::max(1, s.gpus_per_node / std::max(1, stride));
+  return estimate_collective(kind, Bytes(bytes), ranks, c, s.kernel).time.value;
+}
+
+/// Communication of one micro-batch on one stage, and what of it stays exposed.
+struct MicroComm {
+  double tp_s = 0, tp_exposed_s = 0;
+  double cp_s = 0, cp_exposed_s = 0;
+  double ep_s = 0;  // all-to-all: on the critical path
+  double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
+};
+
+MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp, double layers) {
+  MicroComm c;
+  const ModelSpec& m = s.model;
+  const bool full_recompute = s.recompute == Recompute::full;
+  const double act = sh.tokens * sh.h * sh.a;  // one [T × h] activation, 16-bit
+  if (s.tp > 1) {
+    // Per layer 2 all-reduces forward and 2 backward (Megatron); with SP each is an all-gather
+    // plus a reduce-scatter of the same bytes. Full recompute repeats the forward ones.
+    double per = 0;
+    if (s.sp) {
+      per = collective_s(s, CollectiveKind::all_gather, act, s.tp, 1) +
+            collective_s(s, CollectiveKind::reduce_scatter, act, s.tp, 1);
+    } else {
+      per = collective_s(s, CollectiveKind::all_reduce, act, s.tp, 1);
+    }
+    const double n = full_recompute ? 6 : 4;
+    c.tp_s = n * per * layers;
+    const double hide = s.tp_comm_overlap
+                            ? s.comm_overlap * layers *
+                                  (lp.gemm_fwd_s * (full_recompute ? 2 : 1) + lp.gemm_bwd_s)
+                            : 0;
+    c.tp_exposed_s = std::max(0.0, c.tp_s - hide);
+  }
+  if (s.cp > 1) {
+    // Ring attention: cp − 1 exchanges of the rank's K and V chunk forward; K, V and their
+    // gradients backward; each step overlaps the attention of the previous chunk.
+    const double kv = 2 * sh.tokens * sh.hkv * sh.d * sh.a;
+    const double step = collective_s(s, CollectiveKind::send_recv, kv, 2, s.tp);
+    const double fwd = (s.cp - 1) * step, bwd = 2 * fwd;
+    const double n_fwd = full_recompute ? 2 : 1;
+    c.cp_s = layers * (n_fwd * fwd + bwd);
+    c.cp_exposed_s =
+        layers * (n_fwd * std::max(0.0, fwd - s.comm_overlap * lp.attention_fwd_s) +
+                  std::max(0.0, bwd - s.comm_overlap * lp.attention_bwd_s));
+  }
+  if (m.is_moe() && s.ep > 1) {
+    // Dispatch and combine forward, and both again backward (and in a full recompute).
+    const double bytes = sh.tokens * m.experts_per_token * s.moe_capacity_factor * sh.h * sh.a;
+    const double one = collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, s.tp * s.cp);
+    c.ep_s = layers * one * (full_recompute ? 6 : 4);
+  }
+  // ZeRO-3 / FSDP full and grad-op shard: the layers' weights are gathered for each micro-batch
+  // forward (and, fully sharded, again backward); gradients are reduce-scattered every backward.
+  const bool gathers = s.sharding == Sharding::zero3 || s.sharding == Sharding::full_shard ||
+                       s.sharding == Sharding::hybrid_shard ||
+                       s.sharding == Sharding::shard_grad_op;
+  if (gathers) {
+    const int ranks = s.sharding == Sharding::hybrid_shard ? hybrid_group(s) : grad_ranks(s);
+    const double w = layer_params(s).total * 2 * layers;
+    const double g = layer_params(s).trainable * s.grad_reduce_bytes * layers;
+    const double ag = collective_s(s, CollectiveKind::all_gather, w, ranks, s.tp);
+    const double rs = collective_s(s, CollectiveKind::reduce_scatter, g, ranks, s.tp);
+    c.fsdp_fwd_s = ag;
+    c.fsdp_bwd_s = rs + (s.sharding == Sharding::shard_grad_op ? 0 : ag);
+  }
+  return c;
+}
+
+
+/// Bytes one optimizer step moves per trainable parameter on this GPU (fp32 master read and
+/// written, states read and written, the gradient read, the 16-bit weight written).
+double optimizer_update_bytes(Optimizer o) {
+  switch (o) {
+    case Optimizer::adamw:
+      return 8 + 8 + 8 + 2 + 2;
+    case Optimizer::sgd:
+      return 8 + 8 + 2 + 2;
+    case Optimizer::adam_8bit:
+      return 8 + 2 + 2 + 2 + 2;
+  }
+  return 28;
+}
+
+/// Trainable parameters of the slowest (last) stage on one GPU before ZeRO sharding, and all its
+/// 16-bit weights.
+struct StageParams {
+  double trainable = 0, weights = 0;
+};
+StageParams stage_params(const TrainingSpec& s) {
+  const LayerParams lp = layer_params(s);
+  const ParamCounts c = count_params(s.model);
+  const double layers = double(s.model.num_layers) / s.pp;
+  double ends = (s.model.tie_embeddings ? c.embedding : c.lm_head) / s.tp + c.final_norm;
+  if (s.pp == 1 && !s.model.tie_embeddings) ends += c.embedding / s.tp;
+  StageParams p;
+  p.weights = layers * lp.total + ends;
+  p.trainable = layers * lp.trainable + (s.finetune == Finetune::full ? ends : 0);
+  return p;
+}
+
+/// Model FLOPs per token under this spec's fine-tuning: 6·N for trained weights, 4·N for frozen
+/// ones (forward and dgrad, no wgrad), plus attention; and the hardware FLOPs with recompute.
+std::pair<double, double> flops_per_token(const TrainingSpec& s) {
+  const ModelSpec& m = s.model;
+  const double attention = 12.0 * m.num_layers * m.num_heads * m.head_dim * s.seq_len;
+  double model = model_flops_per_token(m, s.seq_len);
+  const double n_matmul = (model - attention) / 6;
+  if (s.finetune != Finetune::full) model = 4 * n_matmul + 6 * trainable_params(s) + attention;
+  const double head = double(m.vocab_size) * m.hidden_size;
+  double hardware = model;
+  if (s.recompute == Recompute::full) hardware += 2 * (n_matmul - head) + attention / 3;
+  if (s.recompute == Recompute::selective) hardware += attention / 3;
+  return {model, hardware};
+}
+
+/// Everything of one step at micro-batch `b` except the memory.
+TrainingResult estimate_step(const TrainingSpec& s, int b) {
+  const ModelSpec& m = s.model;
+  const Shard sh = make_shard(s, b);
+  const LayerPass lp = price_layer(s, sh);
+  const double layers = double(m.num_layers) / s.pp;
+  const int micro = s.global_batch_size / (s.dp * b);
+  const double ov = s.comm_overlap;
+
+  // One micro-batch on the slowest stage (the last: layers + LM head and loss).
+  Ledger mb;
+  mb.append(lp.fwd, layers);
+  mb.append(lp.bwd, layers);
+  mb.append(lp.recompute, layers, "recompute");
+  const Ledger ends = price_ends(s, sh, s.pp == 1, true);
+  const double ends_s = ends.time();
+  mb.append(ends, 1);
+  mb.scale(s.compute_scale);
+  const double fwd_s = mb.time("forward"), bwd_s = mb.time("backward") + mb.time("recompute");
+
+  const MicroComm mc = micro_comm(s, sh, lp, layers);
+  mb.add_time("communication", "tp_collectives", mc.tp_exposed_s, Bound::communication);
+  mb.add_time("communication", "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
+  mb.add_time("communication", "ep_all_to_all", mc.ep_s, Bound::communication);
+  if (mc.fsdp_fwd_s > 0 || mc.fsdp_bwd_s > 0) {
+    // Prefetch hides each layer's gather behind the previous layer's compute; the first gather
+    // and the last reduce-scatter have nothing to hide behind.
+    const double first = mc.fsdp_fwd_s / layers;
+    mb.add_time("communication", "fsdp_forward",
+                std::max(0.0, mc.fsdp_fwd_s - ov * fwd_s) + first, Bound::communication);
+    mb.add_time("communication", "fsdp_backward",
+                std::max(0.0, mc.fsdp_bwd_s - ov * bwd_s) + first, Bound::communication);
+  }
+  const double per_micro_s = mb.time();
+
+  Ledger step;
+  step.append(mb, micro);
+  TrainingResult r;
+  if (s.pp > 1) {
+    // 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved.
+    const double stage_s = per_micro_s - ends_s * s.compute_scale;
+    step.add_time("pipeline", "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
+    const double act = sh.tokens * sh.h * sh.a / (s.sp ? s.tp : 1);
+    const double p2p = collective_s(s, CollectiveKind::send_recv, act, 2, s.tp * s.cp * s.dp);
+    step.add_time("communication", "pp_send_recv", 2 * (s.pp - 1.0) * p2p, Bound::communication);
+  }
+
+  // Data-parallel gradient synchronisation once per step, overlapped with the last micro-batch's
+  // backward (gradients) and the first one's forward (ZeRO-1/2 parameter gather).
+  const StageParams sp = stage_params(s);
+  const int nd = grad_ranks(s);
+  if (s.sharding == Sharding::none) {
+    const double ar = collective_s(s, CollectiveKind::all_reduce, s.grad_reduce_bytes * sp.trainable, nd,
+                                   s.tp);
+    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
+                  Bound::communication);
+  } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
+    const double rs = collective_s(s, CollectiveKind::reduce_scatter,
+                                   s.grad_reduce_bytes * sp.trainable, nd, s.tp);
+    const double ag = collective_s(s, CollectiveKind::all_gather, 2 * sp.trainable, nd, s.tp);
+    step.add_time("communication", "dp_reduce_scatter", std::max(0.0, rs - ov * bwd_s),
+                  Bound::communication);
+    step.add_time("communication", "dp_all_gather", std::max(0.0, ag - ov * fwd_s),
+                  Bound::communication);
+  } else if (s.sharding == Sharding::hybrid_shard && nd > hybrid_group(s)) {
+    const int g = hybrid_group(s);
+    const double ar = collective_s(s, CollectiveKind::all_reduce,
+                                   s.grad_reduce_bytes * sp.trainable / g, nd / g,
+                                   s.tp * g);
+    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
+                  Bound::communication);
+  }
+
+  const ShardDivisors div = shard_divisors(s);
+  const double opt_params = sp.trainable / div.optimizer;
+  step.add(
+      "optimizer",
+      memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
+                Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
+  step.add_time("overhead", "framework", s.step_overhead_s, Bound::overhead);
+
+  r.micro_batch_size = b;
+  r.num_micro_batches = micro;
+  r.step_time_s = step.time();
+  r.bubble_fraction = step.time("pipeline") / r.step_time_s;
+  r.tokens_per_step = double(s.global_batch_size) * s.seq_len;
+  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / s.num_gpus;
+  const auto [model_f, hw_f] = flops_per_token(s);
+  r.model_flops_per_token = model_f;
+  r.hardware_flops_per_token = hw_f;
+  r.peak_flops_per_gpu = s.hardware.peak(s.compute)->value;
+  r.mfu = model_f * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
+  r.hfu = hw_f * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
+  if (s.total_tokens > 0) {
+    r.total_time_s = s.total_tokens / r.tokens_per_s;
+    r.gpu_hours = r.total_time_s * s.num_gpus / 3600;
+    r.cost_usd = r.gpu_hours * s.cost_per_gpu_hour_usd;
+  }
+
+  // Breakdown: one line per (phase, op), in order of first appearance.
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  bool all_tier2 = true;
+  for (const Item& i : step.items()) {
+    if (i.priced_kernel && i.tier != 2) all_tier2 = false;
+    const auto key = std::make_pair(i.phase, i.op);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, r.breakdown.size()).first;
+      TrainingBreakdownItem item;
+      item.phase = i.phase;
+      item.op = i.op;
+      item.bound = i.bound;
+      r.breakdown.push_back(item);
+    }
+    TrainingBreakdownItem& out = r.breakdown[it->second];
+    out.time_s += i.time_s;
+    out.flops += i.flops;
+  }
+  for (TrainingBreakdownItem& item : r.breakdown) item.share = item.time_s / r.step_time_s;
+  r.tier = all_tier2 ? 2 : 0;
+  return r;
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int i = 1; 1LL * i * i <= n; ++i) {
+    if (n % i == 0) {
+      out.push_back(i);
+      if (i != n / i) out.push_back(n / i);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Assumption> assumptions(const TrainingSpec& s) {
+  const KernelModel& km = s.kernel;
+  return {
+      {"attention_backward_factor", kAttentionBackwardFactor, "x forward",
+       "FlashAttention-2 backward runs 5 GEMMs to the forward's 2 (Dao, 2023)"},
+      {"comm_overlap", s.comm_overlap, "fraction of overlapped compute",
+       "share of the concurrent compute a DP/FSDP/CP collective can hide behind"},
+      {"step_overhead", s.step_overhead_s / kMilli, "ms per step",
+       "framework time outside kernels per optimizer step"},
+      {"compute_scale", s.compute_scale, "x kernel time", "framework kernel-time multiplier"},
+      {"framework_reserve", s.framework_reserve_bytes / kGB, "GB per GPU",
+       "CUDA context, NCCL and cuBLAS workspaces, allocator slack"},
+      {"gemm_efficiency", km.gemm_efficiency, "of dense peak", "Tier 0 (when no Tier-2 fit)"},
+      {"attention_efficiency", km.attention_efficiency, "of dense peak",
+       "Tier 0 (when no Tier-2 fit)"},
+      {"hbm_efficiency", km.hbm_efficiency, "of HBM bandwidth", "Tier 0 (when no Tier-2 fit)"},
+  };
+}
+
+}  // namespace
+
+std::string_view to_string(Recompute r) noexcept {
+  switch (r) {
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(Optimizer o) noexcept {
+  switch (o) {
+    case Optimizer::adamw:
+      return "adamw";
+    case Optimizer::sgd:
+      return "sgd";
+    case Optimizer::adam_8bit:
+      return "adam_8bit";
+  }
+  return "?";
+}
+
+std::string_view to_string(Sharding s) noexcept {
+  switch (s) {
+    case Sharding::none:
+      return "none";
+    case Sharding::zero1:
+      return "zero1";
+    case Sharding::zero2:
+      return "zero2";
+    case Sharding::zero3:
+      return "zero3";
+    case Sharding::full_shard:
+      return "full_shard";
+    case Sharding::shard_grad_op:
+      return "shard_grad_op";
+    case Sharding::hybrid_shard:
+      return "hybrid_shard";
+  }
+  return "?";
+}
+
+std::string_view to_string(Finetune f) noexcept {
+  switch (f) {
+    case Finetune::full:
+      return "full";
+    case Finetune::lora:
+      return "lora";
+    case Finetune::qlora:
+      return "qlora";
+  }
+  return "?";
+}
+
+std::string_view to_string(LoraTargets t) noexcept {
+  switch (t) {
+    case LoraTargets::qv:
+      return "qv";
+    case LoraTargets::attention:
+      return "attention";
+    case LoraTargets::all_linear:
+      return "all_linear";
+  }
+  return "?";
+}
+
+}  // namespace flopcast
+
+namespace flopcast {
+
+namespace {
+
+// Fitted with scripts/fit_training.py on the train split of ../shared/groundtruth/e2e (see
+// docs/model.md, "Training: fitted constants"); generic is physics only.
+const std::vector<TrainingFramework>& frameworks() {
+  static const std::vector<TrainingFramework> table{
+      {"generic", 1.0, 0.0, 1.0, 0},
+      {"pytorch_fsdp", 1.0, 0.0, 1.0, 1},
+      {"megatron", 1.0, 0.0, 1.0, 1},
+  };
+  return table;
+}
+
+}  // namespace
+
+const TrainingFramework* training_framework(std::string_view id) {
+  for (const TrainingFramework& f : frameworks()) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> training_framework_ids() {
+  std::vector<std::string> ids;
+  for (const TrainingFramework& f : frameworks()) ids.push_back(f.id);
+  return ids;
+}
+
+TrainingResult estimate_training(const TrainingSpec& spec) {
+  validate(spec);
+  const int per_rank = spec.global_batch_size / spec.dp;
+  std::vector<int> candidates{spec.micro_batch_size};
+  if (spec.micro_batch_size == 0) candidates = divisors(per_rank);
+
+  TrainingResult best;
+  bool found = false;
+  int largest_fit = 0;
+  for (int b : candidates) {
+    const TrainingMemory mem = training_detail::training_memory(spec, b, per_rank / b);
+    if (!mem.fits && spec.micro_batch_size == 0) break;  // memory grows with b
+    if (mem.fits) largest_fit = b;
+    TrainingResult r = estimate_step(spec, b);
+    r.memory = mem;
+    if (!found || r.step_time_s <= best.step_time_s * (1 + 1e-9)) {
+      best = std::move(r);
+      found = true;
+    }
+  }
+  if (!found) {  // not even one sequence per micro-batch fits: report b = 1
+    best = estimate_step(spec, 1);
+    best.memory = training_detail::training_memory(spec, 1, per_rank);
+    best.warnings.push_back(
+        "does not fit: even micro_batch_size 1 needs " +
+        format_number(std::round(best.memory.total_bytes / kGB * 100) / 100) + " GB per GPU of " +
+        format_number(best.memory.capacity_bytes / kGB) + " GB");
+  } else if (!best.memory.fits) {
+    best.warnings.push_back("does not fit in memory at this micro_batch_size");
+  }
+  if (spec.micro_batch_size != 0) {
+    for (int b : divisors(per_rank)) {
+      if (!training_detail::training_memory(spec, b, per_rank / b).fits) break;
+      largest_fit = b;
+    }
+  }
+  best.max_micro_batch_size = largest_fit;
+  best.micro_batch_searched = spec.micro_batch_size == 0;
+  best.params = count_params(spec.model);
+  best.trainable_params = training_detail::trainable_params(spec);
+  best.assumptions = assumptions(spec);
+  if (spec.pp > 1 && best.num_micro_batches < spec.pp) {
+    best.warnings.push_back("fewer micro-batches (" + std::to_string(best.num_micro_batches) +
+                            ") than pipeline stages (" + std::to_string(spec.pp) +
+                            "): the bubble dominates");
+  }
+  if (spec.vpp > 1 && best.num_micro_batches % spec.pp != 0) {
+    best.warnings.push_back("interleaved 1F1B expects the number of micro-batches (" +
+                            std::to_string(best.num_micro_batches) +
+                            ") to be a multiple of pp (" + std::to_string(spec.pp) + ")");
+  }
+  return best;
+}
+
+}  // namespace flopcast

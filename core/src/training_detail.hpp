@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Internals shared by training.cpp (time) and training_memory.cpp (parameters and memory).
+
+#include "flopcast/training.hpp"
+
+namespace flopcast::training_detail {
+
+/// Bytes of one element of the 16-bit activations of the run (fp8 keeps activations in 16 bits
+/// between GEMMs).
+inline double activation_element_bytes(const TrainingSpec&) { return 2.0; }
+
+/// Ranks that reduce gradients together: data and context ranks share the weights.
+inline int grad_ranks(const TrainingSpec& s) { return s.dp * s.cp; }
+
+/// The data-parallel ranks of one FSDP hybrid shard group: those of one node.
+int hybrid_group(const TrainingSpec& s);
+
+/// How many ranks the weights, gradients and optimizer states are each divided over.
+struct ShardDivisors {
+  double weights = 1, gradients = 1, optimizer = 1;
+};
+ShardDivisors shard_divisors(const TrainingSpec& s);
+
+/// Parameters one GPU holds for one layer (TP- and EP-sharded), and the trainable ones.
+struct LayerParams {
+  double total = 0;      ///< all weights of the layer on this GPU
+  double linear = 0;     ///< of which in linear layers (quantized by QLoRA)
+  double trainable = 0;  ///< full: = total; LoRA: the adapters
+};
+LayerParams layer_params(const TrainingSpec& s);
+
+/// Trainable parameters of the whole model (all GPUs, no sharding).
+double trainable_params(const TrainingSpec& s);
+
+/// Memory of the worst pipeline stage for micro-batch `b` and `m` micro-batches per step.
+TrainingMemory training_memory(const TrainingSpec& s, int b, int m);
+
+}  // namespace flopcast::training_detail

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// Parameters, model FLOPs and memory per GPU of a training run.
+#include <algorithm>
+#include <cmath>
+
+#include "training_detail.hpp"
+
+namespace flopcast {
+namespace training_detail {
+namespace {
+
+constexpr double kQloraBytesPerWeight = 0.5 + 2.0 / 64;  // NF4 + one 16-bit scale per 64
+constexpr double kWeightBytes = 2;    // 16-bit working copy of the weights
+constexpr double kGradientBytes = 2;  // 16-bit gradients (ZeRO paper's 2Ψ)
+
+/// Optimizer-state bytes per trainable parameter (fp32 master weights included).
+double optimizer_bytes_per_param(Optimizer o) {
+  switch (o) {
+    case Optimizer::adamw:
+      return 12;  // master 4 + m 4 + v 4
+    case Optimizer::sgd:
+      return 8;  // master 4 + momentum 4
+    case Optimizer::adam_8bit:
+      return 6;  // master 4 + m 1 + v 1
+  }
+  return 12;
+}
+
+/// (in, out) widths of the linear layers LoRA adapts, unsharded.
+std::vector<std::pair<double, double>> lora_linears(const ModelSpec& m, LoraTargets t) {
+  const double h = m.hidden_size, q = double(m.num_heads) * m.head_dim,
+               kv = double(m.num_kv_heads) * m.head_dim, i = m.intermediate_size;
+  std::vector<std::pair<double, double>> out{{h, q}, {h, kv}};  // q_proj, v_proj
+  if (t == LoraTargets::qv) return out;
+  out.emplace_back(h, kv);  // k_proj
+  out.emplace_back(q, h);   // o_proj
+  if (t == LoraTargets::attention) return out;
+  if (m.ffn == FfnKind::gated) out.emplace_back(h, i);  // gate
+  out.emplace_back(h, i);                               // up
+  out.emplace_back(i, h);                               // down
+  return out;
+}
+
+double lora_params_per_layer(const TrainingSpec& s) {
+  double n = 0;
+  for (const auto& [in, out] : lora_linears(s.model, s.lora_targets)) n += s.lora_rank * (in + out);
+  return n;
+}
+
+/// Parameters of the embedding and LM head on the stage that holds them (TP-sharded).
+struct Ends {
+  double embedding = 0, lm_head = 0, final_norm = 0;
+};
+Ends ends(const TrainingSpec& s) {
+  const ParamCounts c = count_params(s.model);
+  return {c.embedding / s.tp, (s.model.tie_embeddings ? c.embedding : c.lm_head) / s.tp,
+          c.final_norm};
+}
+
+}  // namespace
+
+int hybrid_group(const TrainingSpec& s) {
+  return std::clamp(s.gpus_per_node / s.tp, 1, grad_ranks(s));
+}
+
+ShardDivisors shard_divisors(const TrainingSpec& s) {
+  const double n = grad_ranks(s);
+  switch (s.sharding) {
+    case Sharding::none:
+      return {1, 1, 1};
+    case Sharding::zero1:
+      return {1, 1, n};
+    case Sharding::zero2:
+    case Sharding::shard_grad_op:
+      return {1, n, n};
+    case Sharding::zero3:
+    case Sharding::full_shard:
+      return {n, n, n};
+    case Sharding::hybrid_shard: {
+      const double g = hybrid_group(s);
+      return {g, g, g};
+    }
+  }
+  return {1, 1, 1};
+}
+
+LayerParams layer_params(const TrainingSpec& s) {
+  const ParamCounts c = count_params(s.model);
+  const double experts = s.model.is_moe() ? double(s.model.num_experts) / s.ep : 1.0;
+  LayerParams p;
+  p.linear = (c.attention_per_layer + experts * c.expert_per_layer) / s.tp;
+  p.total = p.linear + c.router_per_layer + c.norms_per_layer;
+  p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
+  return p;
+}
+
+double trainable_params(const TrainingSpec& s) {
+  if (s.finetune == Finetune::full) return count_params(s.model).total;
+  return s.model.num_layers * lora_params_per_layer(s);
+}
+
+TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
+  const ModelSpec& md = s.model;
+  const LayerParams lp = layer_params(s);
+  const Ends e = ends(s);
+  const ShardDivisors div = shard_divisors(s);
+  const double layers = double(md.num_layers) / s.pp;
+  const double seq = double(s.seq_len) / s.cp;  // tokens of one sequence on this GPU
+  const double g_bytes = kGradientBytes;
+  const bool lora = s.finetune != Finetune::full;
+
+  // One stage: layers plus the embedding (first) or LM head and loss (last); pp == 1: both.
+  auto stage = [&](bool first, bool last) {
+    const double end_params = (first ? e.embedding : 0) + (last ? e.lm_head + e.final_norm : 0);
+    const double frozen_linear = lora ? layers * lp.linear : 0;
+    const double weights_16 = layers * lp.total + end_params - frozen_linear;
+    const double base_bytes =
+        s.finetune == Finetune::qlora ? kQloraBytesPerWeight : kWeightBytes;
+    const double trainable = lora ? layers * lp.trainable : layers * lp.trainable + end_params;
+    TrainingMemory mem;
+    mem.capacity_bytes = s.hardware.hbm_capacity.value;
+    mem.weights_bytes = (weights_16 * kWeightBytes + frozen_linear * base_bytes +
+                         (lora ? trainable * kWeightBytes : 0)) /
+                        div.weights;
+    mem.gradients_bytes = trainable * g_bytes / div.gradients;
+    mem.optimizer_bytes = trainable * optimizer_bytes_per_param(s.optimizer) / div.optimizer;
+
+    // Micro-batches in flight: 1F1B holds min(m, p) on the first stage; interleaving adds
+    // (p − 1)/(p·v) of a stage (Korthikanti et al. 2022, §4.2.3); the last stage holds one.
+    double in_flight = 1;
+    if (first && s.pp > 1) {
+      in_flight = std::min<double>(m, s.pp);
+      if (s.vpp > 1) in_flight *= 1 + (s.pp - 1.0) / (double(s.pp) * s.vpp);
+    }
+    const double per_layer = activation_bytes_per_layer(md, b, seq, s.tp, s.sp, s.recompute,
+                                                         s.flash_attention);
+    mem.activations_per_layer_bytes = per_layer;
+    mem.activations_bytes = per_layer * layers * in_flight;
+    // Recomputation rebuilds one layer's activations during its backward.
+    if (s.recompute != Recompute::none) {
+      mem.activations_bytes += activation_bytes_per_layer(md, b, seq, s.tp, s.sp, Recompute::none,
+                                                          s.flash_attention);
+    }
+    const double tokens = b * seq;
+    double temp = 0;
+    if (first) temp += 2 * tokens * md.hidden_size;  // embedding output
+    if (last) temp += 2 * 4 * tokens * std::ceil(double(md.vocab_size) / s.tp);  // fp32 logits+grad
+    // Gathered layers of ZeRO-3 / FSDP: the running and the prefetched one, with their 16-bit
+    // gradients before the reduce-scatter.
+    if (div.weights > 1) temp += 2 * lp.total * (kWeightBytes + g_bytes);
+    mem.temporary_bytes = temp;
+    mem.reserve_bytes = s.framework_reserve_bytes;
+    mem.total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                      mem.activations_bytes + mem.temporary_bytes + mem.reserve_bytes;
+    mem.fits = mem.total_bytes <= mem.capacity_bytes;
+    return mem;
+  };
+  if (s.pp == 1) return stage(true, true);
+  const TrainingMemory first = stage(true, false);
+  const TrainingMemory last = stage(false, true);
+  return first.total_bytes >= last.total_bytes ? first : last;
+}
+
+}  // namespace training_detail
+
+double model_flops_per_token(const ModelSpec& m, int seq) {
+  const ParamCounts c = count_params(m);
+  const double h = m.hidden_size;
+  const double linear_attn = h * m.num_heads * m.head_dim * 2 + 2 * h * m.num_kv_heads * m.head_dim;
+  const double active_experts = m.is_moe() ? m.experts_per_token : 1;
+  const double ffn = (m.ffn == FfnKind::gated ? 3 : 2) * h * m.intermediate_size;
+  const double n_matmul = m.num_layers * (linear_attn + active_experts * ffn +
+                                          c.router_per_layer) +
+                          double(m.vocab_size) * h;
+  return 6 * n_matmul + 12.0 * m.num_layers * m.num_heads * m.head_dim * seq;
+}
+
+double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp, bool sp,
+                                  Recompute recompute, bool flash_attention) {
+  const double h = m.hidden_size, d = m.head_dim, hq = m.num_heads, hkv = m.num_kv_heads;
+  const double t = tp;
+  const double t_sp = sp ? t : 1;
+  if (recompute == Recompute::full) return 2 * s * b * h / t_sp;
+  // Norm inputs (2), QKV and FFN-up inputs (2): 2 bytes × h each, sharded only under SP.
+  const double replicated = 8 * h / t_sp;
+  // Q, K, V (2 bytes), the attention output (O-proj input), the FFN intermediates.
+  const double ffn = (m.ffn == FfnKind::gated ? 6.0 : 4.0) * m.intermediate_size *
+                     (m.is_moe() ? m.experts_per_token : 1);
+  const double sharded = (2 * (hq + 2 * hkv) * d + 2 * hq * d + ffn) / t;
+  double bytes = s * b * (replicated + sharded);
+  if (m.is_moe()) bytes += s * b * 2 * h * m.experts_per_token / t;  // dispatched tokens
+  if (flash_attention) {
+    bytes += 4 * b * hq * s / t;  // fp32 log-sum-exp per query row
+  } else if (recompute == Recompute::none) {
+    bytes += 4 * b * hq * s * s / t;  // scores and softmax output, 2 bytes each
+  }
+  return bytes;
+}
+
+}  // namespace flopcast
