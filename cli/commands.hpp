@@ -95,6 +95,21 @@ struct FitOptions {
 void setup_fit(CLI::App& app, FitOptions& o);
 int run_fit(const FitOptions& o);
 
+struct ServeOptions {
+  std::string request_file, model, hardware, weights, kv_cache;
+  std::optional<int> num_gpus, tp, prompt_tokens, output_tokens, num_requests, seed;
+  std::optional<int> max_num_seqs, max_num_batched_tokens;
+  std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms;
+  std::string arrival = "poisson";
+  std::string engine, policy;
+  std::optional<std::string> chunked_prefill;
+  bool simulate = false;
+  std::string trace_file, per_request_file;
+  std::string format = "table";
+};
+void setup_serve(CLI::App& app, ServeOptions& o);
+int run_serve(const ServeOptions& o);
+
 /// One CSV cell: strings as they are, other values as JSON; quoted when they hold , " or newline.
 std::string csv_field(const json& v);
 

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   setup_validate(app, validate);
   FitOptions fit;
   setup_fit(app, fit);
+  ServeOptions serve;
+  setup_serve(app, serve);
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << flopcast::io::version() << "\n";
   });
@@ -35,5 +37,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("presets")) return run_presets(presets);
   if (app.got_subcommand("validate")) return run_validate(validate);
   if (app.got_subcommand("fit")) return run_fit(fit);
+  if (app.got_subcommand("serve")) return run_serve(serve);
   return kOk;
 }

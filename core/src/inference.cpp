@@ -506,4 +506,178 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   return r;
 }
 
+// ---- Per-step cost API for serving simulators ----
+
+struct StepTimeModel::Impl {
+  InferenceSpec spec;
+  Shard sh{};
+  double moe_factor = 1.0;
+  std::vector<double> dense_memo;  // by token count; < 0: not computed yet
+  std::vector<double> head_memo;   // by sequence count
+  int tier = 0;
+};
+
+namespace {
+
+constexpr int kMaxMemoTokens = 65536;
+constexpr int kMaxMemoSequences = 4096;
+
+double op_time_s(const OpCost& op) { return op.time.value; }
+
+/// The token-proportional ops of step_ops for `t` new tokens: the same op calls, summed.
+double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe_factor,
+                   int* tier) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = sh.km;
+  const ModelSpec& m = s.model;
+  bool tier2 = true;
+  auto priced = [&](const OpCost& op) {
+    tier2 = tier2 && op.tier == 2;
+    return op_time_s(op);
+  };
+  double per_layer = priced(gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h,
+                                    sh.linear));
+  per_layer += priced(gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear));
+  const bool gated = m.ffn == FfnKind::gated;
+  double ffn_tokens = t;
+  if (m.is_moe()) {
+    ffn_tokens = t * m.experts_per_token;
+    per_layer += moe_factor * priced(moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts,
+                                                    m.experts_per_token, gated, sh.linear,
+                                                    sh.dense16));
+  } else {
+    const double up_width = gated ? 2 * sh.inter : sh.inter;
+    per_layer += priced(gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear));
+    per_layer += priced(gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear));
+  }
+  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
+  const double elementwise_bytes =
+      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
+  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
+  per_layer += op_time_s(memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
+                                   Bytes(elementwise_bytes), 4));
+  if (s.tp > 1) {
+    per_layer += 2 * op_time_s(all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp));
+  }
+  double total = per_layer * sh.layers;
+  total += op_time_s(memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
+  total += op_time_s(memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
+  if (tier) *tier = tier2 ? 2 : 0;
+  return total;
+}
+
+double head_ops_s(const InferenceSpec& s, const Shard& sh, double b) {
+  double t = op_time_s(gemm_op("lm_head", s.hardware, sh.km, b, sh.vocab, sh.h, sh.dense16));
+  if (s.tp > 1) {
+    t += op_time_s(all_gather_op("tp_comm", s.hardware, sh.km,
+                                 Bytes(b * sh.vocab * s.tp * sh.a), s.tp));
+  }
+  return t;
+}
+
+}  // namespace
+
+StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_factor)
+    : impl_(std::make_unique<Impl>()) {
+  InferenceSpec checked = spec;
+  // The workload fields are not used here; give them values that pass validation.
+  checked.prompt_tokens = 1;
+  checked.output_tokens = 1;
+  checked.batch_size = 1;
+  validate(checked);
+  if (!std::isfinite(moe_expert_time_factor) || moe_expert_time_factor < 1 ||
+      moe_expert_time_factor > 100) {
+    fail("features.moe.imbalance_factor", "must be between 1 and 100", moe_expert_time_factor);
+  }
+  impl_->spec = checked;
+  impl_->sh = make_shard(checked);
+  impl_->moe_factor = moe_expert_time_factor;
+  int dense_tier = 0;
+  (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier);
+  const OpCost pre = attention_prefill_op(checked.hardware, impl_->sh.km, 1, 256, impl_->sh.hq,
+                                          impl_->sh.hkv, impl_->sh.d, impl_->sh.attn_math,
+                                          impl_->sh.a, impl_->sh.kv);
+  const OpCost dec = attention_decode_op(checked.hardware, impl_->sh.km, 16, 512, impl_->sh.hq,
+                                         impl_->sh.hkv, impl_->sh.d, impl_->sh.attn_math,
+                                         impl_->sh.a, impl_->sh.kv);
+  impl_->tier = dense_tier == 2 && pre.tier == 2 && dec.tier == 2 ? 2 : 0;
+}
+
+StepTimeModel::StepTimeModel(const StepTimeModel& other)
+    : impl_(std::make_unique<Impl>(*other.impl_)) {}
+
+StepTimeModel& StepTimeModel::operator=(const StepTimeModel& other) {
+  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  return *this;
+}
+
+StepTimeModel::~StepTimeModel() = default;
+
+double StepTimeModel::dense_time_s(int tokens) {
+  if (tokens <= 0) return 0;
+  Impl& m = *impl_;
+  if (tokens > kMaxMemoTokens) return dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr);
+  if (m.dense_memo.size() <= static_cast<std::size_t>(tokens)) {
+    m.dense_memo.resize(static_cast<std::size_t>(tokens) + 1, -1.0);
+  }
+  double& slot = m.dense_memo[static_cast<std::size_t>(tokens)];
+  if (slot < 0) slot = dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr);
+  return slot;
+}
+
+double StepTimeModel::head_time_s(int sequences) {
+  if (sequences <= 0) return 0;
+  Impl& m = *impl_;
+  if (sequences > kMaxMemoSequences) return head_ops_s(m.spec, m.sh, sequences);
+  if (m.head_memo.size() <= static_cast<std::size_t>(sequences)) {
+    m.head_memo.resize(static_cast<std::size_t>(sequences) + 1, -1.0);
+  }
+  double& slot = m.head_memo[static_cast<std::size_t>(sequences)];
+  if (slot < 0) slot = head_ops_s(m.spec, m.sh, sequences);
+  return slot;
+}
+
+double StepTimeModel::prefill_attention_s(const PrefillChunk& c) const {
+  if (c.new_tokens <= 0) return 0;
+  const Impl& m = *impl_;
+  const double q = c.new_tokens;
+  const OpCost op = attention_prefill_op(m.spec.hardware, m.sh.km, 1, q, m.sh.hq, m.sh.hkv,
+                                         m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
+  return m.sh.layers * op.time.value * (q + 1 + 2.0 * c.cached_tokens) / (q + 1);
+}
+
+double StepTimeModel::decode_attention_s(int sequences, double mean_context_tokens) const {
+  if (sequences <= 0) return 0;
+  const Impl& m = *impl_;
+  const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, sequences,
+                                        std::max(1.0, mean_context_tokens), m.sh.hq, m.sh.hkv,
+                                        m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
+  return m.sh.layers * op.time.value;
+}
+
+double StepTimeModel::step_overhead_s() const { return impl_->spec.step_overhead_s; }
+
+int StepTimeModel::tier() const { return impl_->tier; }
+
+const InferenceSpec& StepTimeModel::spec() const { return impl_->spec; }
+
+double StepTimeModel::step_time_s(const StepShape& step) {
+  long long tokens = static_cast<long long>(step.decode_sequences) * step.tokens_per_decode;
+  double attention = 0;
+  int sampled = step.decode_sequences;
+  for (int i = 0; i < step.num_prefills; ++i) {
+    const PrefillChunk& c = step.prefills[i];
+    tokens += c.new_tokens;
+    attention += prefill_attention_s(c);
+    ++sampled;  // a chunk samples a token too (discarded unless it ends the prompt)
+  }
+  if (step.decode_sequences > 0) {
+    attention += decode_attention_s(step.decode_sequences,
+                                    step.decode_context_tokens / step.decode_sequences);
+  }
+  if (tokens == 0) return 0;
+  const int t = static_cast<int>(std::min<long long>(tokens, 1'000'000'000));
+  return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.step_overhead_s;
+}
+
 }  // namespace flopcast

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,5 +109,61 @@ InferenceResult estimate_inference(const InferenceSpec& spec);
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
+
+/// One prefill chunk of a serving step: `new_tokens` prompt tokens computed now, after
+/// `cached_tokens` of the same sequence already in the KV cache (earlier chunks, a cached prefix).
+struct PrefillChunk {
+  int new_tokens = 0;
+  int cached_tokens = 0;
+};
+
+/// The work of one forward step of a continuous-batching engine on one replica.
+struct StepShape {
+  const PrefillChunk* prefills = nullptr;  ///< num_prefills chunks
+  int num_prefills = 0;
+  int decode_sequences = 0;         ///< sequences generating in this step
+  double decode_context_tokens = 0; ///< their cached tokens, summed
+  int tokens_per_decode = 1;        ///< 1; k + 1 for a speculative verify step
+};
+
+/// Time of one mixed forward step, for serving simulators: the per-step cost API of the same
+/// kernel model as estimate_inference (Tier-2 fits included). Mixed steps are additive:
+///
+///   t = dense(T) + head(b) + Σ_chunks prefill_attention + decode_attention(b_d, mean context)
+///       + step_overhead,
+///
+/// where T is every new token of the step (prefill chunks + decode tokens), b the sequences that
+/// sample a token, dense(T) the token-proportional ops (embedding, QKV, O, MLP or MoE experts,
+/// norms and elementwise, TP all-reduces, final norm) and head(b) the LM head with its TP gather.
+/// A pure decode step of b sequences at context c gives exactly estimate_inference's decode step;
+/// a prefill chunk with cached context c attends to c + its own causal triangle (its attention
+/// time is the chunk's causal prefill time scaled by the FLOP ratio (q + 1 + 2c) / (q + 1)).
+/// dense(T) is memoized per token count, so a simulator pays for each distinct T once; the model
+/// is therefore not thread-safe (copy it per thread: copies share nothing mutable).
+class StepTimeModel {
+ public:
+  /// Validates the spec as estimate_inference does (its workload fields are not used).
+  /// `moe_expert_time_factor` scales the MoE expert op (load imbalance: the busiest GPU).
+  explicit StepTimeModel(const InferenceSpec& spec, double moe_expert_time_factor = 1.0);
+  StepTimeModel(const StepTimeModel& other);
+  StepTimeModel& operator=(const StepTimeModel& other);
+  ~StepTimeModel();
+
+  [[nodiscard]] double step_time_s(const StepShape& step);
+  /// Token-proportional ops of a step of `tokens` new tokens (memoized up to 65,536 tokens).
+  [[nodiscard]] double dense_time_s(int tokens);
+  /// LM head (and its TP all-gather) for `sequences` sampled sequences.
+  [[nodiscard]] double head_time_s(int sequences);
+  [[nodiscard]] double prefill_attention_s(const PrefillChunk& chunk) const;
+  [[nodiscard]] double decode_attention_s(int sequences, double mean_context_tokens) const;
+  [[nodiscard]] double step_overhead_s() const;
+  /// 2 when every compute/memory-bound op of a reference step used a Tier-2 fit, else 0.
+  [[nodiscard]] int tier() const;
+  [[nodiscard]] const InferenceSpec& spec() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace flopcast

@@ -43,8 +43,9 @@ json run(const json& request) {
   const std::string name = task->get<std::string>();
   if (name == "inference") return detail::run_inference(request);
   if (name == "collective") return detail::run_collective(request);
-  const std::vector<std::string> tasks{"inference", "collective"};
-  std::string rule = "unknown task; supported: inference, collective";
+  if (name == "serving") return detail::run_serving(request);
+  const std::vector<std::string> tasks{"inference", "collective", "serving"};
+  std::string rule = "unknown task; supported: inference, collective, serving";
   if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {
     rule += " (did you mean \"" + *guess + "\"?)";
   }

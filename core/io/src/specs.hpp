@@ -27,6 +27,8 @@ json hardware_to_json(const HardwareSpec& h);
 json run_inference(const json& request);
 json run_collective(const json& request);
 json run_training(const json& request);
+/// task "serving": analytic queueing model or discrete-event simulation (serving_json.cpp).
+json run_serving(const json& request);
 
 /// Collective fits per link type (presets/collectives/fabrics.json).
 void check_collective_fits(const json& doc);

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+// `flopcast serve`: serving under load, analytic by default, `--simulate` for the event simulator.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+
+namespace flopcast::cli {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+/// A trace file: CSV lines `arrival_s,prompt_tokens,output_tokens`; blank lines and lines starting
+/// with '#' are skipped, and so is a first line of column names.
+json read_trace(const std::string& path) {
+  const std::string text = read_text(path);
+  std::istringstream in(text);
+  std::string line;
+  json rows = json::array();
+  int number = 0;
+  bool first = true;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    if (first && t.rfind("arrival_s", 0) == 0) {
+      first = false;
+      continue;
+    }
+    first = false;
+    const std::string where = path + ":" + std::to_string(number);
+    std::vector<std::string> cells;
+    std::stringstream cs(t);
+    std::string cell;
+    while (std::getline(cs, cell, ',')) cells.push_back(trim(cell));
+    if (cells.size() != 3) {
+      throw SpecError("workload.arrival.requests",
+                      where + ": expected arrival_s,prompt_tokens,output_tokens (got \"" + t + "\")");
+    }
+    try {
+      std::size_t used = 0;
+      const double arrival = std::stod(cells[0], &used);
+      if (used != cells[0].size()) throw std::invalid_argument("arrival");
+      const long prompt = std::stol(cells[1], &used);
+      if (used != cells[1].size()) throw std::invalid_argument("prompt");
+      const long output = std::stol(cells[2], &used);
+      if (used != cells[2].size()) throw std::invalid_argument("output");
+      rows.push_back(json::array({arrival, prompt, output}));
+    } catch (const std::logic_error&) {
+      throw SpecError("workload.arrival.requests",
+                      where + ": expected a number, an integer and an integer (got \"" + t + "\")");
+    }
+  }
+  return rows;
+}
+
+json build_serve_request(const ServeOptions& o) {
+  if (!o.request_file.empty()) return read_json_file(o.request_file);
+  if (o.model.empty()) throw SpecError("model", "give --model (or --request)");
+  if (o.hardware.empty()) throw SpecError("hardware", "give --hardware (or --request)");
+  json r{{"task", "serving"}, {"model", o.model}, {"hardware", o.hardware}};
+  if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
+  if (o.tp) r["parallelism"]["tp"] = *o.tp;
+  if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
+  if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
+  json arrival;
+  if (!o.trace_file.empty()) {
+    arrival = {{"kind", "trace"}, {"requests", read_trace(o.trace_file)}};
+  } else {
+    if (!o.rate) throw SpecError("workload.arrival.rate_per_s", "give --rate (or --trace)");
+    arrival = {{"kind", o.arrival}, {"rate_per_s", *o.rate}};
+    if (o.cv) arrival["cv"] = *o.cv;
+    if (!o.prompt_tokens || !o.output_tokens) {
+      throw SpecError("workload", "give --prompt-tokens and --output-tokens (or --trace)");
+    }
+    r["workload"]["prompt_tokens"] = *o.prompt_tokens;
+    r["workload"]["output_tokens"] = *o.output_tokens;
+    if (o.num_requests) r["workload"]["num_requests"] = *o.num_requests;
+  }
+  r["workload"]["arrival"] = arrival;
+  if (o.seed) r["workload"]["seed"] = *o.seed;
+  if (!o.engine.empty()) r["engine"]["name"] = o.engine;
+  if (o.max_num_seqs) r["engine"]["max_num_seqs"] = *o.max_num_seqs;
+  if (o.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *o.max_num_batched_tokens;
+  if (o.chunked_prefill) r["engine"]["chunked_prefill"] = *o.chunked_prefill == "on";
+  if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
+  if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
+  if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
+  return r;
+}
+
+std::string fmt(const json& v) {
+  if (v.is_null()) return "-";
+  std::ostringstream s;
+  s << v.get<double>();
+  return s.str();
+}
+
+void print_table(const json& r) {
+  std::cout << "serving (" << r.at("mode").get<std::string>() << "), " << r.at("replicas")
+            << " replica(s), engine " << r.at("engine").at("name").get<std::string>() << "\n";
+  std::cout << "saturated: " << (r.at("saturated").get<bool>() ? "yes" : "no");
+  if (!r.at("saturation_rate_per_s").is_null()) {
+    std::cout << "  saturation rate: " << fmt(r.at("saturation_rate_per_s"))
+              << " req/s  utilization: " << fmt(r.at("utilization"));
+  }
+  std::cout << "\n\n  metric            mean        p50        p90        p99\n";
+  for (const char* key : {"ttft_ms", "tpot_ms", "e2e_ms", "queueing_ms"}) {
+    const json& p = r.at(key);
+    std::cout << "  " << key;
+    for (std::size_t i = std::string(key).size(); i < 14; ++i) std::cout << ' ';
+    for (const char* q : {"mean", "p50", "p90", "p99"}) {
+      const std::string cell = p.is_null() ? "-" : fmt(p.at(q));
+      std::cout << std::string(cell.size() < 11 ? 11 - cell.size() : 1, ' ') << cell;
+    }
+    std::cout << "\n";
+  }
+  const json& t = r.at("throughput");
+  std::cout << "\n  throughput: " << fmt(t.at("requests_per_s")) << " req/s, "
+            << fmt(t.at("input_tokens_per_s")) << " input tok/s, "
+            << fmt(t.at("output_tokens_per_s")) << " output tok/s\n";
+  if (!r.at("goodput").at("fraction").is_null()) {
+    std::cout << "  goodput: " << fmt(r.at("goodput").at("requests_per_s")) << " req/s ("
+              << fmt(r.at("goodput").at("fraction")) << " of requests meet the SLOs)\n";
+  }
+  std::cout << "  mean batch: " << fmt(r.at("batch").at("mean_size"))
+            << " sequences, mean step: " << fmt(r.at("batch").at("mean_step_time_ms")) << " ms";
+  if (!r.at("preemptions").is_null()) std::cout << ", preemptions: " << r.at("preemptions");
+  std::cout << "\n";
+  for (const auto& w : r.at("warnings")) std::cout << "  warning: " << w.get<std::string>() << "\n";
+}
+
+void write_per_request(const json& r, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw FileError(path + ": cannot write file");
+  out << "id,arrival_ms,scheduled_ms,first_token_ms,finish_ms,ttft_ms,e2e_ms,prompt_tokens,"
+         "output_tokens,cached_tokens,preemptions,instance\n";
+  std::size_t id = 0;
+  for (const json& q : r.at("requests")) {
+    const bool done = !q.at("finish_ms").is_null();
+    const double a = q.at("arrival_ms").get<double>();
+    out << id++ << ',' << csv_field(q.at("arrival_ms")) << ',' << csv_field(q.at("scheduled_ms"))
+        << ',' << csv_field(q.at("first_token_ms")) << ',' << csv_field(q.at("finish_ms")) << ','
+        << (done ? csv_field(io::round6(q.at("first_token_ms").get<double>() - a)) : "") << ','
+        << (done ? csv_field(io::round6(q.at("finish_ms").get<double>() - a)) : "") << ','
+        << q.at("prompt_tokens") << ',' << q.at("output_tokens") << ','
+        << q.at("cached_tokens") << ',' << q.at("preemptions") << ',' << q.at("instance") << "\n";
+  }
+  if (!out) throw FileError(path + ": cannot write file");
+}
+
+}  // namespace
+
+void setup_serve(CLI::App& app, ServeOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "serve", "Serving under load: latency percentiles, throughput and saturation at a request "
+               "rate (analytic; --simulate for the discrete-event simulator)");
+  sub->add_option("--request", o.request_file, "Serving request document (JSON file, - for stdin)");
+  sub->add_option("--model", o.model, "Model preset id");
+  sub->add_option("--hardware", o.hardware, "Hardware preset id");
+  sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
+  sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
+  sub->add_option("--weights", o.weights, "Weight precision");
+  sub->add_option("--kv-cache", o.kv_cache, "KV-cache precision");
+  sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
+  sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")
+      ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
+  sub->add_option("--cv", o.cv, "Gamma arrivals: coefficient of variation of the gaps");
+  sub->add_option("--prompt-tokens", o.prompt_tokens, "Prompt length (tokens)");
+  sub->add_option("--output-tokens", o.output_tokens, "Output length (tokens)");
+  sub->add_option("--num-requests", o.num_requests, "Requests to simulate (default 1000)");
+  sub->add_option("--seed", o.seed, "Random seed of the simulator (default 1)");
+  sub->add_option("--engine", o.engine, "Engine profile: vllm (default), sglang, trtllm, generic");
+  sub->add_option("--max-num-seqs", o.max_num_seqs, "Sequences per step at most");
+  sub->add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Token budget per step");
+  sub->add_option("--chunked-prefill", o.chunked_prefill, "on or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  sub->add_option("--policy", o.policy, "decode_first or prefill_first")
+      ->check(CLI::IsMember({"decode_first", "prefill_first"}));
+  sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
+  sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
+  sub->add_flag("--simulate", o.simulate, "Run the discrete-event simulator");
+  sub->add_option("--trace", o.trace_file,
+                  "Trace CSV: arrival_s,prompt_tokens,output_tokens per line (implies --simulate)");
+  sub->add_option("--per-request", o.per_request_file,
+                  "Write every simulated request to this CSV (implies --simulate)");
+  sub->add_option("--format", o.format, "Output: table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
+}
+
+int run_serve(const ServeOptions& o) {
+  try {
+    json request = build_serve_request(o);
+    const bool simulate = o.simulate || !o.trace_file.empty() || !o.per_request_file.empty();
+    if (simulate) request["mode"] = "simulate";
+    if (!o.per_request_file.empty()) request["output"]["per_request"] = true;
+    json response = io::run(request);
+    if (!o.per_request_file.empty()) {
+      write_per_request(response, o.per_request_file);
+      response.erase("requests");
+    }
+    if (o.format == "json") {
+      std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    } else {
+      print_table(response);
+    }
+    return kOk;
+  } catch (...) {
+    return report_error(o.format);
+  }
+}
+
+}  // namespace flopcast::cli

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+// Request document <-> ServingSpec, ServingResult -> response document (task "serving").
+#include <cmath>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "flopcast/serving.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+namespace {
+
+const json kEmpty = json::object();
+
+const json& object_or_empty(const ObjectReader& r, const char* key) {
+  const json* v = r.find(key);
+  return v ? *v : kEmpty;
+}
+
+DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
+  const json* v = r.find(key);
+  if (!v) return fallback;
+  if (v->is_string()) {
+    if (auto t = parse_dtype(v->get<std::string>())) return *t;
+  }
+  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
+                                "(got " + describe_value(*v) + ")");
+}
+
+/// A length: a number (fixed) or {"kind": "fixed"|"uniform"|"lognormal", ...}.
+LengthDist read_length(const json& v, const std::string& path, int max_context, json& resolved) {
+  LengthDist d;
+  if (v.is_number()) {
+    d.kind = LengthKind::fixed;
+    d.value = as_int(v, path);
+    resolved = static_cast<int>(d.value);
+    return d;
+  }
+  if (!v.is_object()) {
+    throw SpecError(path, "must be a number of tokens or a distribution object (got " +
+                              describe_value(v) + ")");
+  }
+  const json* kind = v.contains("kind") ? &v.at("kind") : nullptr;
+  const std::string k = kind && kind->is_string() ? kind->get<std::string>() : "";
+  if (k == "fixed") {
+    ObjectReader r(v, path, {"kind", "value"});
+    d.kind = LengthKind::fixed;
+    d.value = r.integer("value");
+    resolved = {{"kind", "fixed"}, {"value", static_cast<int>(d.value)}};
+  } else if (k == "uniform") {
+    ObjectReader r(v, path, {"kind", "min", "max"});
+    d.kind = LengthKind::uniform;
+    d.min = r.integer("min");
+    d.max = r.integer("max");
+    resolved = {{"kind", "uniform"}, {"min", static_cast<int>(d.min)}, {"max", static_cast<int>(d.max)}};
+  } else if (k == "lognormal") {
+    ObjectReader r(v, path, {"kind", "mean", "sigma", "min", "max"});
+    d.kind = LengthKind::lognormal;
+    d.mean = r.number("mean");
+    d.sigma = r.number("sigma");
+    d.min = r.integer("min", 1);
+    d.max = r.integer("max", max_context);
+    resolved = {{"kind", "lognormal"}, {"mean", d.mean}, {"sigma", d.sigma},
+                {"min", static_cast<int>(d.min)}, {"max", static_cast<int>(d.max)}};
+  } else {
+    ObjectReader r(v, path, {"kind", "value", "min", "max", "mean", "sigma"});
+    throw SpecError(path + ".kind", "must be one of fixed, uniform, lognormal (got " +
+                                        (kind ? describe_value(*kind) : std::string("nothing")) +
+                                        ")");
+  }
+  return d;
+}
+
+std::vector<TraceRequest> read_trace(const json& v, const std::string& path) {
+  if (!v.is_array()) {
+    throw SpecError(path, "must be an array of [arrival_s, prompt_tokens, output_tokens] (got " +
+                              describe_value(v) + ")");
+  }
+  if (v.size() > static_cast<std::size_t>(kMaxTraceRequests)) {
+    fail(path, "must hold at most " + std::to_string(kMaxTraceRequests) + " requests",
+         static_cast<double>(v.size()));
+  }
+  std::vector<TraceRequest> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const json& e = v[i];
+    if (!e.is_array() || e.size() != 3) {
+      throw SpecError(p, "must be [arrival_s, prompt_tokens, output_tokens] (got " +
+                             describe_value(e) + ")");
+    }
+    out.push_back({as_number(e[0], p + "[0]"), as_int(e[1], p + "[1]"), as_int(e[2], p + "[2]")});
+  }
+  return out;
+}
+
+struct Parsed {
+  ServingSpec spec;
+  bool simulate = false;
+  json resolved;
+};
+
+Parsed parse_request(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "mode", "model", "hardware", "num_gpus", "parallelism",
+                  "precision", "max_tier", "workload", "engine", "features", "router", "slo",
+                  "output"});
+  Parsed p;
+  ServingSpec& s = p.spec;
+  InferenceSpec& inf = s.inference;
+  p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
+  inf.model = resolve_model(r.require("model"), "model");
+  inf.hardware = resolve_hardware(r.require("hardware"), "hardware");
+  inf.kernel.tier0_residuals = tier0_residuals();
+  const int max_tier = r.integer("max_tier", 2);
+  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
+  inf.kernel.use_calibration = max_tier == 2;
+
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp"});
+  inf.tp = pr.integer("tp", 1);
+  inf.num_gpus = r.integer("num_gpus", inf.tp);
+
+  ObjectReader pc(object_or_empty(r, "precision"), "precision",
+                  {"weights", "kv_cache", "activations"});
+  inf.weights = read_dtype(pc, "weights", DType::bf16);
+  const bool has_bf16 = inf.hardware.peak(DType::bf16).has_value();
+  const DType default_act = (inf.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
+  inf.activations = read_dtype(pc, "activations", default_act);
+  inf.kv_cache = read_dtype(pc, "kv_cache", inf.activations);
+
+  // Workload.
+  const int max_context = inf.model.max_context_tokens;
+  ObjectReader wl(r.require("workload"), "workload",
+                  {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
+  ObjectReader ar(wl.require("arrival"), "workload.arrival", {"kind", "rate_per_s", "cv", "requests"});
+  s.arrival.kind = ar.choice<ArrivalKind>("kind",
+                                          {{"poisson", ArrivalKind::poisson},
+                                           {"gamma", ArrivalKind::gamma},
+                                           {"constant", ArrivalKind::constant},
+                                           {"trace", ArrivalKind::trace}},
+                                          ArrivalKind::poisson);
+  json arrival{{"kind", ar.string("kind", "poisson")}};
+  json prompt_resolved, output_resolved;
+  if (s.arrival.kind == ArrivalKind::trace) {
+    for (const char* key : {"rate_per_s", "cv"}) {
+      if (ar.find(key)) throw SpecError(ar.child(key), "not used with kind trace; remove it");
+    }
+    for (const char* key : {"prompt_tokens", "output_tokens", "num_requests"}) {
+      if (wl.find(key)) {
+        throw SpecError(wl.child(key), "comes from the trace (workload.arrival.requests); remove it");
+      }
+    }
+    s.trace = read_trace(ar.require("requests"), "workload.arrival.requests");
+    s.num_requests = static_cast<int>(s.trace.size());
+    s.prompt.kind = s.output.kind = LengthKind::trace;
+    arrival["requests"] = ar.require("requests");
+  } else {
+    if (ar.find("requests")) {
+      throw SpecError(ar.child("requests"), "only with kind trace");
+    }
+    s.arrival.rate_per_s = ar.number("rate_per_s");
+    arrival["rate_per_s"] = s.arrival.rate_per_s;
+    if (s.arrival.kind == ArrivalKind::gamma) {
+      s.arrival.cv = ar.number("cv");
+      arrival["cv"] = s.arrival.cv;
+    } else if (ar.find("cv")) {
+      throw SpecError(ar.child("cv"), "only with kind gamma");
+    }
+    s.prompt = read_length(wl.require("prompt_tokens"), "workload.prompt_tokens", max_context,
+                           prompt_resolved);
+    s.output = read_length(wl.require("output_tokens"), "workload.output_tokens", max_context,
+                           output_resolved);
+    s.num_requests = wl.integer("num_requests", 1000);
+  }
+  const int seed = wl.integer("seed", 1);
+  if (seed < 0) fail("workload.seed", "must be >= 0", seed);
+  s.seed = static_cast<std::uint64_t>(seed);
+
+  // Engine: the profile named by `name`, then the request's overrides.
+  const json& eng = object_or_empty(r, "engine");
+  ObjectReader en(eng, "engine",
+                  {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
+                   "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
+                   "kv_block_tokens", "step_overhead_us", "request_overhead_us",
+                   "framework_reserve_GB"});
+  const std::string name = en.string("name", "vllm");
+  s.engine = engine_profile(name, "engine.name");
+  EngineProfile& e = s.engine;
+  e.max_num_seqs = en.integer("max_num_seqs", e.max_num_seqs);
+  e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
+  e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
+  e.gpu_memory_utilization = en.number("gpu_memory_utilization", e.gpu_memory_utilization);
+  e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
+  e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
+  e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
+  inf.framework_reserve_bytes =
+      en.number("framework_reserve_GB", inf.framework_reserve_bytes / kGB) * kGB;
+  s.policy = en.choice<SchedulePolicy>("policy",
+                                       {{"decode_first", SchedulePolicy::decode_first},
+                                        {"prefill_first", SchedulePolicy::prefill_first}},
+                                       SchedulePolicy::decode_first);
+  s.batching = en.choice<Batching>("batching",
+                                   {{"continuous", Batching::continuous},
+                                    {"static", Batching::static_batch}},
+                                   Batching::continuous);
+  s.static_batch_size = en.integer("static_batch_size", 0);
+  s.num_scheduler_steps = en.integer("num_scheduler_steps", 1);
+
+  // Features.
+  ObjectReader fe(object_or_empty(r, "features"), "features",
+                  {"prefix_caching", "speculative", "disaggregated", "lora", "moe"});
+  json features = json::object();
+  if (const json* v = fe.find("prefix_caching")) {
+    ObjectReader f(*v, "features.prefix_caching", {"shared_prefix_tokens", "hit_rate"});
+    s.prefix.shared_prefix_tokens = f.integer("shared_prefix_tokens");
+    s.prefix.hit_rate = f.number("hit_rate", 1.0);
+    features["prefix_caching"] = {{"shared_prefix_tokens", s.prefix.shared_prefix_tokens},
+                                  {"hit_rate", s.prefix.hit_rate}};
+  }
+  if (const json* v = fe.find("speculative")) {
+    ObjectReader f(*v, "features.speculative",
+                   {"num_tokens", "acceptance_rate", "draft_model", "draft_cost_fraction"});
+    s.speculative.num_tokens = f.integer("num_tokens");
+    s.speculative.acceptance_rate = f.number("acceptance_rate");
+    json out{{"num_tokens", s.speculative.num_tokens},
+             {"acceptance_rate", s.speculative.acceptance_rate}};
+    if (const json* dm = f.find("draft_model")) {
+      if (f.find("draft_cost_fraction")) {
+        throw SpecError(f.child("draft_cost_fraction"),
+                        "give draft_model or draft_cost_fraction, not both");
+      }
+      s.speculative.draft_model = resolve_model(*dm, "features.speculative.draft_model");
+      out["draft_model"] = *dm;
+    } else {
+      s.speculative.draft_cost_fraction = f.number("draft_cost_fraction");
+      out["draft_cost_fraction"] = s.speculative.draft_cost_fraction;
+    }
+    features["speculative"] = out;
+  }
+  if (const json* v = fe.find("disaggregated")) {
+    ObjectReader f(*v, "features.disaggregated",
+                   {"prefill_instances", "decode_instances", "kv_link_GBps", "kv_link_latency_us"});
+    Disaggregation& d = s.disaggregation;
+    d.prefill_instances = f.integer("prefill_instances");
+    d.decode_instances = f.integer("decode_instances");
+    d.kv_link_bytes_per_s = f.number("kv_link_GBps", d.kv_link_bytes_per_s / kGB) * kGB;
+    d.kv_link_latency_s = f.number("kv_link_latency_us", d.kv_link_latency_s / kMicro) * kMicro;
+    features["disaggregated"] = {{"prefill_instances", d.prefill_instances},
+                                 {"decode_instances", d.decode_instances},
+                                 {"kv_link_GBps", round6(d.kv_link_bytes_per_s / kGB)},
+                                 {"kv_link_latency_us", round6(d.kv_link_latency_s / kMicro)}};
+  }
+  if (const json* v = fe.find("lora")) {
+    ObjectReader f(*v, "features.lora", {"num_adapters", "rank", "max_loras_per_batch", "load_ms"});
+    Lora& l = s.lora;
+    l.num_adapters = f.integer("num_adapters");
+    l.rank = f.integer("rank", l.rank);
+    l.max_loras_per_batch = f.integer("max_loras_per_batch", l.max_loras_per_batch);
+    l.load_s = f.number("load_ms", l.load_s / kMilli) * kMilli;
+    if (l.num_adapters < 1) fail("features.lora.num_adapters", "must be >= 1", l.num_adapters);
+    features["lora"] = {{"num_adapters", l.num_adapters},
+                        {"rank", l.rank},
+                        {"max_loras_per_batch", l.max_loras_per_batch},
+                        {"load_ms", round6(l.load_s / kMilli)}};
+  }
+  if (const json* v = fe.find("moe")) {
+    ObjectReader f(*v, "features.moe", {"expert_parallel", "imbalance_factor"});
+    s.moe.expert_parallel = f.boolean("expert_parallel", false);
+    s.moe.imbalance_factor = f.number("imbalance_factor", 1.0);
+    features["moe"] = {{"expert_parallel", s.moe.expert_parallel},
+                       {"imbalance_factor", s.moe.imbalance_factor}};
+  }
+  s.router = r.choice<Router>("router",
+                              {{"round_robin", Router::round_robin},
+                               {"least_loaded", Router::least_loaded}},
+                              Router::round_robin);
+  ObjectReader sl(object_or_empty(r, "slo"), "slo", {"ttft_ms", "tpot_ms", "e2e_ms"});
+  s.slo.ttft_s = sl.number("ttft_ms", 0) * kMilli;
+  s.slo.tpot_s = sl.number("tpot_ms", 0) * kMilli;
+  s.slo.e2e_s = sl.number("e2e_ms", 0) * kMilli;
+  ObjectReader out(object_or_empty(r, "output"), "output", {"per_request", "timeline_points"});
+  s.per_request = out.boolean("per_request", false);
+  s.timeline_points = out.integer("timeline_points", 256);
+  if (s.per_request && !p.simulate) {
+    throw SpecError("output.per_request", "needs mode \"simulate\"");
+  }
+
+  json workload{{"arrival", arrival}, {"seed", seed}};
+  if (s.arrival.kind != ArrivalKind::trace) {
+    workload["prompt_tokens"] = prompt_resolved;
+    workload["output_tokens"] = output_resolved;
+    workload["num_requests"] = s.num_requests;
+  }
+  json engine = engine_profile_to_json(e);
+  engine.erase("tier");
+  engine["policy"] = s.policy == SchedulePolicy::decode_first ? "decode_first" : "prefill_first";
+  engine["batching"] = s.batching == Batching::continuous ? "continuous" : "static";
+  engine["static_batch_size"] = s.static_batch_size;
+  engine["num_scheduler_steps"] = s.num_scheduler_steps;
+  engine["framework_reserve_GB"] = round6(inf.framework_reserve_bytes / kGB);
+  p.resolved = json{{"schema_version", kSchemaVersion},
+                    {"task", "serving"},
+                    {"mode", p.simulate ? "simulate" : "analytic"},
+                    {"model", request.at("model")},
+                    {"hardware", request.at("hardware")},
+                    {"num_gpus", inf.num_gpus},
+                    {"parallelism", {{"tp", inf.tp}}},
+                    {"precision",
+                     {{"weights", to_string(inf.weights)},
+                      {"kv_cache", to_string(inf.kv_cache)},
+                      {"activations", to_string(inf.activations)}}},
+                    {"max_tier", max_tier},
+                    {"workload", workload},
+                    {"engine", engine},
+                    {"features", features},
+                    {"router", s.router == Router::round_robin ? "round_robin" : "least_loaded"},
+                    {"slo",
+                     {{"ttft_ms", round6(s.slo.ttft_s / kMilli)},
+                      {"tpot_ms", round6(s.slo.tpot_s / kMilli)},
+                      {"e2e_ms", round6(s.slo.e2e_s / kMilli)}}},
+                    {"output",
+                     {{"per_request", s.per_request}, {"timeline_points", s.timeline_points}}}};
+  return p;
+}
+
+json ms(const std::optional<Percentiles>& p) {
+  if (!p) return nullptr;
+  return json{{"mean", round6(p->mean / kMilli)},
+              {"p50", round6(p->p50 / kMilli)},
+              {"p90", round6(p->p90 / kMilli)},
+              {"p99", round6(p->p99 / kMilli)}};
+}
+
+json optional_number(const std::optional<double>& v) {
+  return v ? json(round6(*v)) : json(nullptr);
+}
+
+json identity(const json& given, const std::string& name) {
+  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
+}
+
+}  // namespace
+
+json run_serving(const json& request) {
+  const Parsed p = parse_request(request);
+  const ServingSpec& s = p.spec;
+  const ServingResult r = p.simulate ? simulate_serving(s) : estimate_serving(s);
+
+  json timeline{{"t_s", json::array()},
+                {"batch_size", json::array()},
+                {"kv_use", json::array()},
+                {"waiting", json::array()}};
+  for (const TimelinePoint& t : r.timeline) {
+    timeline["t_s"].push_back(round6(t.t_s));
+    timeline["batch_size"].push_back(round6(t.batch_size));
+    timeline["kv_use"].push_back(round6(t.kv_use));
+    timeline["waiting"].push_back(round6(t.waiting));
+  }
+  json assumptions = json::array();
+  for (const auto& a : r.assumptions) {
+    assumptions.push_back(
+        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+  }
+  json out{{"schema_version", kSchemaVersion},
+           {"task", "serving"},
+           {"mode", p.simulate ? "simulate" : "analytic"},
+           {"tier", r.tier},
+           {"model", identity(request.at("model"), s.inference.model.name)},
+           {"hardware", identity(request.at("hardware"), s.inference.hardware.name)},
+           {"engine", {{"name", s.engine.id}, {"tier", s.engine.tier}}},
+           {"num_gpus", s.inference.num_gpus},
+           {"replicas", r.replicas},
+           {"fits", r.fits},
+           {"saturated", r.saturated},
+           {"saturation_rate_per_s", p.simulate ? json(nullptr) : json(round6(r.saturation_rate_per_s))},
+           {"utilization", p.simulate ? json(nullptr) : json(round6(r.utilization))},
+           {"ttft_ms", ms(r.ttft_s)},
+           {"tpot_ms", ms(r.tpot_s)},
+           {"e2e_ms", ms(r.e2e_s)},
+           {"queueing_ms", ms(r.queueing_s)},
+           {"throughput",
+            {{"requests_per_s", round6(r.requests_per_s)},
+             {"input_tokens_per_s", round6(r.input_tokens_per_s)},
+             {"output_tokens_per_s", round6(r.output_tokens_per_s)}}},
+           {"goodput",
+            {{"requests_per_s", optional_number(r.goodput_requests_per_s)},
+             {"fraction", optional_number(r.goodput_fraction)}}},
+           {"preemptions", r.preemptions ? json(*r.preemptions) : json(nullptr)},
+           {"batch",
+            {{"mean_size", round6(r.mean_batch_size)},
+             {"mean_step_time_ms", round6(r.mean_step_time_s / kMilli)},
+             {"max_size_kv", p.simulate ? json(nullptr) : json(r.max_batch_kv)}}},
+           {"kv_cache",
+            {{"capacity_tokens", round6(r.kv_capacity_tokens)},
+             {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
+             {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
+           {"assumptions", assumptions},
+           {"warnings", r.warnings},
+           {"request", p.resolved}};
+  if (p.simulate) {
+    out["simulation"] = {{"num_requests", s.num_requests},
+                         {"completed", r.completed},
+                         {"rejected", r.rejected},
+                         {"steps", r.steps},
+                         {"simulated_s", round6(r.simulated_s)}};
+    out["timeline"] = timeline;
+  }
+  if (s.per_request) {
+    json rows = json::array();
+    for (const RequestRecord& q : r.requests) {
+      const bool done = q.finish_s >= 0;
+      rows.push_back({{"arrival_ms", round6(q.arrival_s / kMilli)},
+                      {"scheduled_ms", done ? json(round6(q.scheduled_s / kMilli)) : json(nullptr)},
+                      {"first_token_ms", done ? json(round6(q.first_token_s / kMilli)) : json(nullptr)},
+                      {"finish_ms", done ? json(round6(q.finish_s / kMilli)) : json(nullptr)},
+                      {"prompt_tokens", q.prompt_tokens},
+                      {"output_tokens", q.output_tokens},
+                      {"cached_tokens", q.cached_tokens},
+                      {"preemptions", q.preemptions},
+                      {"instance", q.instance}});
+    }
+    out["requests"] = rows;
+  }
+  return out;
+}
+
+}  // namespace flopcast::io::detail
