@@ -191,10 +191,13 @@ int run_fit(const FitOptions& o) {
     // Train rows by (hardware, key) and by key alone (the Tier-0 bands span all GPUs).
     std::map<std::pair<std::string, std::string>, std::vector<const validate::FitSample*>> groups;
     std::map<std::string, std::vector<const validate::FitSample*>> by_key;
+    // A row measured in one framework trains that framework's fit and the pooled one.
     for (const auto& s : collector.samples()) {
       if (s.split != Split::train) continue;
+      const std::string pooled = s.key.substr(0, s.key.find('@'));
       groups[{s.hardware_id, s.key}].push_back(&s);
-      by_key[s.key].push_back(&s);
+      if (pooled != s.key) groups[{s.hardware_id, pooled}].push_back(&s);
+      by_key[pooled].push_back(&s);
     }
 
     std::map<std::string, json> files;  // hardware id -> fits

@@ -142,6 +142,10 @@ std::size_t load_gemm(const CsvFile& f, Context& ctx, const std::string& prefix)
   const std::size_t gpu = c["gpu"], dtype = c["dtype"], op = c["op"], m = c["m"], n = c["n"],
                     k = c["k"], meas = c["measured_time_us"];
   const std::size_t sanity = c.optional("sanity_flag");
+  const std::size_t framework = c.optional("framework");
+  auto framework_of = [&](const Fields& r) {
+    return framework == std::string::npos ? std::string_view() : r[framework];
+  };
   const Identity identity(f, {"gpu", "dtype", "model", "tp", "layer_op", "m", "n", "k"});
   const std::string source = file_name(f.path());
   return f.for_each_row([&](const Fields& r, std::size_t line) {
@@ -158,7 +162,8 @@ std::size_t load_gemm(const CsvFile& f, Context& ctx, const std::string& prefix)
                       if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
                       if (!(mm >= 1 && nn >= 1 && kk >= 1))
                         return Outcome::skipped("missing or zero m, n, k");
-                      return micros(gemm_op("gemm", hw, ctx.km(), mm, nn, kk, *types));
+                      return micros(gemm_op("gemm", hw, ctx.km_for(framework_of(r)), mm, nn, kk,
+                                            *types));
                     });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
@@ -172,6 +177,10 @@ std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
                     heads = c["num_heads"], kv_heads = c["num_kv_heads"], head_dim = c["head_dim"],
                     causal = c["causal"], meas = c["measured_time_us"];
   const std::size_t sanity = c.optional("sanity_flag");
+  const std::size_t framework = c.optional("framework");
+  auto framework_of = [&](const Fields& r) {
+    return framework == std::string::npos ? std::string_view() : r[framework];
+  };
   const Identity identity(f, {"gpu", "dtype", "kv_dtype", "batch", "seq_len", "past_kv_len",
                               "num_heads", "num_kv_heads", "head_dim", "causal"});
   const std::string source = file_name(f.path());
@@ -198,7 +207,8 @@ std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
                                    d = parse_number(r[head_dim], f, line, "head_dim");
                       if (!all_positive({b, s, h, g, d}))
                         return Outcome::skipped("missing shape value");
-                      return micros(attention_prefill_op(hw, ctx.km(), b, s, h, g, d, math->first,
+                      return micros(attention_prefill_op(hw, ctx.km_for(framework_of(r)), b, s, h,
+                                                         g, d, math->first,
                                                          math->second, *kv));
                     });
     ctx.collector().add(source, group, identity(r), line, measured, o);
@@ -213,6 +223,10 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
                     heads = c["num_heads"], kv_heads = c["num_kv_heads"], head_dim = c["head_dim"],
                     meas = c["measured_time_us"];
   const std::size_t sanity = c.optional("sanity_flag");
+  const std::size_t framework = c.optional("framework");
+  auto framework_of = [&](const Fields& r) {
+    return framework == std::string::npos ? std::string_view() : r[framework];
+  };
   const Identity identity(f, {"gpu", "dtype", "kv_dtype", "batch", "q_len", "kv_len", "num_heads",
                               "num_kv_heads", "head_dim"});
   const std::string source = file_name(f.path());
@@ -240,7 +254,7 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
                         return Outcome::skipped("missing shape value");
                       // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages
                       // hold 64 tokens (tokens_per_block's default).
-                      KernelModel km = ctx.km();
+                      KernelModel km = ctx.km_for(framework_of(r));
                       km.kv_page_tokens = 64;
                       return micros(attention_decode_op(hw, km, b, s, h, g, d, math->first,
                                                         math->second, *kv));
@@ -258,6 +272,10 @@ std::size_t load_moe(const CsvFile& f, Context& ctx) {
                     distribution = c["distribution"], gated = c["gated"],
                     meas = c["measured_time_us"];
   const std::size_t sanity = c.optional("sanity_flag");
+  const std::size_t framework = c.optional("framework");
+  auto framework_of = [&](const Fields& r) {
+    return framework == std::string::npos ? std::string_view() : r[framework];
+  };
   const Identity identity(f, {"gpu", "dtype", "num_tokens", "hidden_size", "inter_size", "topk",
                               "num_experts", "moe_tp", "moe_ep", "distribution", "gated"});
   const std::string source = file_name(f.path());
@@ -283,7 +301,7 @@ std::size_t load_moe(const CsvFile& f, Context& ctx) {
             return Outcome::skipped("missing num_experts, topk or moe_tp");
           }
           return micros(
-              moe_experts_op(hw, ctx.km(), parse_number(r[tokens], f, line, "num_tokens"),
+              moe_experts_op(hw, ctx.km_for(framework_of(r)), parse_number(r[tokens], f, line, "num_tokens"),
                              parse_number(r[hidden], f, line, "hidden_size"),
                              parse_number(r[inter], f, line, "inter_size") / tp, *n_experts, *k,
                              parse_number(r[gated], f, line, "gated") == 1, *types, router));
@@ -422,6 +440,8 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
     return Outcome::skipped("precision \"" + dtype + "\" not modelled");
   }
   const json wl = row.value("workload", json::object());
+  if (model == "Falcon-180B") return "falcon-180b";
+  if (model == "GPT-J-6B") return "gpt-j-6b";
   const json request{
       {"task", "inference"},
       {"model", *model},
@@ -562,6 +582,14 @@ void load_file(const std::string& path, Context& ctx) {
   } else if (format == "vidur elementwise") {
     rows = load_elementwise(f, ctx);
   } else {
+KernelModel Context::km_for(std::string_view framework) const {
+  KernelModel km = km_;
+  if (framework == "TRTLLM") km.framework = Framework::trtllm;
+  if (framework == "VLLM") km.framework = Framework::vllm;
+  if (framework == "SGLang") km.framework = Framework::sglang;
+  return km;
+}
+
     format = "unrecognized";
     rows = f.count_rows();
     ctx.collector().skip_file(file_name(path), "unrecognized file format", rows);

@@ -35,6 +35,9 @@ class Context {
 
   Collector& collector() { return collector_; }
   [[nodiscard]] const KernelModel& km() const { return km_; }
+  /// The kernel model for a row measured in `framework` (the data's name: TRTLLM, VLLM, SGLang):
+  /// priced with that framework's fits where they exist. Empty or unknown: the pooled fits.
+  [[nodiscard]] KernelModel km_for(std::string_view framework) const;
   /// The preset of a ground-truth GPU name, or nullptr when there is none.
   const HardwareSpec* hardware(std::string_view gpu);
 

@@ -51,10 +51,11 @@ std::string_view to_string(OpClass c) noexcept {
 
 namespace {
 
-constexpr std::array<std::pair<KernelVariant, std::string_view>, 3> kVariantSuffix{{
+constexpr std::array<std::pair<KernelVariant, std::string_view>, 4> kVariantSuffix{{
     {KernelVariant::weight_int8, "-w8"},
     {KernelVariant::weight_int4, "-w4"},
     {KernelVariant::block_scaled, "-block"},
+    {KernelVariant::kv8, "-kv8"},
 }};
 
 constexpr std::array<OpClass, 5> kOpClasses{OpClass::gemm, OpClass::attention_prefill,
@@ -63,11 +64,33 @@ constexpr std::array<OpClass, 5> kOpClasses{OpClass::gemm, OpClass::attention_pr
 
 }  // namespace
 
+std::string_view to_string(Framework f) noexcept {
+  switch (f) {
+    case Framework::any:
+      return "any";
+    case Framework::trtllm:
+      return "trtllm";
+    case Framework::vllm:
+      return "vllm";
+    case Framework::sglang:
+      return "sglang";
+  }
+  return "?";
+}
+
+std::optional<Framework> parse_framework(std::string_view name) noexcept {
+  for (Framework f : {Framework::any, Framework::trtllm, Framework::vllm, Framework::sglang}) {
+    if (to_string(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
 std::string to_string(const CalibrationKey& k) {
   std::string text = std::string(to_string(k.op)) + "/" + std::string(to_string(k.math));
   for (const auto& [variant, suffix] : kVariantSuffix) {
     if (variant == k.variant) text += suffix;
   }
+  if (k.framework != Framework::any) text.append("@").append(to_string(k.framework));
   return text;
 }
 
@@ -84,6 +107,12 @@ std::optional<CalibrationKey> parse_calibration_key(std::string_view text) {
   }
   if (!op_found) return std::nullopt;
   std::string_view math = text.substr(slash + 1);
+  if (const std::size_t at = math.find('@'); at != std::string_view::npos) {
+    const auto f = parse_framework(math.substr(at + 1));
+    if (!f || *f == Framework::any) return std::nullopt;  // "any" is written without a suffix
+    key.framework = *f;
+    math = math.substr(0, at);
+  }
   for (const auto& [variant, suffix] : kVariantSuffix) {
     if (math.size() > suffix.size() && math.substr(math.size() - suffix.size()) == suffix) {
       key.variant = variant;
@@ -99,6 +128,15 @@ std::optional<CalibrationKey> parse_calibration_key(std::string_view text) {
 const CalibratedEfficiency* Calibration::find(const CalibrationKey& key) const {
   auto it = fits.find(key);
   return it == fits.end() ? nullptr : &it->second;
+}
+
+const CalibratedEfficiency* Calibration::find_for(const CalibrationKey& key) const {
+  if (key.framework != Framework::any) {
+    if (const CalibratedEfficiency* own = find(key)) return own;
+  }
+  CalibrationKey pooled = key;
+  pooled.framework = Framework::any;
+  return find(pooled);
 }
 
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,

@@ -77,12 +77,13 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.kernels = w.kernels;
   op.units = w.units;
   op.op_class = cls;
-  op.calibration_key = CalibrationKey{cls, math, variant};
+  op.calibration_key = CalibrationKey{cls, math, variant, km.framework};
   op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =
-      km.use_calibration && hw.calibration ? hw.calibration->find(op.calibration_key) : nullptr;
+      km.use_calibration && hw.calibration ? hw.calibration->find_for(op.calibration_key)
+                                            : nullptr;
   if (fit) {
     e = fit->efficiency;
     op.tier = 2;
@@ -90,7 +91,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
     op.log_residual_p90 = fit->log_residual_p90;
     op.outside_calibrated_range = w.units < 0.5 * fit->min_units || w.units > 2 * fit->max_units;
   } else if (km.tier0_residuals) {
-    if (const CalibratedEfficiency* band = km.tier0_residuals->find(op.calibration_key)) {
+    if (const CalibratedEfficiency* band = km.tier0_residuals->find_for(op.calibration_key)) {
       op.log_residual_p10 = band->log_residual_p10;
       op.log_residual_p90 = band->log_residual_p90;
     }
@@ -224,7 +225,8 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
   w.units = batch * kv_heads * std::ceil(context / 256);
-  return apply("attention", w, hw, km, OpClass::attention_decode, math);
+  return apply("attention", w, hw, km, OpClass::attention_decode, math,
+               kv_bytes <= 1 ? KernelVariant::kv8 : KernelVariant::plain);
 }
 
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,

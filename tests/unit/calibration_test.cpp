@@ -99,5 +99,32 @@ TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
   EXPECT_THROW(gemm_op("x", hw, km, 1, 4096, 4096, GemmTypes{DType::fp8, 1, 1, 2}), SpecError);
 }
 
+TEST(Calibration, FrameworkKeysRoundTripAndFallBackToThePooledFit) {
+  const auto key = parse_calibration_key("attn_decode/bf16-kv8@vllm");
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->op, OpClass::attention_decode);
+  EXPECT_EQ(key->variant, KernelVariant::kv8);
+  EXPECT_EQ(key->framework, Framework::vllm);
+  EXPECT_EQ(to_string(*key), "attn_decode/bf16-kv8@vllm");
+  EXPECT_FALSE(parse_calibration_key("gemm/bf16@any").has_value());  // pooled has no suffix
+  EXPECT_FALSE(parse_calibration_key("gemm/bf16@tgi").has_value());
+
+  Calibration cal;
+  CalibratedEfficiency pooled, own;
+  pooled.train_rows = 1;
+  own.train_rows = 2;
+  cal.fits[CalibrationKey{OpClass::gemm, DType::bf16}] = pooled;
+  cal.fits[CalibrationKey{OpClass::gemm, DType::bf16, KernelVariant::plain, Framework::vllm}] = own;
+  auto rows = [&](Framework f) {
+    const auto* fit =
+        cal.find_for(CalibrationKey{OpClass::gemm, DType::bf16, KernelVariant::plain, f});
+    return fit ? fit->train_rows : 0;
+  };
+  EXPECT_EQ(rows(Framework::vllm), 2);    // its own fit
+  EXPECT_EQ(rows(Framework::sglang), 1);  // no own fit: the pooled one
+  EXPECT_EQ(rows(Framework::any), 1);
+  EXPECT_EQ(cal.find_for(CalibrationKey{OpClass::moe, DType::bf16}), nullptr);
+}
+
 }  // namespace
 }  // namespace flopcast

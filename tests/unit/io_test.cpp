@@ -106,7 +106,7 @@ TEST(IoErrors, UnknownTaskSuggestsNearest) {
   r["task"] = "inferense";
   EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "did you mean \"inference\"?");
   EXPECT_FAILURE(failure_of(r), "invalid_request", "task", "(got \"inferense\")");
-  r["task"] = "training";
+  r["task"] = "benchmark";
   const Failure f = failure_of(r);
   EXPECT_EQ(f.path, "task");
   EXPECT_TRUE(contains(f.message, "unknown task")) << f.message;
@@ -655,11 +655,54 @@ TEST(IoResponses, DescribeNonFlopcastException) {
 
 TEST(IoPresets, CountsAndStrictLoading) {
   const json& all = io::presets();
-  EXPECT_EQ(all.at("models").size(), 16u);
+  EXPECT_EQ(all.at("models").size(), 18u);
+  EXPECT_EQ(all.at("engines").size(), 4u);
   EXPECT_EQ(all.at("hardware").size(), 13u);
   EXPECT_EQ(all.at("scenarios").size(), 10u);
   EXPECT_EQ(io::preset("models", "llama-2-7b", "model").at("id"), "llama-2-7b");
   EXPECT_THROW((void)io::preset("hardware", "h100-sxm-9", "hardware"), SpecError);
+}
+
+TEST(IoEngines, ProfileDefaultsAndOverrides) {
+  // engine.name picks the profile's scheduler defaults; each engine key overrides one of them.
+  json r = base_request();
+  r["engine"] = {{"name", "trtllm"}};
+  json resolved = io::run(r).at("request").at("engine");
+  EXPECT_EQ(resolved.at("name"), "trtllm");
+  EXPECT_EQ(resolved.at("kv_block_tokens"), 64);  // TensorRT-LLM tokens_per_block
+  EXPECT_EQ(resolved.at("chunked_prefill"), false);
+  r["engine"]["kv_block_tokens"] = 32;
+  EXPECT_EQ(io::run(r).at("request").at("engine").at("kv_block_tokens"), 32);
+}
+
+TEST(IoEngines, RequestOverheadAddsToTtftOnce) {
+  // 5 ms per request lands on TTFT and E2E once; TPOT is a per-step figure and does not move.
+  json r = base_request();
+  r["engine"] = {{"name", "generic"}, {"request_overhead_us", 0}};
+  const json a = io::run(r);
+  r["engine"]["request_overhead_us"] = 5000;
+  const json b = io::run(r);
+  EXPECT_NEAR(b.at("ttft_ms").get<double>() - a.at("ttft_ms").get<double>(), 5.0, 1e-3);
+  EXPECT_NEAR(b.at("e2e_ms").get<double>() - a.at("e2e_ms").get<double>(), 5.0, 1e-3);
+  EXPECT_DOUBLE_EQ(b.at("tpot_ms").get<double>(), a.at("tpot_ms").get<double>());
+  EXPECT_EQ(b.at("engine_tier"), 0);  // explicit overheads are not the fitted ones
+}
+
+TEST(IoEngines, UnknownEngineSuggestsNearest) {
+  json r = base_request();
+  r["engine"] = {{"name", "vlm"}};
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.path, "engine.name");
+  EXPECT_TRUE(contains(f.message, "did you mean \"vllm\"")) << f.message;
+}
+
+TEST(IoEngines, FittedProfileIsTierOne) {
+  // presets/engines/trtllm.json carries overheads fitted by `flopcast fit --engines`.
+  json r = base_request();
+  r["engine"] = {{"name", "trtllm"}};
+  EXPECT_EQ(io::run(r).at("engine_tier"), 1);
+  r["engine"] = {{"name", "generic"}};
+  EXPECT_EQ(io::run(r).at("engine_tier"), 0);
 }
 
 }  // namespace

@@ -13,13 +13,14 @@ using io::json;
 
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
-  EXPECT_EQ(all["models"].size(), 16u);
+  EXPECT_EQ(all["models"].size(), 18u);
   EXPECT_EQ(all["hardware"].size(), 13u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
                          "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-3-175b",
                          "mixtral-8x7b", "mixtral-8x22b", "falcon-40b", "mistral-7b",
-                         "qwen2.5-7b", "qwen2.5-72b", "codellama-34b"}) {
+                         "qwen2.5-7b", "qwen2.5-72b", "codellama-34b", "falcon-180b",
+                         "gpt-j-6b"}) {
     EXPECT_NO_THROW((void)io::preset("models", id, "model")) << id;
   }
   for (const char* id : {"h100-sxm", "h100-pcie", "h200-sxm", "b200", "a100-sxm-80g",

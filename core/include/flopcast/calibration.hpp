@@ -44,21 +44,34 @@ struct CalibratedEfficiency {
   double train_mape = 0;
 };
 
-/// Kernel families that share an op class and math type but not their kernels.
-enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled };
+/// Kernel families the math type alone does not tell apart: weight-only int8/int4 GEMMs,
+/// block-scaled fp8 GEMMs, and decode attention over an 8-bit KV cache (dequantized in registers,
+/// so it reaches a different fraction of the bandwidth than 16-bit KV).
+enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8 };
 
-/// What a fit is for: op class, math type and kernel family. Written "<op class>/<math type>"
-/// with "-w8", "-w4" or "-block" for the variants (e.g. "gemm/bf16", "gemm/bf16-w4").
+/// Whose kernels: the same op on the same GPU runs different kernels in TensorRT-LLM, vLLM and
+/// SGLang (cuBLAS vs CUTLASS vs Triton GEMMs, XQA vs FlashInfer vs FlashAttention decode), and
+/// their measured times differ by more than a kernel model's error. `any`: all of them pooled.
+enum class Framework { any, trtllm, vllm, sglang };
+std::string_view to_string(Framework f) noexcept;
+/// "trtllm", "vllm", "sglang" or "any"; nullopt for other names.
+std::optional<Framework> parse_framework(std::string_view name) noexcept;
+
+/// What a fit is for: op class, math type, kernel family and framework. Written
+/// "<op class>/<math type>" with "-w8", "-w4", "-block" or "-kv8" for the variants and
+/// "@<framework>" unless it is `any` (e.g. "gemm/bf16", "gemm/bf16-w4", "attn_decode/bf16@vllm").
 /// A plain value, so the estimator looks fits up without building strings.
 struct CalibrationKey {
   OpClass op = OpClass::elementwise;
   DType math = DType::bf16;
   KernelVariant variant = KernelVariant::plain;
+  Framework framework = Framework::any;
 
   [[nodiscard]] bool operator<(const CalibrationKey& o) const noexcept {
     if (op != o.op) return op < o.op;
     if (math != o.math) return math < o.math;
-    return variant < o.variant;
+    if (variant != o.variant) return variant < o.variant;
+    return framework < o.framework;
   }
 };
 std::string to_string(const CalibrationKey& k);
@@ -70,7 +83,10 @@ struct Calibration {
   std::string source;
   std::map<CalibrationKey, CalibratedEfficiency> fits;
 
+  /// The fit of exactly `key`, or nullptr.
   [[nodiscard]] const CalibratedEfficiency* find(const CalibrationKey& key) const;
+  /// The framework's own fit when there is one, else the pooled (`any`) fit, else nullptr.
+  [[nodiscard]] const CalibratedEfficiency* find_for(const CalibrationKey& key) const;
 };
 
 /// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):

@@ -78,6 +78,9 @@ struct KernelModel {
   int kv_page_tokens = 16;
   /// Use the hardware's Tier-2 fits where it has them (false: Tier 0 everywhere).
   bool use_calibration = true;
+  /// Whose kernels to price with: that framework's Tier-2 fit where the GPU has one, else the
+  /// fit pooled over frameworks (set from the request's engine).
+  Framework framework = Framework::any;
   /// Residual bands of Tier 0 per op class (from validation), for hardware without a fit.
   const Calibration* tier0_residuals = nullptr;
 

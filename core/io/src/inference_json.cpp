@@ -67,6 +67,8 @@ Parsed parse_request(const json& request) {
                    "chunked_prefill", "step_overhead_us", "request_overhead_us",
                    "framework_reserve_GB"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
+  // Kernels are priced with the engine's own measured kernels where the GPU has them.
+  s.kernel.framework = parse_framework(profile.id).value_or(Framework::any);
   s.gpu_memory_utilization = en.number("gpu_memory_utilization", profile.gpu_memory_utilization);
   s.kv_block_tokens = en.integer("kv_block_tokens", profile.kv_block_tokens);
   s.max_num_batched_tokens = en.integer("max_num_batched_tokens", profile.max_num_batched_tokens);
