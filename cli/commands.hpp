@@ -110,6 +110,18 @@ struct ServeOptions {
 void setup_serve(CLI::App& app, ServeOptions& o);
 int run_serve(const ServeOptions& o);
 
+struct CollectiveOptions {
+  std::string request_file, op, bytes, sweep, algorithm, hardware_file;
+  std::string hardware = "h100-sxm";
+  int ranks = 8;
+  std::optional<int> gpus_per_node, nics_per_node, max_tier;
+  std::optional<double> nic_bandwidth_Gbps, network_latency_us;
+  std::string format = "table";
+};
+
+void setup_collective(CLI::App& app, CollectiveOptions& o);
+int run_collective(const CollectiveOptions& o);
+
 /// One CSV cell: strings as they are, other values as JSON; quoted when they hold , " or newline.
 std::string csv_field(const json& v);
 

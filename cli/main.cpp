@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   setup_fit(app, fit);
   ServeOptions serve;
   setup_serve(app, serve);
+  CollectiveOptions collective;
+  setup_collective(app, collective);
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << flopcast::io::version() << "\n";
   });
@@ -38,5 +40,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("validate")) return run_validate(validate);
   if (app.got_subcommand("fit")) return run_fit(fit);
   if (app.got_subcommand("serve")) return run_serve(serve);
+  if (app.got_subcommand("collective")) return run_collective(collective);
   return kOk;
 }

@@ -337,14 +337,40 @@ std::size_t load_elementwise(const CsvFile& f, Context& ctx) {
   });
 }
 
-/// aic_collectives.csv, vidur_collectives.csv and the nccl-tests log: single-node ring
-/// all-reduce, all-gather and reduce-scatter; custom all-reduce implementations are own groups.
+/// The collective op of a data file's op name, or nullopt.
+std::optional<CollectiveKind> collective_kind(std::string_view op) {
+  if (op == "allreduce") return CollectiveKind::all_reduce;
+  if (op == "allgather") return CollectiveKind::all_gather;
+  if (op == "reducescatter") return CollectiveKind::reduce_scatter;
+  if (op == "alltoall") return CollectiveKind::all_to_all;
+  if (op == "sendrecv") return CollectiveKind::send_recv;
+  return std::nullopt;
+}
+
+/// The scale-out network of a measured multi-node system, or a reason it is not modelled. The
+/// hardware preset's network (DGX H100: 8 x 400 Gb/s NDR) stands for vidur's H100 DGX.
+std::string collective_network(std::string_view setup, HardwareSpec& hw) {
+  if (setup.rfind("gcp_a3-megagpu-8g", 0) == 0) {
+    // a3-megagpu-8g: 8 x 200 Gb/s GPUDirect-TCPXO NICs per VM (Google Cloud A3 Mega docs).
+    hw.scaleout_link = "tcpxo";
+    hw.scaleout_nics_per_node = 8;
+    hw.scaleout_nic_bandwidth = BytesPerSecond(200e9 / 8);
+    return "";
+  }
+  if (setup == "h100_dgx") return "";
+  return "inter-node network of " + str(setup) + " undocumented";
+}
+
+/// aic_collectives.csv, vidur_collectives.csv and the nccl-tests log through estimate_collective
+/// (NCCL's automatic algorithm). Groups are split by size class: `/large` (>= 1 MB, the accuracy
+/// target) and `/small` (latency-dominated). Custom all-reduce kernels are their own groups.
 std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fixed_prefix) {
   Columns c(f);
   const std::size_t gpu = c["gpu"], op = c["op"], impl = c["implementation"],
                     ranks = c["num_ranks"], bytes = c["message_bytes"],
                     meas = c["measured_time_us"];
-  const std::size_t nodes = c.optional("num_nodes"), repo = c.optional("source_repo"),
+  const std::size_t nodes = c.optional("num_nodes"), per_node = c.optional("ranks_per_node"),
+                    setup = c.optional("system_setup"), repo = c.optional("source_repo"),
                     sanity = c.optional("sanity_flag");
   const Identity identity(f, {"gpu", "system_setup", "implementation", "dtype", "op", "num_ranks",
                               "ranks_per_node", "num_nodes", "message_bytes"});
@@ -357,28 +383,51 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
                : rp.find("aiconfigurator") != std::string_view::npos ? "aic"
                                                                      : "collectives";
     }
-    const std::string group =
-        str(prefix) + "/" + str(r[gpu]) + "/" + str(r[op]) + "/" + str(r[impl]);
+    const double size = parse_number(r[bytes], f, line, "message_bytes");
+    const double n_nodes =
+        nodes == std::string::npos ? 1 : parse_number(r[nodes], f, line, "num_nodes");
+    const std::string group = str(prefix) + "/" + str(r[gpu]) + "/" + str(r[op]) + "/" +
+                              str(r[impl]) + (n_nodes > 1 ? "/multinode" : "") +
+                              (size >= 1e6 ? "/large" : "/small");
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
     const Outcome o = predict_row(
         ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-        [&](const HardwareSpec& hw) -> Outcome {
-          const double n_nodes =
-              nodes == std::string::npos ? 1 : parse_number(r[nodes], f, line, "num_nodes");
-          const double n = parse_number(r[ranks], f, line, "num_ranks");
-          const auto ranks_int = count_of(n);
-          if (!ranks_int) return Outcome::skipped("missing num_ranks");
-          if (n_nodes != 1 || n > hw.gpus_per_node) {
-            return Outcome::skipped("multi-node not modelled yet (collectives issue)");
+        [&](const HardwareSpec& preset) -> Outcome {
+          if (r[impl] != "nccl") {
+            return Outcome::skipped("custom all-reduce kernel (one-shot / two-shot over "
+                                    "peer-mapped buffers) not modelled");
           }
-          const Bytes b(parse_number(r[bytes], f, line, "message_bytes"));
-          const int ni = *ranks_int;
-          if (r[op] == "allreduce") return micros(all_reduce_op("allreduce", hw, ctx.km(), b, ni));
-          if (r[op] == "allgather" || r[op] == "reducescatter") {
-            // Same ring traffic: (n − 1)/n of the gathered output / the scattered input.
-            return micros(all_gather_op(str(r[op]), hw, ctx.km(), b, ni));
+          const auto kind = collective_kind(r[op]);
+          if (!kind) return Outcome::skipped("op " + str(r[op]) + " not modelled");
+          const auto n = count_of(parse_number(r[ranks], f, line, "num_ranks"));
+          if (!n || *n < 1) return Outcome::skipped("missing num_ranks");
+          const std::string_view sys = setup == std::string::npos ? "" : r[setup];
+          if (sys.find("pairwise") != std::string_view::npos) {
+            return Outcome::skipped("NVLink bridges between GPU pairs: topology not modelled");
           }
-          return Outcome::skipped(str(r[op]) + " not modelled yet (collectives issue)");
+          HardwareSpec hw = preset;
+          if (n_nodes > 1) {
+            const std::string why = collective_network(sys, hw);
+            if (!why.empty()) return Outcome::skipped(why);
+            hw.scaleout_fabric = FabricModel{};
+            io::detail::attach_collective_fits(hw);
+          }
+          if (hw.scaleup_link.rfind("pcie", 0) == 0 && n_nodes == 1 && *n > 2) {
+            return Outcome::skipped(
+                "more than 2 GPUs over PCIe through the CPU root complex: contention not modelled");
+          }
+          ClusterSpec cluster = cluster_of(hw);  // per-GPU NIC share of the full node
+          // The measured placement: ranks_per_node GPUs of each node.
+          const double m = per_node == std::string::npos
+                               ? std::min<double>(*n, hw.gpus_per_node)
+                               : parse_number(r[per_node], f, line, "ranks_per_node");
+          if (!(m >= 1 && m <= hw.gpus_per_node)) return Outcome::skipped("bad ranks_per_node");
+          cluster.gpus_per_node = static_cast<int>(m);
+          const CollectiveEstimate e =
+              estimate_collective(*kind, Bytes(size), *n, cluster, ctx.km());
+          const bool fitted = ctx.km().use_calibration && hw.scaleup_fabric.fitted &&
+                              (n_nodes <= 1 || hw.scaleout_fabric.fitted);
+          return Outcome::value(e.time.value * 1e6, fitted ? 2 : 0);
         });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });

@@ -31,7 +31,7 @@ FabricModel priced(const FabricModel& f, bool scaleout, const ClusterSpec& c,
   if (f.fitted && km.use_calibration) return f;
   FabricModel t;
   t.efficiency = km.link_efficiency;
-  t.ll_efficiency = 0;  // no low-latency protocol in Tier 0
+  t.ll_efficiency = t.efficiency;  // one protocol in Tier 0
   t.base_latency_s = scaleout ? 0 : c.scaleup_latency_s;
   t.hop_latency_s = scaleout ? c.scaleout_latency_s : 0;
   return t;

@@ -2,6 +2,7 @@
 // `task: "collective"`: one NCCL-style collective on a hardware preset (or object), with the
 // fitted fabric models of presets/collectives/fabrics.json.
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "flopcast/collective.hpp"
@@ -140,7 +141,8 @@ json run_collective(const json& request) {
                 {"hardware", r.require("hardware")},
                 {"collective",
                  {{"op", to_string(op)},
-                  {"bytes", bytes},
+                  {"bytes", bytes == std::floor(bytes) ? json(static_cast<std::int64_t>(bytes))
+                                                        : json(bytes)},
                   {"ranks", ranks},
                   {"algorithm", to_string(algorithm)}}},
                 {"gpus_per_node", hw.gpus_per_node},
