@@ -2,6 +2,7 @@
 // Training rows of e2e_dev.jsonl (llm-foundry FSDP benchmarks, Megatron-LM weak-scaling tables):
 // each becomes a `task: "training"` request through io::run, priced on the row's own quantity.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "flopcast/error.hpp"
@@ -69,7 +70,31 @@ double hardware_tflops(const json& r) {
          r.at("tokens_per_s_per_gpu").get<double>() / 1e12;
 }
 
-Outcome run_request(const json& request, Metric metric, Context& ctx, std::string_view source) {
+/// `flopcast` refits (scripts/fit_training.py) set FLOPCAST_TRAINING_FIT to
+/// {"<profile>": {framework keys}}: those keys replace the profile's constants in every request.
+/// Keys "<profile>@<family>" (a family of TrainingFramework::scales) apply to that family only.
+void apply_fit_override(json& request, const std::string& gpu) {
+  static const json overrides = [] {
+    const char* env = std::getenv("FLOPCAST_TRAINING_FIT");
+    if (env == nullptr) return json::object();
+    json j = json::parse(env, nullptr, false);
+    return j.is_object() ? j : json::object();
+  }();
+  json& framework = request["framework"];
+  const std::string profile = framework.value("profile", "generic");
+  const std::string family = gpu.find("H100") != std::string::npos  ? "H100"
+                             : gpu.find("A100-SXM-80G") != std::string::npos ? "A100 SXM4 80GB"
+                                                                            : "A100";
+  for (const std::string& key : {profile, profile + "@" + family}) {
+    const auto it = overrides.find(key);
+    if (it == overrides.end() || !it->is_object()) continue;
+    for (const auto& [k, value] : it->items()) framework[k] = value;
+  }
+}
+
+Outcome run_request(json request, Metric metric, Context& ctx, std::string_view source,
+                    const std::string& gpu) {
+  apply_fit_override(request, gpu);
   try {
     const json r = io::run(request);
     if (!r.at("memory_per_gpu").at("fits").get<bool>()) {
@@ -111,7 +136,7 @@ Outcome predict_foundry(const json& row, Context& ctx, std::string_view source,
       {"precision", {{"compute", fp8 ? "fp8" : "bf16"}, {"grad_reduce", pure ? "bf16" : "fp32"}}},
       {"framework", {{"profile", "pytorch_fsdp"}}},
       {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  return run_request(request, tokens_per_s_per_gpu, ctx, source);
+  return run_request(request, tokens_per_s_per_gpu, ctx, source, text(row, "gpu"));
 }
 
 Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
@@ -147,11 +172,14 @@ Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
       {"workload",
        {{"seq_len", seq},
         {"global_batch_size", wl.value("global_batch", json(nullptr))},
-        {"recompute", year_2021 ? "full" : "selective"}}},
+        {"recompute", year_2021 ? "full" : "selective"},
+        // FlashAttention (2022) postdates the 2021 runs: fused softmax, scores in HBM.
+        {"flash_attention", !year_2021}}},
       {"precision", {{"compute", "bf16"}}},
       {"framework", {{"profile", "megatron"}}},
       {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  return run_request(request, year_2021 ? hardware_tflops : model_tflops, ctx, source);
+  return run_request(request, year_2021 ? hardware_tflops : model_tflops, ctx, source,
+                     text(row, "gpu"));
 }
 
 }  // namespace

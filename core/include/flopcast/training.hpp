@@ -50,11 +50,22 @@ std::string_view to_string(LoraTargets t) noexcept;
 /// unfused ops, launch gaps). `generic` is physics only; the others are fitted on the train
 /// split of end-to-end measurements (docs/model.md, "Training: fitted constants").
 struct TrainingFramework {
+  /// Kernel-time multipliers on one GPU family (hardware names containing `family`): GEMMs and
+  /// elementwise ops, and the attention kernel (FlashAttention-2, the kernel of these frameworks,
+  /// uses Ampere instructions that leave Hopper's WGMMA/TMA unused).
+  struct Scales {
+    std::string family;
+    double compute = 1.0;
+    double attention = 1.0;
+  };
   std::string id = "generic";
   double comm_overlap = 1.0;
   double step_overhead_s = 0;
-  double compute_scale = 1.0;
-  int tier = 0;  ///< 1 when fitted on end-to-end rows
+  std::vector<Scales> scales;  ///< unlisted families: 1, 1
+  int tier = 0;                ///< 1 when fitted on end-to-end rows
+
+  /// The scales for a hardware name.
+  [[nodiscard]] Scales scales_for(std::string_view hardware_name) const;
 };
 
 /// The framework profile `id` (generic, pytorch_fsdp, megatron), or nullptr.
@@ -106,6 +117,9 @@ struct TrainingSpec {
   double step_overhead_s = 0;
   /// Kernel time multiplier of the framework (1: kernels as the Tier-0/2 fits price them).
   double compute_scale = 1.0;
+  /// Attention kernel time multiplier: the framework's FlashAttention version against the
+  /// calibrated attention kernel (e.g. FlashAttention-2 leaves Hopper's TMA/WGMMA unused).
+  double attention_scale = 1.0;
   double framework_reserve_bytes = 2.0e9;  ///< CUDA context, NCCL/cuBLAS workspaces, allocator
   double cost_per_gpu_hour_usd = 0;        ///< 0: no cost
   KernelModel kernel;

@@ -104,7 +104,8 @@ void read_finetune(const ObjectReader& r, TrainingSpec& s) {
 
 void read_framework(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader fr(object_or_empty(r, "framework"), "framework",
-                  {"profile", "comm_overlap", "step_overhead_ms", "compute_scale", "reserve_GB"});
+                  {"profile", "comm_overlap", "step_overhead_ms", "compute_scale", "attention_scale",
+                   "reserve_GB"});
   s.framework = fr.string("profile", "generic");
   const TrainingFramework* f = training_framework(s.framework);
   if (!f) {
@@ -117,10 +118,13 @@ void read_framework(const ObjectReader& r, TrainingSpec& s) {
   }
   s.comm_overlap = f->comm_overlap;
   s.step_overhead_s = f->step_overhead_s;
-  s.compute_scale = f->compute_scale;
+  const TrainingFramework::Scales scales = f->scales_for(s.hardware.name);
+  s.compute_scale = scales.compute;
+  s.attention_scale = scales.attention;
   s.comm_overlap = fr.number("comm_overlap", s.comm_overlap);
   s.step_overhead_s = fr.number("step_overhead_ms", s.step_overhead_s / kMilli) * kMilli;
   s.compute_scale = fr.number("compute_scale", s.compute_scale);
+  s.attention_scale = fr.number("attention_scale", s.attention_scale);
   s.framework_reserve_bytes = fr.number("reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
 }
 
@@ -209,6 +213,7 @@ Parsed parse_request(const json& request) {
         {"comm_overlap", s.comm_overlap},
         {"step_overhead_ms", round6(s.step_overhead_s / kMilli)},
         {"compute_scale", s.compute_scale},
+        {"attention_scale", s.attention_scale},
         {"reserve_GB", round6(s.framework_reserve_bytes / kGB)}}},
       {"network",
        {{"scaleout_bandwidth_GBps", round6(s.cluster.scaleout_bandwidth.value / kGB)},
