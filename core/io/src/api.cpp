@@ -43,9 +43,10 @@ json run(const json& request) {
   const std::string name = task->get<std::string>();
   if (name == "inference") return detail::run_inference(request);
   if (name == "collective") return detail::run_collective(request);
+  if (name == "training") return detail::run_training(request);
   if (name == "serving") return detail::run_serving(request);
-  const std::vector<std::string> tasks{"inference", "collective", "serving"};
-  std::string rule = "unknown task; supported: inference, collective, serving";
+  const std::vector<std::string> tasks{"inference", "collective", "training", "serving"};
+  std::string rule = "unknown task; supported: inference, collective, training, serving";
   if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {
     rule += " (did you mean \"" + *guess + "\"?)";
   }
