@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+// estimate_collective against hand derivations on a hand-made cluster (no presets, no fits).
+#include <gtest/gtest.h>
+
+#include "flopcast/collective.hpp"
+#include "flopcast/error.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using test::near_rel;
+
+/// 8 GPUs per node, 450 GB/s NVLink, one 400 Gb/s (50 GB/s) NIC per GPU, fitted fabrics:
+/// NVLink Simple 0.75 / LL 0.25 of the link, 5 us base, 1 us per step, Simple +15 us;
+/// network 0.8 (both protocols), 10 us base, 2 us per hop.
+ClusterSpec cluster() {
+  ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.scaleup_bandwidth = BytesPerSecond(450e9);
+  c.scaleup_latency_s = 8e-6;
+  c.scaleout_bandwidth = BytesPerSecond(50e9);
+  c.scaleout_latency_s = 5e-6;
+  c.scaleup_model = {0.75, 0.25, 5e-6, 1e-6, 15e-6, true};
+  c.scaleout_model = {0.8, 0.8, 10e-6, 2e-6, 0, true};
+  return c;
+}
+
+ClusterSpec tier0_cluster() {
+  ClusterSpec c = cluster();
+  c.scaleup_model = FabricModel{};
+  c.scaleout_model = FabricModel{};
+  return c;
+}
+
+const KernelModel km{};
+
+TEST(Collective, BusFactorsFollowNccl) {
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_reduce, 8), 1.75);       // 2·7/8
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_gather, 8), 0.875);      // 7/8
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::reduce_scatter, 4), 0.75);   // 3/4
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_to_all, 2), 0.5);        // 1/2
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::broadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::send_recv, 2), 1.0);
+}
+
+TEST(Collective, Tier0RingIsPlainAlphaBeta) {
+  // Unfitted fabric: 8 us + 2·7/8·64e6 B / (450e9 · 0.8) = 8 + 311.111 = 319.111 us.
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(64e6), 8, tier0_cluster(),
+                                     km);
+  EXPECT_TRUE(near_rel(e.time.value, 319.111e-6, 1e-5));
+  EXPECT_EQ(e.algorithm, CollectiveAlgorithm::ring);
+  EXPECT_FALSE(e.crosses_nodes);
+  // algbw = 64e6 / 319.111 us = 200.557 GB/s; busbw = algbw · 1.75 = 350.975 GB/s.
+  EXPECT_TRUE(near_rel(e.algorithm_bandwidth_Bps, 200.557e9, 1e-5));
+  EXPECT_TRUE(near_rel(e.bus_bandwidth_Bps, 350.975e9, 1e-5));
+}
+
+TEST(Collective, MediumMessagesTakeTheLowLatencyProtocol) {
+  // 1 MB all-reduce on 8 GPUs: 14 steps, 1.75 MB per rank.
+  // LL:     5 + 14·1 + 1.75e6 / (450e9·0.25) = 19 + 15.556 = 34.556 us
+  // Simple: 5 + 15 + 14 + 1.75e6 / (450e9·0.75) = 34 + 5.185 = 39.185 us -> LL
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 8, cluster(), km);
+  EXPECT_TRUE(near_rel(e.time.value, 34.556e-6, 1e-4));
+}
+
+TEST(Collective, LargeMessagesTakeSimple) {
+  // 64 MB: LL 19 + 112e6 / 112.5e9 = 1014.56 us; Simple 34 + 112e6 / 337.5e9 = 365.85 us.
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(64e6), 8, cluster(), km);
+  EXPECT_TRUE(near_rel(e.time.value, 365.852e-6, 1e-5));
+}
+
+TEST(Collective, EachOpMovesItsRingTraffic) {
+  const ClusterSpec c = cluster();
+  // All-gather 64 MB, 8 ranks, Simple: 5 + 15 + 7·1 + 7/8·64e6 / 337.5e9 = 27 + 165.926 us.
+  EXPECT_TRUE(near_rel(
+      estimate_collective(CollectiveKind::all_gather, Bytes(64e6), 8, c, km).time.value,
+      192.926e-6, 1e-5));
+  // Reduce-scatter has the same traffic.
+  EXPECT_TRUE(near_rel(
+      estimate_collective(CollectiveKind::reduce_scatter, Bytes(64e6), 8, c, km).time.value,
+      192.926e-6, 1e-5));
+  // All-to-all: one round to all peers: 5 + 15 + 1 + 56e6 / 337.5e9 = 21 + 165.926 us.
+  EXPECT_TRUE(near_rel(
+      estimate_collective(CollectiveKind::all_to_all, Bytes(64e6), 8, c, km).time.value,
+      186.926e-6, 1e-5));
+  // Broadcast: pipelined along the ring: 5 + 15 + 7 + 64e6 / 337.5e9 = 27 + 189.630 us.
+  EXPECT_TRUE(near_rel(
+      estimate_collective(CollectiveKind::broadcast, Bytes(64e6), 8, c, km).time.value,
+      216.630e-6, 1e-5));
+  // Send/recv: 5 + 15 + 1 + 64e6 / 337.5e9 = 21 + 189.630 us.
+  EXPECT_TRUE(near_rel(
+      estimate_collective(CollectiveKind::send_recv, Bytes(64e6), 2, c, km).time.value,
+      210.630e-6, 1e-5));
+}
+
+TEST(Collective, LatencyFloorForEmptyMessages) {
+  // 0 bytes: LL base 5 us + 14 steps · 1 us = 19 us; bandwidths 0.
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(0), 8, cluster(), km);
+  EXPECT_TRUE(near_rel(e.time.value, 19e-6, 1e-9));
+  EXPECT_EQ(e.bus_bandwidth_Bps, 0.0);
+  // One rank moves nothing.
+  EXPECT_EQ(estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 1, cluster(), km)
+                .time.value,
+            0.0);
+}
+
+TEST(Collective, AcrossNodesNcclPicksHierarchicalForLargeAllReduce) {
+  // 1 GB over 16 ranks (2 nodes x 8), Simple protocol throughout:
+  // hierarchical: NVLink 2·7/8·1e9 = 1.75e9 B at 337.5e9 -> 5185.19 us; rails 2·1/2·1e9/8 =
+  //   0.125e9 B at 50e9·0.8 -> 3125 us; latency max(5+15, 10) + 14·1 + 2·2 = 38 us -> 5223.19 us
+  // tree: 1.875e9 B over NVLink (5555.6 us) and the node's 8 NICs (400e9·0.8: 5859.4 us),
+  //   20 + 14 + 2·ceil(log2 2)·2 = 38 us -> 5897.4 us
+  // ring: 20 + 30·2 + 5859.4 = 5939.4 us
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(1e9), 16, cluster(), km);
+  EXPECT_TRUE(e.crosses_nodes);
+  EXPECT_EQ(e.algorithm, CollectiveAlgorithm::hierarchical);
+  EXPECT_TRUE(near_rel(e.time.value, 5223.19e-6, 1e-5));
+  EXPECT_TRUE(near_rel(estimate_collective(CollectiveKind::all_reduce, Bytes(1e9), 16, cluster(),
+                                           km, CollectiveAlgorithm::tree)
+                           .time.value,
+                       5897.4e-6, 1e-4));
+  EXPECT_TRUE(near_rel(estimate_collective(CollectiveKind::all_reduce, Bytes(1e9), 16, cluster(),
+                                           km, CollectiveAlgorithm::ring)
+                           .time.value,
+                       5939.4e-6, 1e-4));
+  // busbw = 1e9 / 5223.19 us · 2·15/16 = 358.96 GB/s.
+  EXPECT_TRUE(near_rel(e.bus_bandwidth_Bps, 358.96e9, 1e-4));
+}
+
+TEST(Collective, SmallAllReduceAcrossManyNodesTakesTheTree) {
+  // 0 bytes, 64 ranks on 8 nodes, LL: tree 10 + 14·1 + 2·3·2 = 36 us; hierarchical
+  // 10 + 14 + 2·7·2 = 52 us; ring 10 + 126·2 = 262 us.
+  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(0), 64, cluster(), km);
+  EXPECT_EQ(e.algorithm, CollectiveAlgorithm::tree);
+  EXPECT_TRUE(near_rel(e.time.value, 36e-6, 1e-9));
+}
+
+TEST(Collective, BadInputIsAnError) {
+  const ClusterSpec c = cluster();
+  try {
+    (void)estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 0, c, km);
+    FAIL() << "ranks 0 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.path(), "collective.ranks");
+  }
+  EXPECT_THROW((void)estimate_collective(CollectiveKind::all_reduce, Bytes(-1), 8, c, km),
+               SpecError);
+  // Trees are NCCL's all-reduce algorithm only.
+  EXPECT_THROW((void)estimate_collective(CollectiveKind::all_gather, Bytes(1e6), 16, c, km,
+                                         CollectiveAlgorithm::tree),
+               NotModelledError);
+  ClusterSpec single = c;
+  single.scaleout_bandwidth = BytesPerSecond(0);
+  try {
+    (void)estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 16, single, km);
+    FAIL() << "crossed nodes without a network";
+  } catch (const NotModelledError& e) {
+    EXPECT_EQ(e.path(), "hardware.scaleout_nics_per_node");
+  }
+}
+
+TEST(CollectiveJson, ResponseCarriesTheContractKeys) {
+  const io::json r = io::run({{"task", "collective"},
+                              {"hardware", "h100-sxm"},
+                              {"collective", {{"op", "all_reduce"}, {"bytes", 64e6}, {"ranks", 8}}},
+                              {"max_tier", 0}});
+  // Tier 0 on the preset: 8 us + 1.75·64e6 / 360e9 = 319.111 us (as Tier0RingIsPlainAlphaBeta).
+  EXPECT_TRUE(near_rel(r.at("time_us").get<double>(), 319.111, 1e-5));
+  EXPECT_TRUE(near_rel(r.at("bus_bandwidth_GBps").get<double>(), 350.975, 1e-5));
+  EXPECT_TRUE(near_rel(r.at("algorithm_bandwidth_GBps").get<double>(), 200.557, 1e-5));
+  EXPECT_EQ(r.at("algorithm"), "ring");
+  EXPECT_EQ(r.at("crosses_nodes"), false);
+  EXPECT_EQ(r.at("request").at("collective").at("algorithm"), "automatic");
+  EXPECT_EQ(r.at("request").at("network").at("nics_per_node"), 8);  // DGX H100 default
+}
+
+TEST(CollectiveJson, ErrorsNameTheField) {
+  const io::json good{{"task", "collective"},
+                      {"hardware", "h100-sxm"},
+                      {"collective", {{"op", "all_reduce"}, {"bytes", 1024}, {"ranks", 8}}}};
+  io::json r = good;
+  r["collective"]["op"] = "allreduce";
+  EXPECT_EQ(test::failure_of(r).path, "collective.op");
+  r = good;
+  r["collective"]["size"] = 1;
+  EXPECT_EQ(test::failure_of(r).path, "collective.size");
+  r = good;
+  r["collective"].erase("ranks");
+  EXPECT_EQ(test::failure_of(r).path, "collective.ranks");
+  r = good;
+  r["network"] = {{"nic_bandwidth_Gbps", -1}};
+  const test::Failure f = test::failure_of(r);
+  EXPECT_EQ(f.path, "network.nic_bandwidth_Gbps");
+  EXPECT_EQ(f.message, "network.nic_bandwidth_Gbps: must be > 0 (got -1)");
+  r = good;
+  r["hardware"] = "l40s";
+  r["collective"]["ranks"] = 16;
+  const test::Failure g = test::failure_of(r);
+  EXPECT_EQ(g.code, "not_modelled");
+  EXPECT_EQ(g.path, "hardware.scaleout_nics_per_node");
+}
+
+}  // namespace
+}  // namespace flopcast
