@@ -1,11 +1,183 @@
 // SPDX-License-Identifier: MIT
+// Serving rows of e2e_dev.jsonl: each becomes a `task: "serving"` simulation through io::run.
+//
+// Engine settings assumed (stated by the sources or their defaults):
+// - inference-sim-vllm-h100 (vLLM v0.15, V1 engine): max_num_seqs 128, max_num_batched_tokens
+//   2048 (from the rows), chunked prefill on, decode-first; the shared system prompt is in the
+//   prefix cache (hit rate 1); constant-rate arrivals; prompt = the measured mean prompt length,
+//   output = the nominal length (ignore_eos); fp16.
+// - sglang-vs-vllm-bench: Poisson arrivals; ShareGPT lengths as log-normals (input mean 215,
+//   output mean 198 tokens, sigma 1.0, clamped to 4..1024, the bench_serving filter); SGLang
+//   v0.3: prefill-first with chunked prefill (8192); vLLM v0.6 with --num-scheduler-steps 10:
+//   prefill-first, no chunked prefill, max_num_batched_tokens = max_model_len 4096; bf16.
+// Each row simulates at most kMaxRequests requests; rows of one experiment share a simulation.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <optional>
+#include <variant>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
 #include "validate/e2e.hpp"
 
 namespace flopcast::cli::validate {
+namespace {
 
-Outcome predict_serving_row(const nlohmann::json& /*row*/, Context& /*ctx*/,
-                         std::string_view /*source*/) {
-  return Outcome::skipped("serving estimator not implemented yet");
+using nlohmann::json;
+
+constexpr int kMaxRequests = 1500;
+
+std::string str(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double num(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>()
+                                          : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<std::string> serving_model(std::string_view name) {
+  if (name == "Llama-2-7B") return "llama-2-7b";
+  if (name == "Llama-2-70B") return "llama-2-70b";
+  if (name == "Mixtral-8x7B") return "mixtral-8x7b";
+  if (name == "CodeLlama-34B-Instruct") return "codellama-34b";
+  if (name == "Llama-3.1-8B-Instruct") return "llama-3.1-8b";
+  if (name == "Llama-3.1-70B-Instruct") return "llama-3.1-70b";
+  return std::nullopt;
+}
+
+json sharegpt_length(double mean) {
+  return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
+}
+
+/// The serving request of a row, or a skip reason.
+std::variant<json, std::string> request_of(const json& row, int tier) {
+  const std::string model_name = str(row, "model");
+  const auto model = serving_model(model_name);
+  if (!model) return "no model preset for " + model_name;
+  const auto hw = hardware_preset_for(str(row, "gpu"));
+  if (!hw) return "no hardware preset for " + str(row, "gpu");
+  const json par = row.value("parallelism", json::object());
+  const int tp = par.contains("tp") ? par.at("tp").get<int>() : 1;
+  const json wl = row.value("workload", json::object());
+  const double qps = num(wl, "qps");
+  if (!std::isfinite(qps) || qps <= 0) return std::string("no request rate");
+  const std::string group = str(row, "group");
+  json r{{"task", "serving"}, {"mode", "simulate"}, {"model", *model}, {"hardware", *hw},
+         {"num_gpus", tp}, {"parallelism", {{"tp", tp}}}, {"max_tier", tier}};
+  if (group == "inference-sim-vllm-h100") {
+    const double prompt = num(wl, "measured_prompt_len_mean");
+    const double output = num(wl, "output_len_nominal");
+    const double system = num(wl, "system_prompt_len");
+    if (!std::isfinite(prompt) || !std::isfinite(output)) return std::string("no lengths");
+    const double completed = num(wl, "completed_requests") + num(wl, "failed_requests");
+    r["precision"] = {{"weights", "fp16"}};
+    r["workload"] = {{"arrival", {{"kind", "constant"}, {"rate_per_s", qps}}},
+                     {"prompt_tokens", static_cast<int>(std::lround(prompt))},
+                     {"output_tokens", static_cast<int>(output)},
+                     {"num_requests", static_cast<int>(std::min<double>(
+                                          kMaxRequests, std::isfinite(completed) ? completed
+                                                                                 : kMaxRequests))}};
+    r["engine"] = {{"name", "vllm"},
+                   {"max_num_seqs", static_cast<int>(num(wl, "max_num_seqs"))},
+                   {"max_num_batched_tokens", static_cast<int>(num(wl, "max_num_batched_tokens"))},
+                   {"chunked_prefill", true},
+                   {"policy", "decode_first"}};
+    if (std::isfinite(system) && system > 0) {
+      r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", static_cast<int>(system)}}}};
+    }
+    return r;
+  }
+  if (group == "sglang-vs-vllm-bench") {
+    const std::string engine = str(wl, "engine");
+    const double prompts = num(wl, "num_prompts");
+    r["precision"] = {{"weights", "bf16"}};
+    r["workload"] = {{"arrival", {{"kind", "poisson"}, {"rate_per_s", qps}}},
+                     {"prompt_tokens", sharegpt_length(215)},
+                     {"output_tokens", sharegpt_length(198)},
+                     {"num_requests", static_cast<int>(std::min<double>(
+                                          kMaxRequests, std::isfinite(prompts) ? prompts : 1000))}};
+    if (engine.rfind("SGLang", 0) == 0) {
+      r["engine"] = {{"name", "sglang"}, {"policy", "prefill_first"}, {"chunked_prefill", true}};
+    } else if (engine.rfind("vLLM", 0) == 0) {
+      r["engine"] = {{"name", "vllm"},
+                     {"policy", "prefill_first"},
+                     {"chunked_prefill", false},
+                     {"max_num_batched_tokens", 4096},
+                     {"num_scheduler_steps",
+                      engine.find("num-scheduler-steps 10") != std::string::npos ? 10 : 1}};
+    } else {
+      return "engine not modelled: " + engine;
+    }
+    return r;
+  }
+  return "serving group not modelled: " + group;
+}
+
+/// Engine overheads under trial by scripts/fit_serving.py: FLOPCAST_SERVING_FIT holds
+/// {"vllm": {"step_overhead_us": .., "request_overhead_us": ..}, "sglang": {...}}; unset in normal
+/// runs, where the committed profiles (presets/engines/) apply.
+void apply_fit_overrides(json& request) {
+  static const json overrides = [] {
+    const char* text = std::getenv("FLOPCAST_SERVING_FIT");
+    return text ? json::parse(text) : json::object();
+  }();
+  const std::string name = request["engine"].value("name", "");
+  if (auto it = overrides.find(name); it != overrides.end()) request["engine"].update(*it);
+}
+
+}  // namespace
+
+Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string_view source) {
+  (void)source;
+  const int tier = ctx.km().use_calibration ? 2 : 0;
+  const auto req = request_of(row, tier);
+  if (const auto* reason = std::get_if<std::string>(&req)) return Outcome::skipped(*reason);
+  json request = std::get<json>(req);
+  apply_fit_overrides(request);
+  // Rows of one experiment (one metric each) share one simulation.
+  static std::map<std::string, json> cache;
+  const std::string key = request.dump();
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    try {
+      it = cache.emplace(key, io::run(request)).first;
+    } catch (const SpecError& e) {
+      return Outcome::skipped(e.what());
+    }
+  }
+  const json& r = it->second;
+  const auto flags = row.value("flags", json::array());
+  if (std::find(flags.begin(), flags.end(), "overloaded") != flags.end()) {
+    return Outcome::skipped(std::string("overloaded in the source (requests failed); flopcast ") +
+                            (r.at("saturated").get<bool>() ? "agrees: saturated"
+                                                            : "predicts not saturated"));
+  }
+  const std::string metric = str(row, "metric");  // e.g. ttft_ms_p90
+  const auto cut = metric.rfind('_');
+  if (cut == std::string::npos) return Outcome::skipped("metric not modelled: " + metric);
+  const std::string base = metric.substr(0, cut), stat = metric.substr(cut + 1);
+  if (base != "ttft_ms" && base != "tpot_ms" && base != "e2e_ms") {
+    return Outcome::skipped("metric not modelled: " + metric);
+  }
+  if (r.at(base).is_null()) return Outcome::skipped("no latency predicted (saturated)");
+  const int model_tier = r.value("tier", 0);
+  const bool derived_tpot = row.value("derived", false) && base == "tpot_ms" && stat == "mean";
+  if (derived_tpot) {
+    // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
+    const double out = num(row.value("workload", json::object()), "output_len_nominal");
+    return Outcome::value((r.at("e2e_ms").at("mean").get<double>() -
+                           r.at("ttft_ms").at("mean").get<double>()) /
+                              (out - 1),
+                          model_tier);
+  }
+  if (!r.at(base).contains(stat)) return Outcome::skipped("metric not modelled: " + metric);
+  return Outcome::value(r.at(base).at(stat).get<double>(), model_tier);
 }
 
 }  // namespace flopcast::cli::validate
