@@ -9,6 +9,8 @@
 
 'use strict';
 
+import * as views from './views.js';
+
 const CUSTOM = '__custom__';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -718,6 +720,15 @@ function rawLinkValues(fragment) {
 }
 
 function applyLink(fragment) {
+  // Training and serving links belong to their views; the inference form still gets its defaults.
+  if (views.routeLink(fragment)) {
+    if (!state.request) {
+      resetForm();
+      updateNotes();
+      recompute();
+    }
+    return;
+  }
   resetForm();
   const r = call('decode_link', fragment);
   if (!r.ok) {
@@ -756,6 +767,7 @@ function applyLink(fragment) {
 }
 
 async function share() {
+  if (views.share()) return;
   const status = $('share-status');
   const out = $('share-url');
   const r = call('encode_link', JSON.stringify(state.request));
@@ -968,6 +980,7 @@ async function main() {
     presets: () => clone(state.presets),
   });
 
+  views.init({ M: state.M, presets: state.presets });
   wire();
   status.hidden = true;
   $('share-button').disabled = false;

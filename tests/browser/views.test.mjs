@@ -1,0 +1,387 @@
+// Browser tests of the training and serving views (web/training.js, web/serving.js,
+// web/sim-worker.js) against the real WebAssembly module.
+//
+//   FLOPCAST_SITE_DIR=build/wasm-release/site node --test tests/browser/views.test.mjs
+//
+// Same harness rules as page.test.mjs: web/serve.mjs on a free port, the system Chromium through
+// playwright-core, and failure on any console error, page error, failed request or request to a
+// host other than localhost.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = path.resolve(repoRoot, process.env.FLOPCAST_SITE_DIR || 'build/wasm-release/site');
+const chromiumPath = process.env.FLOPCAST_CHROMIUM || '/usr/bin/chromium';
+const SCREENSHOT_DIR = process.env.FLOPCAST_SCREENSHOT_DIR || '';
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+let server;
+let baseUrl;
+let browser;
+
+before(async () => {
+  for (const f of ['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js', 'flopcast.mjs', 'flopcast.wasm']) {
+    assert.ok(fs.existsSync(path.join(siteDir, f)), `${path.join(siteDir, f)} is missing: build the site first`);
+  }
+  server = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  baseUrl = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve.mjs did not start: ${out}`)), 10000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/flopcast web calculator: (http:\/\/\S+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.kill('SIGTERM');
+});
+
+async function openPage(hash = '') {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  // Worker requests reach the context, not the page.
+  context.on('request', (req) => {
+    const u = new URL(req.url());
+    requests.push(req.url());
+    if (u.protocol !== 'data:' && !LOCAL_HOSTS.has(u.hostname)) problems.push(`request to a non-local host: ${req.url()}`);
+  });
+  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
+  page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
+  await page.goto(baseUrl + (hash ? `#${hash}` : ''));
+  await page.waitForFunction(() => window.flopcastViews !== undefined || document.documentElement.dataset.status === 'error', null, { timeout: 15000 });
+  return {
+    page,
+    requests,
+    async done() {
+      await context.close();
+      assert.deepEqual(problems, [], 'the page reported problems');
+    },
+  };
+}
+
+const viewStatus = (page, name) => page.evaluate((n) => document.getElementById(`view-${n}`).dataset.status, name);
+const fieldError = (page, id) => page.evaluate((i) => document.getElementById(`err-${i}`).textContent.trim(), id);
+const value = (page, id) => page.evaluate((i) => Number(document.getElementById(i).dataset.value), id);
+const viewRequest = (page, name) => page.evaluate((n) => window.flopcastViews.request(n), name);
+const viewResult = (page, name) => page.evaluate((n) => window.flopcastViews.lastResult(n), name);
+const estimate = (page, request) => page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), request);
+
+async function shot(page, name) {
+  if (SCREENSHOT_DIR) await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+async function openTab(page, name) {
+  await page.click(`#tab-${name}`);
+  await page.waitForFunction((n) => ['ready', 'stale'].includes(document.getElementById(`view-${n}`).dataset.status), name);
+}
+
+// The numbers on screen equal the module's answer to the request the view built.
+async function checkTraining(page, label) {
+  const req = await viewRequest(page, 'training');
+  const env = await estimate(page, req);
+  assert.equal(env.ok, true, `${label}: module ok (${JSON.stringify(env.error)})`);
+  const r = env.result;
+  assert.deepEqual(await viewResult(page, 'training'), r, `${label}: the view's result is the module's`);
+  for (const [id, key] of [['tr-step', 'step_time_s'], ['tr-tps', 'tokens_per_s'], ['tr-tpsg', 'tokens_per_s_per_gpu'],
+    ['tr-mfu', 'mfu'], ['tr-hfu', 'hfu'], ['tr-total', 'total_time_s'], ['tr-gpuh', 'gpu_hours']]) {
+    assert.equal(await value(page, id), r[key], `${label}: ${key}`);
+  }
+  const shown = await page.evaluate(() => ({
+    rows: document.querySelectorAll('#tr-table tbody tr').length,
+    bars: document.querySelectorAll('#tr-chart rect.bar').length,
+    phases: [...document.querySelectorAll('#tr-phases .phase-seg')].map((e) => e.dataset.phase),
+    weights: document.querySelector('#tr-memory-legend li[data-part="weights_GB"] .legend-value').textContent,
+    fits: document.getElementById('tr-fits').dataset.fits,
+    mfuText: document.getElementById('tr-mfu').textContent,
+  }));
+  assert.equal(shown.rows, r.breakdown.length, `${label}: one table row per breakdown entry`);
+  assert.equal(shown.bars, r.breakdown.length, `${label}: one bar per breakdown entry`);
+  assert.deepEqual(new Set(shown.phases), new Set(r.breakdown.map((b) => b.phase)), `${label}: phases`);
+  assert.equal(shown.fits, String(r.memory_per_gpu.fits), `${label}: fits badge`);
+  assert.match(shown.weights, /GB$/);
+  assert.equal(shown.mfuText, `${(r.mfu * 100).toFixed(1)}%`, `${label}: MFU text`);
+  return r;
+}
+
+// ------------------------------------------------------------------ training
+
+test('training view: numbers equal the module result, recomputed on each input', async () => {
+  const p = await openPage();
+  const { page } = p;
+  assert.equal(await page.evaluate(() => window.flopcastViews.active()), 'inference');
+  await openTab(page, 'training');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  assert.equal(await page.isVisible('#view-inference'), false);
+  const r0 = await checkTraining(page, 'default');
+  // The default leaves the micro-batch to the search.
+  assert.equal((await viewRequest(page, 'training')).workload.micro_batch_size, undefined);
+  assert.equal(r0.micro_batch_searched, true);
+
+  await page.fill('#tr-num_gpus', '16');
+  await page.fill('#tr-seq_len', '2048');
+  await page.fill('#tr-micro_batch_size', '1');
+  await page.selectOption('#tr-recompute', 'full');
+  await page.selectOption('#tr-sharding', 'parallelism.zero=1');
+  await page.fill('#tr-cost', '2.5');
+  const req = await viewRequest(page, 'training');
+  assert.equal(req.num_gpus, 16);
+  assert.deepEqual(req.parallelism, { tp: 1, pp: 1, cp: 1, ep: 1, vpp: 1, sp: false, zero: 1 });
+  assert.equal(req.workload.micro_batch_size, 1);
+  assert.equal(req.workload.recompute, 'full');
+  const r1 = await checkTraining(page, 'edited');
+  assert.equal(r1.micro_batch_size, 1);
+  assert.ok(r1.hfu > r1.mfu, 'full recomputation: HFU above MFU');
+  assert.ok(r1.cost_usd > 0, 'cost shown with a $/GPU-hour');
+  await shot(page, 'training');
+  await p.done();
+});
+
+test('training view: a bad field shows its error beside that field', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  // llama-3-8b has 32 heads: TP 3 does not divide them.
+  await page.fill('#tr-tp', '3');
+  assert.match(await fieldError(page, 'tr-tp'), /^parallelism\.tp: must divide/);
+  assert.equal(await page.getAttribute('#tr-tp', 'aria-invalid'), 'true');
+  assert.equal(await viewStatus(page, 'training'), 'stale');
+  assert.equal(await page.isVisible('#tr-stale'), true);
+  assert.equal(await fieldError(page, 'tr-global_batch_size'), '');
+  await shot(page, 'training-error');
+  await page.fill('#tr-tp', '2');
+  assert.equal(await fieldError(page, 'tr-tp'), '');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+
+  await page.fill('#tr-global_batch_size', '100'); // 100 sequences over DP 4 is fine; over DP 8 it is not
+  await page.fill('#tr-tp', '1');
+  assert.match(await fieldError(page, 'tr-global_batch_size'), /workload\.global_batch_size/);
+  await page.fill('#tr-global_batch_size', '');
+  assert.equal(await fieldError(page, 'tr-global_batch_size'), 'Enter a number.');
+  await page.fill('#tr-global_batch_size', '128');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  await checkTraining(page, 'fixed');
+  await p.done();
+});
+
+async function shareLink(page) {
+  await page.evaluate(() => { document.getElementById('share-url').value = ''; });
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  return new URL(await page.inputValue('#share-url'));
+}
+
+test('training view: share link round-trips, and a bad link value shows beside its field', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-model', 'llama-3-70b');
+  await page.fill('#tr-num_gpus', '64');
+  await page.fill('#tr-tp', '8');
+  await page.fill('#tr-pp', '2');
+  await page.fill('#tr-vpp', '2');
+  await page.check('#tr-sp');
+  await page.selectOption('#tr-sharding', 'parallelism.zero=1');
+  await page.fill('#tr-total_tokens', '2e11');
+  await page.selectOption('#tr-recompute', 'selective');
+  const req = await viewRequest(page, 'training');
+  const res = await viewResult(page, 'training');
+  const link = await shareLink(page);
+  assert.equal(`${link.origin}${link.pathname}`, baseUrl);
+  assert.match(link.hash, /[#&]task=training(&|$)/, 'the link carries the task');
+
+  const q = await openPage(link.hash.slice(1));
+  await q.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  assert.equal(await q.page.evaluate(() => window.flopcastViews.active()), 'training');
+  assert.equal(await q.page.getAttribute('#tab-training', 'aria-selected'), 'true');
+  assert.deepEqual(await viewRequest(q.page, 'training'), req, 'the link reproduces the request');
+  assert.deepEqual(await viewResult(q.page, 'training'), res, 'the link reproduces the numbers');
+  assert.equal(await q.page.isChecked('#tr-sp'), true);
+  assert.equal(await q.page.inputValue('#tr-pp'), '2');
+  // The inference view still works behind the other tab.
+  await q.page.click('#tab-inference');
+  assert.equal(await q.page.evaluate(() => document.documentElement.dataset.status), 'ready');
+  await q.done();
+
+  const bad = link.hash.slice(1).replace(/parallelism\.tp=8/, 'parallelism.tp=3');
+  const b = await openPage(bad);
+  await b.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'stale');
+  assert.match(await fieldError(b.page, 'tr-tp'), /parallelism\.tp/);
+  assert.equal(await b.page.inputValue('#tr-tp'), '3');
+  assert.equal(await b.page.inputValue('#tr-num_gpus'), '64', 'the other fields are kept');
+  await b.done();
+
+  // hashchange in the same page applies a training link too.
+  await page.fill('#tr-num_gpus', '8');
+  await page.evaluate((h) => { location.hash = h; }, link.hash);
+  await page.waitForFunction(() => document.getElementById('tr-num_gpus').value === '64');
+  assert.deepEqual(await viewRequest(page, 'training'), req);
+  await p.done();
+});
+
+// ------------------------------------------------------------------ serving
+
+const sweepDone = (page) => page.waitForFunction(() => document.getElementById('view-serving').dataset.sweep === 'done');
+
+test('serving view: analytic curves against rate with the saturation marker', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  const req = await viewRequest(page, 'serving');
+  assert.equal(req.mode, 'analytic');
+  const env = await estimate(page, req);
+  assert.equal(env.ok, true);
+  const r = env.result;
+  assert.deepEqual(await viewResult(page, 'serving'), r);
+  assert.equal(await value(page, 'sv-ttft'), r.ttft_ms.p50);
+  assert.equal(await value(page, 'sv-tpot'), r.tpot_ms.p50);
+  assert.equal(await value(page, 'sv-sat'), r.saturation_rate_per_s);
+  assert.equal(await value(page, 'sv-thr'), r.throughput.output_tokens_per_s);
+  const charts = await page.evaluate(() => [...document.querySelectorAll('#sv-charts .chart-box')].map((c) => ({
+    name: c.dataset.chart,
+    saturation: Number(c.querySelector('.marker.saturation')?.dataset.x),
+    series: [...c.querySelectorAll('path.series')].map((s) => ({ name: s.dataset.series, points: (s.getAttribute('d').match(/[ML]/g) || []).length })),
+  })));
+  assert.deepEqual(charts.map((c) => c.name), ['ttft', 'tpot', 'e2e', 'throughput']);
+  for (const c of charts) {
+    assert.equal(c.saturation, r.saturation_rate_per_s, `${c.name}: saturation marker at the saturation rate`);
+    assert.ok(c.series.length >= 1 && c.series.every((s) => s.points >= 8), `${c.name}: curves drawn ${JSON.stringify(c.series)}`);
+  }
+  assert.deepEqual(charts[0].series.map((s) => s.name), ['p50', 'p99']);
+  await shot(page, 'serving');
+
+  // Above saturation: no latency, the overload is stated.
+  await page.fill('#sv-rate', String(Math.ceil(r.saturation_rate_per_s * 1.5)));
+  await sweepDone(page);
+  assert.equal(await page.getAttribute('#sv-saturated', 'data-saturated'), 'true');
+  assert.equal(await page.textContent('#sv-ttft'), '—');
+  assert.equal(await page.isVisible('#sv-warnings-panel'), true);
+  // A bad value shows beside its field.
+  await page.fill('#sv-tp', '3');
+  assert.match(await fieldError(page, 'sv-tp'), /tp/);
+  assert.equal(await viewStatus(page, 'serving'), 'stale');
+  assert.equal(await page.isDisabled('#sv-simulate'), true, 'no simulation of an invalid setup');
+  await p.done();
+});
+
+test('serving view: simulate runs to completion in a worker, and cancel stops a run', async () => {
+  const p = await openPage();
+  const { page, requests } = p;
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  await page.fill('#sv-num_requests', '2000');
+  await page.fill('#sv-rate', '20');
+  await page.click('#sv-simulate');
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
+  assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the simulation ran in the worker');
+  const req = { ...(await viewRequest(page, 'serving')), mode: 'simulate' };
+  const env = await estimate(page, req);
+  assert.equal(env.ok, true);
+  const sim = env.result;
+  assert.equal(sim.simulation.completed, 2000);
+  const cells = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#sv-percentiles tbody tr')].map((tr) =>
+    [tr.dataset.key, [...tr.querySelectorAll('td')].map((td) => Number(td.dataset.value))])));
+  for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms', 'queueing_ms']) {
+    const s = sim[key];
+    assert.deepEqual(cells[key], [s.mean, s.p50, s.p90, s.p99], `${key}: the worker's numbers are the module's (seeded)`);
+  }
+  const timeline = await page.evaluate(() => [...document.querySelectorAll('#sv-sim-out path.series')].map((s) => s.dataset.series));
+  assert.deepEqual(timeline, ['batch size', 'waiting', 'KV blocks used']);
+  assert.equal(await page.isVisible('#sv-progress'), false);
+  await shot(page, 'serving-simulated');
+
+  // A long run (the simulator's limit of 200,000 long requests near saturation) is cancelled.
+  await page.fill('#sv-output_tokens', '1024');
+  assert.equal(await page.evaluate(() => document.getElementById('sv-sim').classList.contains('outdated')), true);
+  await page.fill('#sv-rate', String(Math.floor(0.95 * (await viewResult(page, 'serving')).saturation_rate_per_s)));
+  await page.fill('#sv-num_requests', '200000');
+  await page.click('#sv-simulate');
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'running');
+  assert.equal(await page.isVisible('#sv-progress'), true);
+  assert.equal(await page.isVisible('#sv-cancel'), true);
+  await page.waitForFunction(() => document.getElementById('sv-elapsed').textContent !== '0.0 s');
+  await page.click('#sv-cancel');
+  assert.equal(await page.getAttribute('#sv-sim', 'data-state'), 'cancelled');
+  assert.equal(await page.isVisible('#sv-progress'), false);
+  assert.equal(await page.textContent('#sv-sim-status'), 'Cancelled.');
+  // The page stayed responsive during the run, and a new run works after a cancel.
+  await page.fill('#sv-num_requests', '300');
+  await page.click('#sv-simulate');
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
+  assert.match(await page.textContent('#sv-sim-status'), /Simulated 300 of 300 requests/);
+  await p.done();
+});
+
+test('serving view: share link round-trips', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-hardware', 'a100-sxm-80g');
+  await page.fill('#sv-num_gpus', '4');
+  await page.fill('#sv-tp', '2');
+  await page.selectOption('#sv-engine', 'sglang');
+  await page.selectOption('#sv-arrival', 'gamma');
+  await page.fill('#sv-cv', '2');
+  await page.fill('#sv-rate', '7.5');
+  await page.fill('#sv-prompt_tokens', '1000');
+  await page.selectOption('#sv-chunked_prefill', 'engine.chunked_prefill=false');
+  await page.fill('#sv-slo_ttft', '500');
+  await sweepDone(page);
+  const req = await viewRequest(page, 'serving');
+  assert.equal(req.engine.chunked_prefill, false);
+  assert.equal(req.workload.arrival.cv, 2);
+  const res = await viewResult(page, 'serving');
+  const link = await shareLink(page);
+  assert.match(link.hash, /[#&]task=serving(&|$)/);
+  const q = await openPage(link.hash.slice(1));
+  await q.page.waitForFunction(() => document.getElementById('view-serving')?.dataset.sweep === 'done');
+  assert.equal(await q.page.evaluate(() => window.flopcastViews.active()), 'serving');
+  assert.deepEqual(await viewRequest(q.page, 'serving'), req);
+  assert.deepEqual(await viewResult(q.page, 'serving'), res);
+  assert.equal(await q.page.inputValue('#sv-cv'), '2');
+  assert.equal(await q.page.inputValue('#sv-chunked_prefill'), 'engine.chunked_prefill=false');
+  await q.done();
+  await p.done();
+});
+
+test('switching tabs makes no request and keeps each view', async () => {
+  const p = await openPage();
+  const { page, requests } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  const loaded = requests.length;
+  await openTab(page, 'training');
+  await page.fill('#tr-num_gpus', '16');
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  await openTab(page, 'training');
+  assert.equal(await page.inputValue('#tr-num_gpus'), '16');
+  await page.click('#tab-inference');
+  await page.fill('#batch_size', '4');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.status), 'ready');
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.includes('workload.batch_size=4'));
+  assert.deepEqual(requests.slice(loaded), [], 'no request after load');
+  await p.done();
+});

@@ -1,0 +1,177 @@
+// A form described by a field table: builds the request from its inputs, puts a request (from a
+// link) back into them, keeps request keys it has no input for, and shows each error beside the
+// input that owns the error's `path`. Used by the training and serving views.
+
+import { $, el, CUSTOM, call, clone, field, flatten, isPlainObject, numberInput, select, setPath } from './ui.js';
+
+// Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
+// hardware: preset select plus a custom JSON box), pick (one select that sets one of several
+// paths, e.g. parallelism.zero or parallelism.fsdp: option values are "path=json").
+
+export class Form {
+  constructor({ prefix, M, presets, fields }) {
+    Object.assign(this, { prefix, M, presets, fields, extras: {} });
+    this.byId = new Map(fields.map((f) => [this.id(f), f]));
+  }
+
+  id(f) { return `${this.prefix}-${f.key}`; }
+
+  /** The <div class="field"> of one field; spec fields get their custom box too. */
+  render(key) {
+    const f = this.fields.find((x) => x.key === key);
+    const id = this.id(f);
+    if (f.kind === 'spec') {
+      const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
+      const sel = select([...list.map((p) => [p.id, p.name || p.id]), [CUSTOM, 'Custom…']]);
+      const ta = el('textarea', { rows: 8, spellcheck: 'false' });
+      const box = field(`${id}-custom`, `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`, ta);
+      box.hidden = true;
+      box.id = `${id}-custom-box`;
+      sel.addEventListener('input', () => {
+        if (sel.value === CUSTOM && !ta.value.trim()) {
+          const p = list.find((x) => x.id === this.lastPreset?.[f.path]) || list[0];
+          if (p && isPlainObject(p[f.path])) ta.value = JSON.stringify(p[f.path], null, 2);
+        } else if (sel.value !== CUSTOM) {
+          (this.lastPreset ||= {})[f.path] = sel.value;
+        }
+        box.hidden = sel.value !== CUSTOM;
+      });
+      return el('div', null, field(id, f.label, sel), box);
+    }
+    let control;
+    if (f.kind === 'bool') control = el('input', { type: 'checkbox' });
+    else if (f.kind === 'choice' || f.kind === 'pick') control = select(f.choices);
+    else if (f.kind === 'text') control = el('input', { type: 'text' });
+    else control = numberInput({ min: f.min ?? 0, step: f.kind === 'int' ? 1 : 'any', placeholder: f.placeholder });
+    const div = field(id, f.label, control, f.hint);
+    if (f.kind === 'bool') div.classList.add('check');
+    return div;
+  }
+
+  /** Reads the inputs: {request, inputErrors: Map(id -> message)}. */
+  build(base) {
+    const req = { ...clone(this.extras), ...base };
+    const errors = new Map();
+    for (const f of this.fields) {
+      const id = this.id(f);
+      const input = $(id);
+      if (f.kind === 'spec') {
+        if (input.value !== CUSTOM) {
+          req[f.path] = input.value;
+          continue;
+        }
+        const r = this.customObject(f.path, $(`${id}-custom`).value);
+        if (r.error) errors.set(`${id}-custom`, r.error);
+        else req[f.path] = r.value;
+      } else if (f.kind === 'bool') {
+        setPath(req, f.path, input.checked);
+      } else if (f.kind === 'choice') {
+        setPath(req, f.path, input.value);
+      } else if (f.kind === 'pick') {
+        if (!input.value) continue; // "default": the key is left out
+        const [path, json] = input.value.split('=');
+        setPath(req, path, JSON.parse(json));
+      } else if (f.kind === 'text') {
+        if (input.value.trim() || !f.optional) setPath(req, f.path, input.value.trim());
+      } else {
+        const raw = input.value.trim();
+        if (raw === '' && f.optional) continue;
+        const n = Number(raw);
+        if (raw === '' || !Number.isFinite(n)) errors.set(id, 'Enter a number.');
+        else setPath(req, f.path, n);
+      }
+    }
+    return { request: req, inputErrors: errors };
+  }
+
+  customObject(kind, text) {
+    if (!text.trim()) return { error: `Paste a flopcast ${kind} object.` };
+    let obj;
+    try {
+      obj = JSON.parse(text);
+    } catch (e) {
+      return { error: `Not valid JSON: ${e.message}` };
+    }
+    if (!isPlainObject(obj)) return { error: 'Expected a JSON object ({ … }).' };
+    if (kind === 'model' && ('num_hidden_layers' in obj || 'model_type' in obj || 'architectures' in obj)) {
+      const r = call(this.M, 'model_from_hf_config', text);
+      return r.ok ? { value: r.result } : { error: r.error.message };
+    }
+    return { value: obj };
+  }
+
+  /** Puts a request into the inputs; keys without an input go to `extras`. Returns problems. */
+  apply(request) {
+    const problems = [];
+    this.extras = {};
+    for (const [path, value] of Object.entries(flatten(request))) {
+      if (path === 'task' || path === 'schema_version' || path === 'mode') continue;
+      const f = this.fields.find((x) => x.path === path || (x.kind === 'pick' && x.choices.some(([v]) => v.startsWith(`${path}=`))));
+      if (!f) {
+        setPath(this.extras, path, value);
+        continue;
+      }
+      const id = this.id(f);
+      const input = $(id);
+      if (f.kind === 'spec') {
+        if (typeof value === 'string' && [...input.options].some((o) => o.value === value)) {
+          input.value = value;
+        } else if (isPlainObject(value)) {
+          input.value = CUSTOM;
+          $(`${id}-custom`).value = JSON.stringify(value, null, 2);
+        } else {
+          problems.push({ path, message: `${path}: unknown preset ${JSON.stringify(value)}` });
+        }
+        $(`${id}-custom-box`).hidden = input.value !== CUSTOM;
+      } else if (f.kind === 'bool') {
+        if (typeof value === 'boolean') input.checked = value;
+        else problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
+      } else if (f.kind === 'choice' || f.kind === 'pick') {
+        const v = f.kind === 'pick' ? `${path}=${JSON.stringify(value)}` : String(value);
+        if ([...input.options].some((o) => o.value === v)) input.value = v;
+        else problems.push({ path, message: `${path}: not one of the choices offered here (got ${JSON.stringify(value)})` });
+      } else {
+        input.value = String(value);
+      }
+    }
+    return problems;
+  }
+
+  /** Empties optional inputs, so that applying a request sets exactly what it holds. */
+  clearOptional() {
+    for (const f of this.fields) if (f.optional) $(this.id(f)).value = '';
+  }
+
+  /** The id of the input that owns a request path, or 'general'. */
+  target(path) {
+    const p = String(path || '');
+    for (const f of this.fields) {
+      const id = this.id(f);
+      const paths = f.kind === 'pick' ? [...new Set(f.choices.map(([v]) => v.split('=')[0]))] : [f.path];
+      for (const fp of paths) {
+        if (p === fp || p.startsWith(`${fp}.`) || p.startsWith(`${fp}[`)) {
+          return f.kind === 'spec' && $(id).value === CUSTOM ? `${id}-custom` : id;
+        }
+      }
+    }
+    return 'general';
+  }
+
+  /** Shows messages (Map id -> text) beside their inputs; the rest in the view's banner. */
+  showErrors(messages, general) {
+    const ids = [...this.byId.keys()].flatMap((id) => (this.byId.get(id).kind === 'spec' ? [id, `${id}-custom`] : [id]));
+    for (const id of ids) {
+      const msg = messages.get(id) || '';
+      $(`err-${id}`).textContent = msg;
+      $(id).classList.toggle('invalid', Boolean(msg));
+      if (msg) $(id).setAttribute('aria-invalid', 'true');
+      else $(id).removeAttribute('aria-invalid');
+    }
+    const g = $(`${this.prefix}-general-error`);
+    g.replaceChildren(...general.map((m) => el('p', { text: m })));
+    g.hidden = general.length === 0;
+    const keys = Object.entries(flatten(this.extras));
+    $(`${this.prefix}-extras`).textContent = keys.length
+      ? `Also set (no input here): ${keys.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}.` : '';
+  }
+}

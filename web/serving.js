@@ -1,0 +1,326 @@
+// Serving view (task "serving"): latency and throughput against request rate from the analytic
+// model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
+
+import { $, el, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart } from './ui.js';
+import { Form } from './form.js';
+
+const P = 'sv';
+
+const FIELDS = [
+  { key: 'model', path: 'model', kind: 'spec', label: 'Model' },
+  { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
+  { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1, hint: 'num_gpus / TP replicas behind a router' },
+  { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor parallel', min: 1 },
+  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4'] },
+  { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8'] },
+  { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
+  { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },
+  { key: 'max_num_batched_tokens', path: 'engine.max_num_batched_tokens', kind: 'int', label: 'Token budget per step', optional: true, placeholder: 'engine default', min: 1 },
+  { key: 'chunked_prefill', kind: 'pick', optional: true, label: 'Chunked prefill', choices: [['', 'engine default'], ['engine.chunked_prefill=true', 'on'], ['engine.chunked_prefill=false', 'off']] },
+  { key: 'arrival', path: 'workload.arrival.kind', kind: 'choice', label: 'Arrivals', choices: [['poisson', 'Poisson'], ['gamma', 'Gamma (bursty)'], ['constant', 'Constant rate']] },
+  { key: 'rate', path: 'workload.arrival.rate_per_s', kind: 'num', label: 'Request rate (req/s)', min: 0 },
+  { key: 'cv', path: 'workload.arrival.cv', kind: 'num', label: 'Burstiness (CV)', optional: true, placeholder: 'gamma only' },
+  { key: 'prompt_tokens', path: 'workload.prompt_tokens', kind: 'int', label: 'Prompt tokens', min: 1 },
+  { key: 'output_tokens', path: 'workload.output_tokens', kind: 'int', label: 'Output tokens', min: 1 },
+  { key: 'num_requests', path: 'workload.num_requests', kind: 'int', label: 'Requests to simulate', optional: true, placeholder: '1000', min: 1 },
+  { key: 'seed', path: 'workload.seed', kind: 'int', label: 'Seed', optional: true, placeholder: '1' },
+  { key: 'slo_ttft', path: 'slo.ttft_ms', kind: 'num', label: 'SLO: TTFT (ms)', optional: true, placeholder: 'none' },
+  { key: 'slo_tpot', path: 'slo.tpot_ms', kind: 'num', label: 'SLO: TPOT (ms)', optional: true, placeholder: 'none' },
+];
+
+export const DEFAULT_SERVING = Object.freeze({
+  task: 'serving', model: 'llama-3-8b', hardware: 'h100-sxm', num_gpus: 1, parallelism: { tp: 1 },
+  precision: { weights: 'bf16', kv_cache: 'bf16' }, engine: { name: 'vllm' },
+  workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 512, output_tokens: 128 },
+});
+
+// Fractions of the saturation rate swept for the curves: dense where the queues build up.
+const SWEEP = [0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.78, 0.85, 0.9, 0.94, 0.97, 1.1, 1.3];
+const METRICS = [['ttft', 'TTFT', 'ttft_ms'], ['tpot', 'TPOT', 'tpot_ms'], ['e2e', 'E2E', 'e2e_ms']];
+
+export class ServingView {
+  constructor(root, { M, presets }) {
+    Object.assign(this, { root, M, presets, request: null, result: null, sweep: [], linkErrors: new Map(), general: [] });
+    this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
+    this.generation = 0;
+    this.sim = { worker: null, id: 0, timer: null, result: null };
+    this.build();
+    this.reset();
+  }
+
+  build() {
+    const f = (k) => this.form.render(k);
+    const row = (cls, ...kids) => el('div', { class: `row ${cls}` }, ...kids);
+    const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
+      el('h2', { text: 'Serving setup' }),
+      el('fieldset', null, el('legend', { text: 'Model and GPUs' }), f('model'), f('hardware'), row('', f('num_gpus'), f('tp')),
+        row('', f('weights'), f('kv_cache'))),
+      el('fieldset', null, el('legend', { text: 'Engine' }), row('', f('engine'), f('chunked_prefill')),
+        row('', f('max_num_seqs'), f('max_num_batched_tokens'))),
+      el('fieldset', null, el('legend', { text: 'Traffic' }), row('', f('arrival'), f('rate')), f('cv'),
+        row('', f('prompt_tokens'), f('output_tokens')), row('', f('slo_ttft'), f('slo_tpot'))),
+      el('fieldset', null, el('legend', { text: 'Simulation' }), row('', f('num_requests'), f('seed')),
+        el('p', { class: 'hint', id: `${P}-extras` })));
+    form.addEventListener('submit', (e) => e.preventDefault());
+    form.addEventListener('input', (e) => {
+      const id = e.target.id.replace(/-custom$/, '');
+      this.linkErrors.delete(id);
+      this.linkErrors.delete(`${id}-custom`);
+      this.simError = null;
+      this.recompute();
+    });
+
+    const metric = (id, label, sub) => el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
+      el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${P}-${id}`, text: '—' }), ' ', el('span', { class: 'unit', id: `${P}-${id}-unit` })),
+      el('div', { class: 'metric-sub', id: `${P}-${id}-sub`, text: sub }));
+    const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      el('div', { class: 'results-head' }, el('h2', { text: 'Serving under load' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }),
+        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' })),
+      el('div', { class: 'general-error', id: `${P}-general-error`, role: 'alert', hidden: true }),
+      el('div', { class: 'stale-banner', id: `${P}-stale`, role: 'status', hidden: true }),
+      el('div', { class: 'headline wide' }, metric('ttft', 'TTFT p50', ''), metric('tpot', 'TPOT p50', ''), metric('e2e', 'E2E p50', ''),
+        metric('thr', 'Output throughput', ''), metric('sat', 'Saturation rate', ''), metric('util', 'Utilization', 'offered / saturation')),
+      el('div', { class: 'panel' }, el('div', { class: 'panel-head' }, el('h3', null, 'Latency and throughput against request rate ',
+        el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }))),
+      el('div', { class: 'charts', id: `${P}-charts` })),
+      this.buildSimPanel(),
+      el('div', { class: 'panel warn-panel', id: `${P}-warnings-panel`, hidden: true }, el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${P}-warnings` })));
+    this.root.replaceChildren(form, results);
+    $(`${P}-simulate`).addEventListener('click', () => this.simulate());
+    $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
+  }
+
+  buildSimPanel() {
+    return el('div', { class: 'panel', id: `${P}-sim` },
+      el('div', { class: 'panel-head' }, el('h3', null, 'Discrete-event simulation ', el('span', { class: 'muted', text: '(seeded; same numbers as the CLI)' })),
+        el('div', { class: 'sim-controls' },
+          el('button', { type: 'button', id: `${P}-simulate`, text: 'Simulate' }),
+          el('button', { type: 'button', id: `${P}-cancel`, class: 'secondary', text: 'Cancel', hidden: true }))),
+      el('div', { class: 'sim-progress', id: `${P}-progress`, hidden: true },
+        el('progress', { id: `${P}-progress-bar`, 'aria-label': 'Simulation running' }), el('span', { id: `${P}-elapsed`, class: 'muted' })),
+      el('p', { class: 'sim-status', id: `${P}-sim-status`, role: 'status', text: 'Runs the simulator for the setup above in a background worker.' }),
+      el('div', { id: `${P}-sim-out` }));
+  }
+
+  reset() {
+    const def = clone(DEFAULT_SERVING);
+    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
+      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
+    }
+    this.form.clearOptional();
+    this.form.apply(def);
+  }
+
+  applyRequest(request) {
+    this.reset();
+    this.form.clearOptional();
+    this.linkErrors = new Map();
+    this.general = [];
+    for (const p of this.form.apply(request)) {
+      const t = this.form.target(p.path);
+      if (t === 'general') this.general.push(`From the link: ${p.message}`);
+      else this.linkErrors.set(t, p.message);
+    }
+    this.recompute();
+  }
+
+  recompute() {
+    const { request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' });
+    this.request = request;
+    const errors = new Map([...this.linkErrors, ...inputErrors]);
+    const general = [...this.general];
+    // A simulation-only error (e.g. too many requests) stays beside its field until the next edit.
+    if (this.simError) {
+      if (this.simError.target === 'general') general.push(this.simError.message);
+      else errors.set(this.simError.target, this.simError.message);
+    }
+    let result = null;
+    if (inputErrors.size === 0) {
+      const r = call(this.M, 'estimate', JSON.stringify(request));
+      if (r.ok) result = r.result;
+      else {
+        const t = this.form.target(r.error.path);
+        if (t === 'general') general.push(r.error.message);
+        else errors.set(t, r.error.message);
+      }
+    }
+    const stale = !result || this.linkErrors.size > 0;
+    this.form.showErrors(errors, general);
+    this.root.classList.toggle('stale', stale);
+    this.root.dataset.status = stale ? 'stale' : 'ready';
+    $(`${P}-stale`).hidden = !stale;
+    $(`${P}-stale`).textContent = 'Results are out of date — fix the highlighted fields to recompute.';
+    $(`${P}-simulate`).disabled = stale || Boolean(this.sim.worker && this.sim.busy);
+    if (this.sim.result) $(`${P}-sim`).classList.add('outdated');
+    if (stale) return;
+    this.result = result;
+    this.renderHeadline(result);
+    this.scheduleSweep(request, result);
+  }
+
+  renderHeadline(res) {
+    this.root.dataset.renders = String(Number(this.root.dataset.renders || 0) + 1);
+    $(`${P}-subtitle`).textContent = `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${res.replicas} `
+      + `${res.replicas === 1 ? 'replica' : 'replicas'} · ${res.engine?.name} · at ${fmtNum(this.request.workload.arrival.rate_per_s)} req/s`;
+    const badge = $(`${P}-saturated`);
+    badge.className = `badge ${res.saturated ? 'bad' : 'ok'}`;
+    badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
+    badge.dataset.saturated = String(res.saturated);
+    const set = (id, value, [text, unit], sub) => {
+      $(`${P}-${id}`).textContent = text;
+      $(`${P}-${id}`).dataset.value = String(value);
+      $(`${P}-${id}-unit`).textContent = unit;
+      if (sub !== undefined) $(`${P}-${id}-sub`).textContent = sub;
+    };
+    for (const [id, , key] of METRICS) {
+      const v = res[key];
+      set(id, v ? v.p50 : null, v ? fmtMs(v.p50) : ['—', ''], v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded');
+    }
+    set('thr', res.throughput.output_tokens_per_s, [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'], `${fmtNum(res.throughput.requests_per_s)} req/s`);
+    set('sat', res.saturation_rate_per_s, [fmtNum(res.saturation_rate_per_s), 'req/s'], `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`);
+    set('util', res.utilization, [fmtPct(res.utilization), '']);
+    $(`${P}-warnings`).replaceChildren(...(res.warnings || []).map((w) => el('li', { text: String(w) })));
+    $(`${P}-warnings-panel`).hidden = !(res.warnings || []).length;
+  }
+
+  // The sweep (a dozen analytic estimates) runs after the headline, off the input event, and an
+  // edit made meanwhile abandons it.
+  scheduleSweep(request, res) {
+    const gen = ++this.generation;
+    this.root.dataset.sweep = 'pending';
+    setTimeout(() => {
+      if (gen !== this.generation) return;
+      const sat = res.saturation_rate_per_s;
+      const rates = [...new Set([...SWEEP.map((u) => u * sat), request.workload.arrival.rate_per_s])].sort((a, b) => a - b);
+      const points = [];
+      for (const rate of rates) {
+        if (!(rate > 0)) continue;
+        const q = clone(request);
+        q.workload.arrival.rate_per_s = Number(rate.toPrecision(6));
+        const r = call(this.M, 'estimate', JSON.stringify(q));
+        if (r.ok) points.push({ rate: q.workload.arrival.rate_per_s, res: r.result });
+      }
+      this.sweep = points;
+      this.renderCurves(points, sat, request.workload.arrival.rate_per_s);
+      this.root.dataset.sweep = 'done';
+    }, 0);
+  }
+
+  renderCurves(points, sat, rate) {
+    const markers = [{ x: sat, label: `saturation ${fmtNum(sat)}/s`, cls: 'saturation' }, { x: rate, label: 'you', cls: 'current' }];
+    const stable = points.filter((p) => !p.res.saturated);
+    // Latency explodes at saturation: clip the y axis at twice the p99 seen at 85% load.
+    const clipAt = (key) => 2 * Math.max(...stable.filter((p) => p.rate <= 0.86 * sat).map((p) => p.res[key]?.p99 || 0), 1e-9);
+    const charts = METRICS.map(([, label, key]) => lineChart({
+      title: `${label} (ms)`, xLabel: 'requests/s', yLabel: 'ms', markers, yMax: clipAt(key),
+      series: [
+        { label: 'p50', cls: 's1', points: stable.map((p) => [p.rate, p.res[key]?.p50]) },
+        { label: 'p99', cls: 's1', dash: true, points: stable.map((p) => [p.rate, p.res[key]?.p99]) },
+      ],
+    }));
+    charts.push(lineChart({
+      title: 'Throughput (output tokens/s)', xLabel: 'requests/s', yLabel: 'tok/s', markers,
+      series: [{ label: 'output tokens/s', cls: 's2', points: points.map((p) => [p.rate, p.res.throughput.output_tokens_per_s]) }],
+    }));
+    charts.forEach((c, i) => { c.dataset.chart = ['ttft', 'tpot', 'e2e', 'throughput'][i]; });
+    $(`${P}-charts`).replaceChildren(...charts);
+  }
+
+  // ---------------------------------------------------------------- simulation
+
+  simulate() {
+    if (this.root.dataset.status !== 'ready') return;
+    const request = { ...clone(this.request), mode: 'simulate' };
+    if (!this.sim.worker) {
+      this.sim.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+      this.sim.worker.onmessage = (e) => this.onSimMessage(e.data);
+      this.sim.worker.onerror = (e) => {
+        e.preventDefault();
+        this.cancel(`The simulation worker failed: ${e.message || 'unknown error'}`);
+      };
+    }
+    const id = ++this.sim.id;
+    this.sim.busy = true;
+    this.sim.started = performance.now();
+    this.sim.request = request;
+    this.setSimRunning(true, `Simulating ${fmtInt(request.workload.num_requests ?? 1000)} requests…`);
+    this.sim.timer = setInterval(() => this.tick(), 100);
+    this.tick();
+    this.sim.worker.postMessage({ id, request: JSON.stringify(request) });
+  }
+
+  tick() {
+    $(`${P}-elapsed`).textContent = `${((performance.now() - this.sim.started) / 1000).toFixed(1)} s`;
+  }
+
+  /** Stops a running simulation by ending its worker (the module has no way to interrupt a run). */
+  cancel(message) {
+    if (this.sim.worker) this.sim.worker.terminate();
+    this.sim.worker = null;
+    this.sim.id += 1;
+    this.setSimRunning(false, message);
+    $(`${P}-sim`).dataset.state = 'cancelled';
+  }
+
+  setSimRunning(running, message) {
+    clearInterval(this.sim.timer);
+    this.sim.busy = running;
+    $(`${P}-progress`).hidden = !running;
+    $(`${P}-cancel`).hidden = !running;
+    $(`${P}-simulate`).disabled = running || this.root.dataset.status !== 'ready';
+    $(`${P}-sim-status`).textContent = message;
+    $(`${P}-sim`).dataset.state = running ? 'running' : 'idle';
+  }
+
+  onSimMessage({ id, out, ms }) {
+    if (id !== this.sim.id) return;
+    let env;
+    try {
+      env = JSON.parse(out);
+    } catch (e) {
+      env = { ok: false, error: { path: '', message: `unreadable simulator output: ${e.message}` } };
+    }
+    if (!env.ok) {
+      this.setSimRunning(false, `The simulation failed: ${env.error.message}`);
+      this.simError = { target: this.form.target(env.error.path), message: env.error.message };
+      this.recompute();
+      $(`${P}-sim`).dataset.state = 'error';
+      return;
+    }
+    const res = env.result;
+    this.sim.result = res;
+    const s = res.simulation || {};
+    this.setSimRunning(false, `Simulated ${fmtInt(s.completed)} of ${fmtInt(s.num_requests)} requests (${fmtNum(s.simulated_s)} s of traffic, `
+      + `${fmtInt(s.steps)} steps) in ${(ms / 1000).toFixed(2)} s.`);
+    $(`${P}-sim`).dataset.state = 'done';
+    $(`${P}-sim`).classList.remove('outdated');
+    this.renderSim(res);
+  }
+
+  renderSim(res) {
+    const rows = [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['e2e_ms', 'E2E'], ['queueing_ms', 'Queueing']];
+    const table = el('table', { class: 'breakdown', id: `${P}-percentiles` },
+      el('thead', null, el('tr', null, el('th', { scope: 'col', text: 'Latency' }), ...['mean', 'p50', 'p90', 'p99'].map((h) => el('th', { scope: 'col', class: 'num', text: h })))),
+      el('tbody', null, ...rows.map(([key, label]) => el('tr', { 'data-key': key }, el('th', { scope: 'row', text: label }),
+        ...['mean', 'p50', 'p90', 'p99'].map((p) => el('td', { class: 'num', 'data-value': String(res[key]?.[p]), text: res[key] ? fmtMs(res[key][p]).join(' ') : '—' }))))));
+    const thr = res.throughput || {};
+    const facts = [
+      ['Requests/s', fmtNum(thr.requests_per_s)], ['Output tokens/s', fmtNum(thr.output_tokens_per_s)],
+      ['Input tokens/s', fmtNum(thr.input_tokens_per_s)], ['Preemptions', fmtInt(res.preemptions)],
+      ['Mean batch', fmtNum(res.batch?.mean_size)], ['Peak KV use', fmtPct(res.kv_cache?.peak_use)],
+      ['Goodput', res.goodput?.fraction == null ? 'no SLO set' : `${fmtPct(res.goodput.fraction)} (${fmtNum(res.goodput.requests_per_s)} req/s)`],
+      ['Rejected', fmtInt(res.simulation?.rejected)],
+    ];
+    const tl = res.timeline || { t_s: [] };
+    const timeline = el('div', { class: 'charts two' },
+      lineChart({ title: 'Batch size and waiting requests', xLabel: 'time (s)', yLabel: 'requests', series: [
+        { label: 'batch size', cls: 's1', points: tl.t_s.map((t, i) => [t, tl.batch_size[i]]) },
+        { label: 'waiting', cls: 's3', points: tl.t_s.map((t, i) => [t, tl.waiting[i]]) }] }),
+      lineChart({ title: 'KV cache in use (%)', xLabel: 'time (s)', yLabel: '%', series: [
+        { label: 'KV blocks used', cls: 's2', points: tl.t_s.map((t, i) => [t, 100 * tl.kv_use[i]]) }] }));
+    $(`${P}-sim-out`).replaceChildren(el('div', { class: 'table-wrap' }, table),
+      el('dl', { class: 'facts' }, ...facts.map(([dt, dd]) => el('div', null, el('dt', { text: dt }), el('dd', { text: dd })))),
+      el('p', { class: 'hint outdated-note', text: 'These simulated numbers are for the setup before your last edit: simulate again.' }),
+      timeline);
+  }
+}

@@ -1,0 +1,18 @@
+// Runs one serving request (mode "simulate") off the page's thread with its own instance of the
+// WebAssembly module, so the page stays responsive and Cancel can end the run by terminating
+// this worker. Messages: in {id, request: JSON text}, out {id, out: envelope JSON text, ms}.
+import createFlopcast from './flopcast.mjs';
+
+const ready = createFlopcast();
+
+self.onmessage = async (e) => {
+  const { id, request } = e.data;
+  let out;
+  const t0 = performance.now();
+  try {
+    out = (await ready).estimate(request);
+  } catch (err) {
+    out = JSON.stringify({ ok: false, error: { code: 'worker', path: '', message: String((err && err.message) || err) } });
+  }
+  self.postMessage({ id, out, ms: performance.now() - t0 });
+};

@@ -1,0 +1,279 @@
+// Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
+// stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
+
+import { $, el, svg, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct } from './ui.js';
+import { Form } from './form.js';
+
+const P = 'tr';
+
+const SHARDING = [
+  ['parallelism.zero=0', 'None (plain DDP)'], ['parallelism.zero=1', 'ZeRO-1 (optimizer)'],
+  ['parallelism.zero=2', 'ZeRO-2 (+ gradients)'], ['parallelism.zero=3', 'ZeRO-3 (+ weights)'],
+  ['parallelism.fsdp="full_shard"', 'FSDP full shard'], ['parallelism.fsdp="shard_grad_op"', 'FSDP grad-op shard'],
+  ['parallelism.fsdp="hybrid_shard"', 'FSDP hybrid shard'], ['parallelism.fsdp="no_shard"', 'FSDP no shard'],
+];
+
+const FIELDS = [
+  { key: 'model', path: 'model', kind: 'spec', label: 'Model' },
+  { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
+  { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1 },
+  { key: 'gpus_per_node', path: 'gpus_per_node', kind: 'int', label: 'GPUs per node', optional: true, placeholder: 'GPU default', min: 1 },
+  { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor (TP)', min: 1 },
+  { key: 'pp', path: 'parallelism.pp', kind: 'int', label: 'Pipeline (PP)', min: 1 },
+  { key: 'dp', path: 'parallelism.dp', kind: 'int', label: 'Data (DP)', optional: true, placeholder: 'the rest', min: 1 },
+  { key: 'cp', path: 'parallelism.cp', kind: 'int', label: 'Context (CP)', min: 1 },
+  { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert (EP)', min: 1 },
+  { key: 'vpp', path: 'parallelism.vpp', kind: 'int', label: 'Virtual stages', min: 1 },
+  { key: 'sp', path: 'parallelism.sp', kind: 'bool', label: 'Sequence parallelism (with TP)' },
+  { key: 'sharding', kind: 'pick', label: 'Sharding (ZeRO / FSDP)', choices: SHARDING },
+  { key: 'seq_len', path: 'workload.seq_len', kind: 'int', label: 'Sequence length', min: 1 },
+  { key: 'global_batch_size', path: 'workload.global_batch_size', kind: 'int', label: 'Global batch (sequences)', min: 1 },
+  { key: 'micro_batch_size', path: 'workload.micro_batch_size', kind: 'int', label: 'Micro-batch', optional: true, placeholder: 'search', min: 1 },
+  { key: 'total_tokens', path: 'workload.total_tokens', kind: 'num', label: 'Total tokens', optional: true, placeholder: 'e.g. 1e12' },
+  { key: 'recompute', path: 'workload.recompute', kind: 'choice', label: 'Activation recomputation', choices: ['none', 'selective', 'full'] },
+  { key: 'compute', path: 'precision.compute', kind: 'choice', label: 'Compute precision', choices: ['bf16', 'fp16', 'fp8'] },
+  { key: 'optimizer', path: 'optimizer', kind: 'choice', label: 'Optimizer', choices: [['adamw', 'AdamW (fp32 master + 2 moments)'], ['adam_8bit', '8-bit Adam'], ['sgd', 'SGD with momentum']] },
+  { key: 'cost', path: 'cost_per_gpu_hour_usd', kind: 'num', label: '$ per GPU-hour', optional: true, placeholder: 'optional' },
+];
+
+export const DEFAULT_TRAINING = Object.freeze({
+  task: 'training', model: 'llama-3-8b', hardware: 'h100-sxm', num_gpus: 8,
+  parallelism: { tp: 1, pp: 1, cp: 1, ep: 1, vpp: 1, sp: false, fsdp: 'full_shard' },
+  workload: { seq_len: 4096, global_batch_size: 256, total_tokens: 1e10, recompute: 'none' },
+  precision: { compute: 'bf16' }, optimizer: 'adamw',
+});
+
+const MEMORY = [
+  ['weights_GB', 'Weights', 'mem-weights'], ['gradients_GB', 'Gradients', 'mem-grad'],
+  ['optimizer_GB', 'Optimizer states', 'mem-opt'], ['activations_GB', 'Activations', 'mem-act'],
+  ['temporary_GB', 'Temporary buffers', 'mem-temp'], ['reserve_GB', 'Reserved', 'mem-reserve'],
+];
+const PHASES = ['forward', 'backward', 'recompute', 'communication', 'pipeline', 'optimizer', 'overhead'];
+const METRICS = [
+  ['step', 'Step time', 'step_time_s'], ['tps', 'Tokens/s', 'tokens_per_s'],
+  ['tpsg', 'Tokens/s per GPU', 'tokens_per_s_per_gpu'], ['mfu', 'MFU', 'mfu'], ['hfu', 'HFU', 'hfu'],
+  ['total', 'Total time', 'total_time_s'], ['gpuh', 'GPU-hours', 'gpu_hours'],
+];
+
+export class TrainingView {
+  constructor(root, { M, presets }) {
+    Object.assign(this, { root, M, presets, request: null, result: null, linkErrors: new Map(), general: [] });
+    this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
+    this.build();
+    this.reset();
+  }
+
+  build() {
+    const f = (k) => this.form.render(k);
+    const row = (cls, ...kids) => el('div', { class: `row ${cls}` }, ...kids);
+    const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
+      el('h2', { text: 'Training setup' }),
+      el('fieldset', null, el('legend', { text: 'Model and cluster' }), f('model'), f('hardware'),
+        row('', f('num_gpus'), f('gpus_per_node'))),
+      el('fieldset', null, el('legend', { text: 'Parallelism' }),
+        row('three', f('tp'), f('pp'), f('dp')), row('three', f('cp'), f('ep'), f('vpp')), f('sp'), f('sharding')),
+      el('fieldset', null, el('legend', { text: 'Workload' }), row('', f('seq_len'), f('global_batch_size')),
+        row('', f('micro_batch_size'), f('total_tokens')), f('recompute')),
+      el('fieldset', null, el('legend', { text: 'Precision and optimizer' }), row('', f('compute'), f('cost')), f('optimizer'),
+        el('p', { class: 'hint', id: `${P}-extras` })));
+    form.addEventListener('submit', (e) => e.preventDefault());
+    form.addEventListener('input', (e) => {
+      const id = e.target.id.replace(/-custom$/, '');
+      this.linkErrors.delete(id);
+      this.linkErrors.delete(`${id}-custom`);
+      this.recompute();
+    });
+
+    const metrics = el('div', { class: 'headline wide' }, ...METRICS.map(([id, label, key]) => el('div', { class: 'metric' },
+      el('div', { class: 'metric-label', text: label }),
+      el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${P}-${id}`, 'data-field': key, text: '—' }), ' ',
+        el('span', { class: 'unit', id: `${P}-${id}-unit` })),
+      el('div', { class: 'metric-sub', id: `${P}-${id}-sub` }))));
+    const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
+      el('div', { class: 'general-error', id: `${P}-general-error`, role: 'alert', hidden: true }),
+      el('div', { class: 'stale-banner', id: `${P}-stale`, role: 'status', hidden: true }),
+      metrics,
+      el('div', { class: 'panel' },
+        el('div', { class: 'panel-head' }, el('h3', { text: 'Where a step goes' }), bandLegend()),
+        el('div', { id: `${P}-phases`, class: 'phase-bar' }), el('div', { id: `${P}-chart`, class: 'chart' }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-table`, class: 'breakdown' }))),
+      el('div', { class: 'panel' },
+        el('div', { class: 'panel-head' }, el('h3', null, 'Memory ', el('span', { class: 'muted', text: '(per GPU)' })),
+          el('span', { class: 'badge', id: `${P}-fits`, text: '—' })),
+        el('div', { id: `${P}-memory-bar`, class: 'memory-bar', role: 'img' }),
+        el('ul', { id: `${P}-memory-legend`, class: 'memory-legend' }),
+        el('dl', { class: 'facts', id: `${P}-facts` })),
+      el('div', { class: 'panel warn-panel', id: `${P}-warnings-panel`, hidden: true }, el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${P}-warnings` })),
+      el('details', { class: 'panel' }, el('summary', null, el('h3', { text: 'Assumptions' })),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
+    this.root.replaceChildren(form, results);
+  }
+
+  reset() {
+    const def = clone(DEFAULT_TRAINING);
+    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
+      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
+    }
+    this.form.clearOptional();
+    this.form.apply(def);
+  }
+
+  /** Applies a link's request (decoded by views.js); problems show beside their fields. */
+  applyRequest(request) {
+    this.reset();
+    this.form.clearOptional();
+    this.linkErrors = new Map();
+    this.general = [];
+    for (const p of this.form.apply(request)) this.addLinkError(p.path, p.message);
+    this.recompute();
+  }
+
+  addLinkError(path, message) {
+    const t = this.form.target(path);
+    if (t === 'general') this.general.push(`From the link: ${message}`);
+    else if (!this.linkErrors.has(t)) this.linkErrors.set(t, message);
+  }
+
+  recompute() {
+    const { request, inputErrors } = this.form.build({ task: 'training' });
+    this.request = request;
+    const errors = new Map([...this.linkErrors, ...inputErrors]);
+    const general = [...this.general];
+    let result = null;
+    if (inputErrors.size === 0) {
+      const r = call(this.M, 'estimate', JSON.stringify(request));
+      if (r.ok) result = r.result;
+      else {
+        const t = this.form.target(r.error.path);
+        if (t === 'general') general.push(r.error.message);
+        else if (!errors.has(t)) errors.set(t, r.error.message);
+      }
+    }
+    const stale = !result || this.linkErrors.size > 0;
+    if (!stale) {
+      this.result = result;
+      this.render(result);
+    }
+    this.form.showErrors(errors, general);
+    this.root.classList.toggle('stale', stale);
+    this.root.dataset.status = stale ? 'stale' : 'ready';
+    const banner = $(`${P}-stale`);
+    banner.hidden = !stale;
+    banner.textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
+      : 'No results yet — fix the highlighted fields to compute.';
+  }
+
+  render(res) {
+    this.root.dataset.renders = String(Number(this.root.dataset.renders || 0) + 1);
+    const q = res.request || {};
+    const pl = q.parallelism || {};
+    const shard = pl.fsdp ? `FSDP ${pl.fsdp.replace(/_/g, ' ')}` : pl.zero ? `ZeRO-${pl.zero}` : 'no sharding';
+    $(`${P}-subtitle`).textContent = `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · TP ${pl.tp} · PP ${pl.pp}`
+      + `${pl.vpp > 1 ? `×${pl.vpp}` : ''} · DP ${pl.dp}${pl.cp > 1 ? ` · CP ${pl.cp}` : ''}${pl.ep > 1 ? ` · EP ${pl.ep}` : ''} · ${shard} · tier ${res.tier}`;
+    const set = (id, value, [text, unit], sub = '') => {
+      const n = $(`${P}-${id}`);
+      n.textContent = text;
+      n.dataset.value = String(value);
+      $(`${P}-${id}-unit`).textContent = unit;
+      $(`${P}-${id}-sub`).textContent = sub;
+    };
+    set('step', res.step_time_s, fmtMs(res.step_time_s * 1e3), `${fmtInt(res.tokens_per_step)} tokens, ${res.num_micro_batches} micro-batches`);
+    set('tps', res.tokens_per_s, [fmtNum(res.tokens_per_s), 'tok/s'], `${fmtInt(res.num_gpus)} GPUs`);
+    set('tpsg', res.tokens_per_s_per_gpu, [fmtNum(res.tokens_per_s_per_gpu), 'tok/s'], `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU`);
+    set('mfu', res.mfu, [fmtPct(res.mfu), ''], `of ${fmtNum(res.peak_tflops_per_gpu)} TFLOP/s peak`);
+    set('hfu', res.hfu, [fmtPct(res.hfu), ''], 'counts recomputed FLOPs');
+    const hasTotal = typeof res.total_time_s === 'number';
+    set('total', res.total_time_s, hasTotal ? fmtMs(res.total_time_s * 1e3) : ['—', ''],
+      hasTotal ? `for ${fmtNum(q.workload?.total_tokens)} tokens` : 'give total tokens');
+    set('gpuh', res.gpu_hours, hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
+      typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '');
+    this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);
+    this.renderMemory(res.memory_per_gpu || {}, res);
+    $(`${P}-warnings`).replaceChildren(...(res.warnings || []).map((w) => el('li', { text: String(w) })));
+    $(`${P}-warnings-panel`).hidden = !(res.warnings || []).length;
+    $(`${P}-assumptions`).replaceChildren(el('tbody', null, ...(res.assumptions || []).map((a) => el('tr', null,
+      el('th', { scope: 'row', text: String(a.name).replace(/_/g, ' ') }), el('td', { class: 'num', text: `${a.value}${a.unit ? ` ${a.unit}` : ''}` }),
+      el('td', { class: 'source', text: a.source || '' })))));
+  }
+
+  renderBreakdown(rows, stepMs) {
+    // One stacked bar of the phases, then one bar per (phase, op).
+    const byPhase = new Map();
+    for (const r of rows) byPhase.set(r.phase, (byPhase.get(r.phase) || 0) + r.time_ms);
+    const phases = [...byPhase.keys()].sort((a, b) => PHASES.indexOf(a) - PHASES.indexOf(b));
+    const total = [...byPhase.values()].reduce((a, b) => a + b, 0) || 1;
+    $(`${P}-phases`).replaceChildren(...phases.map((ph) => {
+      const seg = el('div', { class: `phase-seg ph-${ph}`, 'data-phase': ph, title: `${ph}: ${fmtMs(byPhase.get(ph)).join(' ')}` },
+        el('span', { text: `${ph} ${fmtPct(byPhase.get(ph) / total)}` }));
+      seg.style.width = `${(100 * byPhase.get(ph)) / total}%`;
+      return seg;
+    }));
+    const sorted = [...rows].sort((a, b) => b.time_ms - a.time_ms);
+    const W = 760, rowH = 20, labelW = 210, valueW = 80, barW = W - labelW - valueW;
+    const max = Math.max(...sorted.map((r) => r.time_ms), 1e-12);
+    const chart = svg('svg', { viewBox: `0 0 ${W} ${sorted.length * rowH + 4}`, width: '100%', role: 'img', class: 'bar-chart', 'aria-label': 'step time by operation' });
+    sorted.forEach((r, i) => {
+      const y = i * rowH + 2;
+      const label = `${r.phase} · ${r.op.replace(/_/g, ' ')}`;
+      const g = svg('g', { class: 'bar-row' });
+      g.append(svg('title', {}, `${label}: ${fmtMs(r.time_ms).join(' ')} (${fmtPct(r.share)}), ${r.bound}`));
+      g.append(svg('text', { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, label));
+      g.append(svg('rect', { x: labelW, y: y + 4, width: barW, height: rowH - 8, rx: 3, class: 'bar-track' }));
+      g.append(svg('rect', { x: labelW, y: y + 4, width: Math.max(1, (r.time_ms / max) * barW).toFixed(1), height: rowH - 8, rx: 3, class: `bar bound-${r.bound}` }));
+      g.append(svg('text', { x: labelW + barW + 6, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' }, fmtMs(r.time_ms).join(' ')));
+      chart.append(g);
+    });
+    $(`${P}-chart`).replaceChildren(chart);
+    $(`${P}-table`).replaceChildren(
+      el('thead', null, el('tr', null, ...['Phase', 'Operation', 'Time', 'Share', 'Bound', 'FLOPs'].map((h, i) => el('th', { scope: 'col', class: i >= 2 && i !== 4 ? 'num' : null, text: h })))),
+      el('tbody', null, ...sorted.map((r) => el('tr', { 'data-op': `${r.phase}.${r.op}` }, el('td', { text: r.phase }), el('th', { scope: 'row', text: r.op.replace(/_/g, ' ') }),
+        el('td', { class: 'num', text: fmtMs(r.time_ms).join(' ') }), el('td', { class: 'num', text: fmtPct(r.share) }),
+        el('td', null, el('span', { class: `bound-tag bound-${r.bound}`, text: r.bound })), el('td', { class: 'num', text: r.flops ? r.flops.toPrecision(3) : '—' })))),
+      el('tfoot', null, el('tr', null, el('th', { scope: 'row', colspan: 2, text: 'Step time' }), el('td', { class: 'num', text: fmtMs(stepMs).join(' ') }), el('td'), el('td'), el('td'))));
+  }
+
+  renderMemory(mem, res) {
+    const cap = Number(mem.capacity_GB) || 0;
+    const used = Number(mem.total_GB) || 0;
+    const whole = Math.max(cap, used, 1e-9);
+    const segs = MEMORY.filter(([k]) => mem[k] > 0).map(([k, label, cls]) => {
+      const s = el('div', { class: `mem-seg ${cls}`, title: `${label}: ${fmtGB(mem[k])}` });
+      s.style.width = `${(100 * mem[k]) / whole}%`;
+      return s;
+    });
+    if (cap > used) {
+      const s = el('div', { class: 'mem-seg mem-free', title: `Free: ${fmtGB(cap - used)}` });
+      s.style.width = `${(100 * (cap - used)) / whole}%`;
+      segs.push(s);
+    } else if (cap > 0) {
+      const mark = el('div', { class: 'mem-capacity', title: `Capacity: ${fmtGB(cap)}` });
+      mark.style.left = `${(100 * cap) / whole}%`;
+      segs.push(mark);
+    }
+    const bar = $(`${P}-memory-bar`);
+    bar.replaceChildren(...segs);
+    bar.classList.toggle('overflow', !mem.fits);
+    bar.setAttribute('aria-label', `Memory per GPU: ${fmtGB(used)} of ${fmtGB(cap)}`);
+    $(`${P}-memory-legend`).replaceChildren(...MEMORY.map(([k, label, cls]) => el('li', { 'data-part': k },
+      el('span', { class: `swatch ${cls}` }), el('span', { class: 'legend-label', text: label }), el('span', { class: 'legend-value', text: fmtGB(mem[k]) }))),
+    el('li', { class: 'legend-total', 'data-part': 'total_GB' }, el('span', { class: 'legend-label', text: 'Total' }),
+      el('span', { class: 'legend-value', text: `${fmtGB(used)} of ${fmtGB(cap)}` })));
+    const badge = $(`${P}-fits`);
+    badge.className = `badge ${mem.fits ? 'ok' : 'bad'}`;
+    badge.textContent = mem.fits ? 'Fits' : `Does not fit — short by ${fmtGB(used - cap)}`;
+    badge.dataset.fits = String(Boolean(mem.fits));
+    const facts = [
+      ['Micro-batch', 'micro_batch_size', `${res.micro_batch_size}${res.micro_batch_searched ? ' (searched)' : ''}`],
+      ['Largest micro-batch that fits', 'max_micro_batch_size', res.max_micro_batch_size > 0 ? fmtInt(res.max_micro_batch_size) : 'none'],
+      ['Pipeline bubble', 'bubble_fraction', fmtPct(res.bubble_fraction)],
+      ['Parameters', 'params_B', `${fmtNum(res.model?.params_B)} B (${fmtNum(res.model?.trainable_params_B)} B trained)`],
+    ];
+    $(`${P}-facts`).replaceChildren(...facts.map(([dt, key, dd]) => el('div', null, el('dt', { text: dt }), el('dd', { 'data-field': key, text: dd }))));
+  }
+}
+
+function bandLegend() {
+  return el('ul', { class: 'bound-legend' }, ...['compute', 'memory', 'communication', 'overhead'].map((b) =>
+    el('li', null, el('span', { class: `swatch bound-${b}` }), b)));
+}

@@ -1,0 +1,210 @@
+// Small DOM, formatting and link helpers shared by the training and serving views.
+// Same rules as app.js: DOM built with createElement/createElementNS/textContent only.
+
+export const SVG_NS = 'http://www.w3.org/2000/svg';
+export const CUSTOM = '__custom__';
+
+export const $ = (id) => document.getElementById(id);
+
+export function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const clone = (v) => JSON.parse(JSON.stringify(v));
+
+export function setPath(obj, path, value) {
+  const keys = path.split('.');
+  let cur = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (!isPlainObject(cur[k])) cur[k] = {};
+    cur = cur[k];
+  }
+  cur[keys[keys.length - 1]] = value;
+}
+
+// Dotted paths of a request's leaves; model and hardware objects stay whole.
+export function flatten(obj, prefix = '', out = {}) {
+  for (const [k, v] of Object.entries(obj || {})) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (isPlainObject(v) && p !== 'model' && p !== 'hardware') flatten(v, p, out);
+    else out[p] = v;
+  }
+  return out;
+}
+
+const group = (s) => s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+const finite = (v) => typeof v === 'number' && Number.isFinite(v);
+
+export function fmtNum(v) {
+  if (!finite(v)) return '—';
+  const a = Math.abs(v);
+  if (a >= 1000) return (v < 0 ? '-' : '') + group(String(Math.round(a)));
+  if (a >= 100) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  if (a >= 0.01) return v.toFixed(3);
+  return a === 0 ? '0' : v.toPrecision(2);
+}
+
+export const fmtInt = (v) => (finite(v) ? (v < 0 ? '-' : '') + group(String(Math.round(Math.abs(v)))) : '—');
+export const fmtPct = (v) => (finite(v) ? `${(v * 100).toFixed(v >= 0.1 ? 1 : 2)}%` : '—');
+export const fmtGB = (v) => (finite(v) ? `${Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)} GB` : '—');
+
+/** [text, unit] of a duration given in milliseconds: ms, s, min, h or days. */
+export function fmtMs(ms) {
+  if (!finite(ms)) return ['—', 'ms'];
+  const steps = [[86400e3, 'days'], [3600e3, 'h'], [60e3, 'min'], [1e3, 's']];
+  for (const [f, unit] of steps) if (Math.abs(ms) >= 2 * f || (unit === 's' && Math.abs(ms) >= 1e3)) return [fmtNum(ms / f), unit];
+  return [fmtNum(ms), 'ms'];
+}
+
+export function fmtSI(v, unit = '') {
+  if (!finite(v)) return '—';
+  for (const [f, p] of [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
+    if (Math.abs(v) >= f) return `${(v / f).toPrecision(3)} ${p}${unit}`;
+  }
+  return `${fmtNum(v)} ${unit}`.trim();
+}
+
+// ------------------------------------------------------------------ module calls
+
+/** Calls module entry point `name` and always returns an {ok, result|error} envelope. */
+export function call(M, name, ...args) {
+  try {
+    const out = JSON.parse(M[name](...args));
+    return isPlainObject(out) && typeof out.ok === 'boolean' ? out : { ok: true, result: out };
+  } catch (e) {
+    return { ok: false, error: { code: 'exception', path: '', message: String((e && e.message) || e) } };
+  }
+}
+
+// ------------------------------------------------------------------ links
+// The same shape as the inference link (core/io/src/link.cpp): `v=1&key=value&...`, one dotted
+// request path per key, percent-encoded, model/hardware as a preset id or JSON text. The C++
+// link codec knows inference fields only, so the training and serving views encode here.
+
+const enc = (s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+export function encodeLink(request) {
+  const parts = ['v=1'];
+  for (const [k, v] of Object.entries(flatten(request))) {
+    if (k === 'schema_version' || v === undefined) continue;
+    parts.push(`${enc(k)}=${enc(typeof v === 'string' ? v : JSON.stringify(v))}`);
+  }
+  return parts.join('&');
+}
+
+/** Fragment -> Map(key -> raw text); null when it is not key=value shaped. */
+export function linkParams(fragment) {
+  const out = new Map();
+  for (const pair of String(fragment).replace(/^#/, '').split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    try {
+      out.set(decodeURIComponent(eq < 0 ? pair : pair.slice(0, eq)), eq < 0 ? '' : decodeURIComponent(pair.slice(eq + 1)));
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+/** A link value back to its JSON type: numbers, booleans and objects parse, the rest is text. */
+export function linkValue(text) {
+  if (/^(-?[0-9.eE+-]+|true|false|\{.*\})$/s.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch { /* keep the text: the estimator will say what is wrong with it */ }
+  }
+  return text;
+}
+
+// ------------------------------------------------------------------ charts
+
+/**
+ * A line chart: series [{label, cls, points: [[x, y], ...], dash}], optional vertical markers
+ * [{x, label, cls}]. Axes start at 0; y is clipped at `yMax` when given.
+ */
+export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190 }) {
+  const W = 420;
+  const H = height;
+  const m = { l: 52, r: 22, t: 22, b: 34 };
+  const pts = series.flatMap((s) => s.points).filter(([x, y]) => finite(x) && finite(y));
+  const xMax = niceMax(Math.max(...pts.map((p) => p[0]), ...markers.map((k) => k.x).filter(finite), 1e-9));
+  const yTop = niceMax(Math.min(yMax ?? Infinity, Math.max(...pts.map((p) => p[1]), 1e-9)));
+  const X = (x) => m.l + (x / xMax) * (W - m.l - m.r);
+  const Y = (y) => H - m.b - (Math.min(y, yTop) / yTop) * (H - m.t - m.b);
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'line-chart', 'aria-label': title });
+  root.append(svg('text', { x: m.l, y: 14, class: 'chart-title' }, title));
+  for (let i = 0; i <= 4; i++) {
+    const yv = (yTop * i) / 4;
+    root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(yv), y2: Y(yv), class: 'grid' }));
+    root.append(svg('text', { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, tick(yv)));
+    const xv = (xMax * i) / 4;
+    root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, tick(xv)));
+  }
+  root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 4, class: 'axis-label', 'text-anchor': 'middle' }, xLabel));
+  root.append(svg('text', { x: 12, y: (m.t + H - m.b) / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})` }, yLabel));
+  for (const k of markers) {
+    if (!finite(k.x)) continue;
+    const g = svg('g', { class: `marker ${k.cls || ''}`, 'data-x': k.x });
+    g.append(svg('line', { x1: X(k.x), x2: X(k.x), y1: m.t, y2: H - m.b }));
+    const right = X(k.x) > W - 110; // keep the label inside the plot
+    g.append(svg('text', { x: X(k.x) + (right ? -3 : 3), y: m.t + 9, class: 'marker-label', 'text-anchor': right ? 'end' : 'start' }, k.label));
+    root.append(g);
+  }
+  for (const s of series) {
+    const p = s.points.filter(([x, y]) => finite(x) && finite(y));
+    if (!p.length) continue;
+    const d = p.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
+    root.append(svg('path', { d, class: `series ${s.cls}${s.dash ? ' dashed' : ''}`, 'data-series': s.label }));
+  }
+  const legend = el('ul', { class: 'chart-legend' }, ...series.map((s) => el('li', null,
+    el('span', { class: `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}` }), s.label)));
+  return el('figure', { class: 'chart-box' }, root, legend);
+}
+
+// Axis ticks: three significant digits without trailing zeros, thousands grouped.
+const tick = (v) => (Math.abs(v) >= 1000 ? fmtInt(v) : String(Number(v.toPrecision(3))));
+
+function niceMax(v) {
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const f of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (f * p >= v * 0.999) return f * p;
+  return 10 * p;
+}
+
+// ------------------------------------------------------------------ form pieces
+
+/** A labelled field with its error box `err-<id>` (the error of the request path it owns). */
+export function field(id, label, control, hint) {
+  control.id = id;
+  control.setAttribute('aria-describedby', `err-${id}`);
+  return el('div', { class: 'field' }, el('label', { for: id, text: label }), control,
+    hint ? el('p', { class: 'hint', text: hint }) : null,
+    el('div', { class: 'field-error', id: `err-${id}`, role: 'alert' }));
+}
+
+export const numberInput = (attrs = {}) => el('input', { type: 'number', inputmode: 'decimal', ...attrs });
+
+export function select(options) {
+  return el('select', null, ...options.map((o) => (Array.isArray(o)
+    ? el('option', { value: o[0], text: o[1] }) : el('option', { value: o, text: o }))));
+}

@@ -1,0 +1,111 @@
+// Task tabs (Inference, Training, Serving) and the links of the training and serving views.
+// app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
+// sharing its own request. The other views are built the first time they are shown.
+
+import { $, encodeLink, linkParams, linkValue, setPath } from './ui.js';
+import { TrainingView } from './training.js';
+import { ServingView } from './serving.js';
+
+// Imported up front (no request after load); constructed on first show.
+const VIEWS = { training: TrainingView, serving: ServingView };
+const TABS = ['inference', ...Object.keys(VIEWS)];
+
+const ctx = { M: null, presets: null, active: 'inference', views: {} };
+
+export function init({ M, presets }) {
+  Object.assign(ctx, { M, presets });
+  for (const name of TABS) {
+    const tab = $(`tab-${name}`);
+    tab.disabled = false;
+    tab.addEventListener('click', () => show(name));
+    tab.addEventListener('keydown', (e) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+      if (!step) return;
+      const next = TABS[(TABS.indexOf(name) + step + TABS.length) % TABS.length];
+      show(next);
+      $(`tab-${next}`).focus();
+    });
+  }
+  // Test and console hooks, like window.flopcast for the inference view.
+  window.flopcastViews = Object.freeze({
+    active: () => ctx.active,
+    show,
+    request: (name) => ctx.views[name]?.request ?? null,
+    lastResult: (name) => ctx.views[name]?.result ?? null,
+  });
+}
+
+/** Shows one task's view, building it on first use. */
+export function show(name) {
+  if (!TABS.includes(name)) return null;
+  ctx.active = name;
+  document.body.dataset.task = name;
+  for (const t of TABS) {
+    $(`tab-${t}`).setAttribute('aria-selected', String(t === name));
+    $(`tab-${t}`).tabIndex = t === name ? 0 : -1;
+    $(`view-${t}`).hidden = t !== name;
+  }
+  $('share-url').hidden = true;
+  $('share-status').textContent = '';
+  $('share-button').disabled = false;
+  if (name === 'inference') return null;
+  if (!ctx.views[name]) {
+    ctx.views[name] = new VIEWS[name]($(`view-${name}`), ctx);
+    ctx.views[name].recompute();
+  }
+  return ctx.views[name];
+}
+
+/**
+ * A link (URL fragment) for the training or serving view: shows that view with the link's
+ * request and returns true. Any other link is the inference view's: shows it, returns false.
+ */
+export function routeLink(fragment) {
+  const params = linkParams(fragment);
+  const task = params && params.get('task');
+  if (!task || !VIEWS[task]) {
+    show('inference');
+    return false;
+  }
+  const request = {};
+  const problems = [];
+  for (const [key, text] of params) {
+    if (key === 'v') {
+      if (text !== '1') problems.push(`v: unsupported link version (got "${text}")`);
+      continue;
+    }
+    if (!/^[a-z_]+(\.[a-z_A-Z0-9]+)*$/.test(key)) {
+      problems.push(`${key}: not a request field`);
+      continue;
+    }
+    setPath(request, key, key === 'model' || key === 'hardware' ? (text.startsWith('{') ? linkValue(text) : text) : linkValue(text));
+  }
+  const view = show(task);
+  view.applyRequest(request);
+  if (problems.length) {
+    view.general.push(...problems.map((p) => `From the link: ${p}`));
+    view.recompute();
+  }
+  return true;
+}
+
+/** Shares the active view's request when it is not the inference view; returns whether it did. */
+export function share() {
+  const view = ctx.views[ctx.active];
+  if (ctx.active === 'inference' || !view) return false;
+  const url = `${location.origin}${location.pathname}#${encodeLink(view.request)}`;
+  const out = $('share-url');
+  out.value = url;
+  out.hidden = false;
+  out.focus();
+  out.select();
+  const status = $('share-status');
+  status.className = 'share-status';
+  status.textContent = 'Link ready';
+  if (navigator.clipboard?.writeText) {
+    navigator.clipboard.writeText(url).then(() => { status.textContent = 'Copied to clipboard'; },
+      () => { status.textContent = 'Link ready — copy it from the box'; });
+  }
+  return true;
+}
+
