@@ -665,11 +665,26 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   long long tokens = static_cast<long long>(step.decode_sequences) * step.tokens_per_decode;
   double attention = 0;
   int sampled = step.decode_sequences;
+  // Prefill chunks run as one varlen attention kernel: priced as n chunks of the mean length,
+  // scaled by the FLOP ratio Σ q(q + 1 + 2c) / (n · q̄(q̄ + 1)) (exact for equal, uncached chunks).
+  double chunk_tokens = 0, chunk_flops = 0;
+  int chunks = 0;
   for (int i = 0; i < step.num_prefills; ++i) {
     const PrefillChunk& c = step.prefills[i];
+    if (c.new_tokens <= 0) continue;
+    const double q = c.new_tokens;
     tokens += c.new_tokens;
-    attention += prefill_attention_s(c);
+    chunk_tokens += q;
+    chunk_flops += q * (q + 1 + 2.0 * c.cached_tokens);
+    ++chunks;
     ++sampled;  // a chunk samples a token too (discarded unless it ends the prompt)
+  }
+  if (chunks > 0) {
+    const Impl& m = *impl_;
+    const double q = chunk_tokens / chunks;
+    const OpCost op = attention_prefill_op(m.spec.hardware, m.sh.km, chunks, q, m.sh.hq, m.sh.hkv,
+                                           m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
+    attention += m.sh.layers * op.time.value * chunk_flops / (chunks * q * (q + 1));
   }
   if (step.decode_sequences > 0) {
     attention += decode_attention_s(step.decode_sequences,

@@ -108,16 +108,40 @@ struct Model {
     return t;
   }
 
-  /// Mean step time at a mean of B sequences in the batch (interpolated between integers).
+  /// Steps of a mean batch of B sequences: decoding sequences, and the prefill chunk that a share
+  /// f of the steps holds (chunks of a whole prompt, or of the budget the decodes leave).
+  struct Mix {
+    double decodes = 0, chunk = 0, f = 0;
+  };
+  Mix mix(double B) const {
+    Mix x;
+    x.decodes = B * (D - 1) / D;
+    const double prefill_per_step = B * w.p_new_mean / D;
+    const int k1 = spec.speculative.num_tokens + 1;
+    const double left =
+        std::max(1.0, spec.engine.max_num_batched_tokens -
+                          (spec.policy == SchedulePolicy::decode_first ? x.decodes * k1 : 0.0));
+    x.chunk = std::min(std::max(w.p_new_mean, 1.0), left);
+    x.f = std::min(1.0, prefill_per_step / x.chunk);
+    if (x.f >= 1) x.chunk = std::min(left, prefill_per_step);
+    return x;
+  }
+
+  /// Step time with a fractional number of decoding sequences (interpolated between integers).
+  double step_frac(double decodes, double prefill) {
+    const int d0 = static_cast<int>(std::floor(decodes));
+    const int p0 = static_cast<int>(std::round(prefill));
+    const double base = step_at(d0, p0);
+    return base + (decodes - d0) * (step_at(d0 + 1, p0) - base);
+  }
+
+  /// Mean step time at a mean of B sequences in the batch: decode-only steps and, a share f of
+  /// the time, steps with a prefill chunk (without decodes under prefill-first).
   double tau(double B) {
     B = std::max(B, 1.0);
-    const double decodes = B * (D - 1) / D;
-    const double prefill = B * w.p_new_mean / D;
-    const int d0 = static_cast<int>(std::floor(decodes));
-    const int p0 = static_cast<int>(std::floor(prefill));
-    const double fd = decodes - d0, fp = prefill - p0;
-    const double base = step_at(d0, p0);
-    return base + fd * (step_at(d0 + 1, p0) - base) + fp * (step_at(d0, p0 + 1) - base);
+    const Mix x = mix(B);
+    const double with_decodes = spec.policy == SchedulePolicy::decode_first ? x.decodes : 0.0;
+    return (1 - x.f) * step_frac(x.decodes, 0) + x.f * step_frac(with_decodes, x.chunk);
   }
 
   double rate(double B) { return B / (D * tau(B)); }
@@ -295,11 +319,11 @@ ServingResult estimate_serving(const ServingSpec& spec) {
 
   // TPOT: a request's mean step time over its n − 1 tokens, mixing steps with and without a
   // prefill chunk (binomial share f of steps hold one).
-  const double steps_with_prefill = std::min(1.0, w.lambda * tau * std::max(1.0, s_mean / tau));
-  const int dec_i = static_cast<int>(std::round(std::max(1.0, decodes + 1)));
-  const double tau_d = m.step_at(dec_i, 0);
-  const double tau_m = m.step_at(dec_i, static_cast<int>(std::min(w.p_new_mean, left)));
-  const double f = steps_with_prefill;
+  const Model::Mix mx = m.mix(B + 1);
+  const double f = mx.f;
+  const double tau_d = m.step_frac(mx.decodes, 0);
+  const double tau_m =
+      m.step_frac(spec.policy == SchedulePolicy::decode_first ? mx.decodes : 0.0, mx.chunk);
   const double tpot_mean = tau_seen / m.E;
   std::vector<double> tpot;
   for (double n : w.output) {

@@ -136,8 +136,9 @@ struct StepShape {
 /// sample a token, dense(T) the token-proportional ops (embedding, QKV, O, MLP or MoE experts,
 /// norms and elementwise, TP all-reduces, final norm) and head(b) the LM head with its TP gather.
 /// A pure decode step of b sequences at context c gives exactly estimate_inference's decode step;
-/// a prefill chunk with cached context c attends to c + its own causal triangle (its attention
-/// time is the chunk's causal prefill time scaled by the FLOP ratio (q + 1 + 2c) / (q + 1)).
+/// a prefill chunk of q tokens after c cached ones attends to c + its own causal triangle: the
+/// step's chunks are priced as one varlen attention kernel of n chunks of the mean length, scaled
+/// by the FLOP ratio Σ q(q + 1 + 2c) / (n · q̄(q̄ + 1)).
 /// dense(T) is memoized per token count, so a simulator pays for each distinct T once; the model
 /// is therefore not thread-safe (copy it per thread: copies share nothing mutable).
 class StepTimeModel {

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+// Serving: samplers, the per-step cost API, the analytic queueing model and the discrete-event
+// simulator (hand-simulated cases with a constant step time), and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "flopcast/inference.hpp"
+#include "flopcast/serving.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::near_rel;
+
+// ---- Samplers ----
+
+struct Moments {
+  double mean = 0, var = 0;
+};
+
+template <typename Draw>
+Moments moments(Draw draw, int n) {
+  double s = 0, s2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const double x = draw();
+    s += x;
+    s2 += x * x;
+  }
+  const double mean = s / n;
+  return {mean, s2 / n - mean * mean};
+}
+
+TEST(Sampler, UniformHasMeanHalfAndVarianceOneTwelfth) {
+  Sampler rng(7);
+  const Moments m = moments([&] { return rng.uniform01(); }, 200000);
+  EXPECT_TRUE(near_rel(m.mean, 0.5, 0.01));        // E[U] = 1/2
+  EXPECT_TRUE(near_rel(m.var, 1.0 / 12, 0.02));    // Var[U] = 1/12
+}
+
+TEST(Sampler, ExponentialHasMeanAndVarianceOfItsRate) {
+  Sampler rng(1);
+  const Moments m = moments([&] { return rng.exponential(2.0); }, 200000);
+  EXPECT_TRUE(near_rel(m.mean, 2.0, 0.01));  // E = mean = 2
+  EXPECT_TRUE(near_rel(m.var, 4.0, 0.03));   // Var = mean² = 4
+}
+
+TEST(Sampler, NormalIsStandard) {
+  Sampler rng(3);
+  const Moments m = moments([&] { return rng.normal(); }, 200000);
+  EXPECT_NEAR(m.mean, 0.0, 0.01);
+  EXPECT_TRUE(near_rel(m.var, 1.0, 0.02));
+}
+
+TEST(Sampler, GammaHasMeanShapeTimesScale) {
+  Sampler rng(5);
+  // shape 4, scale 0.5: mean 2, variance 4 · 0.25 = 1.
+  const Moments a = moments([&] { return rng.gamma(4, 0.5); }, 200000);
+  EXPECT_TRUE(near_rel(a.mean, 2.0, 0.01));
+  EXPECT_TRUE(near_rel(a.var, 1.0, 0.03));
+  // shape 0.25 (cv 2, bursty arrivals), scale 4: mean 1, variance 0.25 · 16 = 4.
+  const Moments b = moments([&] { return rng.gamma(0.25, 4); }, 400000);
+  EXPECT_TRUE(near_rel(b.mean, 1.0, 0.02));
+  EXPECT_TRUE(near_rel(b.var, 4.0, 0.06));
+}
+
+TEST(Sampler, LognormalHasTheRequestedMean) {
+  Sampler rng(9);
+  // mean 100, σ 0.5: Var = mean² · (e^{σ²} − 1) = 10⁴ · 0.284025 = 2840.25.
+  const Moments m = moments([&] { return rng.lognormal(100, 0.5); }, 400000);
+  EXPECT_TRUE(near_rel(m.mean, 100, 0.01));
+  EXPECT_TRUE(near_rel(m.var, 2840.25, 0.04));
+}
+
+TEST(Sampler, NormalQuantileMatchesTables) {
+  EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.9), 1.2815515655, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.99), 2.3263478740, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.001), -3.0902323062, 1e-9);
+}
+
+TEST(Sampler, SameSeedSameSequence) {
+  Sampler a(42), b(42);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.gamma(0.7, 1.3), b.gamma(0.7, 1.3));
+}
+
+// ---- Per-step cost API ----
+
+InferenceSpec llama7b_a100() {
+  InferenceSpec s;
+  s.model = io::detail::resolve_model("llama-2-7b", "model");
+  s.hardware = io::detail::resolve_hardware("a100-sxm-80g", "hardware");
+  s.kernel.use_calibration = false;  // Tier-0 physics
+  return s;
+}
+
+TEST(StepTimeModel, DecodeStepEqualsEstimateInference) {
+  // estimate_inference with 2 output tokens prices exactly one decode step of b sequences at
+  // context prompt + 1; the step API with the same shape must give the same time.
+  InferenceSpec s = llama7b_a100();
+  s.prompt_tokens = 500;
+  s.output_tokens = 2;
+  s.batch_size = 24;
+  const InferenceResult r = estimate_inference(s);
+  StepTimeModel m(s);
+  StepShape step;
+  step.decode_sequences = 24;
+  step.decode_context_tokens = 24 * 501.0;
+  EXPECT_TRUE(near_rel(m.step_time_s(step), r.tpot_s, 1e-9));
+}
+
+TEST(StepTimeModel, PrefillStepEqualsEstimateInference) {
+  // 4 prompts of 300 tokens fit one 8192-token chunk: TTFT is one step with 4 sequences.
+  InferenceSpec s = llama7b_a100();
+  s.prompt_tokens = 300;
+  s.output_tokens = 2;
+  s.batch_size = 4;
+  const InferenceResult r = estimate_inference(s);
+  StepTimeModel m(s);
+  const PrefillChunk chunks[4] = {{300, 0}, {300, 0}, {300, 0}, {300, 0}};
+  StepShape step;
+  step.prefills = chunks;
+  step.num_prefills = 4;
+  EXPECT_TRUE(near_rel(m.step_time_s(step), r.ttft_s, 1e-9));
+}
+
+TEST(StepTimeModel, MixedStepIsAdditive) {
+  StepTimeModel m(llama7b_a100());
+  const PrefillChunk chunk{256, 100};
+  StepShape step;
+  step.prefills = &chunk;
+  step.num_prefills = 1;
+  step.decode_sequences = 16;
+  step.decode_context_tokens = 16 * 800.0;
+  // dense(256 + 16 tokens) + head(17 sampled) + chunk attention + decode attention + overhead.
+  const double expected = m.dense_time_s(272) + m.head_time_s(17) + m.prefill_attention_s(chunk) +
+                          m.decode_attention_s(16, 800) + 300e-6;
+  EXPECT_TRUE(near_rel(m.step_time_s(step), expected, 1e-12));
+  // A chunk after 100 cached tokens attends to them: FLOP ratio (256 + 1 + 200) / (256 + 1).
+  EXPECT_TRUE(near_rel(m.prefill_attention_s(chunk),
+                       m.prefill_attention_s({256, 0}) * 457.0 / 257.0, 1e-12));
+}
+
+// ---- Simulator: hand-simulated cases with a constant step time ----
+
+ServingSpec tiny_spec() {
+  ServingSpec s;
+  s.inference = llama7b_a100();
+  s.arrival.kind = ArrivalKind::constant;
+  s.prompt = {LengthKind::fixed, 100, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 3, 1, 1, 0, 0};
+  return s;
+}
+
+const StepCostFn kTenMs = [](const StepShape&) { return 10e-3; };
+
+TEST(ServingSimulation, LoneRequestTakesOneStepPerToken) {
+  // One request: step 1 (prefill, 0-10 ms) emits token 1, steps 2 and 3 emit tokens 2 and 3.
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 1;
+  s.num_requests = 1;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 1);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 10e-3, 1e-12));
+  EXPECT_TRUE(near_rel(r.tpot_s->mean, 10e-3, 1e-12));
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, 30e-3, 1e-12));
+  EXPECT_EQ(r.steps, 3);
+}
+
+TEST(ServingSimulation, SecondRequestWaitsForTheRunningStep) {
+  // r0 arrives at 0, r1 at 1 ms. Step A [0, 10]: prefill r0 (token 1). Step B [10, 20]: decode
+  // r0 (token 2) + prefill r1 (its token 1 at 20: TTFT 19 ms). Step C [20, 30]: r0 token 3
+  // (E2E 30), r1 token 2. Step D [30, 40]: r1 token 3 (E2E 39). Mean TTFT (10 + 19)/2 = 14.5 ms,
+  // mean E2E (30 + 39)/2 = 34.5 ms, queueing (0 + 9)/2 = 4.5 ms.
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 1000;
+  s.num_requests = 2;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 2);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 14.5e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, 34.5e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.queueing_s->mean, 4.5e-3, 1e-9));
+  EXPECT_EQ(r.steps, 4);
+}
+
+TEST(ServingSimulation, ConservesRequestsAndTokens) {
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::poisson;
+  s.arrival.rate_per_s = 20;
+  s.num_requests = 300;
+  s.prompt = {LengthKind::uniform, 0, 50, 400, 0, 0};
+  s.output = {LengthKind::lognormal, 0, 2, 300, 80, 0.8};
+  s.per_request = true;
+  const ServingResult r = simulate_serving(s);
+  ASSERT_EQ(r.completed, 300);
+  double in = 0, out = 0;
+  for (const RequestRecord& q : r.requests) {
+    EXPECT_GE(q.first_token_s, q.scheduled_s);
+    EXPECT_GE(q.scheduled_s, q.arrival_s);
+    EXPECT_GE(q.finish_s, q.first_token_s);
+    in += q.prompt_tokens;
+    out += q.output_tokens;
+  }
+  // Throughput is the tokens of all requests over the span from the first arrival to the last
+  // finish, so tokens/s divided by requests/s is the mean length.
+  EXPECT_TRUE(near_rel(r.output_tokens_per_s / r.requests_per_s, out / 300, 1e-9));
+  EXPECT_TRUE(near_rel(r.input_tokens_per_s / r.requests_per_s, in / 300, 1e-9));
+}
+
+TEST(ServingSimulation, DeterministicBySeed) {
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::gamma;
+  s.arrival.rate_per_s = 15;
+  s.arrival.cv = 2;
+  s.num_requests = 200;
+  s.output = {LengthKind::lognormal, 0, 1, 500, 100, 1.0};
+  const ServingResult a = simulate_serving(s), b = simulate_serving(s);
+  EXPECT_EQ(a.ttft_s->p99, b.ttft_s->p99);
+  EXPECT_EQ(a.e2e_s->mean, b.e2e_s->mean);
+  EXPECT_EQ(a.steps, b.steps);
+  s.seed = 2;
+  const ServingResult c = simulate_serving(s);
+  EXPECT_NE(a.e2e_s->mean, c.e2e_s->mean);
+}
+
+TEST(ServingSimulation, PreemptsWhenBlocksRunOutAndStillFinishes) {
+  // A small KV pool (gpu_memory_utilization 0.22 of 80 GB leaves ~2.5 GB after 13.5 GB of
+  // weights, 1 GB reserve and activations: ~4,700 tokens) under long outputs forces recompute.
+  ServingSpec s = tiny_spec();
+  s.engine.gpu_memory_utilization = 0.22;
+  s.arrival.rate_per_s = 50;
+  s.num_requests = 100;
+  s.prompt = {LengthKind::fixed, 200, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 600, 1, 1, 0, 0};
+  const ServingResult r = simulate_serving(s);
+  EXPECT_EQ(r.completed, 100);
+  ASSERT_TRUE(r.preemptions.has_value());
+  EXPECT_GT(*r.preemptions, 0);
+  EXPECT_LE(r.kv_peak_use, 1.0);
+}
+
+TEST(ServingSimulation, TimelineIsBounded) {
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 5;
+  s.num_requests = 2000;
+  s.timeline_points = 64;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  EXPECT_LE(r.timeline.size(), 64u);
+  EXPECT_GE(r.timeline.size(), 16u);
+}
+
+TEST(ServingSimulation, AdvancesInSlices) {
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 10;
+  s.num_requests = 50;
+  ServingSimulation sim(s, kTenMs);
+  int slices = 0;
+  while (!sim.advance(20)) {
+    ++slices;
+    EXPECT_LE(sim.progress(), 1.0);
+  }
+  EXPECT_GT(slices, 3);
+  EXPECT_EQ(sim.progress(), 1.0);
+  EXPECT_EQ(sim.result().e2e_s->mean, simulate_serving(s, kTenMs).e2e_s->mean);
+}
+
+// ---- Analytic model ----
+
+TEST(ServingAnalytic, LittlesLawHoldsAtTheFixedPoint) {
+  // B = λ · D · τ with D = 1 + (n − 1) steps a request spends in the batch (n = 128).
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::poisson;
+  s.arrival.rate_per_s = 4;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult r = estimate_serving(s);
+  ASSERT_FALSE(r.saturated);
+  EXPECT_TRUE(near_rel(r.mean_batch_size, 4 * 128 * r.mean_step_time_s, 1e-6));
+  EXPECT_GT(r.utilization, 0);
+  EXPECT_LT(r.utilization, 1);
+  // E2E mean = TTFT mean + (n − 1) · TPOT mean, the decode time being deterministic here.
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, r.ttft_s->mean + 127 * r.tpot_s->mean, 1e-6));
+}
+
+TEST(ServingAnalytic, OverloadIsStatedWithoutLatencies) {
+  ServingSpec s = tiny_spec();
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  s.arrival.rate_per_s = 1;
+  const double saturation = estimate_serving(s).saturation_rate_per_s;
+  s.arrival.rate_per_s = saturation * 1.01;
+  const ServingResult r = estimate_serving(s);
+  EXPECT_TRUE(r.saturated);
+  EXPECT_FALSE(r.ttft_s.has_value());
+  EXPECT_TRUE(near_rel(r.requests_per_s, saturation, 1e-9));
+  s.arrival.rate_per_s = saturation * 0.99;
+  EXPECT_FALSE(estimate_serving(s).saturated);
+}
+
+TEST(ServingAnalytic, AgreesWithTheSimulatorAtModerateLoad) {
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::poisson;
+  s.arrival.rate_per_s = 5;
+  s.num_requests = 2000;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult a = estimate_serving(s), d = simulate_serving(s);
+  EXPECT_TRUE(near_rel(a.tpot_s->mean, d.tpot_s->mean, 0.10));
+  EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.10));
+  EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
+}
+
+// ---- JSON: bad input ----
+
+json serving_request() {
+  return json{{"task", "serving"},
+              {"model", "llama-2-7b"},
+              {"hardware", "a100-sxm-80g"},
+              {"workload",
+               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 2}}},
+                {"prompt_tokens", 512},
+                {"output_tokens", 128},
+                {"num_requests", 200}}}};
+}
+
+TEST(ServingJson, RunsBothModesAndEchoesTheResolvedRequest) {
+  json req = serving_request();
+  const json a = io::run(req);
+  EXPECT_EQ(a["mode"], "analytic");
+  EXPECT_EQ(a["request"]["engine"]["name"], "vllm");
+  EXPECT_TRUE(a["preemptions"].is_null());
+  req["mode"] = "simulate";
+  const json d = io::run(req);
+  EXPECT_EQ(d["simulation"]["completed"], 200);
+  for (const char* k : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(d["ttft_ms"][k].is_number());
+  EXPECT_TRUE(d["throughput"]["output_tokens_per_s"].is_number());
+  EXPECT_EQ(io::run(d["request"])["ttft_ms"], d["ttft_ms"]);  // the echo reruns identically
+}
+
+TEST(ServingJson, BadInputNamesTheField) {
+  json r = serving_request();
+  r["workload"]["arival"] = 1;
+  EXPECT_EQ(test::failure_of(r).path, "workload.arival");
+  r = serving_request();
+  r["workload"]["arrival"]["rate_per_s"] = -1;
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.rate_per_s");
+  r = serving_request();
+  r["workload"]["num_requests"] = 300000;
+  EXPECT_EQ(test::failure_of(r).path, "workload.num_requests");
+  r = serving_request();
+  r["workload"]["arrival"] = {{"kind", "trace"}, {"requests", {{0.0, 10, 5}, {0.5, 10}}}};
+  r["workload"].erase("prompt_tokens");
+  r["workload"].erase("output_tokens");
+  r["workload"].erase("num_requests");
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.requests[1]");
+  r = serving_request();
+  r["workload"]["output_tokens"] = {{"kind", "lognormal"}, {"mean", 100}};
+  EXPECT_EQ(test::failure_of(r).path, "workload.output_tokens.sigma");
+  r = serving_request();
+  r["output"] = {{"per_request", true}};
+  EXPECT_EQ(test::failure_of(r).path, "output.per_request");
+  r = serving_request();
+  r["engine"] = {{"name", "vlm"}};
+  EXPECT_EQ(test::failure_of(r).path, "engine.name");
+  r = serving_request();
+  r["features"] = {{"moe", {{"imbalance_factor", 1.2}}}};
+  EXPECT_EQ(test::failure_of(r).code, "not_modelled");
+  r = serving_request();
+  r["mode"] = "simulate";
+  r["workload"]["arrival"] = {{"kind", "trace"}, {"requests", {{1.0, 10, 5}, {0.5, 10, 5}}}};
+  r["workload"].erase("prompt_tokens");
+  r["workload"].erase("output_tokens");
+  r["workload"].erase("num_requests");
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.requests[1].arrival_s");
+}
+
+}  // namespace
+}  // namespace flopcast
