@@ -182,6 +182,21 @@ test('training view: a bad field shows its error beside that field', async () =>
   await page.fill('#tr-global_batch_size', '128');
   assert.equal(await viewStatus(page, 'training'), 'ready');
   await checkTraining(page, 'fixed');
+
+  // A custom GPU starts from the preset; its errors show beside the custom box.
+  await page.selectOption('#tr-hardware', '__custom__');
+  assert.equal(await page.isVisible('#tr-hardware-custom'), true);
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  const hw = JSON.parse(await page.inputValue('#tr-hardware-custom'));
+  await page.fill('#tr-hardware-custom', JSON.stringify({ ...hw, hbm_bandwidth_GBps: -1 }));
+  assert.match(await fieldError(page, 'tr-hardware-custom'), /^hardware\.hbm_bandwidth_GBps/);
+  assert.equal(await fieldError(page, 'tr-hardware'), '');
+  await page.fill('#tr-hardware-custom', '{ "name": ');
+  assert.match(await fieldError(page, 'tr-hardware-custom'), /JSON/);
+  await page.fill('#tr-hardware-custom', JSON.stringify(hw));
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  assert.equal(typeof (await viewRequest(page, 'training')).hardware, 'object');
+  await checkTraining(page, 'custom GPU');
   await p.done();
 });
 
@@ -322,7 +337,12 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   assert.equal(await page.isVisible('#sv-progress'), true);
   assert.equal(await page.isVisible('#sv-cancel'), true);
   await page.waitForFunction(() => document.getElementById('sv-elapsed').textContent !== '0.0 s');
+  const workers = page.workers();
+  assert.equal(workers.length, 1, 'one simulation worker');
+  const closed = new Promise((resolve) => workers[0].once('close', resolve));
   await page.click('#sv-cancel');
+  // Cancel ends the worker itself, not just the progress display.
+  await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('the worker was not terminated')), 5000))]);
   assert.equal(await page.getAttribute('#sv-sim', 'data-state'), 'cancelled');
   assert.equal(await page.isVisible('#sv-progress'), false);
   assert.equal(await page.textContent('#sv-sim-status'), 'Cancelled.');
