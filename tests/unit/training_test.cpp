@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+// Training estimator: FLOPs per token, activation formulas, memory per ZeRO stage, pipeline
+// bubble, micro-batch search and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "flopcast/training.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::Failure;
+using test::failure_of;
+using test::near_rel;
+
+ModelSpec llama7b() { return io::detail::resolve_model(json("llama-2-7b"), "model"); }
+
+/// GPT-style model as in Korthikanti et al.: MHA, plain 4h FFN.
+ModelSpec gpt(int layers, int h, int heads, int vocab) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.num_layers = layers;
+  m.hidden_size = h;
+  m.num_heads = heads;
+  m.num_kv_heads = heads;
+  m.head_dim = h / heads;
+  m.intermediate_size = 4 * h;
+  m.ffn = FfnKind::plain;
+  m.vocab_size = vocab;
+  m.max_context_tokens = 4096;
+  m.norm = NormKind::layernorm;
+  return m;
+}
+
+json request() {
+  return json{{"task", "training"},
+              {"model", "llama-2-7b"},
+              {"hardware", "h100-sxm"},
+              {"num_gpus", 8},
+              {"max_tier", 0},
+              {"parallelism", {{"zero", 0}}},
+              {"workload",
+               {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 1}}}};
+}
+
+TEST(TrainingFlops, MegatronFormulaForGpt) {
+  // Narayanan et al. (2021): 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) per batch, i.e. per token
+  // 72·l·h² + 12·l·h·s + 6·V·h. l=24, h=2048, s=4096, V=131072:
+  // 72·24·2048² = 7.2478e9; 12·24·2048·4096 = 2.4159e9; 6·131072·2048 = 1.6106e9 → 1.12743e10.
+  EXPECT_TRUE(near_rel(model_flops_per_token(gpt(24, 2048, 16, 131072), 4096), 1.12743e10, 1e-5));
+}
+
+TEST(TrainingFlops, Llama7bGatedGqaFree) {
+  // N_matmul = 32 · (4 · 4096² + 3 · 4096 · 11008) + 32000 · 4096 = 6.476005e9 + 0.131072e9 =
+  // 6.607077e9 (embedding lookup and norms excluded): 6N = 3.964246e10; attention 12 · 32 · 4096
+  // · 2048 = 3.221225e9 → 4.286369e10 at s = 2048.
+  EXPECT_TRUE(near_rel(model_flops_per_token(llama7b(), 2048), 4.286369e10, 1e-6));
+}
+
+TEST(TrainingActivations, KorthikantiWithoutDropout) {
+  // MHA, FFN 4h, no FlashAttention, no dropout: s·b·h·(32 + 4·a·s/h) (Korthikanti's 34 + 5as/h
+  // less the two hidden and the attention dropout masks). h=4096, a=32, s=2048, b=1:
+  // 2048·4096·(32 + 4·32·2048/4096) = 8,388,608 · 96 = 805.31 MB.
+  const ModelSpec m = gpt(1, 4096, 32, 50000);
+  EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::none, false),
+                       805.306368e6, 1e-9));
+  // Selective recomputation drops the s² term: 2048·4096·32 = 268.44 MB.
+  EXPECT_TRUE(near_rel(
+      activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::selective, false),
+      268.435456e6, 1e-9));
+  // TP=8 without SP: sbh·(8 + 24/8) + s²-term/8 = 8,388,608 · 11 + 4·32·2048²/8 = 159.38 MB.
+  EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 8, false, Recompute::none, false),
+                       8388608.0 * 11 + 4.0 * 32 * 2048 * 2048 / 8, 1e-9));
+  // With SP everything is /8: 805.31 / 8 = 100.66 MB.
+  EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 8, true, Recompute::none, false),
+                       805.306368e6 / 8, 1e-9));
+  // Full recomputation: the layer input only, 2·s·b·h = 16.78 MB (/8 under SP).
+  EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 8, true, Recompute::full, true),
+                       2.0 * 2048 * 4096 / 8, 1e-9));
+  // FlashAttention keeps only the fp32 log-sum-exp: 268.44 MB + 4·32·2048 B.
+  EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::none, true),
+                       268.435456e6 + 4.0 * 32 * 2048, 1e-9));
+}
+
+double gb_of(const json& r, const char* key) { return r["memory_per_gpu"][key].get<double>(); }
+
+TEST(TrainingMemory, ZeroStagesShardStates) {
+  // Llama-2-7B (6.73842e9 params) over 8 data ranks: ZeRO-0 keeps 2 + 2 + 12 B per param;
+  // ZeRO-1 divides the 12 B of AdamW by 8; ZeRO-2 also the gradients; ZeRO-3 also the weights.
+  const double p = 6.73842e9;
+  json req = request();
+  for (int stage = 0; stage <= 3; ++stage) {
+    req["parallelism"]["zero"] = stage;
+    const json r = io::run(req);
+    EXPECT_TRUE(near_rel(gb_of(r, "weights_GB"), 2 * p / (stage >= 3 ? 8 : 1) / 1e9, 1e-5));
+    EXPECT_TRUE(near_rel(gb_of(r, "gradients_GB"), 2 * p / (stage >= 2 ? 8 : 1) / 1e9, 1e-5));
+    EXPECT_TRUE(near_rel(gb_of(r, "optimizer_GB"), 12 * p / (stage >= 1 ? 8 : 1) / 1e9, 1e-5));
+  }
+}
+
+TEST(TrainingMemory, OptimizersAndFsdp) {
+  const double p = 6.73842e9;
+  json req = request();
+  req["optimizer"] = "sgd";  // fp32 master + momentum: 8 B
+  EXPECT_TRUE(near_rel(gb_of(io::run(req), "optimizer_GB"), 8 * p / 1e9, 1e-5));
+  req["optimizer"] = "adam_8bit";  // fp32 master + two 1-byte moments: 6 B
+  EXPECT_TRUE(near_rel(gb_of(io::run(req), "optimizer_GB"), 6 * p / 1e9, 1e-5));
+  req["optimizer"] = "adamw";
+  req["parallelism"] = {{"fsdp", "shard_grad_op"}};  // = ZeRO-2
+  const json r = io::run(req);
+  EXPECT_TRUE(near_rel(gb_of(r, "weights_GB"), 2 * p / 1e9, 1e-5));
+  EXPECT_TRUE(near_rel(gb_of(r, "gradients_GB"), 2 * p / 8 / 1e9, 1e-5));
+  // Hybrid shard on 16 GPUs of 8 per node: sharded over the 8 ranks of a node only.
+  req["num_gpus"] = 16;
+  req["parallelism"] = {{"fsdp", "hybrid_shard"}};
+  EXPECT_TRUE(near_rel(gb_of(io::run(req), "weights_GB"), 2 * p / 8 / 1e9, 1e-5));
+}
+
+TEST(TrainingMemory, TotalIsTheSumAndFitsIsAResult) {
+  const json r = io::run(request());
+  const json& m = r["memory_per_gpu"];
+  const double sum = gb_of(r, "weights_GB") + gb_of(r, "gradients_GB") + gb_of(r, "optimizer_GB") +
+                     gb_of(r, "activations_GB") + gb_of(r, "temporary_GB") + gb_of(r, "reserve_GB");
+  EXPECT_TRUE(near_rel(m["total_GB"], sum, 1e-5));
+  // 16 B · 6.738e9 = 107.8 GB > 80 GB without sharding: a result, not an error.
+  EXPECT_FALSE(m["fits"]);
+}
+
+/// Sum of a breakdown's time_ms over the transformer layers' ops of phase forward and backward.
+double layer_compute_ms(const json& r) {
+  double t = 0;
+  for (const json& b : r["breakdown"]) {
+    const std::string op = b["op"];
+    if ((b["phase"] == "forward" || b["phase"] == "backward") && op != "lm_head" &&
+        op != "embedding") {
+      t += b["time_ms"].get<double>();
+    }
+  }
+  return t;
+}
+
+double bubble_ms(const json& r) {
+  for (const json& b : r["breakdown"]) {
+    if (b["phase"] == "pipeline") return b["time_ms"];
+  }
+  return 0;
+}
+
+TEST(TrainingPipeline, BubbleOf1F1BAndInterleaving) {
+  // pp=4, 16 micro-batches of 1: the bubble is (p − 1) = 3 micro-batch slots of a stage, i.e.
+  // 3/16 of the stage's layer compute over the step; interleaved with v=2: (p − 1)/v = 1.5 slots.
+  json req = request();
+  req["parallelism"] = {{"pp", 4}, {"dp", 2}};
+  req["workload"]["global_batch_size"] = 32;
+  const json r = io::run(req);
+  EXPECT_EQ(r["num_micro_batches"], 16);
+  EXPECT_TRUE(near_rel(bubble_ms(r), 3.0 / 16 * layer_compute_ms(r), 1e-4));
+  EXPECT_LT(r["bubble_fraction"].get<double>(), 3.0 / 19);  // (p − 1)/(m + p − 1) of compute only
+  req["parallelism"]["vpp"] = 2;
+  const json v2 = io::run(req);
+  EXPECT_TRUE(near_rel(bubble_ms(v2), 1.5 / 16 * layer_compute_ms(v2), 1e-4));
+}
+
+TEST(TrainingSearch, LargestFastestMicroBatch) {
+  // ZeRO-3 over 8 GPUs: 16 B · 6.738e9 / 8 = 13.5 GB of states, 2 GB reserve; a sequence of
+  // 4096 keeps 32 · 4096 · 131,712 B = 17.3 GB of activations. b = 2: 34.5 GB (+ 3.8 GB of
+  // gathered layers and logits) fits; b = 4: 69 GB does not. Of {1, 2} the larger is faster.
+  json req = request();
+  req["parallelism"] = {{"zero", 3}};
+  req["workload"].erase("micro_batch_size");
+  const json r = io::run(req);
+  EXPECT_TRUE(r["micro_batch_searched"]);
+  EXPECT_EQ(r["max_micro_batch_size"], 2);
+  EXPECT_EQ(r["micro_batch_size"], 2);
+  req["workload"]["recompute"] = "full";  // 2·4096·4096 B · 32 = 1.07 GB per sequence
+  const json full = io::run(req);
+  EXPECT_EQ(full["max_micro_batch_size"], 8);
+  EXPECT_TRUE(full["memory_per_gpu"]["fits"]);
+}
+
+TEST(TrainingMfu, MfuAndHfuDefinitions) {
+  // MFU = model FLOPs per token · tokens/s/GPU / peak; full recompute adds the forward of the
+  // layers (1/3 of the layers' FLOPs) to HFU only.
+  json req = request();
+  req["parallelism"] = {{"zero", 3}};
+  req["workload"]["recompute"] = "full";
+  const json r = io::run(req);
+  const double mfu = r["model_flops_per_token"].get<double>() *
+                     r["tokens_per_s_per_gpu"].get<double>() / 989.4e12;
+  EXPECT_TRUE(near_rel(r["mfu"], mfu, 1e-5));
+  // Layers' forward: 2 · 6.476005e9 + 4 · 32 · 4096 · 4096 = 1.50995e10.
+  EXPECT_TRUE(near_rel(r["hardware_flops_per_token"].get<double>() -
+                           r["model_flops_per_token"].get<double>(),
+                       2 * 6.476005e9 + 4.0 * 32 * 4096 * 4096, 1e-4));
+}
+
+TEST(TrainingErrors, ConsistencyAndUnknownKeys) {
+  json req = request();
+  req["parallelism"] = {{"tp", 2}, {"dp", 2}};
+  Failure f = failure_of(req);
+  EXPECT_EQ(f.path, "num_gpus");
+  EXPECT_EQ(f.message, "num_gpus: must equal parallelism tp·pp·dp·cp (2·1·2·1 = 4) (got 8)");
+
+  req = request();
+  req["workload"]["micro_batch_sise"] = 2;
+  f = failure_of(req);
+  EXPECT_EQ(f.path, "workload.micro_batch_sise");
+  EXPECT_NE(f.message.find("did you mean \"micro_batch_size\""), std::string::npos);
+
+  req = request();
+  req["parallelism"] = {{"zero", 1}, {"fsdp", "full_shard"}};
+  EXPECT_EQ(failure_of(req).path, "parallelism.fsdp");
+
+  req = request();
+  req["workload"]["micro_batch_size"] = 3;  // 64 / 8 = 8 per rank
+  f = failure_of(req);
+  EXPECT_EQ(f.path, "workload.micro_batch_size");
+  EXPECT_EQ(f.message,
+            "workload.micro_batch_size: must divide global_batch_size / dp (64 / 8 = 8) (got 3)");
+
+  req = request();
+  req["parallelism"] = {{"tp", 3}, {"dp", 1}};
+  req["num_gpus"] = 3;
+  EXPECT_EQ(failure_of(req).path, "parallelism.tp");
+
+  req = request();
+  req["parallelism"] = {{"ep", 2}};
+  EXPECT_EQ(failure_of(req).message, "parallelism.ep: must be 1 for a dense model (got 2)");
+
+  req = request();
+  req["precision"] = {{"compute", "fp8"}};
+  req["hardware"] = "a100-sxm-80g";
+  EXPECT_EQ(failure_of(req).path, "precision.compute");
+
+  req = request();
+  req["framework"] = {{"profile", "megatrn"}};
+  EXPECT_NE(failure_of(req).message.find("did you mean \"megatron\""), std::string::npos);
+
+  req = request();
+  req["workload"]["seq_len"] = 0;
+  EXPECT_EQ(failure_of(req).path, "workload.seq_len");
+}
+
+TEST(TrainingResult, EchoesResolvedRequestAndStaysFinite) {
+  json req = request();
+  req["workload"]["total_tokens"] = 1e9;
+  const json r = io::run(req);
+  EXPECT_EQ(r["request"]["parallelism"]["dp"], 8);
+  EXPECT_EQ(r["request"]["framework"]["profile"], "generic");
+  EXPECT_EQ(r["request"]["precision"]["compute"], "bf16");
+  for (const char* k : {"step_time_s", "tokens_per_s", "mfu", "hfu", "total_time_s", "gpu_hours"}) {
+    EXPECT_TRUE(std::isfinite(r[k].get<double>())) << k;
+    EXPECT_GT(r[k].get<double>(), 0) << k;
+  }
+  EXPECT_TRUE(r["cost_usd"].is_null());
+}
+
+}  // namespace
+}  // namespace flopcast
