@@ -366,6 +366,25 @@ struct ServingSimulation::State {
     }
   }
 
+  bool lora_fits(const Instance& in, const Req& r) const {
+    return r.lora < 0 || in.lora_running[static_cast<std::size_t>(r.lora)] > 0 ||
+           in.lora_distinct < spec.lora.max_loras_per_batch;
+  }
+
+  /// Moves the first waiting request (within 64) whose adapter fits to the front.
+  bool promote_lora_fit(Instance& in) {
+    const std::size_t n = std::min<std::size_t>(in.waiting.size(), 64);
+    for (std::size_t k = 1; k < n; ++k) {
+      if (lora_fits(in, reqs[static_cast<std::size_t>(in.waiting[k])])) {
+        const int id = in.waiting[k];
+        in.waiting.erase(in.waiting.begin() + static_cast<std::ptrdiff_t>(k));
+        in.waiting.push_front(id);
+        return true;
+      }
+    }
+    return false;
+  }
+
   void plan_admissions(Instance& in, int& left) {
     const bool chunked = spec.engine.chunked_prefill;
     while (!in.waiting.empty() && static_cast<int>(in.running.size()) < max_seqs && left > 0) {
@@ -381,9 +400,11 @@ struct ServingSimulation::State {
       } else if (remaining > left && !(in.plan.empty() && left == budget)) {
         break;  // a whole prompt must fit; one longer than the budget runs alone
       }
-      if (r.lora >= 0 && in.lora_running[static_cast<std::size_t>(r.lora)] == 0 &&
-          in.lora_distinct >= spec.lora.max_loras_per_batch) {
-        break;
+      if (!lora_fits(in, r)) {
+        // As vLLM: a request whose adapter would exceed max_loras_per_batch waits, and the next
+        // request whose adapter fits goes first (a bounded look-ahead keeps steps cheap).
+        if (!promote_lora_fit(in)) break;
+        continue;
       }
       if (!reserve(in, id, r.computed + tokens, false)) break;
       in.waiting.pop_front();
