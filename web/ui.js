@@ -76,6 +76,15 @@ export function fmtMs(ms) {
   return [fmtNum(ms), 'ms'];
 }
 
+/** Bytes in binary units (collective message sizes are powers of two). */
+export function fmtBytes(b) {
+  if (!finite(b)) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (Math.abs(b) >= 1024 && i < units.length - 1) { b /= 1024; i += 1; }
+  return `${Number(b.toPrecision(3))} ${units[i]}`;
+}
+
 export function fmtSI(v, unit = '') {
   if (!finite(v)) return '—';
   for (const [f, p] of [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
@@ -141,25 +150,25 @@ export function linkValue(text) {
 
 /**
  * A line chart: series [{label, cls, points: [[x, y], ...], dash}], optional vertical markers
- * [{x, label, cls}]. Axes start at 0; y is clipped at `yMax` when given.
+ * [{x, label, cls}]. y starts at 0 and is clipped at `yMax` when given; x starts at `xMin`.
  */
-export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190 }) {
+export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190, xMin = 0, xTop, xFmt = tick, yFmt = tick }) {
   const W = 420;
   const H = height;
   const m = { l: 52, r: 22, t: 22, b: 34 };
   const pts = series.flatMap((s) => s.points).filter(([x, y]) => finite(x) && finite(y));
-  const xMax = niceMax(Math.max(...pts.map((p) => p[0]), ...markers.map((k) => k.x).filter(finite), 1e-9));
+  const xMax = xTop ?? niceMax(Math.max(...pts.map((p) => p[0]), ...markers.map((k) => k.x).filter(finite), 1e-9));
   const yTop = niceMax(Math.min(yMax ?? Infinity, Math.max(...pts.map((p) => p[1]), 1e-9)));
-  const X = (x) => m.l + (x / xMax) * (W - m.l - m.r);
+  const X = (x) => m.l + ((x - xMin) / (xMax - xMin)) * (W - m.l - m.r);
   const Y = (y) => H - m.b - (Math.min(y, yTop) / yTop) * (H - m.t - m.b);
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'line-chart', 'aria-label': title });
   root.append(svg('text', { x: m.l, y: 14, class: 'chart-title' }, title));
   for (let i = 0; i <= 4; i++) {
     const yv = (yTop * i) / 4;
     root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(yv), y2: Y(yv), class: 'grid' }));
-    root.append(svg('text', { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, tick(yv)));
-    const xv = (xMax * i) / 4;
-    root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, tick(xv)));
+    root.append(svg('text', { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, yFmt(yv)));
+    const xv = xMin + ((xMax - xMin) * i) / 4;
+    root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
   }
   root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 4, class: 'axis-label', 'text-anchor': 'middle' }, xLabel));
   root.append(svg('text', { x: 12, y: (m.t + H - m.b) / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})` }, yLabel));

@@ -1,13 +1,14 @@
-// Task tabs (Inference, Training, Serving) and the links of the training and serving views.
+// Task tabs (Inference, Training, Serving, Collective) and the links of the training and serving views.
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
 import { $, encodeLink, linkParams, linkValue, setPath } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
+import { CollectiveView } from './collective.js';
 
 // Imported up front (no request after load); constructed on first show.
-const VIEWS = { training: TrainingView, serving: ServingView };
+const VIEWS = { training: TrainingView, serving: ServingView, collective: CollectiveView };
 const TABS = ['inference', ...Object.keys(VIEWS)];
 
 const ctx = { M: null, presets: null, active: 'inference', views: {} };

@@ -405,3 +405,30 @@ test('switching tabs makes no request and keeps each view', async () => {
   assert.deepEqual(requests.slice(loaded), [], 'no request after load');
   await p.done();
 });
+
+test('collective view: time and bus bandwidth equal the module, size sweep drawn, link round-trips', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'collective');
+  await page.fill('#co-ranks', '16');
+  await page.selectOption('#co-op', 'all_gather');
+  const req = await viewRequest(page, 'collective');
+  assert.deepEqual(req.collective, { op: 'all_gather', bytes: 67108864, ranks: 16, algorithm: 'automatic' });
+  const env = await estimate(page, req);
+  assert.equal(env.ok, true);
+  assert.equal(await value(page, 'co-time'), env.result.time_us);
+  assert.equal(await value(page, 'co-busbw'), env.result.bus_bandwidth_GBps);
+  const paths = await page.evaluate(() => [...document.querySelectorAll('#co-charts path.series')].map((s) => (s.getAttribute('d').match(/L/g) || []).length));
+  assert.deepEqual(paths, [24, 24], 'one point per size from 256 B to 4 GiB');
+  await shot(page, 'collective');
+  await page.fill('#co-ranks', '0');
+  assert.match(await fieldError(page, 'co-ranks'), /collective\.ranks/);
+  await page.fill('#co-ranks', '16');
+  const link = await shareLink(page);
+  assert.match(link.hash, /[#&]task=collective(&|$)/);
+  const q = await openPage(link.hash.slice(1));
+  await q.page.waitForFunction(() => document.getElementById('view-collective').dataset.status === 'ready');
+  assert.deepEqual(await viewRequest(q.page, 'collective'), req);
+  await q.done();
+  await p.done();
+});
