@@ -293,7 +293,9 @@ export class ServingView {
     this.setSimRunning(false, `Simulated ${fmtInt(s.completed)} of ${fmtInt(s.num_requests)} requests (${fmtNum(s.simulated_s)} s of traffic, `
       + `${fmtInt(s.steps)} steps) in ${(ms / 1000).toFixed(2)} s.`);
     $(`${P}-sim`).dataset.state = 'done';
-    $(`${P}-sim`).classList.remove('outdated');
+    // Inputs edited during the run: the result is for the setup the run started with.
+    const current = JSON.stringify({ ...this.request, mode: 'simulate' }) === JSON.stringify(this.sim.request);
+    $(`${P}-sim`).classList.toggle('outdated', !current);
     this.renderSim(res);
   }
 

@@ -136,9 +136,9 @@ export function linkParams(fragment) {
   return out;
 }
 
-/** A link value back to its JSON type: numbers, booleans and objects parse, the rest is text. */
+/** A link value back to its JSON type: numbers, booleans, objects and arrays parse, the rest is text. */
 export function linkValue(text) {
-  if (/^(-?[0-9.eE+-]+|true|false|\{.*\})$/s.test(text)) {
+  if (/^(-?[0-9.eE+-]+|true|false|\{.*\}|\[.*\])$/s.test(text)) {
     try {
       return JSON.parse(text);
     } catch { /* keep the text: the estimator will say what is wrong with it */ }

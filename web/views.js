@@ -39,6 +39,12 @@ export function init({ M, presets }) {
 /** Shows one task's view, building it on first use. */
 export function show(name) {
   if (!TABS.includes(name)) return null;
+  // The inference view disables Share while its inputs are invalid; the other views never do.
+  const share = $('share-button');
+  if (name !== ctx.active) {
+    if (ctx.active === 'inference') ctx.inferenceShareDisabled = share.disabled;
+    share.disabled = name === 'inference' ? Boolean(ctx.inferenceShareDisabled) : false;
+  }
   ctx.active = name;
   document.body.dataset.task = name;
   for (const t of TABS) {
@@ -48,7 +54,6 @@ export function show(name) {
   }
   $('share-url').hidden = true;
   $('share-status').textContent = '';
-  $('share-button').disabled = false;
   if (name === 'inference') return null;
   if (!ctx.views[name]) {
     ctx.views[name] = new VIEWS[name]($(`view-${name}`), ctx);

@@ -432,3 +432,18 @@ test('collective view: time and bus bandwidth equal the module, size sweep drawn
   await q.done();
   await p.done();
 });
+
+test('Share follows the active view: disabled for invalid inference inputs only', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await page.fill('#batch_size', '');
+  assert.equal(await page.isDisabled('#share-button'), true);
+  await openTab(page, 'training');
+  assert.equal(await page.isDisabled('#share-button'), false);
+  await page.click('#tab-inference');
+  assert.equal(await page.isDisabled('#share-button'), true);
+  await page.fill('#batch_size', '2');
+  assert.equal(await page.isDisabled('#share-button'), false);
+  await p.done();
+});
