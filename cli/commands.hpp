@@ -122,6 +122,23 @@ struct CollectiveOptions {
 void setup_collective(CLI::App& app, CollectiveOptions& o);
 int run_collective(const CollectiveOptions& o);
 
+struct TrainOptions {
+  std::string request_file, model_file, hardware_file;
+  std::string model = "llama-2-7b";
+  std::string hardware = "h100-sxm";
+  int num_gpus = 8;
+  std::optional<int> gpus_per_node, tp, pp, dp, cp, ep, vpp, zero, micro_batch_size, lora_rank;
+  std::optional<int> max_tier;
+  bool sp = false;
+  std::string fsdp, recompute, precision, optimizer, lora, framework;
+  int seq_len = 4096;
+  int global_batch_size = 256;
+  std::optional<double> total_tokens, cost_per_gpu_hour_usd;
+  std::string format = "table";
+};
+void setup_train(CLI::App& app, TrainOptions& o);
+int run_train(const TrainOptions& o);
+
 /// One CSV cell: strings as they are, other values as JSON; quoted when they hold , " or newline.
 std::string csv_field(const json& v);
 

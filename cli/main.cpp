@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   setup_serve(app, serve);
   CollectiveOptions collective;
   setup_collective(app, collective);
+  TrainOptions train;
+  setup_train(app, train);
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << flopcast::io::version() << "\n";
   });
@@ -41,5 +43,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("fit")) return run_fit(fit);
   if (app.got_subcommand("serve")) return run_serve(serve);
   if (app.got_subcommand("collective")) return run_collective(collective);
+  if (app.got_subcommand("train")) return run_train(train);
   return kOk;
 }

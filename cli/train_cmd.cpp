@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// `flopcast train`: step time, throughput, MFU, total time and memory per GPU of a training run.
+// Builds a `task: "training"` request from the flags (or takes --request) and runs it through
+// io::run like every front end; defaults are left to the core.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "flopcast/io/api.hpp"
+
+namespace flopcast::cli {
+namespace {
+
+json build_train_request(const TrainOptions& o) {
+  if (!o.request_file.empty()) return read_json_file(o.request_file);
+  json r{{"task", "training"}};
+  r["model"] = o.model_file.empty() ? json(o.model) : read_json_file(o.model_file);
+  r["hardware"] = o.hardware_file.empty() ? json(o.hardware) : read_json_file(o.hardware_file);
+  r["num_gpus"] = o.num_gpus;
+  if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
+  json par = json::object();
+  for (const auto& [key, value] : {std::pair{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp},
+                                   {"cp", o.cp}, {"ep", o.ep}, {"vpp", o.vpp}, {"zero", o.zero}}) {
+    if (value) par[key] = *value;
+  }
+  if (o.sp) par["sp"] = true;
+  if (!o.fsdp.empty()) par["fsdp"] = o.fsdp;
+  if (!par.empty()) r["parallelism"] = par;
+  json wl{{"seq_len", o.seq_len}, {"global_batch_size", o.global_batch_size}};
+  if (o.micro_batch_size) wl["micro_batch_size"] = *o.micro_batch_size;
+  if (o.total_tokens) wl["total_tokens"] = *o.total_tokens;
+  if (!o.recompute.empty()) wl["recompute"] = o.recompute;
+  r["workload"] = wl;
+  if (!o.precision.empty()) r["precision"] = {{"compute", o.precision}};
+  if (!o.optimizer.empty()) r["optimizer"] = o.optimizer;
+  if (!o.lora.empty()) {
+    json lora{{"method", o.lora}};
+    if (o.lora_rank) lora["rank"] = *o.lora_rank;
+    r["lora"] = lora;
+  }
+  if (!o.framework.empty()) r["framework"] = {{"profile", o.framework}};
+  if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
+  if (o.max_tier) r["max_tier"] = *o.max_tier;
+  return r;
+}
+
+std::string num(const json& v) { return v.is_null() ? "-" : v.dump(); }
+
+void print_table(const json& r) {
+  const json& m = r.at("memory_per_gpu");
+  std::printf("%s on %s x %s (tier %s)\n", r.at("model").at("name").get<std::string>().c_str(),
+              num(r.at("num_gpus")).c_str(), r.at("hardware").at("name").get<std::string>().c_str(),
+              num(r.at("tier")).c_str());
+  std::printf("  step time        %s s (micro-batch %s x %s)\n", num(r.at("step_time_s")).c_str(),
+              num(r.at("micro_batch_size")).c_str(), num(r.at("num_micro_batches")).c_str());
+  std::printf("  tokens/s         %s (%s per GPU)\n", num(r.at("tokens_per_s")).c_str(),
+              num(r.at("tokens_per_s_per_gpu")).c_str());
+  std::printf("  MFU / HFU        %s / %s\n", num(r.at("mfu")).c_str(), num(r.at("hfu")).c_str());
+  if (!r.at("total_time_s").is_null()) {
+    std::printf("  total time       %s s (%s GPU-hours", num(r.at("total_time_s")).c_str(),
+                num(r.at("gpu_hours")).c_str());
+    if (!r.at("cost_usd").is_null()) std::printf(", $%s", num(r.at("cost_usd")).c_str());
+    std::printf(")\n");
+  }
+  std::printf("  memory per GPU   %s of %s GB (%s)\n", num(m.at("total_GB")).c_str(),
+              num(m.at("capacity_GB")).c_str(),
+              m.at("fits").get<bool>() ? "fits" : "does not fit");
+  for (const char* k : {"weights_GB", "gradients_GB", "optimizer_GB", "activations_GB",
+                        "temporary_GB", "reserve_GB"}) {
+    std::printf("    %-16s %s\n", k, num(m.at(k)).c_str());
+  }
+  std::printf("  %-14s %-20s %12s %7s  %s\n", "phase", "op", "time_ms", "share", "bound");
+  for (const json& b : r.at("breakdown")) {
+    std::printf("  %-14s %-20s %12s %7s  %s\n", b.at("phase").get<std::string>().c_str(),
+                b.at("op").get<std::string>().c_str(), num(b.at("time_ms")).c_str(),
+                num(b.at("share")).c_str(), b.at("bound").get<std::string>().c_str());
+  }
+  for (const json& w : r.at("warnings")) std::printf("  warning: %s\n", w.get<std::string>().c_str());
+}
+
+void print_csv(const json& r) {
+  const char* const keys[] = {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+                              "total_time_s", "gpu_hours", "micro_batch_size"};
+  std::string header, row;
+  for (const char* k : keys) {
+    header += (header.empty() ? "" : ",") + std::string(k);
+    row += (row.empty() ? "" : ",") + csv_field(r.at(k));
+  }
+  std::cout << header << ",memory_total_GB,fits\n"
+            << row << "," << csv_field(r.at("memory_per_gpu").at("total_GB")) << ","
+            << csv_field(r.at("memory_per_gpu").at("fits")) << "\n";
+  std::cout << "phase,op,time_ms,share,bound\n";
+  for (const json& b : r.at("breakdown")) {
+    std::cout << csv_field(b.at("phase")) << "," << csv_field(b.at("op")) << ","
+              << csv_field(b.at("time_ms")) << "," << csv_field(b.at("share")) << ","
+              << csv_field(b.at("bound")) << "\n";
+  }
+}
+
+}  // namespace
+
+void setup_train(CLI::App& app, TrainOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "train", "Training step time, tokens/s, MFU, total time and memory per GPU");
+  sub->add_option("--request", o.request_file, "A task \"training\" request (file or -)");
+  sub->add_option("--model", o.model, "Model preset id")->capture_default_str();
+  sub->add_option("--model-file", o.model_file, "Model object (JSON file)");
+  sub->add_option("--hardware", o.hardware, "Hardware preset id")->capture_default_str();
+  sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
+  sub->add_option("--num-gpus", o.num_gpus, "GPUs in the run")->capture_default_str();
+  sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: the hardware's)");
+  sub->add_option("--tp", o.tp, "Tensor parallelism");
+  sub->add_option("--pp", o.pp, "Pipeline stages");
+  sub->add_option("--dp", o.dp, "Data parallelism (default: the GPUs left)");
+  sub->add_option("--cp", o.cp, "Context parallelism");
+  sub->add_option("--ep", o.ep, "Expert parallelism (MoE)");
+  sub->add_option("--vpp", o.vpp, "Virtual pipeline stages (interleaved 1F1B)");
+  sub->add_flag("--sp", o.sp, "Sequence parallelism with TP");
+  sub->add_option("--zero", o.zero, "ZeRO stage 0-3");
+  sub->add_option("--fsdp", o.fsdp, "FSDP: full_shard, shard_grad_op, hybrid_shard, no_shard");
+  sub->add_option("--seq-len", o.seq_len, "Tokens per sequence")->capture_default_str();
+  sub->add_option("--global-batch-size", o.global_batch_size, "Sequences per optimizer step")
+      ->capture_default_str();
+  sub->add_option("--micro-batch-size", o.micro_batch_size,
+                  "Sequences per micro-batch (default: searched)");
+  sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
+  sub->add_option("--recompute", o.recompute, "none (default), selective, full");
+  sub->add_option("--precision", o.precision, "bf16 (default), fp16, fp8");
+  sub->add_option("--optimizer", o.optimizer, "adamw (default), sgd, adam_8bit");
+  sub->add_option("--lora", o.lora, "lora or qlora (frozen base, adapters only)");
+  sub->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)");
+  sub->add_option("--framework", o.framework, "generic (default), pytorch_fsdp, megatron");
+  sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd, "$ per GPU-hour");
+  sub->add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0");
+  sub->add_option("--format", o.format, "Output: table (default), json, csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+int run_train(const TrainOptions& o) {
+  try {
+    const json r = io::run(build_train_request(o));
+    if (o.format == "json") {
+      std::cout << r.dump(2) << "\n";
+    } else if (o.format == "csv") {
+      print_csv(r);
+    } else {
+      print_table(r);
+    }
+    return kOk;
+  } catch (...) {
+    return report_error(o.format);
+  }
+}
+
+}  // namespace flopcast::cli
