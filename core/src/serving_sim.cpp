@@ -733,8 +733,10 @@ ServingResult ServingSimulation::State::result() const {
   if (spec.per_request) {
     res.requests.reserve(reqs.size());
     for (const Req& r : reqs) {
-      res.requests.push_back({r.arrival, r.scheduled, r.first_token, r.finish, r.prompt, r.output,
-                              r.cached, r.preemptions, r.instance});
+      // Times as the client sees them: the engine's per-request overhead delays the first token.
+      const double req_s = r.finish >= 0 ? setup.inference.request_overhead_s : 0;
+      res.requests.push_back({r.arrival, r.scheduled, r.first_token + req_s, r.finish + req_s,
+                              r.prompt, r.output, r.cached, r.preemptions, r.instance});
     }
   }
   return res;
