@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Speed of one training estimate including the micro-batch search (every divisor of the
+// per-rank batch that fits is priced), in the core and through the JSON round trip.
+// Run: build/native-release/bench/flopcast_bench --benchmark_filter=Training
+#include <benchmark/benchmark.h>
+
+#include "flopcast/io/api.hpp"
+#include "flopcast/training.hpp"
+#include "specs.hpp"
+
+namespace {
+
+using flopcast::io::json;
+
+/// Llama-3-70B on 64 H100: TP 8 + SP, PP 2, DP 4, ZeRO-1, 512 sequences of 8192 per step,
+/// micro-batch searched over {1, 2, 4, ..., 128}.
+json request() {
+  return json{{"task", "training"},
+              {"model", "llama-3-70b"},
+              {"hardware", "h100-sxm"},
+              {"num_gpus", 64},
+              {"parallelism", {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"sp", true}, {"zero", 1}}},
+              {"workload",
+               {{"seq_len", 8192}, {"global_batch_size", 512}, {"recompute", "full"}}},
+              {"framework", {{"profile", "megatron"}}}};
+}
+
+void BM_TrainingCoreEstimateWithSearch(benchmark::State& state) {
+  flopcast::TrainingSpec spec;
+  spec.model = flopcast::io::detail::resolve_model(json("llama-3-70b"), "model");
+  spec.hardware = flopcast::io::detail::resolve_hardware(json("h100-sxm"), "hardware");
+  spec.cluster = flopcast::cluster_of(spec.hardware);
+  spec.num_gpus = 64;
+  spec.tp = 8;
+  spec.pp = 2;
+  spec.dp = 4;
+  spec.sp = true;
+  spec.sharding = flopcast::Sharding::zero1;
+  spec.seq_len = 8192;
+  spec.global_batch_size = 512;
+  spec.recompute = flopcast::Recompute::full;
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::estimate_training(spec));
+}
+BENCHMARK(BM_TrainingCoreEstimateWithSearch)->Unit(benchmark::kMicrosecond);
+
+void BM_TrainingJsonEstimateWithSearch(benchmark::State& state) {
+  const std::string text = request().dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_TrainingJsonEstimateWithSearch)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
