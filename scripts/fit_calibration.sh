@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Refits presets/calibration/*.json (Tier-2 kernel efficiencies and Tier-0 residual bands) from the
+# Refits presets/calibration/*.json (Tier-2 kernel efficiencies and Tier-0 residual bands) and the
+# Tier-1 overheads of presets/engines/*.json from the
 # train split of ../shared/groundtruth, then rewrites the validation ceilings and the golden files
 # that depend on them. Review every diff: this changes flopcast's answers.
 set -euo pipefail
@@ -9,5 +10,8 @@ cmake --preset native-release >/dev/null
 cmake --build --preset native-release
 build/native-release/cli/flopcast fit "$groundtruth" --out presets/calibration
 cmake --build --preset native-release  # re-embed the new coefficients
+# Tier 1: engine overheads, fitted on top of the kernel fits just embedded.
+build/native-release/cli/flopcast fit --engines "$groundtruth/e2e" --out presets/engines --min-rows 20
+cmake --build --preset native-release
 build/native-release/cli/flopcast validate "$groundtruth" --write-ceilings validation/ceilings.json >/dev/null
 scripts/update_golden.sh

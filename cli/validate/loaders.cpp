@@ -440,6 +440,8 @@ std::optional<std::string> model_preset_for(std::string_view model) {
   if (model == "Llama-2-70B" || model == "LLaMA 70B") return "llama-2-70b";
   if (model == "Mistral-7B") return "mistral-7b";
   if (model == "Mixtral-8x7B") return "mixtral-8x7b";
+  if (model == "Falcon-180B") return "falcon-180b";
+  if (model == "GPT-J-6B") return "gpt-j-6b";
   return std::nullopt;
 }
 
@@ -489,9 +491,7 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
     return Outcome::skipped("precision \"" + dtype + "\" not modelled");
   }
   const json wl = row.value("workload", json::object());
-  if (model == "Falcon-180B") return "falcon-180b";
-  if (model == "GPT-J-6B") return "gpt-j-6b";
-  const json request{
+  json request{
       {"task", "inference"},
       {"model", *model},
       {"hardware", *hw},
@@ -582,6 +582,14 @@ const HardwareSpec* Context::hardware(std::string_view gpu) {
   return it->second.get();
 }
 
+KernelModel Context::km_for(std::string_view framework) const {
+  KernelModel km = km_;
+  if (framework == "TRTLLM") km.framework = Framework::trtllm;
+  if (framework == "VLLM") km.framework = Framework::vllm;
+  if (framework == "SGLang") km.framework = Framework::sglang;
+  return km;
+}
+
 void Context::apply_engine_override(json& engine) const {
   if (!engine_override_ || engine.value("name", "") != engine_override_->engine) return;
   engine["step_overhead_us"] = engine_override_->step_overhead_us;
@@ -631,14 +639,6 @@ void load_file(const std::string& path, Context& ctx) {
   } else if (format == "vidur elementwise") {
     rows = load_elementwise(f, ctx);
   } else {
-KernelModel Context::km_for(std::string_view framework) const {
-  KernelModel km = km_;
-  if (framework == "TRTLLM") km.framework = Framework::trtllm;
-  if (framework == "VLLM") km.framework = Framework::vllm;
-  if (framework == "SGLang") km.framework = Framework::sglang;
-  return km;
-}
-
     format = "unrecognized";
     rows = f.count_rows();
     ctx.collector().skip_file(file_name(path), "unrecognized file format", rows);

@@ -272,7 +272,6 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double left = std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first
                                                   ? decodes * k1 : 0.0));
   std::vector<double> service;
-  double s_mean = 0, s_m2 = 0;
   for (double p : w.prompt) {
     const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
@@ -290,8 +289,6 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     s.tokens_per_decode = k1;
     const double t = steps * coster.cost(s, 0, 0);
     service.push_back(t);
-    s_mean += t / kLengthPoints;
-    s_m2 += t * t / kLengthPoints;
   }
   // Queue of prefill work: the budget left by decodes is the server.
   const double s_work = w.p_new_mean / left * tau;  // seconds of budget one prompt takes
