@@ -144,7 +144,8 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
     const double tokens = b * seq;
     double temp = 0;
     if (first) temp += 2 * tokens * md.hidden_size;  // embedding output
-    if (last) temp += 2 * 4 * tokens * std::ceil(double(md.vocab_size) / s.tp);  // fp32 logits+grad
+    // Logits: the bf16 GEMM output and the fp32 log-softmax the cross-entropy keeps (6 B each).
+    if (last) temp += 6 * tokens * std::ceil(double(md.vocab_size) / s.tp);
     // Gathered layers of ZeRO-3 / FSDP: the running and the prefetched one, with their 16-bit
     // gradients before the reduce-scatter.
     if (div.weights > 1) temp += 2 * lp.total * (kWeightBytes + g_bytes);

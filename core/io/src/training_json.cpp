@@ -128,22 +128,25 @@ void read_framework(const ObjectReader& r, TrainingSpec& s) {
   s.framework_reserve_bytes = fr.number("reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
 }
 
-/// Scale-out network of the cluster: the hardware's default unless given.
+/// Scale-out network: the hardware's unless overridden, with the keys of task "collective".
 void read_network(const ObjectReader& r, TrainingSpec& s) {
-  s.cluster = cluster_of(s.hardware);
-  s.cluster.gpus_per_node = s.gpus_per_node;
   ObjectReader nr(object_or_empty(r, "network"), "network",
-                  {"scaleout_bandwidth_GBps", "scaleout_latency_us"});
-  if (nr.find("scaleout_bandwidth_GBps")) {
-    const double bw = nr.number("scaleout_bandwidth_GBps");
-    if (!(bw > 0)) fail(nr.child("scaleout_bandwidth_GBps"), "must be > 0", bw);
-    s.cluster.scaleout_bandwidth = BytesPerSecond(bw * kGB);
+                  {"nics_per_node", "nic_bandwidth_Gbps", "latency_us"});
+  HardwareSpec& hw = s.hardware;
+  hw.scaleout_nics_per_node = nr.integer("nics_per_node", hw.scaleout_nics_per_node);
+  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
+    fail(nr.child("nics_per_node"), "must be between 0 and 64", hw.scaleout_nics_per_node);
   }
-  if (nr.find("scaleout_latency_us")) {
-    const double lat = nr.number("scaleout_latency_us");
-    if (!(lat >= 0)) fail(nr.child("scaleout_latency_us"), "must be >= 0", lat);
-    s.cluster.scaleout_latency_s = lat * kMicro;
+  const double gbps = nr.number("nic_bandwidth_Gbps", hw.scaleout_nic_bandwidth.value * 8 / kGB);
+  if (!(gbps > 0) && hw.scaleout_nics_per_node > 0) {
+    fail(nr.child("nic_bandwidth_Gbps"), "must be > 0", gbps);
   }
+  hw.scaleout_nic_bandwidth = BytesPerSecond(gbps * kGB / 8);
+  const double latency_us = nr.number("latency_us", hw.scaleout_latency_s / kMicro);
+  if (latency_us < 0) fail(nr.child("latency_us"), "must be >= 0", latency_us);
+  hw.scaleout_latency_s = latency_us * kMicro;
+  s.cluster = cluster_of(hw);
+  s.cluster.gpus_per_node = s.gpus_per_node;
 }
 
 Parsed parse_request(const json& request) {
@@ -216,8 +219,9 @@ Parsed parse_request(const json& request) {
         {"attention_scale", s.attention_scale},
         {"reserve_GB", round6(s.framework_reserve_bytes / kGB)}}},
       {"network",
-       {{"scaleout_bandwidth_GBps", round6(s.cluster.scaleout_bandwidth.value / kGB)},
-        {"scaleout_latency_us", round6(s.cluster.scaleout_latency_s / kMicro)}}},
+       {{"nics_per_node", s.hardware.scaleout_nics_per_node},
+        {"nic_bandwidth_Gbps", round6(s.hardware.scaleout_nic_bandwidth.value * 8 / kGB)},
+        {"latency_us", round6(s.hardware.scaleout_latency_s / kMicro)}}},
       {"cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd}};
   if (s.finetune != Finetune::full) {
     p.resolved["lora"] = {{"method", to_string(s.finetune)},
