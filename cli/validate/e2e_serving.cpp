@@ -13,7 +13,6 @@
 // Each row simulates at most kMaxRequests requests; rows of one experiment share a simulation.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -119,18 +118,6 @@ std::variant<json, std::string> request_of(const json& row, int tier) {
   return "serving group not modelled: " + group;
 }
 
-/// Engine overheads under trial by scripts/fit_serving.py: FLOPCAST_SERVING_FIT holds
-/// {"vllm": {"step_overhead_us": .., "request_overhead_us": ..}, "sglang": {...}}; unset in normal
-/// runs, where the committed profiles (presets/engines/) apply.
-void apply_fit_overrides(json& request) {
-  static const json overrides = [] {
-    const char* text = std::getenv("FLOPCAST_SERVING_FIT");
-    return text ? json::parse(text) : json::object();
-  }();
-  const std::string name = request["engine"].value("name", "");
-  if (auto it = overrides.find(name); it != overrides.end()) request["engine"].update(*it);
-}
-
 }  // namespace
 
 Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string_view source) {
@@ -139,9 +126,11 @@ Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string
   const auto req = request_of(row, tier);
   if (const auto* reason = std::get_if<std::string>(&req)) return Outcome::skipped(*reason);
   json request = std::get<json>(req);
-  apply_fit_overrides(request);
-  // Rows of one experiment (one metric each) share one simulation.
+  ctx.apply_engine_override(request["engine"]);
+  // Rows of one experiment (one metric each) share one simulation. Bounded: `fit --engines`
+  // prices the same experiments under many candidate overheads.
   static std::map<std::string, json> cache;
+  if (cache.size() > 256) cache.clear();
   const std::string key = request.dump();
   auto it = cache.find(key);
   if (it == cache.end()) {
@@ -171,13 +160,17 @@ Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string
   if (derived_tpot) {
     // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
     const double out = num(row.value("workload", json::object()), "output_len_nominal");
-    return Outcome::value((r.at("e2e_ms").at("mean").get<double>() -
-                           r.at("ttft_ms").at("mean").get<double>()) /
-                              (out - 1),
-                          model_tier);
+    Outcome o = Outcome::value((r.at("e2e_ms").at("mean").get<double>() -
+                                r.at("ttft_ms").at("mean").get<double>()) /
+                                   (out - 1),
+                               model_tier);
+    o.engine = request["engine"].value("name", "");
+    return o;
   }
   if (!r.at(base).contains(stat)) return Outcome::skipped("metric not modelled: " + metric);
-  return Outcome::value(r.at(base).at(stat).get<double>(), model_tier);
+  Outcome o = Outcome::value(r.at(base).at(stat).get<double>(), model_tier);
+  o.engine = request["engine"].value("name", "");
+  return o;
 }
 
 }  // namespace flopcast::cli::validate
