@@ -11,7 +11,7 @@ cmake --build --preset native-release
 build/native-release/cli/flopcast fit "$groundtruth" --out presets/calibration
 cmake --build --preset native-release  # re-embed the new coefficients
 # Tier 1: engine overheads, fitted on top of the kernel fits just embedded.
-build/native-release/cli/flopcast fit --engines "$groundtruth/e2e" --out presets/engines --min-rows 20
+build/native-release/cli/flopcast fit --engines "$groundtruth/e2e" --out presets/engines --min-rows 8
 cmake --build --preset native-release
 build/native-release/cli/flopcast validate "$groundtruth" --write-ceilings validation/ceilings.json >/dev/null
 scripts/update_golden.sh
