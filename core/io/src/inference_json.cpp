@@ -2,6 +2,7 @@
 // Request document <-> InferenceSpec, InferenceResult -> response document (task "inference").
 #include <cmath>
 
+#include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
 #include "flopcast/io/api.hpp"
@@ -10,16 +11,6 @@
 
 namespace flopcast::io::detail {
 namespace {
-
-DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
-  const json* v = r.find(key);
-  if (!v) return fallback;
-  if (v->is_string()) {
-    if (auto t = parse_dtype(v->get<std::string>())) return *t;
-  }
-  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
-                                "(got " + describe_value(*v) + ")");
-}
 
 struct Parsed {
   InferenceSpec spec;
@@ -33,26 +24,8 @@ Parsed parse_request(const json& request) {
                   "precision", "workload", "engine", "max_tier"});
   Parsed p;
   InferenceSpec& s = p.spec;
-  s.model = resolve_model(r.require("model"), "model");
-  s.hardware = resolve_hardware(r.require("hardware"), "hardware");
-  s.kernel.tier0_residuals = tier0_residuals();
-  const int max_tier = r.integer("max_tier", 2);
-  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
-  s.kernel.use_calibration = max_tier == 2;
-
-  const json empty = json::object();
-  const json* par = r.find("parallelism");
-  ObjectReader pr(par ? *par : empty, "parallelism", {"tp"});
-  s.tp = pr.integer("tp", 1);
-  s.num_gpus = r.integer("num_gpus", s.tp);
-
-  const json* prec = r.find("precision");
-  ObjectReader pc(prec ? *prec : empty, "precision", {"weights", "kv_cache", "activations"});
-  s.weights = read_dtype(pc, "weights", DType::bf16);
-  const bool has_bf16 = s.hardware.peak(DType::bf16).has_value();
-  const DType default_act = (s.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
-  s.activations = read_dtype(pc, "activations", default_act);
-  s.kv_cache = read_dtype(pc, "kv_cache", s.activations);
+  read_target(r, s.model, s.hardware, s.kernel);
+  read_replica(r, s);
 
   ObjectReader wl(r.require("workload"), "workload",
                   {"prompt_tokens", "output_tokens", "batch_size"});
@@ -61,8 +34,7 @@ Parsed parse_request(const json& request) {
   s.batch_size = wl.integer("batch_size", 1);
 
   // The engine profile gives the defaults; every key of `engine` overrides one of them.
-  const json* eng = r.find("engine");
-  ObjectReader en(eng ? *eng : empty, "engine",
+  ObjectReader en(object_or_empty(r, "engine"), "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us",
                    "framework_reserve_GB"});
@@ -89,10 +61,7 @@ Parsed parse_request(const json& request) {
       {"num_gpus", s.num_gpus},
       {"max_tier", s.kernel.use_calibration ? 2 : 0},
       {"parallelism", {{"tp", s.tp}}},
-      {"precision",
-       {{"weights", to_string(s.weights)},
-        {"kv_cache", to_string(s.kv_cache)},
-        {"activations", to_string(s.activations)}}},
+      {"precision", precision_json(s)},
       {"workload",
        {{"prompt_tokens", s.prompt_tokens},
         {"output_tokens", s.output_tokens},
@@ -113,10 +82,6 @@ json band_ms(const Band& b) {
   return json{{"low", round6(b.low_s / kMilli)}, {"high", round6(b.high_s / kMilli)}};
 }
 
-json identity(const json& given, const std::string& name) {
-  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
-}
-
 }  // namespace
 
 json run_inference(const json& request) {
@@ -130,18 +95,9 @@ json run_inference(const json& request) {
   const MemoryResult& m = r.memory;
   json breakdown = json::array();
   for (const auto& b : r.breakdown) {
-    breakdown.push_back({{"phase", b.phase},
-                         {"op", b.op},
-                         {"time_ms", round6(b.time_s / kMilli)},
-                         {"share", round6(b.share)},
-                         {"bound", to_string(b.bound)},
-                         {"flops", round6(b.flops)},
-                         {"bytes", round6(b.bytes)}});
-  }
-  json assumptions = json::array();
-  for (const auto& a : r.assumptions) {
-    assumptions.push_back(
-        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+    json row = breakdown_row(b);
+    row["bytes"] = round6(b.bytes);
+    breakdown.push_back(row);
   }
   return json{
       {"schema_version", kSchemaVersion},
@@ -180,7 +136,7 @@ json run_inference(const json& request) {
         {"max_context_tokens", m.max_context_tokens},
         {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
       {"breakdown", breakdown},
-      {"assumptions", assumptions},
+      {"assumptions", assumptions_json(r.assumptions)},
       {"warnings", r.warnings},
       {"request", p.resolved}};
 }

@@ -2,6 +2,7 @@
 // Request document <-> ServingSpec, ServingResult -> response document (task "serving").
 #include <cmath>
 
+#include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/serving.hpp"
@@ -10,23 +11,6 @@
 
 namespace flopcast::io::detail {
 namespace {
-
-const json kEmpty = json::object();
-
-const json& object_or_empty(const ObjectReader& r, const char* key) {
-  const json* v = r.find(key);
-  return v ? *v : kEmpty;
-}
-
-DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
-  const json* v = r.find(key);
-  if (!v) return fallback;
-  if (v->is_string()) {
-    if (auto t = parse_dtype(v->get<std::string>())) return *t;
-  }
-  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
-                                "(got " + describe_value(*v) + ")");
-}
 
 /// A length: a number (fixed) or {"kind": "fixed"|"uniform"|"lognormal", ...}.
 LengthDist read_length(const json& v, const std::string& path, int max_context, json& resolved) {
@@ -110,24 +94,8 @@ Parsed parse_request(const json& request) {
   ServingSpec& s = p.spec;
   InferenceSpec& inf = s.inference;
   p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
-  inf.model = resolve_model(r.require("model"), "model");
-  inf.hardware = resolve_hardware(r.require("hardware"), "hardware");
-  inf.kernel.tier0_residuals = tier0_residuals();
-  const int max_tier = r.integer("max_tier", 2);
-  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
-  inf.kernel.use_calibration = max_tier == 2;
-
-  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp"});
-  inf.tp = pr.integer("tp", 1);
-  inf.num_gpus = r.integer("num_gpus", inf.tp);
-
-  ObjectReader pc(object_or_empty(r, "precision"), "precision",
-                  {"weights", "kv_cache", "activations"});
-  inf.weights = read_dtype(pc, "weights", DType::bf16);
-  const bool has_bf16 = inf.hardware.peak(DType::bf16).has_value();
-  const DType default_act = (inf.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
-  inf.activations = read_dtype(pc, "activations", default_act);
-  inf.kv_cache = read_dtype(pc, "kv_cache", inf.activations);
+  read_target(r, inf.model, inf.hardware, inf.kernel);
+  read_replica(r, inf);
 
   // Workload.
   const int max_context = inf.model.max_context_tokens;
@@ -306,11 +274,8 @@ Parsed parse_request(const json& request) {
                     {"hardware", request.at("hardware")},
                     {"num_gpus", inf.num_gpus},
                     {"parallelism", {{"tp", inf.tp}}},
-                    {"precision",
-                     {{"weights", to_string(inf.weights)},
-                      {"kv_cache", to_string(inf.kv_cache)},
-                      {"activations", to_string(inf.activations)}}},
-                    {"max_tier", max_tier},
+                    {"precision", precision_json(inf)},
+                    {"max_tier", inf.kernel.use_calibration ? 2 : 0},
                     {"workload", workload},
                     {"engine", engine},
                     {"features", features},
@@ -336,10 +301,6 @@ json optional_number(const std::optional<double>& v) {
   return v ? json(round6(*v)) : json(nullptr);
 }
 
-json identity(const json& given, const std::string& name) {
-  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
-}
-
 }  // namespace
 
 json run_serving(const json& request) {
@@ -356,11 +317,6 @@ json run_serving(const json& request) {
     timeline["batch_size"].push_back(round6(t.batch_size));
     timeline["kv_use"].push_back(round6(t.kv_use));
     timeline["waiting"].push_back(round6(t.waiting));
-  }
-  json assumptions = json::array();
-  for (const auto& a : r.assumptions) {
-    assumptions.push_back(
-        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
   }
   json out{{"schema_version", kSchemaVersion},
            {"task", "serving"},
@@ -395,7 +351,7 @@ json run_serving(const json& request) {
             {{"capacity_tokens", round6(r.kv_capacity_tokens)},
              {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
              {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
-           {"assumptions", assumptions},
+           {"assumptions", assumptions_json(r.assumptions)},
            {"warnings", r.warnings},
            {"request", p.resolved}};
   if (p.simulate) {

@@ -2,6 +2,7 @@
 // Request document <-> TrainingSpec, TrainingResult -> response document (task "training").
 #include <cmath>
 
+#include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/training.hpp"
@@ -32,12 +33,6 @@ struct Parsed {
   TrainingSpec spec;
   json resolved;
 };
-
-const json& object_or_empty(const ObjectReader& r, const char* key) {
-  static const json empty = json::object();
-  const json* v = r.find(key);
-  return v ? *v : empty;
-}
 
 /// `zero` (0-3) or `fsdp` (a strategy name), not both.
 Sharding read_sharding(const ObjectReader& pr) {
@@ -156,12 +151,7 @@ Parsed parse_request(const json& request) {
                   "network", "cost_per_gpu_hour_usd", "max_tier"});
   Parsed p;
   TrainingSpec& s = p.spec;
-  s.model = resolve_model(r.require("model"), "model");
-  s.hardware = resolve_hardware(r.require("hardware"), "hardware");
-  s.kernel.tier0_residuals = tier0_residuals();
-  const int max_tier = r.integer("max_tier", 2);
-  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
-  s.kernel.use_calibration = max_tier == 2;
+  read_target(r, s.model, s.hardware, s.kernel);
   s.num_gpus = r.integer("num_gpus");
   if (s.num_gpus < 1) fail("num_gpus", "must be >= 1", s.num_gpus);
   s.gpus_per_node = r.integer("gpus_per_node", s.hardware.gpus_per_node);
@@ -231,10 +221,6 @@ Parsed parse_request(const json& request) {
   return p;
 }
 
-json identity(const json& given, const std::string& name) {
-  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
-}
-
 json gb(double bytes) { return round6(bytes / kGB); }
 
 json memory_json(const TrainingMemory& m) {
@@ -263,19 +249,7 @@ json run_training(const json& request) {
   model["params_B"] = round6(r.params.total / 1e9);
   model["trainable_params_B"] = round6(r.trainable_params / 1e9);
   json breakdown = json::array();
-  for (const auto& b : r.breakdown) {
-    breakdown.push_back({{"phase", b.phase},
-                         {"op", b.op},
-                         {"time_ms", round6(b.time_s / kMilli)},
-                         {"share", round6(b.share)},
-                         {"bound", to_string(b.bound)},
-                         {"flops", round6(b.flops)}});
-  }
-  json assumptions = json::array();
-  for (const auto& a : r.assumptions) {
-    assumptions.push_back(
-        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
-  }
+  for (const auto& b : r.breakdown) breakdown.push_back(breakdown_row(b));
   const bool total = s.total_tokens > 0;
   return json{
       {"schema_version", kSchemaVersion},
@@ -304,7 +278,7 @@ json run_training(const json& request) {
       {"bubble_fraction", round6(r.bubble_fraction)},
       {"memory_per_gpu", memory_json(r.memory)},
       {"breakdown", breakdown},
-      {"assumptions", assumptions},
+      {"assumptions", assumptions_json(r.assumptions)},
       {"warnings", r.warnings},
       {"request", p.resolved}};
 }

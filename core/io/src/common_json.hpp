@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// Request reading and response shaping shared by tasks inference, serving and training, so the
+// three keep the same keys, defaults and error messages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flopcast/error.hpp"
+#include "flopcast/inference.hpp"
+#include "flopcast/io/api.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
+
+namespace flopcast::io::detail {
+
+/// The object at `key`, or {} when the key is absent (so its reader applies every default).
+inline const json& object_or_empty(const ObjectReader& r, const char* key) {
+  static const json empty = json::object();
+  const json* v = r.find(key);
+  return v ? *v : empty;
+}
+
+inline DType read_dtype(const ObjectReader& r, const char* key, DType fallback) {
+  const json* v = r.find(key);
+  if (!v) return fallback;
+  if (v->is_string()) {
+    if (auto t = parse_dtype(v->get<std::string>())) return *t;
+  }
+  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
+                                "(got " + describe_value(*v) + ")");
+}
+
+/// `model`, `hardware` and `max_tier` (0 or 2): the keys every estimating task starts with.
+inline void read_target(const ObjectReader& r, ModelSpec& model, HardwareSpec& hardware,
+                        KernelModel& kernel) {
+  model = resolve_model(r.require("model"), "model");
+  hardware = resolve_hardware(r.require("hardware"), "hardware");
+  kernel.tier0_residuals = tier0_residuals();
+  const int max_tier = r.integer("max_tier", 2);
+  if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
+  kernel.use_calibration = max_tier == 2;
+}
+
+/// `parallelism.tp`, `num_gpus` and `precision` of one inference replica (tasks inference, serving).
+inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp"});
+  s.tp = pr.integer("tp", 1);
+  s.num_gpus = r.integer("num_gpus", s.tp);
+
+  ObjectReader pc(object_or_empty(r, "precision"), "precision",
+                  {"weights", "kv_cache", "activations"});
+  s.weights = read_dtype(pc, "weights", DType::bf16);
+  const bool has_bf16 = s.hardware.peak(DType::bf16).has_value();
+  const DType default_act = (s.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
+  s.activations = read_dtype(pc, "activations", default_act);
+  s.kv_cache = read_dtype(pc, "kv_cache", s.activations);
+}
+
+/// The resolved `precision` object of read_replica.
+inline json precision_json(const InferenceSpec& s) {
+  return json{{"weights", to_string(s.weights)},
+              {"kv_cache", to_string(s.kv_cache)},
+              {"activations", to_string(s.activations)}};
+}
+
+/// A model or hardware in a response: the preset id when one was named, and the spec's name.
+inline json identity(const json& given, const std::string& name) {
+  return json{{"id", given.is_string() ? json(given) : json(nullptr)}, {"name", name}};
+}
+
+/// One `breakdown` row; Item is BreakdownItem or TrainingBreakdownItem (the keys they share).
+template <class Item>
+json breakdown_row(const Item& b) {
+  return json{{"phase", b.phase},
+              {"op", b.op},
+              {"time_ms", round6(b.time_s / kMilli)},
+              {"share", round6(b.share)},
+              {"bound", to_string(b.bound)},
+              {"flops", round6(b.flops)}};
+}
+
+inline json assumptions_json(const std::vector<Assumption>& assumptions) {
+  json out = json::array();
+  for (const auto& a : assumptions) {
+    out.push_back(
+        {{"name", a.name}, {"value", round6(a.value)}, {"unit", a.unit}, {"source", a.source}});
+  }
+  return out;
+}
+
+}  // namespace flopcast::io::detail
