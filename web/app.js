@@ -10,9 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-
-const CUSTOM = '__custom__';
-const SVG_NS = 'http://www.w3.org/2000/svg';
+import { $, CUSTOM, clone, flatten, fmtGB, fmtInt, fmtNum, isPlainObject, parseObject, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -70,8 +68,6 @@ const MEMORY_PARTS = [
   { key: 'headroom_GB', label: 'Outside budget', cls: 'mem-headroom' }, // capacity - budget
 ];
 
-const $ = (id) => document.getElementById(id);
-
 const state = {
   M: null,
   presets: { models: [], hardware: [], scenarios: [] },
@@ -110,24 +106,6 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function svg(tag, attrs, text) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === 'class') node.setAttribute('class', v);
-    else node.setAttribute(k, String(v));
-  }
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function isPlainObject(v) {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function clone(v) {
-  return JSON.parse(JSON.stringify(v));
-}
-
 function getPath(obj, path) {
   let cur = obj;
   for (const k of path.split('.')) {
@@ -135,16 +113,6 @@ function getPath(obj, path) {
     cur = cur[k];
   }
   return cur;
-}
-
-function setPath(obj, path, value) {
-  const keys = path.split('.');
-  let cur = obj;
-  for (let i = 0; i < keys.length - 1; i++) {
-    if (!isPlainObject(cur[keys[i]])) cur[keys[i]] = {};
-    cur = cur[keys[i]];
-  }
-  cur[keys[keys.length - 1]] = value;
 }
 
 function deepMerge(base, over) {
@@ -155,48 +123,11 @@ function deepMerge(base, over) {
   return out;
 }
 
-// Flattens a request into dotted paths, stopping at model/hardware objects.
-function flatten(obj, prefix = '', out = {}) {
-  for (const [k, v] of Object.entries(obj || {})) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    if (isPlainObject(v) && p !== 'model' && p !== 'hardware') flatten(v, p, out);
-    else out[p] = v;
-  }
-  return out;
-}
-
-function groupDigits(intString) {
-  return intString.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
-
-function fmtNum(v) {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
-  const a = Math.abs(v);
-  if (a >= 1000) return (v < 0 ? '-' : '') + groupDigits(String(Math.round(a)));
-  if (a >= 100) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  if (a >= 0.01) return v.toFixed(3);
-  if (a === 0) return '0';
-  return v.toPrecision(2);
-}
-
-function fmtInt(v) {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
-  return (v < 0 ? '-' : '') + groupDigits(String(Math.round(Math.abs(v))));
-}
-
 // Returns [text, unit] for a duration in milliseconds.
 function fmtDuration(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return ['—', 'ms'];
   if (Math.abs(ms) >= 10000) return [fmtNum(ms / 1000), 's'];
   return [fmtNum(ms), 'ms'];
-}
-
-function fmtGB(v) {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
-  const a = Math.abs(v);
-  const s = a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
-  return `${s} GB`;
 }
 
 function fmtSI(v, unit) {
@@ -314,13 +245,9 @@ function parseCustomObject(kind) {
       ? 'Paste a flopcast model object or a Hugging Face config.json.'
       : 'Paste a flopcast hardware object.' };
   }
-  let obj;
-  try {
-    obj = JSON.parse(text);
-  } catch (e) {
-    return { error: `Not valid JSON: ${e.message}` };
-  }
-  if (!isPlainObject(obj)) return { error: 'Expected a JSON object ({ … }).' };
+  const parsed = parseObject(text);
+  if (parsed.error) return parsed;
+  const obj = parsed.value;
   if (kind === 'model' && looksLikeHfConfig(obj)) {
     const r = call('model_from_hf_config', text);
     if (!r.ok) {

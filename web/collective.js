@@ -1,7 +1,7 @@
 // Collective view (task "collective"): time and bus bandwidth of one NCCL-style collective, and
 // the same collective swept over message sizes from 256 B to 4 GiB.
 
-import { $, el, call, clone, fmtBytes, fmtMs, fmtNum, lineChart } from './ui.js';
+import { $, el, banners, call, clone, fmtBytes, fmtMs, fmtNum, lineChart, markStale, metric, setMetric, wireForm } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'co';
@@ -30,20 +30,12 @@ export class CollectiveView {
       el('fieldset', null, el('legend', { text: 'Cluster' }), f('hardware'), f('gpus_per_node')),
       el('fieldset', null, el('legend', { text: 'Collective' }), f('op'), f('bytes'), el('div', { class: 'row' }, f('ranks'), f('algorithm')),
         el('p', { class: 'hint', id: `${P}-extras` })));
-    form.addEventListener('submit', (e) => e.preventDefault());
-    form.addEventListener('input', (e) => {
-      const id = e.target.id.replace(/-custom$/, '');
-      this.linkErrors.delete(id);
-      this.linkErrors.delete(`${id}-custom`);
-      this.recompute();
-    });
-    const metric = (id, label) => el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
-      el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${P}-${id}`, text: '—' }), ' ', el('span', { class: 'unit', id: `${P}-${id}-unit` })));
+    wireForm(form, this, () => this.recompute());
+    const m = (id, label) => metric(P, id, label);
     root.replaceChildren(form, el('section', { class: 'results' },
       el('div', { class: 'results-head' }, el('h2', { text: 'Collective time' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
-      el('div', { class: 'general-error', id: `${P}-general-error`, role: 'alert', hidden: true }),
-      el('div', { class: 'stale-banner', id: `${P}-stale`, role: 'status', hidden: true, text: 'Fix the highlighted fields to recompute.' }),
-      el('div', { class: 'headline wide' }, metric('time', 'Time'), metric('busbw', 'Bus bandwidth'), metric('algbw', 'Algorithm bandwidth')),
+      ...banners(P, 'Fix the highlighted fields to recompute.'),
+      el('div', { class: 'headline wide' }, m('time', 'Time'), m('busbw', 'Bus bandwidth'), m('algbw', 'Algorithm bandwidth')),
       el('div', { class: 'panel' }, el('h3', { text: 'Against message size' }), el('div', { class: 'charts', id: `${P}-charts` }))));
     this.form.apply(clone(DEFAULT_COLLECTIVE));
   }
@@ -51,13 +43,7 @@ export class CollectiveView {
   applyRequest(request) {
     this.form.clearOptional();
     this.form.apply(clone(DEFAULT_COLLECTIVE));
-    this.linkErrors = new Map();
-    this.general = [];
-    for (const p of this.form.apply(request)) {
-      const t = this.form.target(p.path);
-      if (t === 'general') this.general.push(`From the link: ${p.message}`);
-      else this.linkErrors.set(t, p.message);
-    }
+    ({ linkErrors: this.linkErrors, general: this.general } = this.form.applyLink(request));
     this.recompute();
   }
 
@@ -66,25 +52,13 @@ export class CollectiveView {
     this.request = request;
     const errors = new Map([...this.linkErrors, ...inputErrors]);
     const general = [...this.general];
-    let res = null;
-    if (inputErrors.size === 0) {
-      const r = call(this.M, 'estimate', JSON.stringify(request));
-      if (r.ok) res = r.result;
-      else if (this.form.target(r.error.path) === 'general') general.push(r.error.message);
-      else errors.set(this.form.target(r.error.path), r.error.message);
-    }
+    const res = inputErrors.size === 0 ? this.form.estimate(request, errors, general) : null;
     const stale = !res || this.linkErrors.size > 0;
     this.form.showErrors(errors, general);
-    this.root.classList.toggle('stale', stale);
-    this.root.dataset.status = stale ? 'stale' : 'ready';
-    $(`${P}-stale`).hidden = !stale;
+    markStale(this, P, stale);
     if (stale) return;
     this.result = res;
-    const set = (id, v, [text, unit]) => {
-      $(`${P}-${id}`).textContent = text;
-      $(`${P}-${id}`).dataset.value = String(v);
-      $(`${P}-${id}-unit`).textContent = unit;
-    };
+    const set = (id, v, textUnit) => setMetric(P, id, v, textUnit);
     set('time', res.time_us, fmtMs(res.time_us / 1e3));
     set('busbw', res.bus_bandwidth_GBps, [fmtNum(res.bus_bandwidth_GBps), 'GB/s']);
     set('algbw', res.algorithm_bandwidth_GBps, [fmtNum(res.algorithm_bandwidth_GBps), 'GB/s']);

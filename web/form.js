@@ -2,7 +2,7 @@
 // link) back into them, keeps request keys it has no input for, and shows each error beside the
 // input that owns the error's `path`. Used by the training and serving views.
 
-import { $, el, CUSTOM, call, clone, field, flatten, isPlainObject, numberInput, select, setPath } from './ui.js';
+import { $, el, CUSTOM, call, clone, field, flatten, isPlainObject, numberInput, parseObject, select, setPath } from './ui.js';
 
 // Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
 // hardware: preset select plus a custom JSON box), pick (one select that sets one of several
@@ -86,18 +86,13 @@ export class Form {
 
   customObject(kind, text) {
     if (!text.trim()) return { error: `Paste a flopcast ${kind} object.` };
-    let obj;
-    try {
-      obj = JSON.parse(text);
-    } catch (e) {
-      return { error: `Not valid JSON: ${e.message}` };
-    }
-    if (!isPlainObject(obj)) return { error: 'Expected a JSON object ({ … }).' };
-    if (kind === 'model' && ('num_hidden_layers' in obj || 'model_type' in obj || 'architectures' in obj)) {
+    const parsed = parseObject(text);
+    const obj = parsed.value;
+    if (obj && kind === 'model' && ('num_hidden_layers' in obj || 'model_type' in obj || 'architectures' in obj)) {
       const r = call(this.M, 'model_from_hf_config', text);
       return r.ok ? { value: r.result } : { error: r.error.message };
     }
-    return { value: obj };
+    return parsed;
   }
 
   /** Puts a request into the inputs; keys without an input go to `extras`. Returns problems. */
@@ -135,6 +130,40 @@ export class Form {
       }
     }
     return problems;
+  }
+
+  /** Sets the inputs to `defaults`, with the first preset where the default model or GPU is missing. */
+  reset(defaults) {
+    const def = clone(defaults);
+    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
+      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
+    }
+    this.clearOptional();
+    this.apply(def);
+  }
+
+  /** Applies a link's request: {linkErrors, general}, its problems beside their inputs or general.
+   *  With `keepFirst` an input keeps the first problem found for it, else the last. */
+  applyLink(request, keepFirst = false) {
+    const linkErrors = new Map();
+    const general = [];
+    for (const p of this.apply(request)) {
+      const t = this.target(p.path);
+      if (t === 'general') general.push(`From the link: ${p.message}`);
+      else if (!keepFirst || !linkErrors.has(t)) linkErrors.set(t, p.message);
+    }
+    return { linkErrors, general };
+  }
+
+  /** The module's estimate for `request`, or null with its error put into `errors` (beside its
+   *  input; with `keepFirst` not over an input's earlier message) or `general`. */
+  estimate(request, errors, general, keepFirst = false) {
+    const r = call(this.M, 'estimate', JSON.stringify(request));
+    if (r.ok) return r.result;
+    const t = this.target(r.error.path);
+    if (t === 'general') general.push(r.error.message);
+    else if (!keepFirst || !errors.has(t)) errors.set(t, r.error.message);
+    return null;
   }
 
   /** Empties optional inputs, so that applying a request sets exactly what it holds. */

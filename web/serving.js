@@ -1,7 +1,7 @@
 // Serving view (task "serving"): latency and throughput against request rate from the analytic
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
-import { $, el, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart } from './ui.js';
+import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'sv';
@@ -61,30 +61,23 @@ export class ServingView {
         row('', f('prompt_tokens'), f('output_tokens')), row('', f('slo_ttft'), f('slo_tpot'))),
       el('fieldset', null, el('legend', { text: 'Simulation' }), row('', f('num_requests'), f('seed')),
         el('p', { class: 'hint', id: `${P}-extras` })));
-    form.addEventListener('submit', (e) => e.preventDefault());
-    form.addEventListener('input', (e) => {
-      const id = e.target.id.replace(/-custom$/, '');
-      this.linkErrors.delete(id);
-      this.linkErrors.delete(`${id}-custom`);
+    wireForm(form, this, () => {
       this.simError = null;
       this.recompute();
     });
 
-    const metric = (id, label, sub) => el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
-      el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${P}-${id}`, text: '—' }), ' ', el('span', { class: 'unit', id: `${P}-${id}-unit` })),
-      el('div', { class: 'metric-sub', id: `${P}-${id}-sub`, text: sub }));
+    const m = (id, label, sub) => metric(P, id, label, { sub });
     const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
       el('div', { class: 'results-head' }, el('h2', { text: 'Serving under load' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }),
         el('span', { class: 'badge', id: `${P}-saturated`, text: '—' })),
-      el('div', { class: 'general-error', id: `${P}-general-error`, role: 'alert', hidden: true }),
-      el('div', { class: 'stale-banner', id: `${P}-stale`, role: 'status', hidden: true }),
-      el('div', { class: 'headline wide' }, metric('ttft', 'TTFT p50', ''), metric('tpot', 'TPOT p50', ''), metric('e2e', 'E2E p50', ''),
-        metric('thr', 'Output throughput', ''), metric('sat', 'Saturation rate', ''), metric('util', 'Utilization', 'offered / saturation')),
+      ...banners(P),
+      el('div', { class: 'headline wide' }, m('ttft', 'TTFT p50', ''), m('tpot', 'TPOT p50', ''), m('e2e', 'E2E p50', ''),
+        m('thr', 'Output throughput', ''), m('sat', 'Saturation rate', ''), m('util', 'Utilization', 'offered / saturation')),
       el('div', { class: 'panel' }, el('div', { class: 'panel-head' }, el('h3', null, 'Latency and throughput against request rate ',
         el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }))),
       el('div', { class: 'charts', id: `${P}-charts` })),
       this.buildSimPanel(),
-      el('div', { class: 'panel warn-panel', id: `${P}-warnings-panel`, hidden: true }, el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${P}-warnings` })));
+      warningsPanel(P));
     this.root.replaceChildren(form, results);
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
@@ -103,24 +96,13 @@ export class ServingView {
   }
 
   reset() {
-    const def = clone(DEFAULT_SERVING);
-    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
-      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
-    }
-    this.form.clearOptional();
-    this.form.apply(def);
+    this.form.reset(DEFAULT_SERVING);
   }
 
   applyRequest(request) {
     this.reset();
     this.form.clearOptional();
-    this.linkErrors = new Map();
-    this.general = [];
-    for (const p of this.form.apply(request)) {
-      const t = this.form.target(p.path);
-      if (t === 'general') this.general.push(`From the link: ${p.message}`);
-      else this.linkErrors.set(t, p.message);
-    }
+    ({ linkErrors: this.linkErrors, general: this.general } = this.form.applyLink(request));
     this.recompute();
   }
 
@@ -134,21 +116,10 @@ export class ServingView {
       if (this.simError.target === 'general') general.push(this.simError.message);
       else errors.set(this.simError.target, this.simError.message);
     }
-    let result = null;
-    if (inputErrors.size === 0) {
-      const r = call(this.M, 'estimate', JSON.stringify(request));
-      if (r.ok) result = r.result;
-      else {
-        const t = this.form.target(r.error.path);
-        if (t === 'general') general.push(r.error.message);
-        else errors.set(t, r.error.message);
-      }
-    }
+    const result = inputErrors.size === 0 ? this.form.estimate(request, errors, general) : null;
     const stale = !result || this.linkErrors.size > 0;
     this.form.showErrors(errors, general);
-    this.root.classList.toggle('stale', stale);
-    this.root.dataset.status = stale ? 'stale' : 'ready';
-    $(`${P}-stale`).hidden = !stale;
+    markStale(this, P, stale);
     $(`${P}-stale`).textContent = 'Results are out of date — fix the highlighted fields to recompute.';
     $(`${P}-simulate`).disabled = stale || Boolean(this.sim.worker && this.sim.busy);
     if (this.sim.result) $(`${P}-sim`).classList.add('outdated');
@@ -166,12 +137,7 @@ export class ServingView {
     badge.className = `badge ${res.saturated ? 'bad' : 'ok'}`;
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
     badge.dataset.saturated = String(res.saturated);
-    const set = (id, value, [text, unit], sub) => {
-      $(`${P}-${id}`).textContent = text;
-      $(`${P}-${id}`).dataset.value = String(value);
-      $(`${P}-${id}-unit`).textContent = unit;
-      if (sub !== undefined) $(`${P}-${id}-sub`).textContent = sub;
-    };
+    const set = (...args) => setMetric(P, ...args);
     for (const [id, , key] of METRICS) {
       const v = res[key];
       set(id, v ? v.p50 : null, v ? fmtMs(v.p50) : ['—', ''], v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded');
@@ -179,8 +145,7 @@ export class ServingView {
     set('thr', res.throughput.output_tokens_per_s, [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'], `${fmtNum(res.throughput.requests_per_s)} req/s`);
     set('sat', res.saturation_rate_per_s, [fmtNum(res.saturation_rate_per_s), 'req/s'], `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`);
     set('util', res.utilization, [fmtPct(res.utilization), '']);
-    $(`${P}-warnings`).replaceChildren(...(res.warnings || []).map((w) => el('li', { text: String(w) })));
-    $(`${P}-warnings-panel`).hidden = !(res.warnings || []).length;
+    showWarnings(P, res.warnings);
   }
 
   // The sweep (a dozen analytic estimates) runs after the headline, off the input event, and an

@@ -1,7 +1,7 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct } from './ui.js';
+import { $, el, svg, banners, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
@@ -76,23 +76,12 @@ export class TrainingView {
         row('', f('micro_batch_size'), f('total_tokens')), f('recompute')),
       el('fieldset', null, el('legend', { text: 'Precision and optimizer' }), row('', f('compute'), f('cost')), f('optimizer'),
         el('p', { class: 'hint', id: `${P}-extras` })));
-    form.addEventListener('submit', (e) => e.preventDefault());
-    form.addEventListener('input', (e) => {
-      const id = e.target.id.replace(/-custom$/, '');
-      this.linkErrors.delete(id);
-      this.linkErrors.delete(`${id}-custom`);
-      this.recompute();
-    });
+    wireForm(form, this, () => this.recompute());
 
-    const metrics = el('div', { class: 'headline wide' }, ...METRICS.map(([id, label, key]) => el('div', { class: 'metric' },
-      el('div', { class: 'metric-label', text: label }),
-      el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${P}-${id}`, 'data-field': key, text: '—' }), ' ',
-        el('span', { class: 'unit', id: `${P}-${id}-unit` })),
-      el('div', { class: 'metric-sub', id: `${P}-${id}-sub` }))));
+    const metrics = el('div', { class: 'headline wide' }, ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })));
     const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
       el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
-      el('div', { class: 'general-error', id: `${P}-general-error`, role: 'alert', hidden: true }),
-      el('div', { class: 'stale-banner', id: `${P}-stale`, role: 'status', hidden: true }),
+      ...banners(P),
       metrics,
       el('div', { class: 'panel' },
         el('div', { class: 'panel-head' }, el('h3', { text: 'Where a step goes' }), bandLegend()),
@@ -104,35 +93,22 @@ export class TrainingView {
         el('div', { id: `${P}-memory-bar`, class: 'memory-bar', role: 'img' }),
         el('ul', { id: `${P}-memory-legend`, class: 'memory-legend' }),
         el('dl', { class: 'facts', id: `${P}-facts` })),
-      el('div', { class: 'panel warn-panel', id: `${P}-warnings-panel`, hidden: true }, el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${P}-warnings` })),
+      warningsPanel(P),
       el('details', { class: 'panel' }, el('summary', null, el('h3', { text: 'Assumptions' })),
         el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
     this.root.replaceChildren(form, results);
   }
 
   reset() {
-    const def = clone(DEFAULT_TRAINING);
-    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
-      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
-    }
-    this.form.clearOptional();
-    this.form.apply(def);
+    this.form.reset(DEFAULT_TRAINING);
   }
 
   /** Applies a link's request (decoded by views.js); problems show beside their fields. */
   applyRequest(request) {
     this.reset();
     this.form.clearOptional();
-    this.linkErrors = new Map();
-    this.general = [];
-    for (const p of this.form.apply(request)) this.addLinkError(p.path, p.message);
+    ({ linkErrors: this.linkErrors, general: this.general } = this.form.applyLink(request, true));
     this.recompute();
-  }
-
-  addLinkError(path, message) {
-    const t = this.form.target(path);
-    if (t === 'general') this.general.push(`From the link: ${message}`);
-    else if (!this.linkErrors.has(t)) this.linkErrors.set(t, message);
   }
 
   recompute() {
@@ -140,27 +116,15 @@ export class TrainingView {
     this.request = request;
     const errors = new Map([...this.linkErrors, ...inputErrors]);
     const general = [...this.general];
-    let result = null;
-    if (inputErrors.size === 0) {
-      const r = call(this.M, 'estimate', JSON.stringify(request));
-      if (r.ok) result = r.result;
-      else {
-        const t = this.form.target(r.error.path);
-        if (t === 'general') general.push(r.error.message);
-        else if (!errors.has(t)) errors.set(t, r.error.message);
-      }
-    }
+    const result = inputErrors.size === 0 ? this.form.estimate(request, errors, general, true) : null;
     const stale = !result || this.linkErrors.size > 0;
     if (!stale) {
       this.result = result;
       this.render(result);
     }
     this.form.showErrors(errors, general);
-    this.root.classList.toggle('stale', stale);
-    this.root.dataset.status = stale ? 'stale' : 'ready';
-    const banner = $(`${P}-stale`);
-    banner.hidden = !stale;
-    banner.textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
+    markStale(this, P, stale);
+    $(`${P}-stale`).textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
       : 'No results yet — fix the highlighted fields to compute.';
   }
 
@@ -171,13 +135,7 @@ export class TrainingView {
     const shard = pl.fsdp ? `FSDP ${pl.fsdp.replace(/_/g, ' ')}` : pl.zero ? `ZeRO-${pl.zero}` : 'no sharding';
     $(`${P}-subtitle`).textContent = `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · TP ${pl.tp} · PP ${pl.pp}`
       + `${pl.vpp > 1 ? `×${pl.vpp}` : ''} · DP ${pl.dp}${pl.cp > 1 ? ` · CP ${pl.cp}` : ''}${pl.ep > 1 ? ` · EP ${pl.ep}` : ''} · ${shard} · tier ${res.tier}`;
-    const set = (id, value, [text, unit], sub = '') => {
-      const n = $(`${P}-${id}`);
-      n.textContent = text;
-      n.dataset.value = String(value);
-      $(`${P}-${id}-unit`).textContent = unit;
-      $(`${P}-${id}-sub`).textContent = sub;
-    };
+    const set = (id, value, textUnit, sub = '') => setMetric(P, id, value, textUnit, sub);
     set('step', res.step_time_s, fmtMs(res.step_time_s * 1e3), `${fmtInt(res.tokens_per_step)} tokens, ${res.num_micro_batches} micro-batches`);
     set('tps', res.tokens_per_s, [fmtNum(res.tokens_per_s), 'tok/s'], `${fmtInt(res.num_gpus)} GPUs`);
     set('tpsg', res.tokens_per_s_per_gpu, [fmtNum(res.tokens_per_s_per_gpu), 'tok/s'], `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU`);
@@ -190,8 +148,7 @@ export class TrainingView {
       typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '');
     this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);
     this.renderMemory(res.memory_per_gpu || {}, res);
-    $(`${P}-warnings`).replaceChildren(...(res.warnings || []).map((w) => el('li', { text: String(w) })));
-    $(`${P}-warnings-panel`).hidden = !(res.warnings || []).length;
+    showWarnings(P, res.warnings);
     $(`${P}-assumptions`).replaceChildren(el('tbody', null, ...(res.assumptions || []).map((a) => el('tr', null,
       el('th', { scope: 'row', text: String(a.name).replace(/_/g, ' ') }), el('td', { class: 'num', text: `${a.value}${a.unit ? ` ${a.unit}` : ''}` }),
       el('td', { class: 'source', text: a.source || '' })))));

@@ -1,4 +1,4 @@
-// Small DOM, formatting and link helpers shared by the training and serving views.
+// Small DOM, formatting and link helpers shared by the page (app.js) and its training, serving and collective views.
 // Same rules as app.js: DOM built with createElement/createElementNS/textContent only.
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -216,4 +216,67 @@ export const numberInput = (attrs = {}) => el('input', { type: 'number', inputmo
 export function select(options) {
   return el('select', null, ...options.map((o) => (Array.isArray(o)
     ? el('option', { value: o[0], text: o[1] }) : el('option', { value: o, text: o }))));
+}
+
+/** A JSON object pasted into a custom box: {value} or {error} (not JSON, or not an object). */
+export function parseObject(text) {
+  let obj;
+  try {
+    obj = JSON.parse(text);
+  } catch (e) {
+    return { error: `Not valid JSON: ${e.message}` };
+  }
+  return isPlainObject(obj) ? { value: obj } : { error: 'Expected a JSON object ({ … }).' };
+}
+
+// ------------------------------------------------------------------ view pieces
+// Shared by the training, serving and collective views; ids are `${prefix}-<name>`.
+
+/** Wires a view's form: never submitted; an edit drops the link's error on the edited field. */
+export function wireForm(form, view, edited) {
+  form.addEventListener('submit', (e) => e.preventDefault());
+  form.addEventListener('input', (e) => {
+    const id = e.target.id.replace(/-custom$/, '');
+    view.linkErrors.delete(id);
+    view.linkErrors.delete(`${id}-custom`);
+    edited();
+  });
+}
+
+/** A headline number (value and unit), with a line under it when `sub` is given. */
+export function metric(prefix, id, label, { sub, field: key } = {}) {
+  return el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
+    el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${prefix}-${id}`, 'data-field': key, text: '—' }), ' ',
+      el('span', { class: 'unit', id: `${prefix}-${id}-unit` })),
+    sub === undefined ? null : el('div', { class: 'metric-sub', id: `${prefix}-${id}-sub`, text: sub }));
+}
+
+/** Shows a headline number; `sub` (when given) replaces the line under it. */
+export function setMetric(prefix, id, value, [text, unit], sub) {
+  const n = $(`${prefix}-${id}`);
+  n.textContent = text;
+  n.dataset.value = String(value);
+  $(`${prefix}-${id}-unit`).textContent = unit;
+  if (sub !== undefined) $(`${prefix}-${id}-sub`).textContent = sub;
+}
+
+/** The banner for errors without a field, and the one saying the results are out of date. */
+export const banners = (prefix, staleText) => [
+  el('div', { class: 'general-error', id: `${prefix}-general-error`, role: 'alert', hidden: true }),
+  el('div', { class: 'stale-banner', id: `${prefix}-stale`, role: 'status', hidden: true, text: staleText }),
+];
+
+export function markStale(view, prefix, stale) {
+  view.root.classList.toggle('stale', stale);
+  view.root.dataset.status = stale ? 'stale' : 'ready';
+  $(`${prefix}-stale`).hidden = !stale;
+}
+
+export const warningsPanel = (prefix) => el('div', { class: 'panel warn-panel', id: `${prefix}-warnings-panel`, hidden: true },
+  el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${prefix}-warnings` }));
+
+export function showWarnings(prefix, warnings) {
+  const list = warnings || [];
+  $(`${prefix}-warnings`).replaceChildren(...list.map((w) => el('li', { text: String(w) })));
+  $(`${prefix}-warnings-panel`).hidden = !list.length;
 }
