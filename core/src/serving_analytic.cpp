@@ -158,17 +158,6 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   return out;
 }
 
-Percentiles summarize_sorted(const std::vector<double>& v) {
-  Percentiles p;
-  double sum = 0;
-  for (double x : v) sum += x;
-  p.mean = sum / static_cast<double>(v.size());
-  p.p50 = percentile(v, 50);
-  p.p90 = percentile(v, 90);
-  p.p99 = percentile(v, 99);
-  return p;
-}
-
 double fraction_at_most(const std::vector<double>& sorted, double limit) {
   if (limit <= 0) return 1;
   const auto it = std::upper_bound(sorted.begin(), sorted.end(), limit);
@@ -337,10 +326,10 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   for (double n : w.output) decode_time.push_back(std::max(0.0, n - 1) * tpot_mean);
   const std::vector<double> e2e = convolve(ttft, decode_time);
 
-  r.queueing_s = summarize_sorted(queueing);
-  r.ttft_s = summarize_sorted(ttft);
-  r.tpot_s = summarize_sorted(tpot);
-  r.e2e_s = summarize_sorted(e2e);
+  r.queueing_s = detail::summarize_sorted(queueing);
+  r.ttft_s = detail::summarize_sorted(ttft);
+  r.tpot_s = detail::summarize_sorted(tpot);
+  r.e2e_s = detail::summarize_sorted(e2e);
   const double total = w.lambda * setup.instances;
   r.requests_per_s = total;
   r.input_tokens_per_s = total * w.p_mean;

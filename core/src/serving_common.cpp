@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
+#include "flopcast/stats.hpp"
 #include "serving_internal.hpp"
 
 namespace flopcast {
@@ -254,6 +255,18 @@ void validate(const ServingSpec& s) {
 }
 
 namespace detail {
+
+Percentiles summarize_sorted(const std::vector<double>& sorted) {
+  Percentiles p;
+  if (sorted.empty()) return p;
+  double sum = 0;
+  for (double x : sorted) sum += x;
+  p.mean = sum / static_cast<double>(sorted.size());
+  p.p50 = percentile(sorted, 50);
+  p.p90 = percentile(sorted, 90);
+  p.p99 = percentile(sorted, 99);
+  return p;
+}
 
 ServingSetup make_setup(const ServingSpec& spec) {
   validate(spec);

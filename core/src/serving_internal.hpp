@@ -52,4 +52,7 @@ struct Moments {
 /// `k` equally likely quantile points of prompt or output lengths (trace: from the trace).
 std::vector<double> length_points(const ServingSpec& spec, bool prompt, int k);
 
+/// Mean, p50, p90 and p99 of values sorted ascending; all zero when there are none.
+Percentiles summarize_sorted(const std::vector<double>& sorted);
+
 }  // namespace flopcast::detail

@@ -119,16 +119,8 @@ class Timeline {
 };
 
 Percentiles summarize(std::vector<double>& v) {
-  Percentiles p;
-  if (v.empty()) return p;
   std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  p.mean = sum / static_cast<double>(v.size());
-  p.p50 = percentile(v, 50);
-  p.p90 = percentile(v, 90);
-  p.p99 = percentile(v, 99);
-  return p;
+  return detail::summarize_sorted(v);
 }
 
 }  // namespace
