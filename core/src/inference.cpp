@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
@@ -156,13 +157,55 @@ struct Step {
   bool prefill = false;
 };
 
+/// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
+/// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
+struct TokenOps {
+  OpCost embedding;  ///< once per step
+  OpCost qkv, o_proj;  ///< per layer, as are the rest unless noted
+  std::optional<OpCost> moe;  ///< MoE models: the experts, in place of up and down
+  OpCost up, down;
+  OpCost elementwise;  ///< two fused add+norm, rotary on q and k, activation function
+  std::optional<OpCost> tp_all_reduce;  ///< tp > 1: one of the two per layer
+  OpCost final_norm;  ///< once per step, over every token
+};
+
+TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
+  const HardwareSpec& hw = s.hardware;
+  const KernelModel& km = sh.km;
+  const ModelSpec& m = s.model;
+  TokenOps ops;
+  ops.embedding = memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
+  ops.qkv = gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h, sh.linear);
+  ops.o_proj = gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear);
+  const bool gated = m.ffn == FfnKind::gated;
+  double ffn_tokens = t;  // token-expert pairs through the FFN
+  if (m.is_moe()) {
+    ffn_tokens = t * m.experts_per_token;
+    ops.moe = moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts, m.experts_per_token, gated,
+                             sh.linear, sh.dense16);
+  } else {
+    const double up_width = gated ? 2 * sh.inter : sh.inter;
+    ops.up = gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear);
+    ops.down = gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear);
+  }
+  // Two fused add+norm (read x and residual, write both), rotary on q and k, activation function.
+  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
+  const double elementwise_bytes =
+      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
+  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
+  ops.elementwise = memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
+                              Bytes(elementwise_bytes), 4);
+  if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
+  ops.final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
+  return ops;
+}
+
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
 std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
-  const ModelSpec& m = s.model;
-  const double t = st.tokens;
   const double layers = sh.layers;
+  const TokenOps tok = token_ops(s, sh, st.tokens);
   std::vector<OpCost> ops;
   ops.reserve(10);  // embedding, 6 summed over layers, lm_head, logits gather, engine
   auto per_layer = [&](OpCost op) {
@@ -173,43 +216,30 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
     ops.push_back(std::move(op));
   };
 
-  ops.push_back(memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
-  per_layer(gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h, sh.linear));
+  ops.push_back(tok.embedding);
+  per_layer(tok.qkv);
   per_layer(st.prefill ? attention_prefill_op(hw, km, st.sequences, st.new_per_seq, sh.hq, sh.hkv,
                                               sh.d, sh.attn_math, sh.a, sh.kv)
                        : attention_decode_op(hw, km, st.sequences, st.context, sh.hq, sh.hkv,
                                              sh.d, sh.attn_math, sh.a, sh.kv));
-  per_layer(gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear));
+  per_layer(tok.o_proj);
 
-  const bool gated = m.ffn == FfnKind::gated;
-  const double up_width = gated ? 2 * sh.inter : sh.inter;
-  double ffn_tokens = t;  // token-expert pairs through the FFN
-  if (m.is_moe()) {
-    ffn_tokens = t * m.experts_per_token;
-    per_layer(moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts, m.experts_per_token, gated,
-                             sh.linear, sh.dense16));
+  if (tok.moe) {
+    per_layer(*tok.moe);
   } else {
-    OpCost up = gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear);
-    OpCost down = gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear);
-    OpCost mlp = up;
+    const OpCost& down = tok.down;
+    OpCost mlp = tok.up;
     mlp.flops += down.flops;
     mlp.bytes += down.bytes;
     mlp.time += down.time;
     mlp.kernels += down.kernels;
-    if (down.time > up.time) mlp.bound = down.bound;
+    if (down.time > tok.up.time) mlp.bound = down.bound;
     per_layer(mlp);
   }
+  per_layer(tok.elementwise);
 
-  // Two fused add+norm (read x and residual, write both), rotary on q and k, activation function.
-  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
-  const double elementwise_bytes =
-      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
-  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
-  per_layer(memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
-                      Bytes(elementwise_bytes), 4));
-
-  if (s.tp > 1) {
-    OpCost ar = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
+  if (tok.tp_all_reduce) {
+    OpCost ar = *tok.tp_all_reduce;
     ar.time = ar.time * 2;
     ar.bytes = ar.bytes * 2;
     ar.kernels *= 2;
@@ -217,7 +247,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   }
 
   // Final norm over every token; logits only for the last token of each sequence.
-  OpCost final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
+  const OpCost& final_norm = tok.final_norm;
   OpCost lm_head = gemm_op("lm_head", hw, km, st.sequences, sh.vocab, sh.h, sh.dense16);
   lm_head.time += final_norm.time;
   lm_head.bytes += final_norm.bytes;
@@ -525,43 +555,29 @@ constexpr int kMaxMemoSequences = 4096;
 double op_time_s(const OpCost& op) { return op.time.value; }
 
 /// The token-proportional ops of step_ops for `t` new tokens: the same op calls, summed.
+/// The token-proportional ops of step_ops (token_ops) for `t` new tokens, summed; `tier`: 2 when
+/// every GEMM of them is calibrated.
 double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe_factor,
                    int* tier) {
-  const HardwareSpec& hw = s.hardware;
-  const KernelModel& km = sh.km;
-  const ModelSpec& m = s.model;
+  const TokenOps tok = token_ops(s, sh, t);
   bool tier2 = true;
   auto priced = [&](const OpCost& op) {
     tier2 = tier2 && op.tier == 2;
     return op_time_s(op);
   };
-  double per_layer = priced(gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h,
-                                    sh.linear));
-  per_layer += priced(gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear));
-  const bool gated = m.ffn == FfnKind::gated;
-  double ffn_tokens = t;
-  if (m.is_moe()) {
-    ffn_tokens = t * m.experts_per_token;
-    per_layer += moe_factor * priced(moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts,
-                                                    m.experts_per_token, gated, sh.linear,
-                                                    sh.dense16));
+  double per_layer = priced(tok.qkv);
+  per_layer += priced(tok.o_proj);
+  if (tok.moe) {
+    per_layer += moe_factor * priced(*tok.moe);
   } else {
-    const double up_width = gated ? 2 * sh.inter : sh.inter;
-    per_layer += priced(gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear));
-    per_layer += priced(gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear));
+    per_layer += priced(tok.up);
+    per_layer += priced(tok.down);
   }
-  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
-  const double elementwise_bytes =
-      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
-  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
-  per_layer += op_time_s(memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
-                                   Bytes(elementwise_bytes), 4));
-  if (s.tp > 1) {
-    per_layer += 2 * op_time_s(all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp));
-  }
+  per_layer += op_time_s(tok.elementwise);
+  if (tok.tp_all_reduce) per_layer += 2 * op_time_s(*tok.tp_all_reduce);
   double total = per_layer * sh.layers;
-  total += op_time_s(memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
-  total += op_time_s(memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1));
+  total += op_time_s(tok.embedding);
+  total += op_time_s(tok.final_norm);
   if (tier) *tier = tier2 ? 2 : 0;
   return total;
 }
