@@ -92,11 +92,11 @@ namespace {
 /// saturation miss by several times and would otherwise decide the fit, and the targets are
 /// median errors.
 std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files,
-                                           const std::string& engine, std::array<double, 2> x) {
+                                           const std::string& engine, std::array<double, 3> x) {
   validate::Collector collector({});
   collector.record_samples();
   validate::Context ctx(collector, KernelModel{});
-  ctx.set_engine_override(validate::EngineOverheads{engine, x[0], x[1]});
+  ctx.set_engine_override(validate::EngineOverheads{engine, x[0], x[1], x[2]});
   for (const std::string& file : files) validate::load_file(file, ctx);
   double sum = 0;
   std::size_t n = 0;
@@ -108,18 +108,20 @@ std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files
   return {n > 0 ? sum / static_cast<double>(n) : 0.0, n};
 }
 
-/// Overheads of one engine by coordinate descent, each coordinate searched on a log grid
-/// (0 and 1 µs to 100 ms in 25% steps), two rounds: deterministic, and the loss is unimodal in
-/// each overhead, since more overhead only ever lengthens every step or request.
-std::array<double, 2> fit_engine(const std::vector<std::string>& files, const std::string& engine,
-                                 std::array<double, 2> x) {
-  std::vector<double> grid{0.0};
+/// Overheads of one engine by coordinate descent, each coordinate searched on a log grid in 25%
+/// steps (step and request: 0 and 1 µs to 100 ms; per-kernel cost: the kernels' own (-1), 0 and
+/// 0.1 to 50 µs), two rounds: deterministic, and the loss is unimodal in each overhead, since more
+/// overhead only ever lengthens every step or request.
+std::array<double, 3> fit_engine(const std::vector<std::string>& files, const std::string& engine,
+                                 std::array<double, 3> x) {
+  std::vector<double> grid{0.0}, kernel_grid{-1.0, 0.0};
   for (double v = 1; v <= 1e5; v *= 1.25) grid.push_back(v);
+  for (double v = 0.1; v <= 50; v *= 1.25) kernel_grid.push_back(v);
   double best = engine_loss(files, engine, x).first;
   for (int round = 0; round < 2; ++round) {
-    for (int c = 0; c < 2; ++c) {
-      for (double v : grid) {
-        std::array<double, 2> cand = x;
+    for (int c = 0; c < 3; ++c) {
+      for (double v : c == 2 ? kernel_grid : grid) {
+        std::array<double, 3> cand = x;
         cand[c] = v;
         const double l = engine_loss(files, engine, cand).first;
         if (l < best) {
@@ -152,14 +154,22 @@ int run_fit_engines(const FitOptions& o) {
     json doc = io::preset("engines", engine, "engine");
     const double start_step = doc.at("engine").at("step_overhead_us").get<double>();
     const double start_request = doc.at("engine").at("request_overhead_us").get<double>();
-    const auto before = engine_loss(files, engine, {start_step, start_request});
-    const auto x = fit_engine(files, engine, {start_step, start_request});
+    const double start_kernel = doc.at("engine").value("kernel_fixed_us", -1.0);
+    const auto before = engine_loss(files, engine, {start_step, start_request, start_kernel});
+    const auto x = fit_engine(files, engine, {start_step, start_request, start_kernel});
     const auto after = engine_loss(files, engine, x);
     std::cerr << "fit: engine " << engine << ": " << n << " train rows, step " << x[0]
-              << " us, request " << x[1] << " us, mean |ln error| " << after.first << " (was "
+              << " us, request " << x[1] << " us, kernel "
+              << (x[2] >= 0 ? std::to_string(x[2]) + " us" : std::string("own"))
+              << ", mean |ln error| " << after.first << " (was "
               << before.first << ")\n";
     doc["engine"]["step_overhead_us"] = io::round6(x[0]);
     doc["engine"]["request_overhead_us"] = io::round6(x[1]);
+    if (x[2] >= 0) {
+      doc["engine"]["kernel_fixed_us"] = io::round6(x[2]);
+    } else {
+      doc["engine"].erase("kernel_fixed_us");
+    }
     doc["tier"] = 1;
     doc["fit"] = json{
         {"method",

@@ -594,6 +594,11 @@ void Context::apply_engine_override(json& engine) const {
   if (!engine_override_ || engine.value("name", "") != engine_override_->engine) return;
   engine["step_overhead_us"] = engine_override_->step_overhead_us;
   engine["request_overhead_us"] = engine_override_->request_overhead_us;
+  if (engine_override_->kernel_fixed_us >= 0) {
+    engine["kernel_fixed_us"] = engine_override_->kernel_fixed_us;
+  } else {
+    engine.erase("kernel_fixed_us");
+  }
 }
 
 void load_file(const std::string& path, Context& ctx) {

@@ -25,6 +25,7 @@ struct EngineOverheads {
   std::string engine;
   double step_overhead_us = 0;
   double request_overhead_us = 0;
+  double kernel_fixed_us = -1;  ///< < 0: the kernels' own fixed cost
 };
 
 /// What every loader needs: where rows go, the kernel model, and the hardware presets (resolved

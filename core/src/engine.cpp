@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
+#include "flopcast/kernel.hpp"
 #include "flopcast/units.hpp"
 
 namespace flopcast {
@@ -20,10 +21,16 @@ void check_range(const std::string& path, double value, double lo, double hi, do
 
 }  // namespace
 
+void apply_engine(const EngineProfile& e, KernelModel& km) {
+  km.framework = parse_framework(e.id).value_or(Framework::any);
+  km.engine_kernel_fixed_s = e.kernel_fixed_s;
+}
+
 void validate(const EngineProfile& e, const std::string& path) {
   const std::string p = path.empty() ? "" : path + ".";
   check_range(p + "step_overhead_us", e.step_overhead_s, 0, 10, kMicro);
   check_range(p + "request_overhead_us", e.request_overhead_s, 0, 100, kMicro);
+  if (e.kernel_fixed_s >= 0) check_range(p + "kernel_fixed_us", e.kernel_fixed_s, 0, 1e-3, kMicro);
   check_range(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
   check_range(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
   check_range(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);

@@ -14,6 +14,9 @@ struct EngineProfile {
   double step_overhead_s = 300e-6;
   /// Once per request, on its way to the first token: tokenization, admission, first detokenize.
   double request_overhead_s = 0;
+  /// Fixed cost per kernel inside this engine (CUDA-graph replay hides most of the launch cost an
+  /// isolated benchmark measures); < 0: the kernels' own measured cost.
+  double kernel_fixed_s = -1;
   /// Scheduler defaults (vLLM V1 on a >= 70 GiB GPU unless the profile says otherwise).
   int max_num_seqs = 256;
   int max_num_batched_tokens = 8192;
@@ -23,6 +26,10 @@ struct EngineProfile {
   /// 1 when the overheads were fitted on end-to-end rows (Tier 1), 0 for engineering defaults.
   int tier = 0;
 };
+
+/// The kernel model as this engine runs it: its framework's Tier-2 fits and its per-kernel cost.
+struct KernelModel;
+void apply_engine(const EngineProfile& e, KernelModel& km);
 
 /// Range checks; SpecError with keys under `path` (e.g. "engine").
 void validate(const EngineProfile& e, const std::string& path);

@@ -31,13 +31,13 @@ struct InferenceSpec {
   /// Token budget of one forward pass: prefill runs in chunks of at most this many tokens
   /// (vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB).
   int max_num_batched_tokens = 8192;
-  double step_overhead_s = 300e-6;       ///< CPU time per forward step (schedule, sample)
   /// false: a prompt is never split; a step takes as many whole prompts as fit the token budget
   /// (at least one), as TensorRT-LLM does without chunked context.
   bool chunked_prefill = true;
-  double framework_reserve_bytes = 1.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, graphs
+  double step_overhead_s = 300e-6;       ///< CPU time per forward step (schedule, sample)
   /// CPU time once per request before its first token (tokenize, admit, detokenize).
   double request_overhead_s = 0;
+  double framework_reserve_bytes = 1.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, graphs
   KernelModel kernel;
 };
 

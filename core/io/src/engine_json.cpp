@@ -10,6 +10,13 @@
 
 namespace flopcast::io::detail {
 
+void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
+  if (!r.find("kernel_fixed_us")) return;
+  const double us = r.number("kernel_fixed_us");
+  if (us < 0 || us > 1000) fail(r.child("kernel_fixed_us"), "must be between 0 and 1000", us);
+  e.kernel_fixed_s = us * kMicro;
+}
+
 EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   ObjectReader head(doc, path,
                     {"schema_version", "id", "name", "source", "notes", "tier", "fit", "engine"});
@@ -21,11 +28,12 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
     throw SpecError(head.child("fit"), "a Tier-1 profile must say how it was fitted");
   }
   ObjectReader r(head.require("engine"), head.child("engine"),
-                 {"step_overhead_us", "request_overhead_us", "max_num_seqs",
+                 {"step_overhead_us", "request_overhead_us", "kernel_fixed_us", "max_num_seqs",
                   "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization",
                   "kv_block_tokens"});
   e.step_overhead_s = r.number("step_overhead_us") * kMicro;
   e.request_overhead_s = r.number("request_overhead_us") * kMicro;
+  read_kernel_fixed(r, e);
   e.max_num_seqs = r.integer("max_num_seqs");
   e.max_num_batched_tokens = r.integer("max_num_batched_tokens");
   e.chunked_prefill = r.boolean("chunked_prefill", true);
@@ -50,7 +58,7 @@ const EngineProfile& engine_profile(const std::string& id, const std::string& pa
 }
 
 json engine_profile_to_json(const EngineProfile& e) {
-  return json{{"name", e.id},
+  json j{{"name", e.id},
               {"tier", e.tier},
               {"step_overhead_us", round6(e.step_overhead_s / kMicro)},
               {"request_overhead_us", round6(e.request_overhead_s / kMicro)},
@@ -59,6 +67,8 @@ json engine_profile_to_json(const EngineProfile& e) {
               {"chunked_prefill", e.chunked_prefill},
               {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
               {"kv_block_tokens", e.kv_block_tokens}};
+  if (e.kernel_fixed_s >= 0) j["kernel_fixed_us"] = round6(e.kernel_fixed_s / kMicro);
+  return j;
 }
 
 }  // namespace flopcast::io::detail

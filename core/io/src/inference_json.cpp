@@ -37,10 +37,14 @@ Parsed parse_request(const json& request) {
   ObjectReader en(object_or_empty(r, "engine"), "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us",
-                   "framework_reserve_GB"});
+                   "kernel_fixed_us", "framework_reserve_GB"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
-  // Kernels are priced with the engine's own measured kernels where the GPU has them.
-  s.kernel.framework = parse_framework(profile.id).value_or(Framework::any);
+  // Kernels are priced with the engine's own measured kernels where the GPU has them, at the
+  // engine's per-kernel cost.
+  EngineProfile engine = profile;
+  read_kernel_fixed(en, engine);
+  validate(engine, "engine");
+  apply_engine(engine, s.kernel);
   s.gpu_memory_utilization = en.number("gpu_memory_utilization", profile.gpu_memory_utilization);
   s.kv_block_tokens = en.integer("kv_block_tokens", profile.kv_block_tokens);
   s.max_num_batched_tokens = en.integer("max_num_batched_tokens", profile.max_num_batched_tokens);
@@ -51,7 +55,10 @@ Parsed parse_request(const json& request) {
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
   // Tier 1 holds only while the fitted overheads are the ones in use.
-  p.engine_tier = (en.find("step_overhead_us") || en.find("request_overhead_us")) ? 0 : profile.tier;
+  p.engine_tier = (en.find("step_overhead_us") || en.find("request_overhead_us") ||
+                   en.find("kernel_fixed_us"))
+                      ? 0
+                      : profile.tier;
 
   p.resolved = json{
       {"schema_version", kSchemaVersion},
@@ -75,6 +82,9 @@ Parsed parse_request(const json& request) {
         {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
         {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
         {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
+  if (s.kernel.engine_kernel_fixed_s >= 0) {
+    p.resolved["engine"]["kernel_fixed_us"] = round6(s.kernel.engine_kernel_fixed_s / kMicro);
+  }
   return p;
 }
 

@@ -151,7 +151,7 @@ Parsed parse_request(const json& request) {
                   {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
                    "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
                    "kv_block_tokens", "step_overhead_us", "request_overhead_us",
-                   "framework_reserve_GB"});
+                   "kernel_fixed_us", "framework_reserve_GB"});
   const std::string name = en.string("name", "vllm");
   s.engine = engine_profile(name, "engine.name");
   EngineProfile& e = s.engine;
@@ -162,6 +162,10 @@ Parsed parse_request(const json& request) {
   e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
+  read_kernel_fixed(en, e);
+  validate(e, "engine");
+  // Kernels priced as this engine runs them: its framework's fits, its per-kernel cost.
+  apply_engine(e, inf.kernel);
   inf.framework_reserve_bytes =
       en.number("framework_reserve_GB", inf.framework_reserve_bytes / kGB) * kGB;
   s.policy = en.choice<SchedulePolicy>("policy",

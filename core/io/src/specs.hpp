@@ -37,6 +37,9 @@ void attach_collective_fits(HardwareSpec& h);
 
 /// Engine profiles (presets/engines/<id>.json).
 EngineProfile read_engine_profile(const json& doc, const std::string& path);
+/// An `engine` object's optional `kernel_fixed_us` (0-1000) into `e`.
+class ObjectReader;
+void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
 /// The embedded profile `id`; SpecError at `path` (with a suggestion) when there is none.
 const EngineProfile& engine_profile(const std::string& id, const std::string& path);
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
