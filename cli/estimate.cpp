@@ -125,6 +125,15 @@ void setup_estimate(CLI::App& app, EstimateOptions& o) {
 int run_estimate(const EstimateOptions& o) {
   try {
     const json response = io::run(build_request(o.request));
+    // Every task answers here in JSON; the tables of the other tasks are their commands'.
+    const std::string task = response.value("task", "inference");
+    if (o.format != "json" && task != "inference") {
+      const std::string command = task == "training" ? "train" : task == "serving" ? "serve" : task;
+      std::cerr << "flopcast: error: --format " << o.format << " of a \"" << task
+                << "\" request: use --format json, or `flopcast " << command
+                << " --request FILE` for its table\n";
+      return kUsage;
+    }
     if (o.format == "json") {
       std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     } else if (o.format == "csv") {

@@ -46,6 +46,17 @@ export class ServingView {
     this.sim = { worker: null, id: 0, timer: null, result: null };
     this.build();
     this.reset();
+    // Started with the page, so the worker's script and module load with it, not on Simulate.
+    this.spawnWorker();
+  }
+
+  spawnWorker() {
+    this.sim.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+    this.sim.worker.onmessage = (e) => this.onSimMessage(e.data);
+    this.sim.worker.onerror = (e) => {
+      e.preventDefault();
+      this.cancel(`The simulation worker failed: ${e.message || 'unknown error'}`);
+    };
   }
 
   build() {
@@ -196,14 +207,7 @@ export class ServingView {
   simulate() {
     if (this.root.dataset.status !== 'ready') return;
     const request = { ...clone(this.request), mode: 'simulate' };
-    if (!this.sim.worker) {
-      this.sim.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
-      this.sim.worker.onmessage = (e) => this.onSimMessage(e.data);
-      this.sim.worker.onerror = (e) => {
-        e.preventDefault();
-        this.cancel(`The simulation worker failed: ${e.message || 'unknown error'}`);
-      };
-    }
+    if (!this.sim.worker) this.spawnWorker();
     const id = ++this.sim.id;
     this.sim.busy = true;
     this.sim.started = performance.now();
@@ -218,7 +222,11 @@ export class ServingView {
     $(`${P}-elapsed`).textContent = `${((performance.now() - this.sim.started) / 1000).toFixed(1)} s`;
   }
 
-  /** Stops a running simulation by ending its worker (the module has no way to interrupt a run). */
+  /**
+   * Stops a running simulation by ending its worker (the module has no way to interrupt a run).
+   * The next worker is started on the next Simulate: the one request a page makes after load,
+   * served from the browser's cache of the same files.
+   */
   cancel(message) {
     if (this.sim.worker) this.sim.worker.terminate();
     this.sim.worker = null;

@@ -308,9 +308,16 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   await sweepDone(page);
   await page.fill('#sv-num_requests', '2000');
   await page.fill('#sv-rate', '20');
+  assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the worker loads with the page');
+  // Let the worker finish loading: no new request for half a second.
+  for (let seen = -1; seen !== requests.length;) {
+    seen = requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const loaded = requests.length;
   await page.click('#sv-simulate');
   await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
-  assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the simulation ran in the worker');
+  assert.equal(requests.length, loaded, 'Simulate makes no request: its worker loaded with the page');
   const req = { ...(await viewRequest(page, 'serving')), mode: 'simulate' };
   const env = await estimate(page, req);
   assert.equal(env.ok, true);
