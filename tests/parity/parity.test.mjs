@@ -144,3 +144,39 @@ test('every model preset on h100-sxm: native and wasm agree', () => {
     assertParity(req, `model ${m.id}`);
   }
 });
+
+// The other tasks through the same entry point: identical JSON, simulator included (its samplers
+// are flopcast's own, so a seed gives the same requests natively and in WebAssembly).
+const otherTasks = {
+  'training, fsdp with micro-batch search': { task: 'training', model: 'llama-3-8b', hardware: 'h100-sxm', num_gpus: 64,
+    gpus_per_node: 8, parallelism: { fsdp: 'full_shard' },
+    workload: { seq_len: 8192, global_batch_size: 512, total_tokens: 1e12 } },
+  'training, tp pp interleaved with selective recompute': { task: 'training', model: 'llama-2-70b', hardware: 'a100-sxm-80g',
+    num_gpus: 64, parallelism: { tp: 8, pp: 4, dp: 2, sp: true, vpp: 2, zero: 1 },
+    workload: { seq_len: 4096, global_batch_size: 256, micro_batch_size: 1, recompute: 'selective' } },
+  'training, qlora': { task: 'training', model: 'llama-2-70b', hardware: 'a100-sxm-80g', num_gpus: 1,
+    lora: { method: 'qlora', rank: 16 }, workload: { seq_len: 2048, global_batch_size: 16 } },
+  'serving, analytic': { task: 'serving', model: 'llama-2-7b', hardware: 'a100-sxm-80g',
+    workload: { arrival: { kind: 'poisson', rate_per_s: 4 }, prompt_tokens: 512, output_tokens: 128 } },
+  'serving, simulate with bursts, log-normal lengths and prefix caching': { task: 'serving', mode: 'simulate',
+    model: 'llama-3-8b', hardware: 'h100-sxm',
+    workload: { arrival: { kind: 'gamma', rate_per_s: 12, cv: 2 },
+      prompt_tokens: { kind: 'lognormal', mean: 800, sigma: 0.8 }, output_tokens: { kind: 'uniform', min: 32, max: 512 },
+      num_requests: 800, seed: 7 },
+    features: { prefix_caching: { shared_prefix_tokens: 256 } } },
+  'serving, simulate mixtral with expert parallelism': { task: 'serving', mode: 'simulate', model: 'mixtral-8x7b',
+    hardware: 'a100-sxm-80g', num_gpus: 2, parallelism: { tp: 2 },
+    workload: { arrival: { kind: 'poisson', rate_per_s: 3 }, prompt_tokens: 512, output_tokens: 128, num_requests: 300 },
+    features: { moe: { expert_parallel: true, imbalance_factor: 1.2 } } },
+  'collective, all-reduce across nodes': { task: 'collective', hardware: 'h100-sxm',
+    collective: { op: 'all_reduce', bytes: 67108864, ranks: 16 } },
+};
+for (const [label, request] of Object.entries(otherTasks)) {
+  test(`${request.task}: ${label}`, () => {
+    const native = runCli(request);
+    const wasm = wasmEstimate(request);
+    assert.equal(wasm.ok, true, `${label}: ${JSON.stringify(wasm.error)}`);
+    assert.equal(native.status, 0, `${label}: ${native.stderr}`);
+    assert.deepStrictEqual(native.envelope.result, wasm.result, label);
+  });
+}
