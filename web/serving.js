@@ -38,6 +38,20 @@ export const DEFAULT_SERVING = Object.freeze({
 const SWEEP = [0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.78, 0.85, 0.9, 0.94, 0.97, 1.1, 1.3];
 const METRICS = [['ttft', 'TTFT', 'ttft_ms'], ['tpot', 'TPOT', 'tpot_ms'], ['e2e', 'E2E', 'e2e_ms']];
 
+let prewarmed = null;
+
+/** Starts the simulator's worker with the page (views.init), so its script and its instance of
+ * the module load with the page and Simulate makes no request. */
+export function prewarmWorker() {
+  prewarmed ??= new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+}
+
+function takeWorker() {
+  const w = prewarmed ?? new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+  prewarmed = null;
+  return w;
+}
+
 export class ServingView {
   constructor(root, { M, presets }) {
     Object.assign(this, { root, M, presets, request: null, result: null, sweep: [], linkErrors: new Map(), general: [] });
@@ -46,12 +60,11 @@ export class ServingView {
     this.sim = { worker: null, id: 0, timer: null, result: null };
     this.build();
     this.reset();
-    // Started with the page, so the worker's script and module load with it, not on Simulate.
     this.spawnWorker();
   }
 
   spawnWorker() {
-    this.sim.worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+    this.sim.worker = takeWorker();
     this.sim.worker.onmessage = (e) => this.onSimMessage(e.data);
     this.sim.worker.onerror = (e) => {
       e.preventDefault();

@@ -4,7 +4,7 @@
 
 import { $, encodeLink, linkParams, linkValue, setPath } from './ui.js';
 import { TrainingView } from './training.js';
-import { ServingView } from './serving.js';
+import { ServingView, prewarmWorker } from './serving.js';
 import { CollectiveView } from './collective.js';
 
 // Imported up front (no request after load); constructed on first show.
@@ -15,6 +15,7 @@ const ctx = { M: null, presets: null, active: 'inference', views: {} };
 
 export function init({ M, presets }) {
   Object.assign(ctx, { M, presets });
+  prewarmWorker();
   for (const name of TABS) {
     const tab = $(`tab-${name}`);
     tab.disabled = false;

@@ -550,6 +550,12 @@ test('scenario picker fills the form', async () => {
 test('the page makes no request after load', async () => {
   const p = await openPage();
   const { page, requests } = p;
+  // Loading ends when the simulator's worker (started with the page) has its module too: no new
+  // request for half a second.
+  for (let seen = -1; seen !== requests.length;) {
+    seen = requests.length;
+    await page.waitForTimeout(500);
+  }
   const loaded = requests.length;
   assert.ok(requests.some((u) => u.endsWith('/flopcast.wasm')), 'the wasm module was loaded');
   const pre = await presets(page);

@@ -54,6 +54,15 @@ after(async () => {
   if (server) server.kill('SIGTERM');
 });
 
+/** Waits until the page (and the simulator's worker, which loads with it) makes no new request
+ * for half a second: the end of loading. */
+async function settle(requests) {
+  for (let seen = -1; seen !== requests.length;) {
+    seen = requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 async function openPage(hash = '') {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
@@ -309,11 +318,7 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   await page.fill('#sv-num_requests', '2000');
   await page.fill('#sv-rate', '20');
   assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the worker loads with the page');
-  // Let the worker finish loading: no new request for half a second.
-  for (let seen = -1; seen !== requests.length;) {
-    seen = requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  await settle(requests);
   const loaded = requests.length;
   await page.click('#sv-simulate');
   await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
@@ -397,6 +402,7 @@ test('switching tabs makes no request and keeps each view', async () => {
   const p = await openPage();
   const { page, requests } = p;
   await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await settle(requests);
   const loaded = requests.length;
   await openTab(page, 'training');
   await page.fill('#tr-num_gpus', '16');
