@@ -6,12 +6,22 @@
 /// its reason.
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 
 namespace flopcast::cli::validate {
+
+/// The model preset id of a row's public model name, or nullopt when flopcast has none.
+std::optional<std::string> model_preset_for(std::string_view model);
+
+/// A row's string field, or "" when it is absent or not a string.
+std::string json_string(const nlohmann::json& j, const char* key);
+/// A row's number field, or NaN when it is absent or not a number.
+double json_number(const nlohmann::json& j, const char* key);
 
 /// `kind: "training"` rows (llm-foundry, Megatron-LM).
 Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source);

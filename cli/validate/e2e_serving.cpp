@@ -13,7 +13,6 @@
 // Each row simulates at most kMaxRequests requests; rows of one experiment share a simulation.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <optional>
 #include <variant>
@@ -29,52 +28,32 @@ using nlohmann::json;
 
 constexpr int kMaxRequests = 1500;
 
-std::string str(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double num(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>()
-                                          : std::numeric_limits<double>::quiet_NaN();
-}
-
-std::optional<std::string> serving_model(std::string_view name) {
-  if (name == "Llama-2-7B") return "llama-2-7b";
-  if (name == "Llama-2-70B") return "llama-2-70b";
-  if (name == "Mixtral-8x7B") return "mixtral-8x7b";
-  if (name == "CodeLlama-34B-Instruct") return "codellama-34b";
-  if (name == "Llama-3.1-8B-Instruct") return "llama-3.1-8b";
-  if (name == "Llama-3.1-70B-Instruct") return "llama-3.1-70b";
-  return std::nullopt;
-}
-
 json sharegpt_length(double mean) {
   return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
 }
 
 /// The serving request of a row, or a skip reason.
 std::variant<json, std::string> request_of(const json& row, int tier) {
-  const std::string model_name = str(row, "model");
-  const auto model = serving_model(model_name);
+  const std::string model_name = json_string(row, "model");
+  const auto model = model_preset_for(model_name);
   if (!model) return "no model preset for " + model_name;
-  const auto hw = hardware_preset_for(str(row, "gpu"));
-  if (!hw) return "no hardware preset for " + str(row, "gpu");
+  const auto hw = hardware_preset_for(json_string(row, "gpu"));
+  if (!hw) return "no hardware preset for " + json_string(row, "gpu");
   const json par = row.value("parallelism", json::object());
   const int tp = par.contains("tp") ? par.at("tp").get<int>() : 1;
   const json wl = row.value("workload", json::object());
-  const double qps = num(wl, "qps");
+  const double qps = json_number(wl, "qps");
   if (!std::isfinite(qps) || qps <= 0) return std::string("no request rate");
-  const std::string group = str(row, "group");
+  const std::string group = json_string(row, "group");
   json r{{"task", "serving"}, {"mode", "simulate"}, {"model", *model}, {"hardware", *hw},
          {"num_gpus", tp}, {"parallelism", {{"tp", tp}}}, {"max_tier", tier}};
   if (group == "inference-sim-vllm-h100") {
-    const double prompt = num(wl, "measured_prompt_len_mean");
-    const double output = num(wl, "output_len_nominal");
-    const double system = num(wl, "system_prompt_len");
+    const double prompt = json_number(wl, "measured_prompt_len_mean");
+    const double output = json_number(wl, "output_len_nominal");
+    const double system = json_number(wl, "system_prompt_len");
     if (!std::isfinite(prompt) || !std::isfinite(output)) return std::string("no lengths");
-    const double completed = num(wl, "completed_requests") + num(wl, "failed_requests");
+    const double completed =
+        json_number(wl, "completed_requests") + json_number(wl, "failed_requests");
     r["precision"] = {{"weights", "fp16"}};
     r["workload"] = {{"arrival", {{"kind", "constant"}, {"rate_per_s", qps}}},
                      {"prompt_tokens", static_cast<int>(std::lround(prompt))},
@@ -83,8 +62,9 @@ std::variant<json, std::string> request_of(const json& row, int tier) {
                                           kMaxRequests, std::isfinite(completed) ? completed
                                                                                  : kMaxRequests))}};
     r["engine"] = {{"name", "vllm"},
-                   {"max_num_seqs", static_cast<int>(num(wl, "max_num_seqs"))},
-                   {"max_num_batched_tokens", static_cast<int>(num(wl, "max_num_batched_tokens"))},
+                   {"max_num_seqs", static_cast<int>(json_number(wl, "max_num_seqs"))},
+                   {"max_num_batched_tokens",
+                    static_cast<int>(json_number(wl, "max_num_batched_tokens"))},
                    {"chunked_prefill", true},
                    {"policy", "decode_first"}};
     if (std::isfinite(system) && system > 0) {
@@ -93,8 +73,8 @@ std::variant<json, std::string> request_of(const json& row, int tier) {
     return r;
   }
   if (group == "sglang-vs-vllm-bench") {
-    const std::string engine = str(wl, "engine");
-    const double prompts = num(wl, "num_prompts");
+    const std::string engine = json_string(wl, "engine");
+    const double prompts = json_number(wl, "num_prompts");
     r["precision"] = {{"weights", "bf16"}};
     r["workload"] = {{"arrival", {{"kind", "poisson"}, {"rate_per_s", qps}}},
                      {"prompt_tokens", sharegpt_length(215)},
@@ -147,7 +127,7 @@ Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string
                             (r.at("saturated").get<bool>() ? "agrees: saturated"
                                                             : "predicts not saturated"));
   }
-  const std::string metric = str(row, "metric");  // e.g. ttft_ms_p90
+  const std::string metric = json_string(row, "metric");  // e.g. ttft_ms_p90
   const auto cut = metric.rfind('_');
   if (cut == std::string::npos) return Outcome::skipped("metric not modelled: " + metric);
   const std::string base = metric.substr(0, cut), stat = metric.substr(cut + 1);
@@ -159,7 +139,7 @@ Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string
   const bool derived_tpot = row.value("derived", false) && base == "tpot_ms" && stat == "mean";
   if (derived_tpot) {
     // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
-    const double out = num(row.value("workload", json::object()), "output_len_nominal");
+    const double out = json_number(row.value("workload", json::object()), "output_len_nominal");
     Outcome o = Outcome::value((r.at("e2e_ms").at("mean").get<double>() -
                                 r.at("ttft_ms").at("mean").get<double>()) /
                                    (out - 1),

@@ -3,7 +3,6 @@
 // each becomes a `task: "training"` request through io::run, priced on the row's own quantity.
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -14,18 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string text(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>()
-                                          : std::numeric_limits<double>::quiet_NaN();
-}
-
-bool has_number(const json& j, const char* key) { return std::isfinite(number(j, key)); }
+bool has_number(const json& j, const char* key) { return std::isfinite(json_number(j, key)); }
 
 /// A GPT-style model object from a row's `arch` (MPT, Megatron GPT): plain GeLU FFN of 4h unless
 /// stated, LayerNorm, learned positions sized to the run's sequence length. Megatron 2021 rows
@@ -36,20 +24,20 @@ std::optional<json> arch_model(const json& row, const std::string& name, int seq
   if (!has_number(arch, "layers") || !has_number(arch, "hidden") || !has_number(arch, "vocab")) {
     return std::nullopt;
   }
-  const int hidden = static_cast<int>(number(arch, "hidden"));
-  const int heads = has_number(arch, "heads") ? static_cast<int>(number(arch, "heads"))
+  const int hidden = static_cast<int>(json_number(arch, "hidden"));
+  const int heads = has_number(arch, "heads") ? static_cast<int>(json_number(arch, "heads"))
                                               : std::max(1, hidden / 128);
-  const int kv_heads = has_number(arch, "kv_heads") ? static_cast<int>(number(arch, "kv_heads"))
-                                                    : heads;
-  const int ffn = has_number(arch, "ffn") ? static_cast<int>(number(arch, "ffn")) : 4 * hidden;
+  const int kv_heads =
+      has_number(arch, "kv_heads") ? static_cast<int>(json_number(arch, "kv_heads")) : heads;
+  const int ffn = has_number(arch, "ffn") ? static_cast<int>(json_number(arch, "ffn")) : 4 * hidden;
   json m{{"name", name},
-         {"num_layers", static_cast<int>(number(arch, "layers"))},
+         {"num_layers", static_cast<int>(json_number(arch, "layers"))},
          {"hidden_size", hidden},
          {"num_heads", heads},
          {"num_kv_heads", kv_heads},
          {"intermediate_size", ffn},
          {"ffn", "plain"},
-         {"vocab_size", static_cast<int>(number(arch, "vocab"))},
+         {"vocab_size", static_cast<int>(json_number(arch, "vocab"))},
          {"tie_embeddings", tied},
          {"max_context_tokens", seq_len},
          {"norm", "layernorm"},
@@ -110,18 +98,18 @@ Outcome predict_foundry(const json& row, Context& ctx, std::string_view source,
                         const std::string& hw) {
   const json wl = row.value("workload", json::object());
   const json par = row.value("parallelism", json::object());
-  const std::string fsdp = text(par, "fsdp");
+  const std::string fsdp = json_string(par, "fsdp");
   std::string strategy;
   if (fsdp == "FULL_SHARD") strategy = "full_shard";
   else if (fsdp == "SHARD_GRAD_OP") strategy = "shard_grad_op";
   else return Outcome::skipped("FSDP strategy \"" + fsdp + "\" not modelled");
-  const int seq = static_cast<int>(number(wl, "seq_len"));
-  const auto model = arch_model(row, text(row, "model"), seq, true);
+  const int seq = static_cast<int>(json_number(wl, "seq_len"));
+  const auto model = arch_model(row, json_string(row, "model"), seq, true);
   if (!model) return Outcome::skipped("arch without layers/hidden/vocab");
-  const std::string dtype = text(row, "dtype");
+  const std::string dtype = json_string(row, "dtype");
   const bool fp8 = dtype.find("FP8") != std::string::npos;
   // Composer's FSDP mixed precision: DEFAULT reduces gradients in fp32, PURE in bf16.
-  const bool pure = text(wl, "fsdp_mixed_precision_mode") == "PURE";
+  const bool pure = json_string(wl, "fsdp_mixed_precision_mode") == "PURE";
   const json request{
       {"task", "training"},
       {"model", *model},
@@ -136,7 +124,7 @@ Outcome predict_foundry(const json& row, Context& ctx, std::string_view source,
       {"precision", {{"compute", fp8 ? "fp8" : "bf16"}, {"grad_reduce", pure ? "bf16" : "fp32"}}},
       {"framework", {{"profile", "pytorch_fsdp"}}},
       {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  return run_request(request, tokens_per_s_per_gpu, ctx, source, text(row, "gpu"));
+  return run_request(request, tokens_per_s_per_gpu, ctx, source, json_string(row, "gpu"));
 }
 
 Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
@@ -145,14 +133,16 @@ Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
   if (!has_number(par, "tp") || !has_number(par, "dp")) {
     return Outcome::skipped("parallel layout not stated");
   }
-  if (text(row, "metric") != "tflops_per_gpu") return Outcome::skipped("metric not modelled");
+  if (json_string(row, "metric") != "tflops_per_gpu") {
+    return Outcome::skipped("metric not modelled");
+  }
   const json wl = row.value("workload", json::object());
-  const int seq = static_cast<int>(number(wl, "seq_len"));
-  const auto model = arch_model(row, text(row, "model"), seq, false);
+  const int seq = static_cast<int>(json_number(wl, "seq_len"));
+  const auto model = arch_model(row, json_string(row, "model"), seq, false);
   if (!model) return Outcome::skipped("arch without layers/hidden/vocab");
-  const int tp = static_cast<int>(number(par, "tp"));
-  const int pp = has_number(par, "pp") ? static_cast<int>(number(par, "pp")) : 1;
-  json parallelism{{"tp", tp}, {"pp", pp}, {"dp", static_cast<int>(number(par, "dp"))}};
+  const int tp = static_cast<int>(json_number(par, "tp"));
+  const int pp = has_number(par, "pp") ? static_cast<int>(json_number(par, "pp")) : 1;
+  json parallelism{{"tp", tp}, {"pp", pp}, {"dp", static_cast<int>(json_number(par, "dp"))}};
   if (year_2021) {
     // SC21 (Narayanan et al.): full recomputation, no sequence parallelism, no ZeRO.
     parallelism["zero"] = 0;
@@ -179,16 +169,16 @@ Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
       {"framework", {{"profile", "megatron"}}},
       {"max_tier", ctx.km().use_calibration ? 2 : 0}};
   return run_request(request, year_2021 ? hardware_tflops : model_tflops, ctx, source,
-                     text(row, "gpu"));
+                     json_string(row, "gpu"));
 }
 
 }  // namespace
 
 Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source) {
-  const std::string gpu = text(row, "gpu");
+  const std::string gpu = json_string(row, "gpu");
   const auto hw = hardware_preset_for(gpu);
   if (!hw) return Outcome::skipped("no hardware preset for " + gpu);
-  const std::string group = text(row, "group");
+  const std::string group = json_string(row, "group");
   if (group == "llm-foundry") return predict_foundry(row, ctx, source, *hw);
   if (group == "megatron-lm-readme-2024") return predict_megatron(row, ctx, source, *hw, false);
   if (group == "megatron-lm-readme-2021") return predict_megatron(row, ctx, source, *hw, true);

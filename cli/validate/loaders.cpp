@@ -435,27 +435,6 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
 
 // ---- End-to-end (e2e_dev.jsonl) ----
 
-std::optional<std::string> model_preset_for(std::string_view model) {
-  if (model == "Llama-2-7B" || model == "LLaMA 7B") return "llama-2-7b";
-  if (model == "Llama-2-70B" || model == "LLaMA 70B") return "llama-2-70b";
-  if (model == "Mistral-7B") return "mistral-7b";
-  if (model == "Mixtral-8x7B") return "mixtral-8x7b";
-  if (model == "Falcon-180B") return "falcon-180b";
-  if (model == "GPT-J-6B") return "gpt-j-6b";
-  return std::nullopt;
-}
-
-std::string json_string(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double json_number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>()
-                                          : std::numeric_limits<double>::quiet_NaN();
-}
-
 /// One inference figure of TensorRT-LLM v0.9 (static batch): through the full inference estimate.
 Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   const std::string kind = json_string(row, "kind");
@@ -558,6 +537,30 @@ void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
 }
 
 }  // namespace
+
+std::optional<std::string> model_preset_for(std::string_view model) {
+  if (model == "Llama-2-7B" || model == "LLaMA 7B") return "llama-2-7b";
+  if (model == "Llama-2-70B" || model == "LLaMA 70B") return "llama-2-70b";
+  if (model == "Mistral-7B") return "mistral-7b";
+  if (model == "Mixtral-8x7B") return "mixtral-8x7b";
+  if (model == "Falcon-180B") return "falcon-180b";
+  if (model == "GPT-J-6B") return "gpt-j-6b";
+  if (model == "CodeLlama-34B-Instruct") return "codellama-34b";
+  if (model == "Llama-3.1-8B-Instruct") return "llama-3.1-8b";
+  if (model == "Llama-3.1-70B-Instruct") return "llama-3.1-70b";
+  return std::nullopt;
+}
+
+std::string json_string(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double json_number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>()
+                                          : std::numeric_limits<double>::quiet_NaN();
+}
 
 std::optional<std::string> hardware_preset_for(std::string_view gpu) {
   if (gpu == "A100-80G-SXM" || gpu == "A100-SXM-80G") return "a100-sxm-80g";
