@@ -30,7 +30,7 @@ void validate(const EngineProfile& e, const std::string& path) {
   const std::string p = path.empty() ? "" : path + ".";
   check_range(p + "step_overhead_us", e.step_overhead_s, 0, 10, kMicro);
   check_range(p + "request_overhead_us", e.request_overhead_s, 0, 100, kMicro);
-  if (e.kernel_fixed_s >= 0) check_range(p + "kernel_fixed_us", e.kernel_fixed_s, 0, 1e-3, kMicro);
+  if (e.kernel_fixed_s) check_range(p + "kernel_fixed_us", *e.kernel_fixed_s, 0, 1e-3, kMicro);
   check_range(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
   check_range(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
   check_range(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);

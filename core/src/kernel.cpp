@@ -96,7 +96,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
       op.log_residual_p90 = band->log_residual_p90;
     }
   }
-  if (km.engine_kernel_fixed_s >= 0) e.fixed_s = km.engine_kernel_fixed_s;
+  if (km.engine_kernel_fixed_s) e.fixed_s = *km.engine_kernel_fixed_s;
   const auto [compute, memory] = compute_memory_s(op.parts[0], e);
   op.bound = compute > memory ? Bound::compute : Bound::memory;
   op.time = Seconds(priced_time_s(op.parts[0], e));

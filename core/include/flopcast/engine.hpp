@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace flopcast {
@@ -15,8 +16,8 @@ struct EngineProfile {
   /// Once per request, on its way to the first token: tokenization, admission, first detokenize.
   double request_overhead_s = 0;
   /// Fixed cost per kernel inside this engine (CUDA-graph replay hides most of the launch cost an
-  /// isolated benchmark measures); < 0: the kernels' own measured cost.
-  double kernel_fixed_s = -1;
+  /// isolated benchmark measures); none: the kernels' own measured cost.
+  std::optional<double> kernel_fixed_s;
   /// Scheduler defaults (vLLM V1 on a >= 70 GiB GPU unless the profile says otherwise).
   int max_num_seqs = 256;
   int max_num_batched_tokens = 8192;

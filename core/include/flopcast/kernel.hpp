@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,10 +82,10 @@ struct KernelModel {
   /// Whose kernels to price with: that framework's Tier-2 fit where the GPU has one, else the
   /// fit pooled over frameworks (set from the request's engine).
   Framework framework = Framework::any;
-  /// Fixed cost per kernel inside the serving engine, replacing the measured or Tier-0 one when
-  /// >= 0: an engine replaying CUDA graphs hides most of the launch and ramp cost that an isolated
-  /// kernel benchmark includes (Tier 1, fitted per engine). < 0: the kernels' own.
-  double engine_kernel_fixed_s = -1;
+  /// Fixed cost per kernel inside the serving engine, replacing the measured or Tier-0 one: an
+  /// engine replaying CUDA graphs hides most of the launch and ramp cost that an isolated kernel
+  /// benchmark includes (Tier 1, fitted per engine). None: the kernels' own.
+  std::optional<double> engine_kernel_fixed_s;
   /// Residual bands of Tier 0 per op class (from validation), for hardware without a fit.
   const Calibration* tier0_residuals = nullptr;
 

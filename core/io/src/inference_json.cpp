@@ -82,8 +82,8 @@ Parsed parse_request(const json& request) {
         {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
         {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
         {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
-  if (s.kernel.engine_kernel_fixed_s >= 0) {
-    p.resolved["engine"]["kernel_fixed_us"] = round6(s.kernel.engine_kernel_fixed_s / kMicro);
+  if (s.kernel.engine_kernel_fixed_s) {
+    p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
   }
   return p;
 }

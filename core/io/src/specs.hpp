@@ -37,7 +37,7 @@ void attach_collective_fits(HardwareSpec& h);
 
 /// Engine profiles (presets/engines/<id>.json).
 EngineProfile read_engine_profile(const json& doc, const std::string& path);
-/// An `engine` object's optional `kernel_fixed_us` (0-1000) into `e`.
+/// An `engine` object's optional `kernel_fixed_us` into `e` (validate(EngineProfile) checks it).
 class ObjectReader;
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
 /// The embedded profile `id`; SpecError at `path` (with a suggestion) when there is none.
