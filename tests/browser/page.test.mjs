@@ -9,66 +9,19 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { LOCAL_HOSTS, settle, shot, startSite } from './harness.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const siteDir = path.resolve(repoRoot, process.env.FLOPCAST_SITE_DIR || 'build/wasm-release/site');
-const chromiumPath = process.env.FLOPCAST_CHROMIUM || '/usr/bin/chromium';
-const SCREENSHOT_DIR = process.env.FLOPCAST_SCREENSHOT_DIR || '';
-
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-let server;
+let site;
 let baseUrl;
 let browser;
 
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`serve.mjs did not start: ${out}${err}`)), 10000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/flopcast web calculator: (http:\/\/\S+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve.mjs exited with ${code}: ${err}`));
-    });
-  });
-}
-
 before(async () => {
-  for (const f of ['index.html', 'app.js', 'style.css', 'flopcast.mjs', 'flopcast.wasm']) {
-    assert.ok(fs.existsSync(path.join(siteDir, f)),
-      `${path.join(siteDir, f)} is missing: build the site first (cmake --workflow --preset wasm-release) or set FLOPCAST_SITE_DIR`);
-  }
-  ({ child: server, url: baseUrl } = await startServer());
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  site = await startSite(['index.html', 'app.js', 'style.css', 'flopcast.mjs', 'flopcast.wasm']);
+  ({ baseUrl, browser } = site);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  if (server) {
-    server.removeAllListeners('exit');
-    server.kill('SIGTERM');
-  }
+  if (site) await site.close();
 });
 
 // Opens the page with a fresh context and watches it. Returns helpers; call
@@ -183,10 +136,6 @@ async function fieldError(page, target) {
 function pickHardware(list, prefix) {
   const hits = list.filter((h) => h.id.startsWith(prefix));
   return (hits.find((h) => /sxm/.test(h.id)) || hits[0])?.id;
-}
-
-async function shot(page, name) {
-  if (SCREENSHOT_DIR) await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
 // ------------------------------------------------------------------ tests
@@ -550,12 +499,8 @@ test('scenario picker fills the form', async () => {
 test('the page makes no request after load', async () => {
   const p = await openPage();
   const { page, requests } = p;
-  // Loading ends when the simulator's worker (started with the page) has its module too: no new
-  // request for half a second.
-  for (let seen = -1; seen !== requests.length;) {
-    seen = requests.length;
-    await page.waitForTimeout(500);
-  }
+  // Loading ends when the simulator's worker (started with the page) has its module too.
+  await settle(requests);
   const loaded = requests.length;
   assert.ok(requests.some((u) => u.endsWith('/flopcast.wasm')), 'the wasm module was loaded');
   const pre = await presets(page);

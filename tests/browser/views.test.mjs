@@ -9,59 +9,21 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { LOCAL_HOSTS, settle, shot, startSite } from './harness.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const siteDir = path.resolve(repoRoot, process.env.FLOPCAST_SITE_DIR || 'build/wasm-release/site');
-const chromiumPath = process.env.FLOPCAST_CHROMIUM || '/usr/bin/chromium';
-const SCREENSHOT_DIR = process.env.FLOPCAST_SCREENSHOT_DIR || '';
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-let server;
+let site;
 let baseUrl;
 let browser;
 
 before(async () => {
-  for (const f of ['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js', 'flopcast.mjs', 'flopcast.wasm']) {
-    assert.ok(fs.existsSync(path.join(siteDir, f)), `${path.join(siteDir, f)} is missing: build the site first`);
-  }
-  server = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  baseUrl = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve.mjs did not start: ${out}`)), 10000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/flopcast web calculator: (http:\/\/\S+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  site = await startSite(['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js',
+    'flopcast.mjs', 'flopcast.wasm']);
+  ({ baseUrl, browser } = site);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  if (server) server.kill('SIGTERM');
+  if (site) await site.close();
 });
-
-/** Waits until the page (and the simulator's worker, which loads with it) makes no new request
- * for half a second: the end of loading. */
-async function settle(requests) {
-  for (let seen = -1; seen !== requests.length;) {
-    seen = requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
 
 async function openPage(hash = '') {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
@@ -97,9 +59,6 @@ const viewRequest = (page, name) => page.evaluate((n) => window.flopcastViews.re
 const viewResult = (page, name) => page.evaluate((n) => window.flopcastViews.lastResult(n), name);
 const estimate = (page, request) => page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), request);
 
-async function shot(page, name) {
-  if (SCREENSHOT_DIR) await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-}
 
 async function openTab(page, name) {
   await page.click(`#tab-${name}`);
