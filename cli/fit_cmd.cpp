@@ -112,12 +112,12 @@ std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files
 /// steps (step and request: 0 and 1 µs to 100 ms; per-kernel cost: the kernels' own (-1), 0 and
 /// 0.1 to 50 µs), two rounds: deterministic, and the loss is unimodal in each overhead, since more
 /// overhead only ever lengthens every step or request.
-std::array<double, 3> fit_engine(const std::vector<std::string>& files, const std::string& engine,
-                                 std::array<double, 3> x) {
+/// `best` is the loss at the start point `x`; on return both are the optimum's.
+void fit_engine(const std::vector<std::string>& files, const std::string& engine,
+                std::array<double, 3>& x, double& best) {
   std::vector<double> grid{0.0}, kernel_grid{-1.0, 0.0};
   for (double v = 1; v <= 1e5; v *= 1.25) grid.push_back(v);
   for (double v = 0.1; v <= 50; v *= 1.25) kernel_grid.push_back(v);
-  double best = engine_loss(files, engine, x).first;
   for (int round = 0; round < 2; ++round) {
     for (int c = 0; c < 3; ++c) {
       for (double v : c == 2 ? kernel_grid : grid) {
@@ -131,7 +131,6 @@ std::array<double, 3> fit_engine(const std::vector<std::string>& files, const st
       }
     }
   }
-  return x;
 }
 
 int run_fit_engines(const FitOptions& o) {
@@ -155,14 +154,14 @@ int run_fit_engines(const FitOptions& o) {
     const double start_step = doc.at("engine").at("step_overhead_us").get<double>();
     const double start_request = doc.at("engine").at("request_overhead_us").get<double>();
     const double start_kernel = doc.at("engine").value("kernel_fixed_us", -1.0);
-    const auto before = engine_loss(files, engine, {start_step, start_request, start_kernel});
-    const auto x = fit_engine(files, engine, {start_step, start_request, start_kernel});
-    const auto after = engine_loss(files, engine, x);
+    std::array<double, 3> x{start_step, start_request, start_kernel};
+    const double before = engine_loss(files, engine, x).first;
+    double after = before;
+    fit_engine(files, engine, x, after);
     std::cerr << "fit: engine " << engine << ": " << n << " train rows, step " << x[0]
               << " us, request " << x[1] << " us, kernel "
               << (x[2] >= 0 ? std::to_string(x[2]) + " us" : std::string("own"))
-              << ", mean |ln error| " << after.first << " (was "
-              << before.first << ")\n";
+              << ", mean |ln error| " << after << " (was " << before << ")\n";
     doc["engine"]["step_overhead_us"] = io::round6(x[0]);
     doc["engine"]["request_overhead_us"] = io::round6(x[1]);
     if (x[2] >= 0) {
@@ -179,8 +178,8 @@ int run_fit_engines(const FitOptions& o) {
          "fits"},
         {"command", "flopcast fit --engines ../shared/groundtruth/e2e --out presets/engines"},
         {"train_rows", n},
-        {"mean_abs_log_error", io::round6(after.first)},
-        {"mean_abs_log_error_before", io::round6(before.first)}};
+        {"mean_abs_log_error", io::round6(after)},
+        {"mean_abs_log_error_before", io::round6(before)}};
     std::filesystem::create_directories(o.out);
     write_file(o.out + "/" + engine + ".json", doc);
     std::cout << o.out << "/" << engine << ".json\n";
