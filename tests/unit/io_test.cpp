@@ -706,6 +706,21 @@ TEST(IoEngines, EngineKernelCostReplacesTheKernelsOwn) {
   EXPECT_EQ(f.path, "engine.kernel_fixed_us");
 }
 
+TEST(IoEngines, ServingEngineTierDropsWhenTheFittedOverheadsAreOverridden) {
+  // Same rule as inference: a request that sets an overhead no longer runs the Tier-1 fit.
+  json r{{"task", "serving"},
+         {"model", "llama-2-7b"},
+         {"hardware", "a100-sxm-80g"},
+         {"engine", {{"name", "vllm"}}},
+         {"workload",
+          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 1}}},
+           {"prompt_tokens", 128},
+           {"output_tokens", 16}}}};
+  EXPECT_EQ(io::run(r).at("engine").at("tier"), 1);
+  r["engine"]["step_overhead_us"] = 300;
+  EXPECT_EQ(io::run(r).at("engine").at("tier"), 0);
+}
+
 TEST(IoEngines, UnknownEngineSuggestsNearest) {
   json r = base_request();
   r["engine"] = {{"name", "vlm"}};

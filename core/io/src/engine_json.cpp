@@ -14,6 +14,12 @@ void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
   if (r.find("kernel_fixed_us")) e.kernel_fixed_s = r.number("kernel_fixed_us") * kMicro;
 }
 
+int engine_tier(const ObjectReader& r, const EngineProfile& profile) {
+  const bool overridden = r.find("step_overhead_us") || r.find("request_overhead_us") ||
+                          r.find("kernel_fixed_us");
+  return overridden ? 0 : profile.tier;
+}
+
 EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   ObjectReader head(doc, path,
                     {"schema_version", "id", "name", "source", "notes", "tier", "fit", "engine"});

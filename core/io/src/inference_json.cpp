@@ -54,11 +54,7 @@ Parsed parse_request(const json& request) {
       en.number("request_overhead_us", profile.request_overhead_s / kMicro) * kMicro;
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
-  // Tier 1 holds only while the fitted overheads are the ones in use.
-  p.engine_tier = (en.find("step_overhead_us") || en.find("request_overhead_us") ||
-                   en.find("kernel_fixed_us"))
-                      ? 0
-                      : profile.tier;
+  p.engine_tier = engine_tier(en, profile);
 
   p.resolved = json{
       {"schema_version", kSchemaVersion},

@@ -163,6 +163,7 @@ Parsed parse_request(const json& request) {
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
   read_kernel_fixed(en, e);
+  e.tier = engine_tier(en, e);
   validate(e, "engine");
   // Kernels priced as this engine runs them: its framework's fits, its per-kernel cost.
   apply_engine(e, inf.kernel);

@@ -40,6 +40,9 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path);
 /// An `engine` object's optional `kernel_fixed_us` into `e` (validate(EngineProfile) checks it).
 class ObjectReader;
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
+/// The tier of a request's engine: the profile's, or 0 once the request sets any of the overheads
+/// (step, request, per kernel) that a Tier-1 profile fitted.
+int engine_tier(const ObjectReader& r, const EngineProfile& profile);
 /// The embedded profile `id`; SpecError at `path` (with a suggestion) when there is none.
 const EngineProfile& engine_profile(const std::string& id, const std::string& path);
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
