@@ -142,7 +142,7 @@ int run_fit_engines(const FitOptions& o) {
   for (const std::string& file : files) validate::load_file(file, ctx);
   std::map<std::string, std::size_t> train_rows;
   for (const auto& r : probe.engine_samples()) {
-    if (r.split == Split::train) ++train_rows[r.engine];
+    if (r.split == Split::train && r.engine.rfind("training:", 0) != 0) ++train_rows[r.engine];
   }
   for (const auto& [engine, n] : train_rows) {
     if (n < static_cast<std::size_t>(o.min_rows)) {

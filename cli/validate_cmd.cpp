@@ -102,6 +102,11 @@ int run_validate(const ValidateOptions& o) {
       std::cout << validate::format_table(report);
     }
 
+    if (collector.predicted_rows() == 0) {
+      throw SpecError("", "validate: no row of " + std::to_string(o.paths.size()) +
+                              " path(s) could be predicted (the skipped rows and their reasons "
+                              "are listed above)");
+    }
     const auto test_mape = collector.test_mape();
     if (!o.write_ceilings.empty()) {
       std::ofstream out(o.write_ceilings, std::ios::binary);

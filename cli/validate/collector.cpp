@@ -46,6 +46,7 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   }
   b.predicted.push_back(outcome.predicted);
   b.measured.push_back(measured);
+  ++predicted_rows_;
   if (rows_out_) {
     *rows_out_ << group << ',' << to_string(s) << ',' << source << ':' << line << ' ' << identity
                << ',' << measured << ',' << outcome.predicted << ','
@@ -57,7 +58,8 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
                                  measured * 1e-6, *outcome.op});
   }
   if (record_ && !outcome.engine.empty()) {
-    engine_samples_.push_back(EngineSample{outcome.engine, s, measured, outcome.predicted});
+    engine_samples_.push_back(EngineSample{outcome.engine, s, measured, outcome.predicted, group,
+                                           outcome.low, outcome.high});
   }
   b.tier = std::max(b.tier, outcome.tier);
   if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {

@@ -61,12 +61,17 @@ struct FitSample {
   OpCost op;
 };
 
-/// One predicted end-to-end row of an engine, as `flopcast fit --engines` needs it.
+/// One predicted end-to-end row, as `flopcast fit --engines` / `--training` and the
+/// leave-one-source-out report need it. `engine` is the engine profile, or
+/// "training:<profile>" for training rows.
 struct EngineSample {
   std::string engine;
   Split split = Split::train;
   double measured = 0;
   double predicted = 0;
+  std::string group;  ///< "e2e/<source>/<GPU>/<metric>"
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Collector {
@@ -101,6 +106,8 @@ class Collector {
   void record_samples() { record_ = true; }
   [[nodiscard]] const std::vector<FitSample>& samples() const { return samples_; }
   [[nodiscard]] const std::vector<EngineSample>& engine_samples() const { return engine_samples_; }
+  /// Rows predicted so far (all files, both splits).
+  [[nodiscard]] std::size_t predicted_rows() const { return predicted_rows_; }
 
  private:
   struct Bucket {
@@ -126,6 +133,7 @@ class Collector {
   std::ostream* rows_out_ = nullptr;
   std::vector<FitSample> samples_;
   std::vector<EngineSample> engine_samples_;
+  std::size_t predicted_rows_ = 0;
 };
 
 using io::round6;

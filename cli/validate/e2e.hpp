@@ -1,32 +1,81 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-/// End-to-end rows of e2e_dev.jsonl, one predictor per row kind. Each turns a row into a flopcast
-/// request through io::run (so validation prices exactly what a user would get) or a skip with
-/// its reason.
+/// End-to-end rows in the documented row schema (docs/validation.md; ../shared/groundtruth/e2e),
+/// one predictor per row `kind`, whatever the row's `group`. Each turns a row into a flopcast
+/// request through io::run (so validation prices exactly what a user would get) or a skip with a
+/// reason a user can act on.
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 
 namespace flopcast::cli::validate {
 
-/// The model preset id of a row's public model name, or nullopt when flopcast has none.
+/// The model preset id of a public model name ("meta-llama/Llama-3.1-8B-Instruct",
+/// "Llama-3.1-405B (Meta FP8)", "LLaMA 70B"), or nullopt when flopcast has none.
 std::optional<std::string> model_preset_for(std::string_view model);
+/// The row's model as a request's `model` object: the preset of its name, or one built from its
+/// `arch` (sized to `context_tokens`); else why not.
+std::variant<nlohmann::json, std::string> row_model(const nlohmann::json& row, int context_tokens);
+
+/// The row's GPU as a request's `hardware` (a preset id, or a preset object with the row's stated
+/// differences), its preset id, and a note on what was assumed ("" when nothing).
+struct RowHardware {
+  nlohmann::json spec;
+  std::string id;
+  std::string note;
+};
+std::variant<RowHardware, std::string> row_hardware(const nlohmann::json& row);
+
+/// The precision named in a row's `dtype`, as request values.
+struct RowPrecision {
+  std::string weights = "bf16";
+  std::string kv_cache = "bf16";
+  std::string compute = "bf16";  ///< training GEMMs
+};
+std::variant<RowPrecision, std::string> row_precision(const nlohmann::json& row);
+
+/// The engine profile (trtllm, vllm, sglang, generic) that `workload.engine` names.
+std::string row_engine(const nlohmann::json& workload);
+/// "vLLM 0.6.3.post2" → 0.06 (major + minor / 100), NaN when no version follows the name
+/// (lower case, e.g. "vllm").
+double engine_version(const nlohmann::json& workload, std::string_view engine_name);
 
 /// A row's string field, or "" when it is absent or not a string.
 std::string json_string(const nlohmann::json& j, const char* key);
 /// A row's number field, or NaN when it is absent or not a number.
 double json_number(const nlohmann::json& j, const char* key);
+/// A number, or a string holding one ("512"); NaN otherwise.
+double row_number(const nlohmann::json& j, const char* key);
+/// A boolean, or a string "TRUE"/"false"/"on"/...; nullopt otherwise.
+std::optional<bool> row_bool(const nlohmann::json& j, const char* key);
 
-/// `kind: "training"` rows (llm-foundry, Megatron-LM).
+/// `kind: "training"` rows: a `task: "training"` request.
 Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source);
 
-/// `kind: "serving"` rows (inference-sim vLLM, SGLang vs vLLM).
+/// `kind: "inference"` rows: a static batch (`workload.batch`) through `task: "inference"`, an
+/// offline run (`workload.num_prompts`, all submitted at once) or a closed loop
+/// (`workload.concurrency`) through the serving simulator.
+Outcome predict_inference_row(const nlohmann::json& row, Context& ctx, std::string_view source);
+
+/// `kind: "serving"` rows: a `task: "serving"` simulation at the row's request rate or
+/// concurrency.
 Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string_view source);
+
+/// The serving request of an offline, closed-loop or open-loop run of a row (shared by the
+/// inference and serving predictors), or why it cannot be expressed.
+std::variant<nlohmann::json, std::string> serving_request_of(const nlohmann::json& row, int tier);
+/// A row predicted by simulating serving_request_of(row) (one simulation per distinct request).
+Outcome predict_simulated_row(const nlohmann::json& row, Context& ctx);
+/// The predicted value of `metric` (ttft_ms_mean, output_tokens_per_s_total, ...) from a serving
+/// response; nullopt when flopcast has no such figure.
+std::optional<double> serving_metric(const nlohmann::json& response, const std::string& metric,
+                                     const nlohmann::json& row);
 
 }  // namespace flopcast::cli::validate

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
-// Serving rows of e2e_dev.jsonl: each becomes a `task: "serving"` simulation through io::run.
+// Serving rows, and the offline / closed-loop inference rows, of the documented row schema: each
+// becomes a `task: "serving"` simulation through io::run.
 //
-// Engine settings assumed (stated by the sources or their defaults):
-// - inference-sim-vllm-h100 (vLLM v0.15, V1 engine): max_num_seqs 128, max_num_batched_tokens
-//   2048 (from the rows), chunked prefill on, decode-first; the shared system prompt is in the
-//   prefix cache (hit rate 1); constant-rate arrivals; prompt = the measured mean prompt length,
-//   output = the nominal length (ignore_eos); fp16.
-// - sglang-vs-vllm-bench: Poisson arrivals; ShareGPT lengths as log-normals (input mean 215,
-//   output mean 198 tokens, sigma 1.0, clamped to 4..1024, the bench_serving filter); SGLang
-//   v0.3: prefill-first with chunked prefill (8192); vLLM v0.6 with --num-scheduler-steps 10:
-//   prefill-first, no chunked prefill, max_num_batched_tokens = max_model_len 4096; bf16.
-// Each row simulates at most kMaxRequests requests; rows of one experiment share a simulation.
+// What the row states is used; what it does not is the engine's documented default:
+// - lengths: `measured_prompt_len_mean` / `output_len_nominal` where a client measured them,
+//   else `input_len` / `output_len` (uniform on [ratio·L, L] with `random_range_ratio`, SGLang's
+//   random dataset), else a ShareGPT dataset as log-normals (input mean 215, output mean 198,
+//   sigma 1, clamped to 4..1024: the bench_serving filter; our estimate, not from the data);
+// - arrivals: `qps` as Poisson (constant when `arrival` says so); "offline" rows and an infinite
+//   rate submit every prompt at once; `max_concurrency` / `concurrency` is a closed loop;
+// - vLLM before 0.8 (V0): prefill-first, chunked prefill off unless the row says on, a token
+//   budget of max_model_len (4,096 when not stated); vLLM V1 and unversioned: decode-first with
+//   chunked prefill; SGLang: prefill-first with chunked prefill; TensorRT-LLM: its profile;
+// - `max_num_seqs`, `max_num_batched_tokens`, `chunked_prefill`, `num_scheduler_steps`,
+//   `max_batch_size`, `max_num_tokens`, `kv_cache_free_gpu_mem_fraction` from the row or from
+//   "--flag N" in its engine string; a shared system prompt (`system_prompt_len`,
+//   `gsp_system_prompt_len`) is served from the prefix cache.
+// Each row simulates at most kMaxRequests requests; rows of one run share a simulation.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -27,130 +33,291 @@ namespace {
 using nlohmann::json;
 
 constexpr int kMaxRequests = 1500;
+constexpr double kAllAtOnceRate = 1e6;  // requests/s: every prompt arrives within ~1 ms
 
 json sharegpt_length(double mean) {
   return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
 }
 
-/// The serving request of a row, or a skip reason.
-std::variant<json, std::string> request_of(const json& row, int tier) {
-  const std::string model_name = json_string(row, "model");
-  const auto model = model_preset_for(model_name);
-  if (!model) return "no model preset for " + model_name;
-  const auto hw = hardware_preset_for(json_string(row, "gpu"));
-  if (!hw) return "no hardware preset for " + json_string(row, "gpu");
-  const json par = row.value("parallelism", json::object());
-  const int tp = par.contains("tp") ? par.at("tp").get<int>() : 1;
-  const json wl = row.value("workload", json::object());
-  const double qps = json_number(wl, "qps");
-  if (!std::isfinite(qps) || qps <= 0) return std::string("no request rate");
-  const std::string group = json_string(row, "group");
-  json r{{"task", "serving"}, {"mode", "simulate"}, {"model", *model}, {"hardware", *hw},
-         {"num_gpus", tp}, {"parallelism", {{"tp", tp}}}, {"max_tier", tier}};
-  if (group == "inference-sim-vllm-h100") {
-    const double prompt = json_number(wl, "measured_prompt_len_mean");
-    const double output = json_number(wl, "output_len_nominal");
-    const double system = json_number(wl, "system_prompt_len");
-    if (!std::isfinite(prompt) || !std::isfinite(output)) return std::string("no lengths");
-    const double completed =
-        json_number(wl, "completed_requests") + json_number(wl, "failed_requests");
-    r["precision"] = {{"weights", "fp16"}};
-    r["workload"] = {{"arrival", {{"kind", "constant"}, {"rate_per_s", qps}}},
-                     {"prompt_tokens", static_cast<int>(std::lround(prompt))},
-                     {"output_tokens", static_cast<int>(output)},
-                     {"num_requests", static_cast<int>(std::min<double>(
-                                          kMaxRequests, std::isfinite(completed) ? completed
-                                                                                 : kMaxRequests))}};
-    r["engine"] = {{"name", "vllm"},
-                   {"max_num_seqs", static_cast<int>(json_number(wl, "max_num_seqs"))},
-                   {"max_num_batched_tokens",
-                    static_cast<int>(json_number(wl, "max_num_batched_tokens"))},
-                   {"chunked_prefill", true},
-                   {"policy", "decode_first"}};
-    if (std::isfinite(system) && system > 0) {
-      r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", static_cast<int>(system)}}}};
-    }
-    return r;
+/// "--max-model-len 91680" → 91680 in the row's engine string; NaN when absent.
+double engine_flag(const json& wl, std::string_view flag) {
+  const std::string e = json_string(wl, "engine");
+  const std::size_t at = e.find(flag);
+  if (at == std::string::npos) return NAN;
+  std::size_t i = at + flag.size();
+  while (i < e.size() && (e[i] == ' ' || e[i] == '=')) ++i;
+  char* end = nullptr;
+  const double v = std::strtod(e.c_str() + i, &end);
+  return end == e.c_str() + i ? NAN : v;
+}
+
+/// The first finite of a row number and an engine-string flag.
+double stated(const json& wl, const char* key, std::string_view flag) {
+  const double v = row_number(wl, key);
+  return std::isfinite(v) ? v : engine_flag(wl, flag);
+}
+
+struct Lengths {
+  json prompt, output;
+  int max_total = 0;  ///< longest prompt + output, for the model's context
+  int shared_prefix = 0;
+};
+
+std::variant<Lengths, std::string> lengths_of(const json& wl) {
+  Lengths l;
+  const double measured = row_number(wl, "measured_prompt_len_mean");
+  const double nominal = row_number(wl, "output_len_nominal");
+  const double in = row_number(wl, "input_len"), out = row_number(wl, "output_len");
+  const double ratio = row_number(wl, "random_range_ratio");
+  const std::string dataset = json_string(wl, "dataset");
+  std::string lower_dataset = dataset;
+  for (char& c : lower_dataset) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (std::isfinite(row_number(wl, "gsp_system_prompt_len"))) {
+    // SGLang's generated-shared-prefix set: groups of prompts sharing a system prompt.
+    const int system = static_cast<int>(row_number(wl, "gsp_system_prompt_len"));
+    const int question = static_cast<int>(row_number(wl, "gsp_question_len"));
+    const int output = static_cast<int>(row_number(wl, "gsp_output_len"));
+    if (question <= 0 || output <= 0) return std::string("shared-prefix set without lengths");
+    l.prompt = system + question;
+    l.output = output;
+    l.max_total = system + question + output;
+    l.shared_prefix = system;
+    return l;
   }
-  if (group == "sglang-vs-vllm-bench") {
-    const std::string engine = json_string(wl, "engine");
-    const double prompts = json_number(wl, "num_prompts");
-    r["precision"] = {{"weights", "bf16"}};
-    r["workload"] = {{"arrival", {{"kind", "poisson"}, {"rate_per_s", qps}}},
-                     {"prompt_tokens", sharegpt_length(215)},
-                     {"output_tokens", sharegpt_length(198)},
-                     {"num_requests", static_cast<int>(std::min<double>(
-                                          kMaxRequests, std::isfinite(prompts) ? prompts : 1000))}};
-    if (engine.rfind("SGLang", 0) == 0) {
-      r["engine"] = {{"name", "sglang"}, {"policy", "prefill_first"}, {"chunked_prefill", true}};
-    } else if (engine.rfind("vLLM", 0) == 0) {
-      r["engine"] = {{"name", "vllm"},
-                     {"policy", "prefill_first"},
-                     {"chunked_prefill", false},
-                     {"max_num_batched_tokens", 4096},
-                     {"num_scheduler_steps",
-                      engine.find("num-scheduler-steps 10") != std::string::npos ? 10 : 1}};
+  if (std::isfinite(measured) && std::isfinite(nominal)) {
+    l.prompt = static_cast<int>(std::lround(measured));
+    l.output = static_cast<int>(nominal);
+    l.max_total = static_cast<int>(std::lround(measured) + nominal);
+    const double system = row_number(wl, "system_prompt_len");
+    if (std::isfinite(system) && system > 0) l.shared_prefix = static_cast<int>(system);
+    return l;
+  }
+  if (std::isfinite(in) && std::isfinite(out) && in >= 1 && out >= 1) {
+    const int pi = static_cast<int>(in), po = static_cast<int>(out);
+    if (std::isfinite(ratio) && ratio > 0 && ratio < 1) {
+      l.prompt = {{"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * pi))},
+                  {"max", pi}};
+      l.output = {{"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * po))},
+                  {"max", po}};
     } else {
-      return "engine not modelled: " + engine;
+      l.prompt = pi;
+      l.output = po;
     }
-    return r;
+    l.max_total = pi + po;
+    return l;
   }
-  return "serving group not modelled: " + group;
+  if (lower_dataset.find("sharegpt") != std::string::npos) {
+    l.prompt = sharegpt_length(215);
+    l.output = sharegpt_length(198);
+    l.max_total = 2048;
+    return l;
+  }
+  return std::string("no request lengths (input_len and output_len, or a ShareGPT dataset)");
+}
+
+json engine_of(const json& wl, const Lengths& lengths) {
+  const std::string name = row_engine(wl);
+  json e{{"name", name}};
+  if (name == "vllm") {
+    const double version = engine_version(wl, "vllm");
+    const bool v0 = std::isfinite(version) && version < 0.08;
+    const auto chunked_row = row_bool(wl, "chunked_prefill");
+    const std::string text = json_string(wl, "engine");
+    bool chunked = !v0;
+    if (chunked_row) chunked = *chunked_row;
+    if (text.find("enable-chunked-prefill=False") != std::string::npos ||
+        text.find("chunked prefill off") != std::string::npos) {
+      chunked = false;
+    }
+    if (text.find("chunked prefill on") != std::string::npos) chunked = true;
+    e["chunked_prefill"] = chunked;
+    e["policy"] = v0 ? "prefill_first" : "decode_first";
+    if (v0 && !chunked) {
+      // V0 without chunking: one step may hold a whole prompt (budget = max_model_len).
+      const double max_model_len = stated(wl, "max_model_len", "max-model-len");
+      e["max_num_batched_tokens"] = static_cast<int>(std::max<double>(
+          lengths.max_total, std::isfinite(max_model_len) ? max_model_len : 4096));
+    }
+    double steps = stated(wl, "num_scheduler_steps", "num-scheduler-steps");
+    if (!std::isfinite(steps)) steps = engine_flag(wl, "num-scheduler-step");
+    if (std::isfinite(steps) && steps >= 1) e["num_scheduler_steps"] = static_cast<int>(steps);
+  } else if (name == "sglang") {
+    e["policy"] = "prefill_first";
+    e["chunked_prefill"] = true;
+  }
+  const double seqs = std::isfinite(row_number(wl, "max_num_seqs"))
+                          ? row_number(wl, "max_num_seqs")
+                          : stated(wl, "max_batch_size", "max_batch_size");
+  if (std::isfinite(seqs) && seqs >= 1) e["max_num_seqs"] = static_cast<int>(seqs);
+  const double tokens = std::isfinite(row_number(wl, "max_num_batched_tokens"))
+                            ? row_number(wl, "max_num_batched_tokens")
+                            : stated(wl, "max_num_tokens", "max_num_tokens");
+  if (std::isfinite(tokens) && tokens >= 1) e["max_num_batched_tokens"] = static_cast<int>(tokens);
+  const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
+  if (std::isfinite(fraction) && fraction > 0 && fraction <= 1) {
+    e["gpu_memory_utilization"] = fraction;
+  }
+  return e;
 }
 
 }  // namespace
 
-Outcome predict_serving_row(const nlohmann::json& row, Context& ctx, std::string_view source) {
-  (void)source;
-  const int tier = ctx.km().use_calibration ? 2 : 0;
-  const auto req = request_of(row, tier);
-  if (const auto* reason = std::get_if<std::string>(&req)) return Outcome::skipped(*reason);
-  json request = std::get<json>(req);
-  ctx.apply_engine_override(request["engine"]);
-  // Rows of one experiment (one metric each) share one simulation. Bounded: `fit --engines`
-  // prices the same experiments under many candidate overheads.
+std::variant<json, std::string> serving_request_of(const json& row, int tier) {
+  const json wl = row.value("workload", json::object());
+  const json par = row.value("parallelism", json::object());
+  const auto lengths = lengths_of(wl);
+  if (const auto* reason = std::get_if<std::string>(&lengths)) return *reason;
+  const Lengths& len = std::get<Lengths>(lengths);
+  const auto model = row_model(row, len.max_total);
+  if (const auto* reason = std::get_if<std::string>(&model)) return *reason;
+  const auto hw = row_hardware(row);
+  if (const auto* reason = std::get_if<std::string>(&hw)) return *reason;
+  const auto precision = row_precision(row);
+  if (const auto* reason = std::get_if<std::string>(&precision)) return *reason;
+  const double tp = std::isfinite(row_number(par, "tp")) ? row_number(par, "tp") : 1;
+  const double pp = std::isfinite(row_number(par, "pp")) ? row_number(par, "pp") : 1;
+  if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
+  if (row_bool(par, "attention_dp").value_or(false)) {
+    return std::string("data-parallel attention is not modelled yet");
+  }
+  if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
+    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
+  }
+  const double num_gpus = row_number(row, "num_gpus");
+  json r{{"task", "serving"},
+         {"mode", "simulate"},
+         {"model", std::get<json>(model)},
+         {"hardware", std::get<RowHardware>(hw).spec},
+         {"num_gpus", std::isfinite(num_gpus) ? static_cast<int>(num_gpus) : static_cast<int>(tp)},
+         {"parallelism", {{"tp", static_cast<int>(tp)}}},
+         {"precision",
+          {{"weights", std::get<RowPrecision>(precision).weights},
+           {"kv_cache", std::get<RowPrecision>(precision).kv_cache}}},
+         {"max_tier", tier}};
+  const double completed = row_number(wl, "completed_requests") + row_number(wl, "failed_requests");
+  double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
+  if (!std::isfinite(prompts)) prompts = row_number(wl, "num_requests");
+  const int n = static_cast<int>(std::min<double>(kMaxRequests, std::isfinite(prompts) ? prompts : 1000));
+  const double qps = row_number(wl, "qps");
+  const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
+                                 ? row_number(wl, "max_concurrency")
+                                 : row_number(wl, "concurrency");
+  std::string mode = json_string(wl, "mode");
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool offline = mode.find("offline") != std::string::npos ||
+                       json_string(wl, "qps") == "inf" ||
+                       (std::isfinite(concurrency) && std::isfinite(prompts) &&
+                        concurrency >= prompts);
+  json arrival;
+  if (offline) {
+    arrival = {{"kind", "constant"}, {"rate_per_s", kAllAtOnceRate}};
+  } else if (std::isfinite(concurrency) && concurrency >= 1) {
+    return std::string("closed-loop concurrency (max_concurrency ") +
+           std::to_string(static_cast<int>(concurrency)) + ") is not simulated yet";
+  } else if (std::isfinite(qps) && qps > 0) {
+    const bool constant = json_string(wl, "arrival").find("constant") != std::string::npos;
+    arrival = {{"kind", constant ? "constant" : "poisson"}, {"rate_per_s", qps}};
+  } else {
+    return std::string("no request rate, concurrency or offline mode");
+  }
+  r["workload"] = {{"arrival", arrival},
+                   {"prompt_tokens", len.prompt},
+                   {"output_tokens", len.output},
+                   {"num_requests", n}};
+  r["engine"] = engine_of(wl, len);
+  if (len.shared_prefix > 0) {
+    r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", len.shared_prefix}}}};
+  }
+  return r;
+}
+
+std::optional<double> serving_metric(const json& r, const std::string& metric, const json& row) {
+  const json& tput = r.at("throughput");
+  if (metric == "output_tokens_per_s" || metric == "output_tokens_per_s_total") {
+    return tput.at("output_tokens_per_s").get<double>();
+  }
+  if (metric == "output_tokens_per_s_per_gpu") {
+    return tput.at("output_tokens_per_s").get<double>() / r.at("request").at("num_gpus").get<double>();
+  }
+  if (metric == "total_tokens_per_s") {
+    return tput.at("output_tokens_per_s").get<double>() + tput.at("input_tokens_per_s").get<double>();
+  }
+  if (metric == "requests_per_s") return tput.at("requests_per_s").get<double>();
+  const std::string m = metric == "request_latency_ms_mean" ? "e2e_ms_mean"
+                        : metric == "ttft_ms"                ? "ttft_ms_mean"
+                        : metric == "tpot_ms"                ? "tpot_ms_mean"
+                                                             : metric;
+  if (m == "output_tokens_per_s_per_user") {
+    if (r.at("tpot_ms").is_null()) return std::nullopt;
+    return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
+  }
+  const auto cut = m.rfind('_');
+  if (cut == std::string::npos) return std::nullopt;
+  const std::string base = m.substr(0, cut), stat = m.substr(cut + 1);
+  if (base != "ttft_ms" && base != "tpot_ms" && base != "e2e_ms") return std::nullopt;
+  if (r.at(base).is_null() || !r.at(base).contains(stat)) return std::nullopt;
+  if (row.value("derived", json()) == true && base == "tpot_ms" && stat == "mean") {
+    // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
+    const double out = row_number(row.value("workload", json::object()), "output_len_nominal");
+    if (std::isfinite(out) && out > 1) {
+      return (r.at("e2e_ms").at("mean").get<double>() - r.at("ttft_ms").at("mean").get<double>()) /
+             (out - 1);
+    }
+  }
+  return r.at(base).at(stat).get<double>();
+}
+
+namespace {
+
+/// One simulation per distinct request: the rows of one run (one metric each) share it. Bounded:
+/// `fit --engines` prices the same runs under many candidate overheads.
+std::variant<json, std::string> simulate_cached(const json& request) {
   static std::map<std::string, json> cache;
-  if (cache.size() > 256) cache.clear();
+  if (cache.size() > 512) cache.clear();
   const std::string key = request.dump();
   auto it = cache.find(key);
   if (it == cache.end()) {
     try {
       it = cache.emplace(key, io::run(request)).first;
     } catch (const SpecError& e) {
-      return Outcome::skipped(e.what());
+      return std::string(e.what());
     }
   }
-  const json& r = it->second;
+  return it->second;
+}
+
+}  // namespace
+
+Outcome predict_simulated_row(const json& row, Context& ctx) {
+  const int tier = ctx.km().use_calibration ? 2 : 0;
+  const auto req = serving_request_of(row, tier);
+  if (const auto* reason = std::get_if<std::string>(&req)) return Outcome::skipped(*reason);
+  json request = std::get<json>(req);
+  ctx.apply_engine_override(request["engine"]);
+  const auto sim = simulate_cached(request);
+  if (const auto* reason = std::get_if<std::string>(&sim)) return Outcome::skipped(*reason);
+  const json& r = std::get<json>(sim);
   const auto flags = row.value("flags", json::array());
   if (std::find(flags.begin(), flags.end(), "overloaded") != flags.end()) {
     return Outcome::skipped(std::string("overloaded in the source (requests failed); flopcast ") +
                             (r.at("saturated").get<bool>() ? "agrees: saturated"
                                                             : "predicts not saturated"));
   }
-  const std::string metric = json_string(row, "metric");  // e.g. ttft_ms_p90
-  const auto cut = metric.rfind('_');
-  if (cut == std::string::npos) return Outcome::skipped("metric not modelled: " + metric);
-  const std::string base = metric.substr(0, cut), stat = metric.substr(cut + 1);
-  if (base != "ttft_ms" && base != "tpot_ms" && base != "e2e_ms") {
-    return Outcome::skipped("metric not modelled: " + metric);
+  const std::string metric = json_string(row, "metric");
+  const auto v = serving_metric(r, metric, row);
+  if (!v) {
+    return Outcome::skipped(r.at("saturated").get<bool>() && metric.find("_ms") != std::string::npos
+                                ? "no latency predicted (saturated)"
+                                : "metric not modelled: " + metric);
   }
-  if (r.at(base).is_null()) return Outcome::skipped("no latency predicted (saturated)");
-  const int model_tier = r.value("tier", 0);
-  const bool derived_tpot = row.value("derived", false) && base == "tpot_ms" && stat == "mean";
-  if (derived_tpot) {
-    // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
-    const double out = json_number(row.value("workload", json::object()), "output_len_nominal");
-    Outcome o = Outcome::value((r.at("e2e_ms").at("mean").get<double>() -
-                                r.at("ttft_ms").at("mean").get<double>()) /
-                                   (out - 1),
-                               model_tier);
-    o.engine = request["engine"].value("name", "");
-    return o;
-  }
-  if (!r.at(base).contains(stat)) return Outcome::skipped("metric not modelled: " + metric);
-  Outcome o = Outcome::value(r.at(base).at(stat).get<double>(), model_tier);
+  Outcome o = Outcome::value(*v, r.value("tier", 0));
   o.engine = request["engine"].value("name", "");
   return o;
+}
+
+Outcome predict_serving_row(const json& row, Context& ctx, std::string_view source) {
+  (void)source;
+  return predict_simulated_row(row, ctx);
 }
 
 }  // namespace flopcast::cli::validate

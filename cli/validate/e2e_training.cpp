@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: MIT
-// Training rows of e2e_dev.jsonl (llm-foundry FSDP benchmarks, Megatron-LM weak-scaling tables):
-// each becomes a `task: "training"` request through io::run, priced on the row's own quantity.
+// Training rows of the documented row schema, whatever their source: each becomes a
+// `task: "training"` request through io::run, priced on the row's own quantity.
+//
+// Read from the row: the model (preset or `arch`), GPU, `num_gpus`, `parallelism` (tp, pp, dp,
+// cp, ep, vp, fsdp as a strategy, a flag or a group size, async_tp), `dtype` (fp8 / float8 /
+// mxfp8 compute, else 16 bit), `workload` (seq_len; global_batch, global_batch_tokens,
+// local_batch or micro_batch · grad_accum for the batch; micro_batch; activation_checkpointing as
+// a flag or none / selective / full; fsdp_mixed_precision_mode) and `workload.framework`, which
+// picks the framework profile: Megatron-LM and NeMo → megatron; llm-foundry, Composer,
+// torchtitan, DeepSpeed and other PyTorch data-parallel trainers → pytorch_fsdp; anything else →
+// the estimator's default for the layout.
+//
+// One source convention is not in the schema and is applied by group: Megatron-LM's 2021 table
+// (SC21) counts the FLOPs of full recomputation and ran without FlashAttention or sequence
+// parallelism.
 #include <cmath>
-#include <cstdlib>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -13,176 +25,177 @@ namespace {
 
 using nlohmann::json;
 
-bool has_number(const json& j, const char* key) { return std::isfinite(json_number(j, key)); }
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
-/// A GPT-style model object from a row's `arch` (MPT, Megatron GPT): plain GeLU FFN of 4h unless
-/// stated, LayerNorm, learned positions sized to the run's sequence length. Megatron 2021 rows
-/// state no head count: 128-wide heads are assumed (it moves only the attention kernel's shape).
-std::optional<json> arch_model(const json& row, const std::string& name, int seq_len,
-                               bool tied) {
-  const json arch = row.value("arch", json::object());
-  if (!has_number(arch, "layers") || !has_number(arch, "hidden") || !has_number(arch, "vocab")) {
-    return std::nullopt;
+bool has(const std::string& s, std::string_view needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+/// The framework profile `workload.framework` names ("" when none of the known ones).
+std::string profile_of(const json& wl) {
+  const std::string f = lower(json_string(wl, "framework"));
+  if (has(f, "megatron") || has(f, "nemo")) return "megatron";
+  if (has(f, "foundry") || has(f, "composer") || has(f, "torchtitan") || has(f, "fsdp") ||
+      has(f, "deepspeed") || has(f, "pytorch")) {
+    return "pytorch_fsdp";
   }
-  const int hidden = static_cast<int>(json_number(arch, "hidden"));
-  const int heads = has_number(arch, "heads") ? static_cast<int>(json_number(arch, "heads"))
-                                              : std::max(1, hidden / 128);
-  const int kv_heads =
-      has_number(arch, "kv_heads") ? static_cast<int>(json_number(arch, "kv_heads")) : heads;
-  const int ffn = has_number(arch, "ffn") ? static_cast<int>(json_number(arch, "ffn")) : 4 * hidden;
-  json m{{"name", name},
-         {"num_layers", static_cast<int>(json_number(arch, "layers"))},
-         {"hidden_size", hidden},
-         {"num_heads", heads},
-         {"num_kv_heads", kv_heads},
-         {"intermediate_size", ffn},
-         {"ffn", "plain"},
-         {"vocab_size", static_cast<int>(json_number(arch, "vocab"))},
-         {"tie_embeddings", tied},
-         {"max_context_tokens", seq_len},
-         {"norm", "layernorm"},
-         {"position_embedding", "learned"}};
-  if (hidden % heads != 0) m["head_dim"] = hidden / heads;
-  return m;
+  return "";
 }
 
-/// What to compare: the predicted value of the row's metric, from the response.
-using Metric = double (*)(const json& response);
-
-double tokens_per_s_per_gpu(const json& r) { return r.at("tokens_per_s_per_gpu").get<double>(); }
-double model_tflops(const json& r) { return r.at("model_tflops_per_gpu").get<double>(); }
-/// Megatron 2021 counts the FLOPs of the recomputed forward (96·B·s·l·h²(1 + s/6h + V/16lh)):
-/// the hardware FLOPs of full recomputation.
-double hardware_tflops(const json& r) {
-  return r.at("hardware_flops_per_token").get<double>() *
-         r.at("tokens_per_s_per_gpu").get<double>() / 1e12;
-}
-
-/// `flopcast` refits (scripts/fit_training.py) set FLOPCAST_TRAINING_FIT to
-/// {"<profile>": {framework keys}}: those keys replace the profile's constants in every request.
-/// Keys "<profile>@<family>" (a family of TrainingFramework::scales) apply to that family only.
-void apply_fit_override(json& request, const std::string& gpu) {
-  static const json overrides = [] {
-    const char* env = std::getenv("FLOPCAST_TRAINING_FIT");
-    if (env == nullptr) return json::object();
-    json j = json::parse(env, nullptr, false);
-    return j.is_object() ? j : json::object();
-  }();
-  json& framework = request["framework"];
-  const std::string profile = framework.value("profile", "generic");
-  const std::string family = gpu.find("H100") != std::string::npos  ? "H100"
-                             : gpu.find("A100-SXM-80G") != std::string::npos ? "A100 SXM4 80GB"
-                                                                            : "A100";
-  for (const std::string& key : {profile, profile + "@" + family}) {
-    const auto it = overrides.find(key);
-    if (it == overrides.end() || !it->is_object()) continue;
-    for (const auto& [k, value] : it->items()) framework[k] = value;
+/// Recomputation named by `activation_checkpointing`; nullopt when not stated.
+std::optional<std::string> recompute_of(const json& wl) {
+  if (const auto b = row_bool(wl, "activation_checkpointing")) return *b ? "full" : "none";
+  const std::string ac = lower(json_string(wl, "activation_checkpointing"));
+  if (has(ac, "selective") || has(ac, "sac") || has(ac, "per-op") || has(ac, "op")) {
+    return "selective";
   }
+  if (has(ac, "full")) return "full";
+  if (ac == "none" || ac == "no" || ac == "off") return "none";
+  return std::nullopt;
 }
 
-Outcome run_request(json request, Metric metric, Context& ctx, std::string_view source,
-                    const std::string& gpu) {
-  apply_fit_override(request, gpu);
+/// The response's value of the row's metric, in the row's unit; nullopt when not comparable.
+std::optional<double> training_metric(const json& r, const json& row, bool hardware_flops) {
+  const std::string metric = json_string(row, "metric");
+  if (metric == "tokens_per_s_per_gpu") return r.at("tokens_per_s_per_gpu").get<double>();
+  if (metric == "tokens_per_s" || metric == "tokens_per_s_total") {
+    return r.at("tokens_per_s").get<double>();
+  }
+  if (metric == "tflops_per_gpu") {
+    if (!hardware_flops) return r.at("model_tflops_per_gpu").get<double>();
+    // The FLOPs of the recomputed forward counted in: 96·B·s·l·h²(1 + s/6h + V/16lh).
+    return r.at("hardware_flops_per_token").get<double>() *
+           r.at("tokens_per_s_per_gpu").get<double>() / 1e12;
+  }
+  if (metric == "mfu") {
+    const bool percent = json_string(row, "unit").find('%') != std::string::npos;
+    return r.at("mfu").get<double>() * (percent ? 100.0 : 1.0);
+  }
+  if (metric == "step_time_s") return r.at("step_time_s").get<double>();
+  if (metric == "step_time_ms") return r.at("step_time_s").get<double>() * 1e3;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
+  const json flags = row.value("flags", json::array());
+  for (const char* f : {"parallelism_unknown", "per_gpu_unit_not_stated"}) {
+    if (std::find(flags.begin(), flags.end(), f) != flags.end()) {
+      return Outcome::skipped(std::string(f == std::string("parallelism_unknown")
+                                              ? "parallel layout not stated"
+                                              : "per-GPU or whole-run unit not stated"));
+    }
+  }
+  const json wl = row.value("workload", json::object());
+  const json par = row.value("parallelism", json::object());
+  const double seq = row_number(wl, "seq_len");
+  if (!(seq >= 1)) return Outcome::skipped("no seq_len");
+  const auto model = row_model(row, static_cast<int>(seq));
+  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
+  const auto hw = row_hardware(row);
+  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
+  const auto precision = row_precision(row);
+  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
+  const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
+
+  const auto integer = [](const json& j, const char* key, double fallback) {
+    const double v = row_number(j, key);
+    return std::isfinite(v) ? v : fallback;
+  };
+  const double num_gpus = integer(row, "num_gpus", 1);
+  const double tp = integer(par, "tp", 1), pp = integer(par, "pp", 1), cp = integer(par, "cp", 1);
+  const double ep = integer(par, "ep", 1), vp = integer(par, "vp", 1);
+  const double dp = integer(par, "dp", num_gpus / (tp * pp * cp));
+  if (!(dp >= 1) || std::fabs(dp - std::round(dp)) > 1e-9) {
+    return Outcome::skipped("num_gpus is not a multiple of tp·pp·cp");
+  }
+  const std::string profile = profile_of(wl);
+  json parallelism{{"tp", static_cast<int>(tp)}, {"pp", static_cast<int>(pp)},
+                   {"dp", static_cast<int>(dp)}, {"cp", static_cast<int>(cp)}};
+  if (ep > 1) parallelism["ep"] = static_cast<int>(ep);
+  if (vp > 1) parallelism["vpp"] = static_cast<int>(vp);
+  // FSDP: a strategy name, a flag, or the size of the sharding group (torchtitan's dp_shard).
+  const auto fsdp_it = par.find("fsdp");
+  if (fsdp_it != par.end() && fsdp_it->is_string()) {
+    const std::string s = lower(fsdp_it->get<std::string>());
+    if (s == "full_shard" || s == "shard_grad_op" || s == "hybrid_shard" || s == "no_shard") {
+      parallelism["fsdp"] = s;
+    } else {
+      return Outcome::skipped("FSDP strategy \"" + fsdp_it->get<std::string>() + "\" not modelled");
+    }
+  } else if (fsdp_it != par.end() && (fsdp_it->is_number() || fsdp_it->is_boolean())) {
+    const double group = fsdp_it->is_number() ? fsdp_it->get<double>() : (fsdp_it->get<bool>() ? dp * cp : 0);
+    if (group > 1) parallelism["fsdp"] = group < dp * cp ? "hybrid_shard" : "full_shard";
+  } else if (profile == "megatron" && !sc21) {
+    // Megatron-Core: distributed optimizer, sequence parallelism with TP.
+    parallelism["zero"] = 1;
+  }
+  if (profile == "megatron" && !sc21 && tp > 1) {
+    parallelism["sp"] = true;
+    parallelism["tp_comm_overlap"] = true;  // TE userbuffers, on in Megatron-Core/NeMo recipes
+  }
+  if (row_bool(par, "async_tp").value_or(false) && tp > 1) parallelism["tp_comm_overlap"] = true;
+
+  // Batch in sequences per optimizer step.
+  double global = row_number(wl, "global_batch");
+  if (!std::isfinite(global) && std::isfinite(row_number(wl, "global_batch_tokens"))) {
+    global = row_number(wl, "global_batch_tokens") / seq;
+  }
+  if (!std::isfinite(global) && std::isfinite(row_number(wl, "local_batch"))) {
+    global = row_number(wl, "local_batch") * dp;
+  }
+  const double micro = row_number(wl, "micro_batch");
+  if (!std::isfinite(global) && std::isfinite(micro)) {
+    global = micro * integer(wl, "grad_accum", 1) * dp;
+  }
+  if (!(global >= 1)) return Outcome::skipped("global batch not stated");
+  json workload{{"seq_len", static_cast<int>(seq)}, {"global_batch_size", static_cast<int>(global)}};
+  if (std::isfinite(micro) && micro >= 1) workload["micro_batch_size"] = static_cast<int>(micro);
+  if (sc21) {
+    workload["recompute"] = "full";
+    workload["flash_attention"] = false;  // FlashAttention (2022) postdates the 2021 runs
+    parallelism["zero"] = 0;
+  } else if (const auto rc = recompute_of(wl)) {
+    workload["recompute"] = *rc;
+  } else if (profile == "megatron") {
+    workload["recompute"] = "selective";  // Megatron-Core's default recomputation
+  }
+  const std::string compute = std::get<RowPrecision>(precision).compute;
+  json prec{{"compute", compute == "fp8" ? "fp8" : "bf16"}};
+  if (profile == "pytorch_fsdp") {
+    // PyTorch FSDP mixed precision reduces gradients in fp32 unless told otherwise (Composer's
+    // DEFAULT, torchtitan's mixed_precision_reduce); Composer's PURE reduces in bf16.
+    prec["grad_reduce"] = json_string(wl, "fsdp_mixed_precision_mode") == "PURE" ? "bf16" : "fp32";
+  }
+  json framework = json::object();
+  if (!profile.empty()) framework["profile"] = profile;
+  ctx.apply_training_override(framework, std::get<RowHardware>(hw).id);
+  json request{{"task", "training"},
+               {"model", std::get<json>(model)},
+               {"hardware", std::get<RowHardware>(hw).spec},
+               {"num_gpus", static_cast<int>(num_gpus)},
+               {"parallelism", parallelism},
+               {"workload", workload},
+               {"precision", prec},
+               {"max_tier", ctx.km().use_calibration ? 2 : 0}};
+  if (!framework.empty()) request["framework"] = framework;
   try {
     const json r = io::run(request);
     if (!r.at("memory_per_gpu").at("fits").get<bool>()) {
       ctx.collector().warn(source, "training memory_per_gpu.fits=false (predicted anyway)");
     }
-    return Outcome::value(metric(r), r.value("tier", 0));
+    const auto v = training_metric(r, row, sc21);
+    if (!v) return Outcome::skipped("metric not modelled: " + json_string(row, "metric"));
+    Outcome o = Outcome::value(*v, r.value("tier", 0));
+    o.engine = "training:" + (profile.empty() ? std::string("default") : profile);
+    return o;
   } catch (const SpecError& e) {
     return Outcome::skipped(e.what());
   }
-}
-
-Outcome predict_foundry(const json& row, Context& ctx, std::string_view source,
-                        const std::string& hw) {
-  const json wl = row.value("workload", json::object());
-  const json par = row.value("parallelism", json::object());
-  const std::string fsdp = json_string(par, "fsdp");
-  std::string strategy;
-  if (fsdp == "FULL_SHARD") strategy = "full_shard";
-  else if (fsdp == "SHARD_GRAD_OP") strategy = "shard_grad_op";
-  else return Outcome::skipped("FSDP strategy \"" + fsdp + "\" not modelled");
-  const int seq = static_cast<int>(json_number(wl, "seq_len"));
-  const auto model = arch_model(row, json_string(row, "model"), seq, true);
-  if (!model) return Outcome::skipped("arch without layers/hidden/vocab");
-  const std::string dtype = json_string(row, "dtype");
-  const bool fp8 = dtype.find("FP8") != std::string::npos;
-  // Composer's FSDP mixed precision: DEFAULT reduces gradients in fp32, PURE in bf16.
-  const bool pure = json_string(wl, "fsdp_mixed_precision_mode") == "PURE";
-  const json request{
-      {"task", "training"},
-      {"model", *model},
-      {"hardware", hw},
-      {"num_gpus", row.value("num_gpus", json(1))},
-      {"parallelism", {{"fsdp", strategy}}},
-      {"workload",
-       {{"seq_len", seq},
-        {"global_batch_size", wl.value("global_batch", json(nullptr))},
-        {"micro_batch_size", wl.value("micro_batch", json(nullptr))},
-        {"recompute", wl.value("activation_checkpointing", false) ? "full" : "none"}}},
-      {"precision", {{"compute", fp8 ? "fp8" : "bf16"}, {"grad_reduce", pure ? "bf16" : "fp32"}}},
-      {"framework", {{"profile", "pytorch_fsdp"}}},
-      {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  return run_request(request, tokens_per_s_per_gpu, ctx, source, json_string(row, "gpu"));
-}
-
-Outcome predict_megatron(const json& row, Context& ctx, std::string_view source,
-                         const std::string& hw, bool year_2021) {
-  const json par = row.value("parallelism", json::object());
-  if (!has_number(par, "tp") || !has_number(par, "dp")) {
-    return Outcome::skipped("parallel layout not stated");
-  }
-  if (json_string(row, "metric") != "tflops_per_gpu") {
-    return Outcome::skipped("metric not modelled");
-  }
-  const json wl = row.value("workload", json::object());
-  const int seq = static_cast<int>(json_number(wl, "seq_len"));
-  const auto model = arch_model(row, json_string(row, "model"), seq, false);
-  if (!model) return Outcome::skipped("arch without layers/hidden/vocab");
-  const int tp = static_cast<int>(json_number(par, "tp"));
-  const int pp = has_number(par, "pp") ? static_cast<int>(json_number(par, "pp")) : 1;
-  json parallelism{{"tp", tp}, {"pp", pp}, {"dp", static_cast<int>(json_number(par, "dp"))}};
-  if (year_2021) {
-    // SC21 (Narayanan et al.): full recomputation, no sequence parallelism, no ZeRO.
-    parallelism["zero"] = 0;
-  } else {
-    // Megatron-Core r0.8: distributed optimizer with overlapped grad reduce / param gather,
-    // sequence parallelism with TP, TP communication overlap (the README's configuration).
-    parallelism["zero"] = 1;
-    parallelism["sp"] = tp > 1;
-    parallelism["tp_comm_overlap"] = tp > 1;
-  }
-  const json request{
-      {"task", "training"},
-      {"model", *model},
-      {"hardware", hw},
-      {"num_gpus", row.value("num_gpus", json(1))},
-      {"parallelism", parallelism},
-      {"workload",
-       {{"seq_len", seq},
-        {"global_batch_size", wl.value("global_batch", json(nullptr))},
-        {"recompute", year_2021 ? "full" : "selective"},
-        // FlashAttention (2022) postdates the 2021 runs: fused softmax, scores in HBM.
-        {"flash_attention", !year_2021}}},
-      {"precision", {{"compute", "bf16"}}},
-      {"framework", {{"profile", "megatron"}}},
-      {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  return run_request(request, year_2021 ? hardware_tflops : model_tflops, ctx, source,
-                     json_string(row, "gpu"));
-}
-
-}  // namespace
-
-Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source) {
-  const std::string gpu = json_string(row, "gpu");
-  const auto hw = hardware_preset_for(gpu);
-  if (!hw) return Outcome::skipped("no hardware preset for " + gpu);
-  const std::string group = json_string(row, "group");
-  if (group == "llm-foundry") return predict_foundry(row, ctx, source, *hw);
-  if (group == "megatron-lm-readme-2024") return predict_megatron(row, ctx, source, *hw, false);
-  if (group == "megatron-lm-readme-2021") return predict_megatron(row, ctx, source, *hw, true);
-  return Outcome::skipped("training group " + group + " not modelled");
 }
 
 }  // namespace flopcast::cli::validate

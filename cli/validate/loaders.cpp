@@ -433,77 +433,14 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
   });
 }
 
-// ---- End-to-end (e2e_dev.jsonl) ----
+// ---- End-to-end rows (docs/validation.md) ----
 
-/// One inference figure of TensorRT-LLM v0.9 (static batch): through the full inference estimate.
 Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   const std::string kind = json_string(row, "kind");
   if (kind == "training") return predict_training_row(row, ctx, source);
   if (kind == "serving") return predict_serving_row(row, ctx, source);
-  const std::string group = json_string(row, "group");
-  const std::string metric = json_string(row, "metric");
-  const bool ttft = group == "trtllm-v0.9-ttft-bs1" && metric == "ttft_ms";
-  const bool static_tput = group == "trtllm-v0.9-static" && metric == "output_tokens_per_s_per_gpu";
-  if (!ttft && !static_tput) {
-    return Outcome::skipped(
-        "inference figure not modelled (not a fixed-batch TRT-LLM v0.9 figure)");
-  }
-  const std::string gpu = json_string(row, "gpu");
-  const auto hw = hardware_preset_for(gpu);
-  if (!hw) return Outcome::skipped("no hardware preset for " + gpu);
-  const std::string model_name = json_string(row, "model");
-  const auto model = model_preset_for(model_name);
-  if (!model) return Outcome::skipped("no model preset for " + model_name);
-  const json par = row.value("parallelism", json::object());
-  const double tp = json_number(par, "tp");
-  const double pp = par.contains("pp") ? json_number(par, "pp") : 1.0;
-  if (pp != 1) return Outcome::skipped("pipeline parallelism not modelled");
-  const std::string dtype = json_string(row, "dtype");
-  std::string weights, kv;
-  if (dtype.find("FP8") != std::string::npos) {
-    weights = kv = "fp8";
-  } else if (dtype.find("FP16") != std::string::npos) {
-    weights = kv = "fp16";
-  } else if (dtype.find("BF16") != std::string::npos) {
-    weights = kv = "bf16";
-  } else {
-    return Outcome::skipped("precision \"" + dtype + "\" not modelled");
-  }
-  const json wl = row.value("workload", json::object());
-  json request{
-      {"task", "inference"},
-      {"model", *model},
-      {"hardware", *hw},
-      {"num_gpus", row.value("num_gpus", json(1))},
-      {"parallelism", {{"tp", std::isfinite(tp) ? json(tp) : json(1)}}},
-      {"precision", {{"weights", weights}, {"kv_cache", kv}}},
-      {"workload",
-       {{"prompt_tokens", wl.value("input_len", json(nullptr))},
-        {"output_tokens", wl.value("output_len", json(nullptr))},
-        {"batch_size", wl.value("batch", json(1))}}},
-      // TensorRT-LLM static batching runs the whole context phase in one pass (1e7 tokens is the
-      // schema's limit and far above any batch × prompt of these rows).
-      {"engine",
-       {{"name", "trtllm"}, {"max_num_batched_tokens", 10000000}, {"gpu_memory_utilization", 0.95}}},
-      {"max_tier", ctx.km().use_calibration ? 2 : 0}};
-  ctx.apply_engine_override(request["engine"]);
-  try {
-    const json r = io::run(request);
-    if (!r.at("memory").at("fits").get<bool>()) {
-      ctx.collector().warn(source, "memory.fits=false (predicted anyway)");
-    }
-    const int tier = r.value("tier", 0);
-    const json& band = r.at("interval").at(ttft ? "ttft_ms" : "output_tokens_per_s");
-    const double scale = ttft ? 1.0 : 1.0 / r.at("num_gpus").get<double>();
-    Outcome o = Outcome::value(
-        scale * r.at(ttft ? "ttft_ms" : "output_tokens_per_s").get<double>(), tier);
-    o.low = scale * band.at("low").get<double>();
-    o.high = scale * band.at("high").get<double>();
-    o.engine = "trtllm";
-    return o;
-  } catch (const SpecError& e) {
-    return Outcome::skipped(e.what());
-  }
+  if (kind == "inference") return predict_inference_row(row, ctx, source);
+  return Outcome::skipped("kind \"" + kind + "\" not one of training, inference, serving");
 }
 
 void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
@@ -538,41 +475,6 @@ void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
 
 }  // namespace
 
-std::optional<std::string> model_preset_for(std::string_view model) {
-  if (model == "Llama-2-7B" || model == "LLaMA 7B") return "llama-2-7b";
-  if (model == "Llama-2-70B" || model == "LLaMA 70B") return "llama-2-70b";
-  if (model == "Mistral-7B") return "mistral-7b";
-  if (model == "Mixtral-8x7B") return "mixtral-8x7b";
-  if (model == "Falcon-180B") return "falcon-180b";
-  if (model == "GPT-J-6B") return "gpt-j-6b";
-  if (model == "CodeLlama-34B-Instruct") return "codellama-34b";
-  if (model == "Llama-3.1-8B-Instruct") return "llama-3.1-8b";
-  if (model == "Llama-3.1-70B-Instruct") return "llama-3.1-70b";
-  return std::nullopt;
-}
-
-std::string json_string(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double json_number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>()
-                                          : std::numeric_limits<double>::quiet_NaN();
-}
-
-std::optional<std::string> hardware_preset_for(std::string_view gpu) {
-  if (gpu == "A100-80G-SXM" || gpu == "A100-SXM-80G") return "a100-sxm-80g";
-  if (gpu == "A100-SXM-40G") return "a100-sxm-40g";
-  if (gpu == "A100-80G-PCIe") return "a100-pcie-80g";
-  if (gpu == "H100-SXM" || gpu == "H100-SXM-80G") return "h100-sxm";
-  if (gpu == "H200-SXM" || gpu == "H200-SXM-141G") return "h200-sxm";
-  if (gpu == "B200-SXM" || gpu == "B200") return "b200";
-  if (gpu == "L40S" || gpu == "L40S-48G") return "l40s";
-  return std::nullopt;
-}
-
 const HardwareSpec* Context::hardware(std::string_view gpu) {
   auto it = hardware_.find(gpu);
   if (it == hardware_.end()) {
@@ -601,6 +503,27 @@ void Context::apply_engine_override(json& engine) const {
     engine["kernel_fixed_us"] = engine_override_->kernel_fixed_us;
   } else {
     engine.erase("kernel_fixed_us");
+  }
+}
+
+std::string architecture_of(const std::string& hardware_id) {
+  const json& hw = io::preset("hardware", hardware_id, "hardware").at("hardware");
+  return hw.value("architecture", std::string());
+}
+
+void Context::apply_training_override(json& framework, const std::string& hardware_id) const {
+  if (training_override_.empty()) return;
+  std::string profile = framework.value("profile", std::string());
+  if (profile.empty()) {
+    profile = training_override_.value("default", std::string());
+    if (profile.empty()) return;
+    framework["profile"] = profile;
+  }
+  const std::string family = architecture_of(hardware_id);
+  for (const std::string& key : {std::string("*"), profile, profile + "@" + family}) {
+    const auto it = training_override_.find(key);
+    if (it == training_override_.end() || !it->is_object()) continue;
+    for (const auto& [k, value] : it->items()) framework[k] = value;
   }
 }
 

@@ -17,8 +17,11 @@
 
 namespace flopcast::cli::validate {
 
-/// The hardware preset id of a ground-truth GPU name, or nullopt when flopcast has none.
+/// The hardware preset id of a ground-truth GPU name ("H100-SXM-80G", "A100-80G-PCIe",
+/// "GB200"), or nullopt when flopcast has none.
 std::optional<std::string> hardware_preset_for(std::string_view gpu);
+/// The architecture family of a hardware preset ("hopper", "ampere", ...), "" when unknown.
+std::string architecture_of(const std::string& hardware_id);
 
 /// Engine overheads to use instead of a profile's (what `flopcast fit --engines` searches over).
 struct EngineOverheads {
@@ -47,10 +50,19 @@ class Context {
   void apply_engine_override(json& engine) const;
   void set_engine_override(std::optional<EngineOverheads> o) { engine_override_ = std::move(o); }
 
+  /// Training predictors pass their request's `framework` object (and the GPU's hardware preset
+  /// id) through here: keys of `overrides["<profile>"]` and `overrides["<profile>@<family>"]`
+  /// (family: the GPU's architecture) replace the profile's constants, and `overrides["*"]`
+  /// applies to every profile (what `flopcast fit --training` searches over). A request without a
+  /// profile gets the default of its layout, named by `overrides["default"]` when given.
+  void apply_training_override(json& framework, const std::string& hardware_id) const;
+  void set_training_override(json overrides) { training_override_ = std::move(overrides); }
+
  private:
   Collector& collector_;
   KernelModel km_;
   std::optional<EngineOverheads> engine_override_;
+  json training_override_ = json::object();
   std::map<std::string, std::unique_ptr<HardwareSpec>, std::less<>> hardware_;
 };
 

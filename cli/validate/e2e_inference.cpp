@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// Inference rows of the documented row schema. A row with a fixed `workload.batch` and no prompt
+// count is a static batch (TensorRT-LLM's gptSessionBenchmark, first-token latency at batch 1):
+// one `task: "inference"` estimate. A row with `num_prompts` (vLLM benchmark_throughput: every
+// prompt submitted at once) or a concurrency is continuous batching: the serving simulator.
+#include <algorithm>
+#include <cmath>
+
+#include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
+#include "validate/e2e.hpp"
+
+namespace flopcast::cli::validate {
+namespace {
+
+using nlohmann::json;
+
+bool has_flag(const json& row, std::string_view flag) {
+  const json flags = row.value("flags", json::array());
+  return flags.is_array() && std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+/// The figure `metric` of a static-batch inference response, for `replicas` copies of the
+/// request's GPUs (a row's num_gpus / tp). Also its 80% band when the estimate has one.
+std::optional<Outcome> static_metric(const json& r, const std::string& metric, double replicas,
+                                     double batch, double prompt, double output) {
+  const double gpus = r.at("num_gpus").get<double>();
+  const auto banded = [&](const char* key, double scale) {
+    Outcome o = Outcome::value(scale * r.at(key).get<double>(), r.value("tier", 0));
+    const json& band = r.at("interval").at(key);
+    o.low = scale * band.at("low").get<double>();
+    o.high = scale * band.at("high").get<double>();
+    return o;
+  };
+  if (metric == "ttft_ms") return banded("ttft_ms", 1.0);
+  if (metric == "tpot_ms" || metric == "tpot_ms_mean") return banded("tpot_ms", 1.0);
+  if (metric == "request_latency_ms_mean" || metric == "e2e_ms" || metric == "e2e_ms_mean") {
+    return banded("e2e_ms", 1.0);
+  }
+  if (metric == "output_tokens_per_s_per_gpu") return banded("output_tokens_per_s", 1.0 / gpus);
+  if (metric == "output_tokens_per_s" || metric == "output_tokens_per_s_total") {
+    return banded("output_tokens_per_s", replicas);
+  }
+  if (metric == "total_tokens_per_s") {
+    // batch · (prompt + output) tokens in one end-to-end latency.
+    return Outcome::value(replicas * batch * (prompt + output) / (r.at("e2e_ms").get<double>() / 1e3),
+                          r.value("tier", 0));
+  }
+  if (metric == "output_tokens_per_s_per_user") {
+    // A user sees one token per TPOT.
+    Outcome o = Outcome::value(1e3 / r.at("tpot_ms").get<double>(), r.value("tier", 0));
+    const json& band = r.at("interval").at("tpot_ms");
+    o.low = 1e3 / band.at("high").get<double>();
+    o.high = 1e3 / band.at("low").get<double>();
+    return o;
+  }
+  return std::nullopt;
+}
+
+Outcome predict_static(const json& row, Context& ctx) {
+  const json wl = row.value("workload", json::object());
+  const json par = row.value("parallelism", json::object());
+  const double batch = row_number(wl, "batch");
+  const double prompt = row_number(wl, "input_len"), output = row_number(wl, "output_len");
+  if (!(prompt >= 1) || !(output >= 1)) return Outcome::skipped("no input_len / output_len");
+  const auto model = row_model(row, static_cast<int>(prompt + output));
+  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
+  const auto hw = row_hardware(row);
+  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
+  const auto precision = row_precision(row);
+  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
+  const double num_gpus = std::isfinite(row_number(row, "num_gpus")) ? row_number(row, "num_gpus") : 1;
+  double tp = row_number(par, "tp");
+  const double pp = std::isfinite(row_number(par, "pp")) ? row_number(par, "pp") : 1;
+  if (!std::isfinite(tp)) {
+    if (num_gpus > 1) return Outcome::skipped("parallel layout not stated");
+    tp = 1;
+  }
+  if (pp > 1) return Outcome::skipped("pipeline parallelism for inference is not modelled yet");
+  if (row_number(par, "ep") > 1) return Outcome::skipped("expert parallelism in a static batch is not modelled yet");
+  if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
+    return Outcome::skipped("speculative decoding rows need the draft's acceptance; not predicted");
+  }
+  const std::string engine = row_engine(wl);
+  json engine_json{{"name", engine}};
+  if (engine == "trtllm") {
+    // TensorRT-LLM's static-batch benchmark runs the whole context phase in one pass (1e7 tokens
+    // is the schema's limit, far above any batch × prompt here) with 95% of free memory for KV.
+    engine_json["max_num_batched_tokens"] = 10000000;
+    engine_json["gpu_memory_utilization"] = 0.95;
+  }
+  json request{{"task", "inference"},
+               {"model", std::get<json>(model)},
+               {"hardware", std::get<RowHardware>(hw).spec},
+               {"num_gpus", static_cast<int>(tp)},
+               {"parallelism", {{"tp", static_cast<int>(tp)}}},
+               {"precision",
+                {{"weights", std::get<RowPrecision>(precision).weights},
+                 {"kv_cache", std::get<RowPrecision>(precision).kv_cache}}},
+               {"workload",
+                {{"prompt_tokens", static_cast<int>(prompt)},
+                 {"output_tokens", static_cast<int>(output)},
+                 {"batch_size", static_cast<int>(batch)}}},
+               {"engine", engine_json},
+               {"max_tier", ctx.km().use_calibration ? 2 : 0}};
+  ctx.apply_engine_override(request["engine"]);
+  try {
+    const json r = io::run(request);
+    if (!r.at("memory").at("fits").get<bool>()) {
+      ctx.collector().warn(json_string(row, "group"), "memory.fits=false (predicted anyway)");
+    }
+    auto o = static_metric(r, json_string(row, "metric"), num_gpus / tp, batch, prompt, output);
+    if (!o) return Outcome::skipped("metric not modelled: " + json_string(row, "metric"));
+    o->engine = engine;
+    return *o;
+  } catch (const SpecError& e) {
+    return Outcome::skipped(e.what());
+  }
+}
+
+}  // namespace
+
+Outcome predict_inference_row(const json& row, Context& ctx, std::string_view source) {
+  (void)source;
+  if (has_flag(row, "parallelism_not_stated") || has_flag(row, "parallelism_unknown")) {
+    return Outcome::skipped("parallel layout not stated");
+  }
+  const json wl = row.value("workload", json::object());
+  const bool counted = std::isfinite(row_number(wl, "num_prompts")) ||
+                       std::isfinite(row_number(wl, "num_requests")) ||
+                       std::isfinite(row_number(wl, "concurrency"));
+  if (std::isfinite(row_number(wl, "batch")) && !counted) return predict_static(row, ctx);
+  return predict_simulated_row(row, ctx);
+}
+
+}  // namespace flopcast::cli::validate

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// What every end-to-end predictor reads from a row of the documented schema (docs/validation.md):
+// the model (a preset by name or alias, or an object from `arch`), the GPU (a preset by name or
+// alias, or a preset with the row's stated differences), the precision named in `dtype`, the
+// engine or framework named in `workload`, and numbers that sources write as strings.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "flopcast/io/api.hpp"
+#include "validate/e2e.hpp"
+
+namespace flopcast::cli::validate {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool has_preset(std::string_view kind, std::string_view id) {
+  for (const json& p : io::presets().at(std::string(kind))) {
+    if (p.at("id") == id) return true;
+  }
+  return false;
+}
+
+/// "meta-llama/Llama-3.1-405B-Instruct-FP8 (Meta FP8)" → "llama-3.1-405b": the organisation,
+/// anything in parentheses, and the suffixes of fine-tuned or re-quantised checkpoints (same
+/// architecture) are dropped; spaces and underscores become dashes.
+std::string normalize_model_name(std::string_view name) {
+  std::string s = lower(name);
+  if (const auto paren = s.find('('); paren != std::string::npos) s.erase(paren);
+  if (const auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
+  for (char& c : s) {
+    if (c == ' ' || c == '_') c = '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  static const char* const kSuffixes[] = {"-instruct", "-chat", "-hf", "-base", "-fp8-kv",
+                                          "-fp8",      "-fp4",  "-awq", "-gptq", "-it",
+                                          "-dynamic",  "-v0.1", "-v0.2"};
+  for (bool again = true; again;) {
+    again = false;
+    for (const char* suffix : kSuffixes) {
+      if (ends_with(s, suffix)) {
+        s.erase(s.size() - std::string_view(suffix).size());
+        again = true;
+      }
+    }
+  }
+  return s;
+}
+
+/// GPT-style model object from a row's `arch` (MPT, Megatron GPT configs): plain GeLU FFN of 4h
+/// unless stated, LayerNorm, learned positions sized to the run's sequence length. A row without
+/// a head count gets 128-wide heads (it moves only the attention kernel's shape).
+std::variant<json, std::string> arch_model(const json& arch, const std::string& name,
+                                           int context_tokens) {
+  const auto number = [&](const char* key) { return row_number(arch, key); };
+  if (lower(json_string(arch, "attention")).find("mla") != std::string::npos) {
+    return std::string("multi-head latent attention (MLA) is not modelled yet");
+  }
+  if (arch.value("shared_expert", false) || number("shared_experts") > 0) {
+    return std::string("MoE with shared experts is not modelled yet");
+  }
+  if (!std::isfinite(number("layers")) || !std::isfinite(number("hidden")) ||
+      !std::isfinite(number("vocab"))) {
+    return "no model preset for \"" + name + "\" and its arch lacks layers, hidden or vocab";
+  }
+  const int hidden = static_cast<int>(number("hidden"));
+  const int heads = std::isfinite(number("heads")) ? static_cast<int>(number("heads"))
+                                                   : std::max(1, hidden / 128);
+  const int kv_heads =
+      std::isfinite(number("kv_heads")) ? static_cast<int>(number("kv_heads")) : heads;
+  const int ffn =
+      std::isfinite(number("ffn")) ? static_cast<int>(number("ffn")) : 4 * hidden;
+  // MPT ties its input and output embeddings (llm-foundry's mpt yamls); Megatron GPT does not.
+  const bool tied = arch.contains("tie_embeddings") ? arch.value("tie_embeddings", false)
+                                                    : lower(name).rfind("mpt", 0) == 0;
+  json m{{"name", name},
+         {"num_layers", static_cast<int>(number("layers"))},
+         {"hidden_size", hidden},
+         {"num_heads", heads},
+         {"num_kv_heads", kv_heads},
+         {"intermediate_size", ffn},
+         {"ffn", "plain"},
+         {"vocab_size", static_cast<int>(number("vocab"))},
+         {"tie_embeddings", tied},
+         {"max_context_tokens", std::max(context_tokens, 2)},
+         {"norm", "layernorm"},
+         {"position_embedding", "learned"}};
+  if (hidden % heads != 0) m["head_dim"] = hidden / heads;
+  return m;
+}
+
+}  // namespace
+
+std::string json_string(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double json_number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>()
+                                          : std::numeric_limits<double>::quiet_NaN();
+}
+
+double row_number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::numeric_limits<double>::quiet_NaN();
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const std::string s = it->get<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() && *end == '\0' && std::isfinite(v)) return v;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<bool> row_bool(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_string()) {
+    const std::string s = lower(it->get<std::string>());
+    if (s == "true" || s == "on" || s == "yes" || s == "1") return true;
+    if (s == "false" || s == "off" || s == "no" || s == "0") return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> model_preset_for(std::string_view model) {
+  // Names of the original LLaMA-2 tables and sources that predate a version suffix.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"llama-7b", "llama-2-7b"},         {"llama-13b", "llama-2-13b"},
+      {"llama-70b", "llama-2-70b"},       {"codellama-34b", "codellama-34b"},
+      {"meta-llama-3-8b", "llama-3-8b"},  {"meta-llama-3-70b", "llama-3-70b"},
+      {"meta-llama-3.1-8b", "llama-3.1-8b"}, {"meta-llama-3.1-70b", "llama-3.1-70b"},
+      {"meta-llama-3.1-405b", "llama-3.1-405b"}, {"code-llama-34b", "codellama-34b"}};
+  const std::string id = normalize_model_name(model);
+  if (id.empty()) return std::nullopt;
+  for (const auto& [alias, preset] : kAliases) {
+    if (id == alias) return std::string(preset);
+  }
+  if (has_preset("models", id)) return id;
+  return std::nullopt;
+}
+
+std::variant<json, std::string> row_model(const json& row, int context_tokens) {
+  const std::string name = json_string(row, "model");
+  if (const auto id = model_preset_for(name)) {
+    json model = io::preset("models", *id, "model").at("model");
+    // A preset's context limit is its checkpoint's; a benchmark row ran what it ran.
+    if (context_tokens > model.value("max_context_tokens", 0)) {
+      model["max_context_tokens"] = context_tokens;
+    }
+    return model;
+  }
+  if (row.contains("arch") && row.at("arch").is_object()) {
+    return arch_model(row.at("arch"), name, context_tokens);
+  }
+  return "no model preset for \"" + name + "\" and no arch in the row";
+}
+
+std::optional<std::string> hardware_preset_for(std::string_view gpu) {
+  const std::string g = lower(gpu);
+  if (has_preset("hardware", g)) return g;
+  // Order matters: "gb200" contains "b200", "l40s" contains "l4".
+  if (contains(g, "gb200")) return has_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
+  if (contains(g, "b200")) return "b200";
+  if (contains(g, "h200")) return "h200-sxm";
+  if (contains(g, "h100")) return contains(g, "pcie") ? "h100-pcie" : "h100-sxm";
+  if (contains(g, "a100")) {
+    if (contains(g, "pcie")) return "a100-pcie-80g";
+    return contains(g, "40g") ? "a100-sxm-40g" : "a100-sxm-80g";
+  }
+  if (contains(g, "l40s")) return "l40s";
+  if (contains(g, "mi300x")) return "mi300x";
+  if (contains(g, "mi250x")) return "mi250x";
+  if (contains(g, "v100")) return "v100-sxm";
+  if (contains(g, "l4")) return "l4";
+  if (contains(g, "t4")) return "t4";
+  return std::nullopt;
+}
+
+std::variant<RowHardware, std::string> row_hardware(const json& row) {
+  const std::string gpu = json_string(row, "gpu");
+  const auto id = hardware_preset_for(gpu);
+  if (!id) return "no hardware preset for \"" + gpu + "\"";
+  RowHardware hw{json(*id), *id, ""};
+  const std::string g = lower(gpu);
+  // Meta's Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, 500 W (the ground truth's README and
+  // torchtitan's benchmark notes). The peaks stay the datasheet's: its power cap is not modelled.
+  if (*id == "h100-sxm" && (contains(g, "hbm2e") || contains(g, "96g") || contains(g, "95g"))) {
+    json spec = io::preset("hardware", *id, "hardware").at("hardware");
+    spec["name"] = gpu;
+    spec["hbm_GB"] = 96;
+    spec["hbm_bandwidth_GBps"] = 2400;
+    spec["tdp_W"] = 500;
+    hw.spec = spec;
+    hw.note = "H100 96 GB HBM2e 500 W: bandwidth 2.4 TB/s, datasheet peaks (power cap not modelled)";
+  } else if (!contains(g, "sxm") && *id == "a100-sxm-80g" && contains(g, "not stated")) {
+    hw.note = "A100 80 GB form factor not stated: SXM assumed";
+  }
+  return hw;
+}
+
+std::variant<RowPrecision, std::string> row_precision(const json& row) {
+  const std::string dtype = json_string(row, "dtype");
+  std::string d = lower(dtype);
+  RowPrecision p;
+  if (contains(d, "fp4") || contains(d, "nvfp4") || contains(d, "mxfp4")) {
+    return "precision \"" + dtype + "\": 4-bit floating point (NVFP4, MXFP4) is not modelled yet";
+  }
+  if (contains(d, "fp8") || contains(d, "float8")) {
+    p.weights = "fp8";
+    p.compute = "fp8";
+    p.kv_cache = contains(d, "kv") && !contains(d, "16-bit kv") ? "fp8" : "bf16";
+    return p;
+  }
+  if (contains(d, "int4") || contains(d, "awq") || contains(d, "gptq") || contains(d, "w4a16")) {
+    p.weights = "int4";
+    return p;
+  }
+  if (contains(d, "int8") || contains(d, "w8a8")) {
+    p.weights = "int8";
+    return p;
+  }
+  if (contains(d, "bf16") || contains(d, "bfloat16")) return p;
+  // "16-bit (vLLM dtype auto)": vLLM's auto takes the checkpoint's torch_dtype, float16 for the
+  // Llama 2 family these rows ran (the source's metadata says FP16).
+  if (contains(d, "fp16") || contains(d, "float16") || contains(d, "auto")) {
+    p.weights = p.kv_cache = p.compute = "fp16";
+    return p;
+  }
+  if (contains(d, "16-bit") || contains(d, "half") || d.empty()) return p;
+  return "precision \"" + dtype + "\" not recognised";
+}
+
+std::string row_engine(const json& workload) {
+  const std::string e = lower(json_string(workload, "engine"));
+  if (contains(e, "tensorrt") || contains(e, "trt-llm") || contains(e, "trtllm")) return "trtllm";
+  if (contains(e, "sglang")) return "sglang";
+  if (contains(e, "vllm")) return "vllm";
+  return "generic";
+}
+
+double engine_version(const json& workload, std::string_view engine_name) {
+  const std::string e = lower(json_string(workload, "engine"));
+  const std::size_t at = e.find(engine_name);
+  if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+  std::size_t i = at + engine_name.size();
+  while (i < e.size() && (e[i] == ' ' || e[i] == 'v')) ++i;
+  char* end = nullptr;
+  const long major = std::strtol(e.c_str() + i, &end, 10);
+  if (end == e.c_str() + i || *end != '.') return std::numeric_limits<double>::quiet_NaN();
+  const long minor = std::strtol(end + 1, nullptr, 10);
+  return static_cast<double>(major) + static_cast<double>(minor) / 100.0;  // 0.6 → 0.06
+}
+
+}  // namespace flopcast::cli::validate
