@@ -77,6 +77,8 @@ struct ValidateOptions {
   std::string write_ceilings, check_ceilings;
   int max_tier = 2;
   std::string rows_file;
+  bool by_source = false;  ///< leave-one-source-out report of the end-to-end rows
+  std::string write_loso, check_loso;
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);
@@ -89,6 +91,8 @@ struct FitOptions {
   std::vector<std::string> paths;
   std::string out = "presets/calibration";
   int min_rows = 50;
+  /// Fit the training kernel scale per GPU architecture (printed as JSON) instead.
+  bool training = false;
   /// Fit the Tier-1 engine overheads (presets/engines/) instead of the kernel efficiencies.
   bool engines = false;
 };

@@ -17,6 +17,7 @@
 #include "specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
+#include "validate/loso.hpp"
 
 namespace flopcast::cli {
 namespace {
@@ -83,6 +84,10 @@ void setup_fit(CLI::App& app, FitOptions& o) {
                 "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
                 "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
                 "built in, since the overheads are fitted on top of it");
+  sub->add_flag("--training", o.training,
+                "Fit the training kernel scale per GPU architecture on every end-to-end training "
+                "row (shrunk toward physics, clamped to [1, 2.5]) and print it as JSON for "
+                "core/src/training.cpp frameworks()");
 }
 
 namespace {
@@ -142,7 +147,10 @@ int run_fit_engines(const FitOptions& o) {
   for (const std::string& file : files) validate::load_file(file, ctx);
   std::map<std::string, std::size_t> train_rows;
   for (const auto& r : probe.engine_samples()) {
-    if (r.split == Split::train && r.engine.rfind("training:", 0) != 0) ++train_rows[r.engine];
+    // Training rows, rows without an engine, and the generic profile (Tier 0 by definition) are
+    // not engine fits.
+    const bool fitted_engine = r.engine == "vllm" || r.engine == "sglang" || r.engine == "trtllm";
+    if (r.split == Split::train && fitted_engine) ++train_rows[r.engine];
   }
   for (const auto& [engine, n] : train_rows) {
     if (n < static_cast<std::size_t>(o.min_rows)) {
@@ -192,6 +200,10 @@ int run_fit_engines(const FitOptions& o) {
 int run_fit(const FitOptions& o) {
   try {
     if (o.engines) return run_fit_engines(o);
+    if (o.training) {
+      std::cout << validate::fit_training_scales(expand_paths(o.paths)).dump(2) << "\n";
+      return kOk;
+    }
     validate::Collector collector({});
     collector.record_samples();
     KernelModel tier0;

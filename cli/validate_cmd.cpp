@@ -10,6 +10,7 @@
 #include "specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
+#include "validate/loso.hpp"
 #include "validate/report.hpp"
 
 namespace flopcast::cli {
@@ -47,6 +48,49 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   return files;
 }
 
+namespace {
+
+/// The ceilings check, for any map of group → error (fractions).
+int check_against(const std::string& file, const std::map<std::string, double>& errors,
+                  const char* what) {
+  const json ceilings = read_json_file(file);
+  const auto check = validate::check_ceilings(ceilings, errors, file);
+  std::cerr << "validate: " << check.within << " " << what << " within their ceilings (" << file
+            << "), " << check.violations.size() << " worse by more than 1 percentage point, "
+            << check.new_groups.size() << " new, " << check.missing.size()
+            << " not in this run\n";
+  for (const std::string& s : check.new_groups) std::cerr << "  " << s << "\n";
+  for (const std::string& s : check.missing) std::cerr << "  " << s << "\n";
+  if (check.violations.empty()) return kOk;
+  std::cerr << "flopcast: error: " << check.violations.size() << " " << what
+            << " exceed their committed error ceiling (update the file only on purpose):\n";
+  for (const std::string& s : check.violations) std::cerr << "  " << s << "\n";
+  return kCeilingViolation;
+}
+
+int report_by_source(const ValidateOptions& o) {
+  const json report = validate::leave_one_source_out(expand_paths(o.paths));
+  if (o.format == "json") {
+    std::cout << json{{"leave_one_source_out", report}}.dump(2) << "\n";
+  } else {
+    std::cout << "\n" << validate::format_loso_table(report);
+  }
+  const auto medians = validate::loso_medians(report);
+  if (!o.write_loso.empty()) {
+    std::ofstream out(o.write_loso, std::ios::binary);
+    json doc = validate::make_ceilings(medians);
+    doc["note"] =
+        "Leave-one-source-out median APE per <kind>/<source> (flopcast validate --by-source); "
+        "the key test_mape holds that median. Rewritten only on purpose.";
+    out << doc.dump(2) << "\n";
+    if (!out) throw FileError(o.write_loso + ": cannot write file");
+  }
+  if (!o.check_loso.empty()) return check_against(o.check_loso, medians, "sources");
+  return kOk;
+}
+
+}  // namespace
+
 void setup_validate(CLI::App& app, ValidateOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "validate", "Compare predictions with measured kernel, collective and end-to-end timings");
@@ -70,6 +114,15 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
   sub->add_option(
       "--write-ceilings", o.write_ceilings,
       "Write each group's test-split MAPE, rounded up, as the committed error ceilings");
+  sub->add_flag("--by-source", o.by_source,
+                "Also report leave-one-source-out accuracy of the end-to-end rows: each source "
+                "predicted with every end-to-end fit refitted without it, beside Tier 0");
+  sub->add_option("--write-loso-ceilings", o.write_loso,
+                  "With --by-source: write each (kind, source) leave-one-source-out median APE as "
+                  "the committed ceilings");
+  sub->add_option("--check-loso-ceilings", o.check_loso,
+                  "With --by-source: exit 5 when a (kind, source) median APE exceeds its ceiling "
+                  "by more than 1 percentage point");
   sub->add_option("--check-ceilings", o.check_ceilings,
                   "Exit 5 when a group's test-split MAPE exceeds its ceiling by more than 1 "
                   "percentage point");
@@ -107,6 +160,8 @@ int run_validate(const ValidateOptions& o) {
                               " path(s) could be predicted (the skipped rows and their reasons "
                               "are listed above)");
     }
+    int status = kOk;
+    if (o.by_source) status = report_by_source(o);
     const auto test_mape = collector.test_mape();
     if (!o.write_ceilings.empty()) {
       std::ofstream out(o.write_ceilings, std::ios::binary);
@@ -132,7 +187,7 @@ int run_validate(const ValidateOptions& o) {
         return kCeilingViolation;
       }
     }
-    return kOk;
+    return status;
   } catch (...) {
     return report_error(o.format);
   }

@@ -28,6 +28,19 @@ void Collector::write_rows_to(std::ostream* out) {
   if (out) *out << "group,split,row,measured,predicted,ape\n";
 }
 
+std::string e2e_kind(std::string_view row_kind, std::string_view metric) {
+  const auto has = [&](std::string_view s) { return metric.find(s) != std::string_view::npos; };
+  if (row_kind == "training") return "training";
+  const bool throughput = has("tokens_per_s") || has("requests_per_s");
+  if (row_kind == "inference") {
+    return throughput && !has("per_user") ? "inference throughput" : "inference latency";
+  }
+  if (throughput) return "serving throughput";
+  if (has("_p90") || has("_p99")) return "serving tail";
+  if (has("_p50")) return "serving p50";
+  return "serving mean";
+}
+
 void Collector::add(std::string_view source, const std::string& group, std::string_view identity,
                     std::size_t line, double measured, const Outcome& outcome) {
   auto it = groups_.find(group);
@@ -59,7 +72,8 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   }
   if (record_ && !outcome.engine.empty()) {
     engine_samples_.push_back(EngineSample{outcome.engine, s, measured, outcome.predicted, group,
-                                           outcome.low, outcome.high});
+                                           outcome.kind, std::string(identity), outcome.low,
+                                           outcome.high});
   }
   b.tier = std::max(b.tier, outcome.tier);
   if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {

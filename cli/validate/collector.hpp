@@ -33,8 +33,10 @@ struct Outcome {
   /// so that `flopcast fit` can refit the efficiency of (hardware, op class, math type).
   std::optional<OpCost> op;
   std::string hardware_id;
-  /// For end-to-end rows: the engine profile the request named (what `fit --engines` refits).
+  /// For end-to-end rows: the engine profile the request named (what `fit --engines` refits),
+  /// and the kind of figure (e2e_kind).
   std::string engine;
+  std::string kind;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -70,9 +72,16 @@ struct EngineSample {
   double measured = 0;
   double predicted = 0;
   std::string group;  ///< "e2e/<source>/<GPU>/<metric>"
+  std::string kind;   ///< e2e_kind of the row
+  std::string id;     ///< the row's identity ("id=...")
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
 };
+
+/// What an end-to-end figure is, for reporting error per kind: "training", "inference
+/// throughput" (max- or fixed-batch throughput), "inference latency", "serving mean",
+/// "serving p50", "serving tail" (p90, p99), "serving throughput".
+std::string e2e_kind(std::string_view row_kind, std::string_view metric);
 
 class Collector {
  public:

@@ -437,10 +437,19 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
 
 Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   const std::string kind = json_string(row, "kind");
-  if (kind == "training") return predict_training_row(row, ctx, source);
-  if (kind == "serving") return predict_serving_row(row, ctx, source);
-  if (kind == "inference") return predict_inference_row(row, ctx, source);
-  return Outcome::skipped("kind \"" + kind + "\" not one of training, inference, serving");
+  Outcome o;
+  if (kind == "training") {
+    o = predict_training_row(row, ctx, source);
+  } else if (kind == "serving") {
+    o = predict_serving_row(row, ctx, source);
+  } else if (kind == "inference") {
+    o = predict_inference_row(row, ctx, source);
+  } else {
+    return Outcome::skipped("kind \"" + kind + "\" not one of training, inference, serving");
+  }
+  o.kind = e2e_kind(kind, json_string(row, "metric"));
+  if (o.engine.empty()) o.engine = "none";
+  return o;
 }
 
 void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
@@ -496,13 +505,15 @@ KernelModel Context::km_for(std::string_view framework) const {
 }
 
 void Context::apply_engine_override(json& engine) const {
-  if (!engine_override_ || engine.value("name", "") != engine_override_->engine) return;
-  engine["step_overhead_us"] = engine_override_->step_overhead_us;
-  engine["request_overhead_us"] = engine_override_->request_overhead_us;
-  if (engine_override_->kernel_fixed_us >= 0) {
-    engine["kernel_fixed_us"] = engine_override_->kernel_fixed_us;
-  } else {
-    engine.erase("kernel_fixed_us");
+  for (const EngineOverheads& o : engine_overrides_) {
+    if (engine.value("name", "") != o.engine) continue;
+    engine["step_overhead_us"] = o.step_overhead_us;
+    engine["request_overhead_us"] = o.request_overhead_us;
+    if (o.kernel_fixed_us >= 0) {
+      engine["kernel_fixed_us"] = o.kernel_fixed_us;
+    } else {
+      engine.erase("kernel_fixed_us");
+    }
   }
 }
 
@@ -516,11 +527,12 @@ void Context::apply_training_override(json& framework, const std::string& hardwa
   std::string profile = framework.value("profile", std::string());
   if (profile.empty()) {
     profile = training_override_.value("default", std::string());
-    if (profile.empty()) return;
-    framework["profile"] = profile;
+    if (!profile.empty()) framework["profile"] = profile;
   }
   const std::string family = architecture_of(hardware_id);
-  for (const std::string& key : {std::string("*"), profile, profile + "@" + family}) {
+  for (const std::string& key :
+       {std::string("*"), "*@" + family, profile, profile + "@" + family}) {
+    if (key.empty() || key.back() == '@') continue;
     const auto it = training_override_.find(key);
     if (it == training_override_.end() || !it->is_object()) continue;
     for (const auto& [k, value] : it->items()) framework[k] = value;

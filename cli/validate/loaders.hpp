@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flopcast/hardware.hpp"
 #include "flopcast/kernel.hpp"
@@ -48,12 +49,17 @@ class Context {
   /// End-to-end predictors pass their request's `engine` object through here: when it names the
   /// engine being refitted, the candidate overheads replace the profile's.
   void apply_engine_override(json& engine) const;
-  void set_engine_override(std::optional<EngineOverheads> o) { engine_override_ = std::move(o); }
+  void set_engine_override(std::optional<EngineOverheads> o) {
+    engine_overrides_.clear();
+    if (o) engine_overrides_.push_back(std::move(*o));
+  }
+  /// Several engines at once (leave-one-source-out prices every engine at Tier 0).
+  void set_engine_overrides(std::vector<EngineOverheads> o) { engine_overrides_ = std::move(o); }
 
   /// Training predictors pass their request's `framework` object (and the GPU's hardware preset
   /// id) through here: keys of `overrides["<profile>"]` and `overrides["<profile>@<family>"]`
-  /// (family: the GPU's architecture) replace the profile's constants, and `overrides["*"]`
-  /// applies to every profile (what `flopcast fit --training` searches over). A request without a
+  /// (family: the GPU's architecture) replace the profile's constants; `overrides["*"]` and
+  /// `overrides["*@<family>"]` apply to every profile (what `flopcast fit --training` searches over). A request without a
   /// profile gets the default of its layout, named by `overrides["default"]` when given.
   void apply_training_override(json& framework, const std::string& hardware_id) const;
   void set_training_override(json overrides) { training_override_ = std::move(overrides); }
@@ -61,7 +67,7 @@ class Context {
  private:
   Collector& collector_;
   KernelModel km_;
-  std::optional<EngineOverheads> engine_override_;
+  std::vector<EngineOverheads> engine_overrides_;
   json training_override_ = json::object();
   std::map<std::string, std::unique_ptr<HardwareSpec>, std::less<>> hardware_;
 };

@@ -50,9 +50,8 @@ std::string_view to_string(LoraTargets t) noexcept;
 /// unfused ops, launch gaps). `generic` is physics only; the others are fitted on the train
 /// split of end-to-end measurements (docs/model.md, "Training: fitted constants").
 struct TrainingFramework {
-  /// Kernel-time multipliers on one GPU family (hardware names containing `family`): GEMMs and
-  /// elementwise ops, and the attention kernel (FlashAttention-2, the kernel of these frameworks,
-  /// uses Ampere instructions that leave Hopper's WGMMA/TMA unused).
+  /// Kernel-time multipliers on one GPU architecture (HardwareSpec::architecture): GEMMs and
+  /// elementwise ops, and the attention kernel.
   struct Scales {
     std::string family;
     double compute = 1.0;
@@ -61,14 +60,16 @@ struct TrainingFramework {
   std::string id = "generic";
   double comm_overlap = 1.0;
   double step_overhead_s = 0;
-  std::vector<Scales> scales;  ///< unlisted families: 1, 1
+  std::vector<Scales> scales;  ///< unlisted architectures: 1, 1 (with a warning)
   int tier = 0;                ///< 1 when fitted on end-to-end rows
+  /// Compute and attention scale on an architecture without fitted scales.
+  double unmeasured_scale = 1.0;
 
-  /// The scales for a hardware name.
-  [[nodiscard]] Scales scales_for(std::string_view hardware_name) const;
+  /// The scales fitted for an architecture, or nullptr when there are none.
+  [[nodiscard]] const Scales* scales_for(std::string_view architecture) const;
 };
 
-/// The framework profile `id` (generic, pytorch_fsdp, megatron), or nullptr.
+/// The framework profile `id` (generic, fitted, pytorch_fsdp, megatron), or nullptr.
 const TrainingFramework* training_framework(std::string_view id);
 /// Every profile id, for error messages.
 std::vector<std::string> training_framework_ids();
@@ -109,6 +110,10 @@ struct TrainingSpec {
   double moe_capacity_factor = 1.0;
   // Overlap and framework constants (docs/model.md lists their sources and fits).
   std::string framework = "generic";  ///< the profile the three constants below came from
+  /// Set when the profile has no fitted scales for the hardware's architecture (reported).
+  std::string framework_warning;
+  /// The constants below came from a fit on measured training runs (result tier 1).
+  bool framework_fitted = false;
   /// Fraction of the compute a concurrent collective can hide behind (the rest is exposed):
   /// 1 means DP/FSDP/CP traffic runs fully in the shadow of the compute it overlaps.
   double comm_overlap = 1.0;
@@ -173,7 +178,9 @@ struct TrainingResult {
   std::vector<TrainingBreakdownItem> breakdown;
   std::vector<Assumption> assumptions;
   std::vector<std::string> warnings;
-  int tier = 0;  ///< 2 when every GEMM and attention op used a Tier-2 fit
+  /// 2 when every GEMM and attention op used a Tier-2 kernel fit; else 1 when the framework
+  /// constants were fitted on measured training runs; 0: physics only.
+  int tier = 0;
 };
 
 /// Model FLOPs of one token of a training step at sequence length `seq`, as in the literature

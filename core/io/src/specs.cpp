@@ -90,7 +90,7 @@ json model_to_json(const ModelSpec& m) {
 
 HardwareSpec read_hardware(const json& j, const std::string& path) {
   ObjectReader r(j, path,
-                 {"name", "vendor", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
+                 {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
                   "l2_cache_MB", "num_sms", "scaleup_link", "scaleup_bandwidth_GBps",
                   "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
                   "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W"});
@@ -99,6 +99,11 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
                                               {"intel", "intel"}, {"other", "other"}},
                                    "other");
+  h.architecture = r.choice<std::string>(
+      "architecture",
+      {{"volta", "volta"}, {"turing", "turing"}, {"ampere", "ampere"}, {"ada", "ada"},
+       {"hopper", "hopper"}, {"blackwell", "blackwell"}, {"cdna2", "cdna2"}, {"cdna3", "cdna3"}},
+      "");
   ObjectReader peaks(r.require("dense_peak_TFLOPS"), r.child("dense_peak_TFLOPS"),
                      {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"});
   for (const auto& item : r.require("dense_peak_TFLOPS").items()) {
@@ -125,7 +130,7 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
 json hardware_to_json(const HardwareSpec& h) {
   json peaks = json::object();
   for (const auto& [type, peak] : h.dense_peak) peaks[std::string(to_string(type))] = peak.value / kTera;
-  return json{{"name", h.name},
+  json j{{"name", h.name},
               {"vendor", h.vendor},
               {"dense_peak_TFLOPS", peaks},
               {"hbm_GB", h.hbm_capacity.value / kGB},
@@ -141,6 +146,8 @@ json hardware_to_json(const HardwareSpec& h) {
               {"scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value * 8 / kGB},
               {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
               {"tdp_W", h.tdp_W}};
+  if (!h.architecture.empty()) j["architecture"] = h.architecture;
+  return j;
 }
 
 ModelSpec resolve_model(const json& j, const std::string& path) {

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Leave-one-source-out accuracy of the end-to-end figures (`flopcast validate --by-source`):
+/// for each source, every parameter fitted on end-to-end rows is refitted (or, where the other
+/// sources cannot support a fit, dropped to Tier 0) without that source, and the source's rows are
+/// predicted with it. Beside it, the same rows at Tier 0 (physics, no fitted constant) and the
+/// default estimate. The 80% band of a source comes from the residuals of the other sources of
+/// the same kind. Method: docs/validation.md.
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace flopcast::cli::validate {
+
+/// The report: {"sources":[{source, kind, rows, median_ape, tier0_median_ape,
+/// default_median_ape, band_coverage_80, fitted}], "kinds":[{kind, sources, rows, median_ape,
+/// tier0_median_ape, band_coverage_80, worst_source}], "training_scales": {...}, "notes": [...]}.
+nlohmann::json leave_one_source_out(const std::vector<std::string>& files);
+
+/// "<kind>/<source>" → median APE of its leave-one-source-out predictions, for the ratchet.
+std::map<std::string, double> loso_medians(const nlohmann::json& report);
+
+/// Text table of the report.
+std::string format_loso_table(const nlohmann::json& report);
+
+/// The framework-agnostic training kernel scale per GPU architecture fitted on every training
+/// source (what `flopcast fit --training` commits): {"<architecture>": {"scale", "sources", "rows"}}.
+nlohmann::json fit_training_scales(const std::vector<std::string>& files);
+
+}  // namespace flopcast::cli::validate
