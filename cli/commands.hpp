@@ -79,6 +79,7 @@ struct ValidateOptions {
   std::string rows_file;
   bool by_source = false;  ///< leave-one-source-out report of the end-to-end rows
   std::string write_loso, check_loso;
+  std::string write_bands;  ///< with by_source: the 80% bands file (presets/bands/e2e.json)
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);

@@ -85,6 +85,24 @@ int report_by_source(const ValidateOptions& o) {
     out << doc.dump(2) << "\n";
     if (!out) throw FileError(o.write_loso + ": cannot write file");
   }
+  if (!o.write_bands.empty()) {
+    std::ofstream out(o.write_bands, std::ios::binary);
+    const json doc{
+        {"schema_version", 1},
+        {"id", "e2e"},
+        {"name", "80% bands of end-to-end estimates"},
+        {"source", "flopcast validate ../shared/groundtruth/e2e --by-source --write-bands "
+                   "presets/bands/e2e.json"},
+        {"notes",
+         "Per kind of figure: the 10th and 90th percentile of the slowness ln(measured time / "
+         "predicted time) of every end-to-end row predicted leave-one-source-out (each source "
+         "with the end-to-end fits refitted without it), sources weighted alike; '@tier0': the "
+         "same for max_tier 0. coverage_loso: the share of rows of each source inside the band "
+         "built from the other sources (what a new source should expect)."},
+        {"bands", report.at("bands")}};
+    out << doc.dump(2) << "\n";
+    if (!out) throw FileError(o.write_bands + ": cannot write file");
+  }
   if (!o.check_loso.empty()) return check_against(o.check_loso, medians, "sources");
   return kOk;
 }
@@ -120,6 +138,10 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
   sub->add_option("--write-loso-ceilings", o.write_loso,
                   "With --by-source: write each (kind, source) leave-one-source-out median APE as "
                   "the committed ceilings");
+  sub->add_option("--write-bands", o.write_bands,
+                  "With --by-source: write the 80% bands of every end-to-end kind (10th and 90th "
+                  "percentile of the leave-one-source-out residuals, sources weighted alike), "
+                  "e.g. presets/bands/e2e.json");
   sub->add_option("--check-loso-ceilings", o.check_loso,
                   "With --by-source: exit 5 when a (kind, source) median APE exceeds its ceiling "
                   "by more than 1 percentage point");

@@ -10,8 +10,9 @@
 //   clamped to [1, 2.5] (a trainer never runs faster than the kernel model prices its kernels,
 //   and none measured runs at less than 40% of it).
 // - Engines (Tier-1 overheads of vLLM, SGLang, TensorRT-LLM): kept as committed where the other
-//   sources hold at least kMinEngineRows train rows of that engine (the committed fit then rests
-//   mostly on them), else the engine runs at Tier 0 (the generic profile's overheads) for S.
+//   sources hold at least kMinEngineRows train rows of that engine and at least as many as S
+//   (the committed fit then rests mostly on them), else the engine runs at Tier 0 (the generic
+//   profile's overheads) for S.
 // - Kernel fits (Tier 2) are fitted on kernel benchmarks, never on an end-to-end source, so they
 //   are out-of-source for every row here and stay as committed.
 #include "validate/loso.hpp"
@@ -33,7 +34,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMinEngineRows = 50;  // as `flopcast fit --engines --min-rows`
+constexpr std::size_t kMinEngineRows = 8;  // as scripts/fit_calibration.sh's `fit --engines`
 constexpr double kMaxTrainingScale = 2.5;
 const char* const kFittedEngines[] = {"vllm", "sglang", "trtllm"};
 
@@ -80,6 +81,12 @@ std::string gpu_of(const std::string& group) {
 std::string family_of(const std::string& group) {
   const auto id = hardware_preset_for(gpu_of(group));
   return id ? architecture_of(*id) : std::string();
+}
+
+/// The kind a row is reported and banded under: AMD GPUs apart, since their kernel efficiencies
+/// are not measured (Tier 0 borrows NVIDIA's) and their errors would set every band.
+std::string kind_of(const EngineSample& s) {
+  return family_of(s.group).rfind("cdna", 0) == 0 ? s.kind + " (amd)" : s.kind;
 }
 
 /// ln(predicted / measured) with the sign of "too fast": positive when the estimate is faster
@@ -150,6 +157,36 @@ json scale_override(const std::map<std::string, double>& scales) {
   return o;
 }
 
+/// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a
+/// time and ln(predicted / measured) for a rate. Positive: the estimate was too fast.
+double slowness(const EngineSample& s, double predicted) {
+  const bool rate = s.group.find("per_s") != std::string::npos ||
+                    s.group.find("tflops") != std::string::npos ||
+                    s.group.find("/mfu") != std::string::npos;
+  const double r = std::log(s.measured / predicted);
+  return rate ? -r : r;
+}
+
+/// The p-th percentile (0-100) of values weighted so that every source counts alike (each row
+/// weighs 1 / rows of its source): the band must fit a new source, not the largest old one.
+double source_weighted_percentile(const std::map<std::string, std::vector<double>>& by_source,
+                                  double p) {
+  std::vector<std::pair<double, double>> v;  // value, weight
+  for (const auto& [source, values] : by_source) {
+    for (double x : values) v.emplace_back(x, 1.0 / static_cast<double>(values.size()));
+  }
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& e : v) total += e.second;
+  double cum = 0;
+  for (const auto& [x, w] : v) {
+    cum += w;
+    if (cum >= p / 100.0 * total - 1e-12) return x;
+  }
+  return v.back().first;
+}
+
 double median_ape(std::vector<double> apes) {
   if (apes.empty()) return NAN;
   std::sort(apes.begin(), apes.end());
@@ -206,8 +243,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
     for (const auto& [engine, by_source] : engine_rows) {
       std::size_t others = 0, own = 0;
       for (const auto& [s, n] : by_source) (s == source ? own : others) += n;
-      if (own > 0 && others < kMinEngineRows) dropped.insert(engine);
-      if (others >= kMinEngineRows) fitted = true;
+      // The committed fit stands for a refit without this source only where the other sources
+      // hold most of its rows; else the engine is priced at Tier 0 for this source.
+      const bool kept = others >= kMinEngineRows && others >= own;
+      if (own > 0 && !kept) dropped.insert(engine);
+      if (own > 0 && kept) fitted = true;
     }
     const bool has_training = std::any_of(def.begin(), def.end(), [&](const auto& kv) {
       return kv.second.kind == "training" && source_of(kv.second.group) == source;
@@ -241,12 +281,15 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
     loso_fitted[source] = fitted;
   }
 
-  // Per kind: residuals ln(measured / loso prediction) per source, for the bands.
-  std::map<std::string, std::map<std::string, std::vector<double>>> logs;
+  // Per kind: slowness of the leave-one-source-out (and of the Tier-0) predictions per source,
+  // for the bands.
+  std::map<std::string, std::map<std::string, std::vector<double>>> logs, logs_t0;
   for (const auto& [key, s] : def) {
     const auto it = loso.find(key);
     if (it == loso.end()) continue;
-    logs[s.kind][source_of(s.group)].push_back(std::log(s.measured / it->second));
+    logs[kind_of(s)][source_of(s.group)].push_back(slowness(s, it->second));
+    const auto t = t0.find(key);
+    if (t != t0.end()) logs_t0[kind_of(s)][source_of(s.group)].push_back(slowness(s, t->second.predicted));
   }
 
   struct Acc {
@@ -260,26 +303,24 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
     const auto t = t0.find(key);
     if (it == loso.end()) continue;
     const std::string source = source_of(s.group);
-    Acc& a = by[{s.kind, source}];
-    Acc& k = by_kind[s.kind];
+    Acc& a = by[{kind_of(s), source}];
+    Acc& k = by_kind[kind_of(s)];
     for (Acc* x : {&a, &k}) {
       x->loso.push_back(ape(it->second, s.measured));
       x->def.push_back(ape(s.predicted, s.measured));
       if (t != t0.end()) x->t0.push_back(ape(t->second.predicted, s.measured));
     }
-    // The band of this source: the 10th-90th percentile of the other sources' residuals.
-    std::vector<double> others;
-    for (const auto& [src, v] : logs[s.kind]) {
-      if (src != source) others.insert(others.end(), v.begin(), v.end());
-    }
-    if (others.size() >= 5) {
-      std::sort(others.begin(), others.end());
-      const double lo = it->second * std::exp(percentile(others, 10));
-      const double hi = it->second * std::exp(percentile(others, 90));
-      const bool in = s.measured >= lo && s.measured <= hi;
-      for (Acc* x : {&a, &k}) {
-        ++x->banded;
-        x->covered += in ? 1 : 0;
+    // The band of this source: the 10th-90th percentile of the other sources' slowness.
+    std::map<std::string, std::vector<double>> others = logs[kind_of(s)];
+    others.erase(source);
+    if (!others.empty()) {
+      const double lo = source_weighted_percentile(others, 10);
+      const double hi = source_weighted_percentile(others, 90);
+      const double x = slowness(s, it->second);
+      const bool in = x >= lo && x <= hi;
+      for (Acc* y : {&a, &k}) {
+        ++y->banded;
+        y->covered += in ? 1 : 0;
       }
     }
   }
@@ -317,6 +358,26 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
                                {"beats_tier0", std::isfinite(m) && std::isfinite(t) && m <= t}});
   }
   report["training_scales"] = scales_used;
+  // The committed bands: every source's leave-one-source-out slowness, sources weighted alike.
+  json bands = json::object();
+  for (const auto& [kind, by_source] : logs) {
+    std::size_t rows = 0;
+    for (const auto& [src, v] : by_source) rows += v.size();
+    bands[kind] = {{"slow_p10", round6(source_weighted_percentile(by_source, 10))},
+                   {"slow_p90", round6(source_weighted_percentile(by_source, 90))},
+                   {"sources", by_source.size()},
+                   {"rows", rows},
+                   {"coverage_loso", coverage(by_kind[kind])}};
+  }
+  for (const auto& [kind, by_source] : logs_t0) {
+    std::size_t rows = 0;
+    for (const auto& [src, v] : by_source) rows += v.size();
+    bands[kind + "@tier0"] = {{"slow_p10", round6(source_weighted_percentile(by_source, 10))},
+                              {"slow_p90", round6(source_weighted_percentile(by_source, 90))},
+                              {"sources", by_source.size()},
+                              {"rows", rows}};
+  }
+  report["bands"] = bands;
   return report;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Tier-2 calibration files (presets/calibration/<hardware id>.json, written by `flopcast fit`) and
 // the Tier-0 residual bands (presets/calibration/tier0.json).
+#include <cmath>
 #include <memory>
 
 #include "flopcast/error.hpp"
@@ -81,6 +82,36 @@ std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_i
   if (hardware_id == "tier0") return nullptr;
   auto it = all_calibrations().find(hardware_id);
   return it == all_calibrations().end() ? nullptr : it->second;
+}
+
+void check_bands(const json& doc) {
+  ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes", "bands"});
+  const json& bands = r.require("bands");
+  if (!bands.is_object()) throw SpecError("bands", "must be an object");
+  for (const auto& [kind, b] : bands.items()) {
+    ObjectReader br(b, "bands." + kind,
+                    {"slow_p10", "slow_p90", "sources", "rows", "coverage_loso"});
+    const double lo = br.number("slow_p10"), hi = br.number("slow_p90");
+    if (!(lo <= hi)) fail("bands." + kind + ".slow_p10", "must be <= slow_p90", lo);
+  }
+}
+
+std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
+  static const json bands = [] {
+    for (const json& doc : presets().at("bands")) {
+      if (doc.at("id") == "e2e") return doc.at("bands");
+    }
+    return json::object();
+  }();
+  const auto it = bands.find(tier0 ? kind + "@tier0" : kind);
+  if (it == bands.end()) return std::nullopt;
+  return E2EBand{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>()};
+}
+
+json band_json(double value, const E2EBand& band, bool rate) {
+  const double a = value * std::exp(rate ? -band.slow_p90 : band.slow_p10);
+  const double b = value * std::exp(rate ? -band.slow_p10 : band.slow_p90);
+  return json{{"low", round6(a)}, {"high", round6(b)}};
 }
 
 const Calibration* tier0_residuals() {

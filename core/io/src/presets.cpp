@@ -20,7 +20,8 @@ json load_all() {
               {"scenarios", json::array()},
               {"calibration", json::array()},
               {"engines", json::array()},
-              {"collectives", json::array()}};
+              {"collectives", json::array()},
+              {"bands", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
     const std::string where = std::string("presets/") + p.file;
@@ -53,13 +54,16 @@ json load_all() {
         (void)detail::read_engine_profile(doc, "");
       } else if (kind == "collectives") {
         detail::check_collective_fits(doc);
+      } else if (kind == "bands") {
+        detail::check_bands(doc);
       } else {
         throw Error(where + ": unknown preset kind " + kind);
       }
       detail::ObjectReader head(doc, "", {"schema_version", "id", "name", "source", "notes",
                                           "published_params_B", "published_active_params_B",
                                           "published_params_source", "model", "hardware",
-                                          "request", "fits", "tier", "fit", "engine", "fabrics"});
+                                          "request", "fits", "tier", "fit", "engine", "fabrics",
+                                          "bands"});
       if (head.integer("schema_version") != kSchemaVersion) {
         throw SpecError("schema_version", "must be 1");
       }

@@ -302,6 +302,33 @@ json ms(const std::optional<Percentiles>& p) {
               {"p99", round6(p->p99 / kMilli)}};
 }
 
+/// 80% bands (presets/bands/e2e.json) of the latency means, medians and p99, and of the output
+/// throughput; null for a figure the model leaves null (saturated).
+json serving_interval(const ServingResult& r, const HardwareSpec& hw) {
+  const bool tier0 = r.tier == 0;
+  // AMD GPUs have bands of their own: their kernel efficiencies are not measured.
+  const std::string amd = hw.vendor == "amd" ? " (amd)" : "";
+  json out = json::object();
+  const std::pair<const char*, const std::optional<Percentiles>*> figures[] = {
+      {"ttft_ms", &r.ttft_s}, {"tpot_ms", &r.tpot_s}, {"e2e_ms", &r.e2e_s}};
+  for (const auto& [name, p] : figures) {
+    if (!*p) continue;
+    json f = json::object();
+    const std::pair<const char*, std::pair<const char*, double>> stats[] = {
+        {"mean", {"serving mean", (*p)->mean}},
+        {"p50", {"serving p50", (*p)->p50}},
+        {"p99", {"serving tail", (*p)->p99}}};
+    for (const auto& [stat, kv] : stats) {
+      if (const auto b = e2e_band(kv.first + amd, tier0)) f[stat] = band_json(kv.second / kMilli, *b, false);
+    }
+    out[name] = f;
+  }
+  if (const auto b = e2e_band("serving throughput" + amd, tier0)) {
+    out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
+  }
+  return out;
+}
+
 json optional_number(const std::optional<double>& v) {
   return v ? json(round6(*v)) : json(nullptr);
 }
@@ -340,6 +367,7 @@ json run_serving(const json& request) {
            {"tpot_ms", ms(r.tpot_s)},
            {"e2e_ms", ms(r.e2e_s)},
            {"queueing_ms", ms(r.queueing_s)},
+           {"interval", serving_interval(r, s.inference.hardware)},
            {"throughput",
             {{"requests_per_s", round6(r.requests_per_s)},
              {"input_tokens_per_s", round6(r.input_tokens_per_s)},

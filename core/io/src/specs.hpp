@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -55,5 +56,20 @@ json calibration_fit_to_json(const CalibratedEfficiency& e);
 std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id);
 /// Tier-0 residual bands per op class (presets/calibration/tier0.json), or null.
 const Calibration* tier0_residuals();
+
+/// The 80% band of an end-to-end figure of `kind` ("training", "serving mean", "serving p50",
+/// "serving tail", "serving throughput", ...; presets/bands/e2e.json): the 10th and 90th
+/// percentile of the slowness ln(measured time / predicted time) of leave-one-source-out
+/// predictions, `tier0` for max_tier 0. nullopt when the kind has none.
+struct E2EBand {
+  double slow_p10 = 0;
+  double slow_p90 = 0;
+};
+std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
+/// {"low", "high"} of a time `value` under `band`, or of a rate when `rate` (a rate is slow when
+/// it is low).
+nlohmann::json band_json(double value, const E2EBand& band, bool rate);
+/// Checks an embedded bands document (SpecError naming the field).
+void check_bands(const nlohmann::json& doc);
 
 }  // namespace flopcast::io::detail

@@ -97,6 +97,16 @@ void read_finetune(const ObjectReader& r, TrainingSpec& s) {
   s.lora_targets = lr.choice("targets", kTargets, s.lora_targets);
 }
 
+/// 80% bands of the headline figures (presets/bands/e2e.json, kind "training"); null without.
+json training_interval(const TrainingResult& r) {
+  const auto band = e2e_band("training", r.tier == 0);
+  if (!band) return nullptr;
+  return json{{"step_time_s", band_json(r.step_time_s, *band, false)},
+              {"tokens_per_s", band_json(r.tokens_per_s, *band, true)},
+              {"tokens_per_s_per_gpu", band_json(r.tokens_per_s_per_gpu, *band, true)},
+              {"mfu", band_json(r.mfu, *band, true)}};
+}
+
 void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constants) {
   ObjectReader fr(object_or_empty(r, "framework"), "framework",
                   {"profile", "comm_overlap", "step_overhead_ms", "compute_scale", "attention_scale",
@@ -293,6 +303,7 @@ json run_training(const json& request) {
       {"max_micro_batch_size", r.max_micro_batch_size},
       {"num_micro_batches", r.num_micro_batches},
       {"bubble_fraction", round6(r.bubble_fraction)},
+      {"interval", training_interval(r)},
       {"memory_per_gpu", memory_json(r.memory)},
       {"breakdown", breakdown},
       {"assumptions", assumptions_json(r.assumptions)},
