@@ -261,3 +261,69 @@ TEST(TrainingResult, EchoesResolvedRequestAndStaysFinite) {
 
 }  // namespace
 }  // namespace flopcast
+
+namespace flopcast {
+namespace {
+
+json fitted_request(const char* hardware) {
+  json r = request();
+  r.erase("max_tier");  // default: Tier-0 kernels with the fitted trainer scale
+  r["hardware"] = hardware;
+  return r;
+}
+
+TEST(TrainingFitted, ScaleOfTheArchitectureMultipliesKernelTime) {
+  // The default prices kernels at Tier 0, multiplies attention by 2.5 and every kernel by the
+  // architecture's scale (hopper 1.23396); max_tier 0 is physics alone. Without the attention
+  // factor the step would grow by at most 1.23396 (the optimizer step is not scaled); attention
+  // is 61.6 + 154.1 ms of the 2,167 ms physics step (llama-2-7b, s=4096, b=1, 8 H100), so the
+  // factor adds at most 1.5 · 215.8 · 1.23396 = 399 ms: ratio ≤ 1.23396 + 0.185 = 1.418.
+  const json physics = io::run(request());
+  const json fitted = io::run(fitted_request("h100-sxm"));
+  EXPECT_EQ(physics.at("tier"), 0);
+  EXPECT_EQ(fitted.at("tier"), 1);
+  EXPECT_EQ(fitted.at("request").at("framework").at("profile"), "fitted");
+  const double ratio = fitted.at("step_time_s").get<double>() / physics.at("step_time_s").get<double>();
+  EXPECT_GT(ratio, 1.30);
+  EXPECT_LE(ratio, 1.418);
+}
+
+TEST(TrainingFitted, UnmeasuredArchitectureGetsTheMeanScaleAndSaysSo) {
+  // B200 (blackwell) has no training measurement: sqrt(1.05284 · 1.23396) = 1.13981.
+  const json r = io::run(fitted_request("b200"));
+  EXPECT_NEAR(r.at("request").at("framework").at("compute_scale").get<double>(), 1.13981, 1e-5);
+  ASSERT_FALSE(r.at("warnings").empty());
+  EXPECT_NE(r.at("warnings")[0].get<std::string>().find("no training measurements on blackwell"),
+            std::string::npos);
+}
+
+TEST(TrainingFitted, BandIsTheLeaveOneSourceOutSpread) {
+  // interval = value · exp(±slowness quantiles) of presets/bands/e2e.json ("training"): a time
+  // spans [t·e^p10, t·e^p90], a rate [x·e^-p90, x·e^-p10].
+  const auto band = io::detail::e2e_band("training", false);
+  ASSERT_TRUE(band.has_value());
+  const json r = io::run(fitted_request("h100-sxm"));
+  const double t = r.at("step_time_s").get<double>();
+  const double x = r.at("tokens_per_s_per_gpu").get<double>();
+  EXPECT_TRUE(near_rel(r.at("interval").at("step_time_s").at("low").get<double>(),
+                       t * std::exp(band->slow_p10), 1e-5));
+  EXPECT_TRUE(near_rel(r.at("interval").at("tokens_per_s_per_gpu").at("low").get<double>(),
+                       x * std::exp(-band->slow_p90), 1e-5));
+  EXPECT_LT(r.at("interval").at("tokens_per_s_per_gpu").at("low").get<double>(), x);
+}
+
+TEST(TrainingFitted, T34DefaultMfuIsWhatTrainersMeasure) {
+  // T3.4: Llama-3-8B, 64 H100, FSDP full shard, seq 8192, 512 sequences per step. Physics alone
+  // gives MFU 0.72; trainers measure 0.35-0.55 (llm-foundry, torchtitan): the default must too.
+  const json r = io::run(json{{"task", "training"},
+                              {"model", "llama-3-8b"},
+                              {"hardware", "h100-sxm"},
+                              {"num_gpus", 64},
+                              {"parallelism", {{"fsdp", "full_shard"}}},
+                              {"workload", {{"seq_len", 8192}, {"global_batch_size", 512}}}});
+  EXPECT_GE(r.at("mfu").get<double>(), 0.35);
+  EXPECT_LE(r.at("mfu").get<double>(), 0.60);
+}
+
+}  // namespace
+}  // namespace flopcast

@@ -64,6 +64,7 @@ struct TrainingFramework {
   int tier = 0;                ///< 1 when fitted on end-to-end rows
   /// Compute and attention scale on an architecture without fitted scales.
   double unmeasured_scale = 1.0;
+  double unmeasured_attention = 1.0;
 
   /// The scales fitted for an architecture, or nullptr when there are none.
   [[nodiscard]] const Scales* scales_for(std::string_view architecture) const;

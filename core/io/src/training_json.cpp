@@ -128,7 +128,7 @@ void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constant
   const TrainingFramework::Scales* scales = f->scales_for(s.hardware.architecture);
   s.framework_fitted = f->tier == 1;
   s.compute_scale = scales ? scales->compute : f->unmeasured_scale;
-  s.attention_scale = scales ? scales->attention : f->unmeasured_scale;
+  s.attention_scale = scales ? scales->attention : f->unmeasured_attention;
   if (!scales && f->tier == 1) {
     s.framework_warning =
         "no training measurements on " +
