@@ -14,7 +14,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 18u);
-  EXPECT_EQ(all["hardware"].size(), 13u);
+  EXPECT_EQ(all["hardware"].size(), 14u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
                          "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-3-175b",
