@@ -18,6 +18,9 @@ step "validate: accuracy against ../shared/groundtruth (error ceilings in valida
 if [ -d ../shared/groundtruth ]; then
   build/native-release/cli/flopcast validate ../shared/groundtruth \
     --check-ceilings validation/ceilings.json
+  step "validate: leave-one-source-out accuracy (ratchet in validation/loso_ceilings.json)"
+  build/native-release/cli/flopcast validate ../shared/groundtruth/e2e --by-source \
+    --check-loso-ceilings validation/loso_ceilings.json | sed -n '/^Leave-one-source-out/,$p'
 else
   echo "validate: ../shared/groundtruth not found, skipped"
 fi

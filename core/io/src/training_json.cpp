@@ -123,6 +123,11 @@ void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constant
     }
     fail(fr.child("profile"), rule, "\"" + s.framework + "\"");
   }
+  if (!fitted_constants) {
+    // max_tier 0 is physics alone, whatever profile was named.
+    f = training_framework("generic");
+    s.framework = "generic";
+  }
   s.comm_overlap = f->comm_overlap;
   s.step_overhead_s = f->step_overhead_s;
   const TrainingFramework::Scales* scales = f->scales_for(s.hardware.architecture);
