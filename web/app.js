@@ -437,7 +437,7 @@ function setMetric(id, value, kind) {
   node.dataset.value = String(value);
 }
 
-/** "80% band 9.94–17.2 ms": the interval the validation residuals give the estimate. */
+/** "80% band 9.04–16.5 ms": the interval the leave-one-source-out errors give the estimate. */
 function setBand(id, band, kind) {
   const node = $(`${id}-band`);
   if (!band || !Number.isFinite(band.low) || !Number.isFinite(band.high)) {
