@@ -158,6 +158,19 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   return out;
 }
 
+/// Closed loop, quantile q of the wait for a batch slot over a finite run of `requests` (all
+/// instances): `clients` per instance start at t = 0 and the first B are admitted at once, the
+/// others as slots free at `x` completions per second, so the initial ones wait 0..W linearly;
+/// every later request is sent when one ends and waits W = (clients − B) / x (Little's law).
+double closed_wait(double q, double clients, double B, double x, int requests, int instances) {
+  if (clients <= B || x <= 0) return 0;
+  const double per_instance = static_cast<double>(requests) / instances;
+  const double k = q * per_instance;  // rank of the request within its instance's run
+  if (k < B) return 0;
+  if (k < clients) return (k - B) / x;
+  return (clients - B) / x;
+}
+
 double fraction_at_most(const std::vector<double>& sorted, double limit) {
   if (limit <= 0) return 1;
   const auto it = std::upper_bound(sorted.begin(), sorted.end(), limit);
@@ -185,7 +198,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.replicas = setup.instances;
   r.warnings = setup.warnings;
   r.kv_capacity_tokens = setup.kv_capacity_tokens;
-  const Workload w = make_workload(spec, setup.instances);
+  Workload w = make_workload(spec, setup.instances);
   Model m{spec, setup, coster, w};
   m.E = setup.expected_tokens_per_step;
   m.D = 1 + std::max(0.0, w.n_mean - 1) / m.E;
@@ -218,7 +231,23 @@ ServingResult estimate_serving(const ServingSpec& spec) {
        "min(max_num_seqs, KV capacity at the mean context, token budget)"},
       {"mean_context", m.c_mean, "tokens", "mean prompt + half the mean output"},
   };
-  if (lambda_sat <= 0 || w.lambda >= lambda_sat) {
+  // Closed loop (arrival kind concurrency): N clients per instance each keep one request
+  // outstanding, so the running batch is min(N, batch limit) and the rest wait in the engine.
+  const bool closed = spec.arrival.kind == ArrivalKind::concurrency;
+  const double clients =
+      closed ? std::min(spec.arrival.concurrency, spec.num_requests) /
+                   static_cast<double>(setup.instances)
+             : 0.0;
+  if (closed && lambda_sat > 0) {
+    w.lambda = m.rate(std::min(clients, b_max));
+    r.utilization = w.lambda / lambda_sat;
+    r.assumptions.push_back({"clients_per_replica", clients, "requests",
+                             "closed loop: concurrency / replicas, each sends its next request "
+                             "when the previous one ends; batch = min(clients, batch_limit), "
+                             "throughput = batch / (steps per request x step time), wait by "
+                             "Little's law"});
+  }
+  if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
     r.saturated = true;
     r.requests_per_s = lambda_sat * setup.instances;
     r.input_tokens_per_s = r.requests_per_s * w.p_mean;
@@ -234,7 +263,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     return r;
   }
 
-  // Steady-state batch: λ(B) = λ_r, by bisection (λ(B) rises with B below b_max).
+  // Steady-state batch: λ(B) = λ_r, by bisection (λ(B) rises with B below b_max); a closed loop
+  // runs min(clients, b_max).
   double lo = 1e-9, hi = b_max;
   for (int i = 1; i <= 16; ++i) {
     if (m.rate(b_max * i / 16.0) >= w.lambda) {
@@ -247,10 +277,12 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     const double mid = 0.5 * (lo + hi);
     (m.rate(mid) < w.lambda ? lo : hi) = mid;
   }
-  const double B = 0.5 * (lo + hi);
+  const double B = closed ? std::min(clients, b_max) : 0.5 * (lo + hi);
   const double tau = m.tau(B);
-  // The step a request sees holds itself and, by PASTA, the mean batch of the others.
-  const double tau_seen = m.tau(B + 1);
+  // The step a request sees holds itself and, by PASTA, the mean batch of the others (a closed
+  // loop's batch already counts the request itself).
+  const double B_seen = closed ? B : B + 1;
+  const double tau_seen = m.tau(B_seen);
   r.mean_batch_size = B;
   r.mean_step_time_s = tau;
 
@@ -281,23 +313,28 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   }
   // Queue of prefill work: the budget left by decodes is the server.
   const double s_work = w.p_new_mean / left * tau;  // seconds of budget one prompt takes
-  const double rho_p = std::min(0.999, w.lambda * s_work);
+  const double rho_p = closed ? 0.0 : std::min(0.999, w.lambda * s_work);
   const double cs2 = w.p_new_mean > 0 ? w.p_new_m2 / (w.p_new_mean * w.p_new_mean) - 1 : 0;
   const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * s_work;
   // Wait for a batch slot: c = batch limit servers, each holding a request for D steps.
-  const double pw_slot = erlang_c(b_max, B);
+  const double pw_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
   const double w_slot = b_max > B ? pw_slot * m.D * tau / (b_max - B) : 0;
   const double w_mean = w_prefill + w_slot;
   const double p_wait = std::clamp(std::max(rho_p, pw_slot), 1e-9, 1.0);
   std::vector<double> wait;
   for (int i = 0; i < kWaitPoints; ++i) {
     const double q = (i + 0.5) / kWaitPoints;
-    wait.push_back(q < 1 - p_wait ? 0 : w_mean / p_wait * std::log(p_wait / (1 - q)));
+    if (closed) {
+      wait.push_back(closed_wait(q, clients, B, w.lambda, spec.num_requests, setup.instances));
+    } else {
+      wait.push_back(q < 1 - p_wait ? 0 : w_mean / p_wait * std::log(p_wait / (1 - q)));
+    }
   }
-  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step).
+  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
+  // closed loop's request is sent as its predecessor ends and joins the next step.
   std::vector<double> phase;
   for (int i = 0; i < kResidualPoints; ++i) {
-    phase.push_back((i + 0.5) / kResidualPoints * spec.num_scheduler_steps * tau);
+    phase.push_back(closed ? 0.0 : (i + 0.5) / kResidualPoints * spec.num_scheduler_steps * tau);
   }
   const std::vector<double> queueing = convolve(wait, phase);
   std::vector<double> ttft = convolve(queueing, service);
@@ -305,7 +342,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
 
   // TPOT: a request's mean step time over its n − 1 tokens, mixing steps with and without a
   // prefill chunk (binomial share f of steps hold one).
-  const Model::Mix mx = m.mix(B + 1);
+  const Model::Mix mx = m.mix(B_seen);
   const double f = mx.f;
   const double tau_d = m.step_frac(mx.decodes, 0);
   const double tau_m =

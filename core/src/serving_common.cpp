@@ -167,14 +167,18 @@ void validate(const ServingSpec& s) {
   const int max_context = s.inference.model.max_context_tokens;
   validate(s.engine, "engine");
   const bool trace = s.arrival.kind == ArrivalKind::trace;
+  const bool closed = s.arrival.kind == ArrivalKind::concurrency;
+  if (closed) {
+    check_range("workload.arrival.concurrency", s.arrival.concurrency, 1, kMaxSimRequests);
+  }
   if (!trace) {
-    check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
+    if (!closed) check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
     if (s.arrival.kind == ArrivalKind::gamma) check_range("workload.arrival.cv", s.arrival.cv, 0.01, 100);
     if (s.num_requests < 1 || s.num_requests > kMaxSimRequests) {
       fail("workload.num_requests", "must be between 1 and " + std::to_string(kMaxSimRequests),
            s.num_requests);
     }
-    if (static_cast<double>(s.num_requests) / s.arrival.rate_per_s > kMaxSimDuration_s) {
+    if (!closed && static_cast<double>(s.num_requests) / s.arrival.rate_per_s > kMaxSimDuration_s) {
       fail("workload.num_requests",
            "num_requests / rate_per_s must be at most 604800 s (one week) of arrivals",
            s.num_requests);
