@@ -385,23 +385,24 @@ double StepCoster::cost(const StepShape& shape, int lora_adapters, int lora_load
   return t;
 }
 
-std::vector<double> length_points(const ServingSpec& spec, bool prompt, int k) {
+std::vector<double> length_points(const ServingSpec& spec, bool prompt,
+                                  const std::vector<double>& levels) {
   std::vector<double> pts;
-  pts.reserve(static_cast<std::size_t>(k));
+  pts.reserve(levels.size());
   if (spec.arrival.kind == ArrivalKind::trace) {
     std::vector<double> all;
     all.reserve(spec.trace.size());
     for (const auto& r : spec.trace) all.push_back(prompt ? r.prompt_tokens : r.output_tokens);
     std::sort(all.begin(), all.end());
-    for (int i = 0; i < k; ++i) {
-      const std::size_t idx = std::min(all.size() - 1, static_cast<std::size_t>(
-                                                           (i + 0.5) / k * all.size()));
+    for (double q : levels) {
+      const std::size_t idx =
+          std::min(all.size() - 1, static_cast<std::size_t>(q * static_cast<double>(all.size())));
       pts.push_back(all[idx]);
     }
     return pts;
   }
   const LengthDist& d = prompt ? spec.prompt : spec.output;
-  for (int i = 0; i < k; ++i) pts.push_back(std::round(length_quantile(d, (i + 0.5) / k)));
+  for (double q : levels) pts.push_back(std::round(length_quantile(d, q)));
   return pts;
 }
 

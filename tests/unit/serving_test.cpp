@@ -349,6 +349,47 @@ TEST(ServingAnalytic, AgreesWithTheSimulatorAtModerateLoad) {
   EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
 }
 
+TEST(ServingAnalytic, TailPercentilesComeFromTheirOwnQuantiles) {
+  // Constant arrivals, fixed lengths: no queueing wait (ca² = cs² = 0), so the queueing delay is
+  // the phase of the running step at arrival, uniform on [0, τ]: mean 0.5τ, p50 0.5τ, p90 0.9τ,
+  // p99 0.99τ. (With 32 equal quantile points the largest level was 0.984 and p90 = p99.)
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 4;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult r = estimate_serving(s);
+  const double tau = r.mean_step_time_s;
+  EXPECT_TRUE(near_rel(r.queueing_s->mean, 0.5 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p50, 0.5 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p90, 0.9 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p99, 0.99 * tau, 1e-6));
+  // TTFT adds the constant prefill service: the same spreads.
+  EXPECT_TRUE(near_rel(r.ttft_s->p99 - r.ttft_s->p50, 0.49 * tau, 1e-6));
+  // Poisson: an exponential tail above the waiting probability, p99 well past p90.
+  s.arrival.kind = ArrivalKind::poisson;
+  const ServingResult p = estimate_serving(s);
+  EXPECT_GT(p.ttft_s->p99 - p.ttft_s->p90, p.ttft_s->p90 - p.ttft_s->p50);
+}
+
+TEST(ServingAnalytic, BurstinessScalesTheQueueingWait) {
+  // Fixed lengths: cs² = 0 for the prompt work and the slot holding time, so both waits are
+  // ca²/2 times their M/M form: constant (ca² = 0) waits nothing, Poisson (1) waits W, gamma
+  // cv 2 (ca² = 4) waits 4W. With the step phase and the service common to all three,
+  // (TTFT_gamma − TTFT_const) / (TTFT_poisson − TTFT_const) = 4.
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 8;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const double constant = estimate_serving(s).ttft_s->mean;
+  s.arrival.kind = ArrivalKind::poisson;
+  const double poisson = estimate_serving(s).ttft_s->mean;
+  s.arrival.kind = ArrivalKind::gamma;
+  s.arrival.cv = 2;
+  const double gamma = estimate_serving(s).ttft_s->mean;
+  EXPECT_GT(poisson, constant);
+  EXPECT_TRUE(near_rel((gamma - constant) / (poisson - constant), 4.0, 0.02));
+}
+
 TEST(ServingAnalytic, ClosedLoopRunsItsClientsAsTheBatch) {
   // 8 clients below every cap: B = 8 sequences, D = 1 + 127 = 128 steps per request, so
   // throughput X = B / (D · τ(8)) and, by Little's law, E2E = N / X = D · τ (no wait).
