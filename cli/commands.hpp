@@ -105,6 +105,7 @@ struct ServeOptions {
   std::optional<int> num_gpus, tp, prompt_tokens, output_tokens, num_requests, seed;
   std::optional<int> max_num_seqs, max_num_batched_tokens;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms;
+  std::optional<int> concurrency;
   std::string arrival = "poisson";
   std::string engine, policy;
   std::optional<std::string> chunked_prefill;

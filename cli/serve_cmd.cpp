@@ -75,9 +75,16 @@ json build_serve_request(const ServeOptions& o) {
   if (!o.trace_file.empty()) {
     arrival = {{"kind", "trace"}, {"requests", read_trace(o.trace_file)}};
   } else {
-    if (!o.rate) throw SpecError("workload.arrival.rate_per_s", "give --rate (or --trace)");
-    arrival = {{"kind", o.arrival}, {"rate_per_s", *o.rate}};
-    if (o.cv) arrival["cv"] = *o.cv;
+    if (o.concurrency) {
+      if (o.rate) throw SpecError("workload.arrival.rate_per_s", "give --rate or --concurrency, not both");
+      arrival = {{"kind", "concurrency"}, {"concurrency", *o.concurrency}};
+    } else {
+      if (!o.rate) {
+        throw SpecError("workload.arrival.rate_per_s", "give --rate (or --concurrency, --trace)");
+      }
+      arrival = {{"kind", o.arrival}, {"rate_per_s", *o.rate}};
+      if (o.cv) arrival["cv"] = *o.cv;
+    }
     if (!o.prompt_tokens || !o.output_tokens) {
       throw SpecError("workload", "give --prompt-tokens and --output-tokens (or --trace)");
     }
@@ -173,6 +180,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
   sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
+  sub->add_option("--concurrency", o.concurrency,
+                  "Closed loop: clients each sending the next request when the previous ends "
+                  "(bench_serving --max-concurrency; = --num-requests for an offline batch)");
   sub->add_option("--cv", o.cv, "Gamma arrivals: coefficient of variation of the gaps");
   sub->add_option("--prompt-tokens", o.prompt_tokens, "Prompt length (tokens)");
   sub->add_option("--output-tokens", o.output_tokens, "Output length (tokens)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "flopcast/hardware.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "flopcast/error.hpp"
@@ -48,6 +49,24 @@ void validate(const HardwareSpec& h, const std::string& path) {
   }
   non_negative(p + "scaleout_latency_us", h.scaleout_latency_s, 1 / kMicro);
   non_negative(p + "tdp_W", h.tdp_W, 1);
+}
+
+HardwareSpec with_gpus_per_node(HardwareSpec h, int gpus_per_node) {
+  if (gpus_per_node == h.gpus_per_node || h.gpus_per_node <= 0 || gpus_per_node <= 0) {
+    if (gpus_per_node > 0) h.gpus_per_node = gpus_per_node;
+    return h;
+  }
+  if (h.scaleout_nics_per_node > 0) {
+    const double per_gpu = h.scaleout_nics_per_node * h.scaleout_nic_bandwidth.value /
+                           h.gpus_per_node;
+    const double exact = static_cast<double>(h.scaleout_nics_per_node) * gpus_per_node /
+                         h.gpus_per_node;
+    const int nics = std::clamp(static_cast<int>(std::lround(exact)), 1, 64);
+    h.scaleout_nics_per_node = nics;
+    h.scaleout_nic_bandwidth = BytesPerSecond(per_gpu * gpus_per_node / nics);
+  }
+  h.gpus_per_node = gpus_per_node;
+  return h;
 }
 
 }  // namespace flopcast

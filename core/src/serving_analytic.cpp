@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Analytic serving model: Little's-law fixed point for the steady-state batch, a G/G/1 queue of
 // prefill work on the step's leftover token budget, an Erlang-C wait for a batch slot, and
-// percentiles from quantile grids. Assumptions are listed in the result and in docs/model.md.
+// percentiles from weighted quantile grids refined towards the tail. Assumptions are listed in the result and in docs/model.md.
 #include <algorithm>
 #include <cmath>
 
@@ -12,14 +12,114 @@
 namespace flopcast {
 namespace {
 
-constexpr int kLengthPoints = 32;   // quantile points of prompt and output lengths
-constexpr int kWaitPoints = 32;     // quantile points of the queueing wait
-constexpr int kResidualPoints = 8;  // uniform phase of the running step at arrival
+/// A distribution as weighted points on a fixed grid of quantile bins: 1/32 wide up to 0.875,
+/// then narrower towards the tail so that p90 and p99 each fall between bins of their own (with
+/// 32 equal bins, p90 and p99 both landed on the last point, 0.984). Each point is the mean of
+/// its bin, so the mean is kept exactly through sums.
+struct Dist {
+  std::vector<double> x, w;  // ascending x; weights sum to 1
+};
+
+const std::vector<double>& bin_edges() {
+  static const std::vector<double> edges = [] {
+    std::vector<double> e;
+    for (int i = 0; i <= 28; ++i) e.push_back(i / 32.0);
+    for (double x : {0.9, 0.925, 0.95, 0.97, 0.98, 0.985, 0.99, 0.993, 0.996, 0.998, 0.999, 1.0}) {
+      e.push_back(x);
+    }
+    return e;
+  }();
+  return edges;
+}
+
+/// Middle level of each bin (lengths are read there).
+std::vector<double> bin_mids() {
+  const auto& e = bin_edges();
+  std::vector<double> m;
+  for (std::size_t i = 0; i + 1 < e.size(); ++i) m.push_back(0.5 * (e[i] + e[i + 1]));
+  return m;
+}
+
+/// Folds weighted points into the grid: each bin gets the mean of the mass inside it.
+Dist compress(std::vector<std::pair<double, double>> pts) {
+  std::sort(pts.begin(), pts.end());
+  const auto& e = bin_edges();
+  Dist d;
+  std::size_t k = 0;
+  double left = pts.empty() ? 0 : pts[0].second;  // weight of pts[k] not yet assigned
+  for (std::size_t b = 0; b + 1 < e.size(); ++b) {
+    double need = e[b + 1] - e[b], sum = 0;
+    const double width = need;
+    while (need > 1e-15 && k < pts.size()) {
+      const double take = std::min(need, left);
+      sum += take * pts[k].first;
+      need -= take;
+      left -= take;
+      if (left <= 1e-15) {
+        if (++k < pts.size()) left = pts[k].second;
+      }
+    }
+    if (need > 1e-15 && !pts.empty()) sum += need * pts.back().first;  // rounding leftovers
+    d.x.push_back(sum / width);
+    d.w.push_back(width);
+  }
+  return d;
+}
+
+/// A distribution given by its quantile function, averaged over `sub` levels inside each bin.
+template <typename Q>
+Dist from_quantile(Q q, int sub = 16) {
+  const auto& e = bin_edges();
+  Dist d;
+  for (std::size_t b = 0; b + 1 < e.size(); ++b) {
+    double sum = 0;
+    for (int j = 0; j < sub; ++j) sum += q(e[b] + (j + 0.5) / sub * (e[b + 1] - e[b]));
+    d.x.push_back(sum / sub);
+    d.w.push_back(e[b + 1] - e[b]);
+  }
+  return d;
+}
+
+/// Sum of two independent distributions.
+Dist convolve(const Dist& a, const Dist& b) {
+  std::vector<std::pair<double, double>> pts;
+  pts.reserve(a.x.size() * b.x.size());
+  for (std::size_t i = 0; i < a.x.size(); ++i) {
+    for (std::size_t j = 0; j < b.x.size(); ++j) pts.emplace_back(a.x[i] + b.x[j], a.w[i] * b.w[j]);
+  }
+  return compress(std::move(pts));
+}
+
+/// Quantile at level q: linear between the bins' middle levels.
+double quantile(const Dist& d, double q) {
+  double c = 0, prev_level = 0, prev_x = 0;
+  for (std::size_t i = 0; i < d.x.size(); ++i) {
+    const double level = c + d.w[i] / 2;
+    if (q <= level) {
+      if (i == 0) return d.x[0];
+      return prev_x + (d.x[i] - prev_x) * (q - prev_level) / (level - prev_level);
+    }
+    prev_level = level;
+    prev_x = d.x[i];
+    c += d.w[i];
+  }
+  return d.x.back();
+}
+
+Percentiles summarize(const Dist& d) {
+  Percentiles p;
+  for (std::size_t i = 0; i < d.x.size(); ++i) p.mean += d.w[i] * d.x[i];
+  p.p50 = quantile(d, 0.50);
+  p.p90 = quantile(d, 0.90);
+  p.p99 = quantile(d, 0.99);
+  return p;
+}
 
 struct Workload {
   double lambda = 0;  // per instance, requests/s
   double ca2 = 1;     // squared coefficient of variation of inter-arrival times
-  std::vector<double> prompt, output;  // quantile points
+  std::vector<double> prompt, output;  // lengths at the bins' middle levels
+  std::vector<double> weight;          // the bins' widths
   double p_mean = 0, p_new_mean = 0, p_new_m2 = 0, n_mean = 0;
   double hit_tokens = 0;  // mean cached prefix tokens per request
 };
@@ -48,16 +148,20 @@ Workload make_workload(const ServingSpec& spec, int instances) {
     w.ca2 = 0;
   }
   w.lambda = total_rate / instances;
-  w.prompt = detail::length_points(spec, true, kLengthPoints);
-  w.output = detail::length_points(spec, false, kLengthPoints);
-  for (double p : w.prompt) {
+  const std::vector<double> levels = bin_mids();
+  w.prompt = detail::length_points(spec, true, levels);
+  w.output = detail::length_points(spec, false, levels);
+  const auto& e = bin_edges();
+  for (std::size_t i = 0; i + 1 < e.size(); ++i) w.weight.push_back(e[i + 1] - e[i]);
+  for (std::size_t i = 0; i < w.prompt.size(); ++i) {
+    const double p = w.prompt[i], f = w.weight[i];
     const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
-    w.p_mean += p / kLengthPoints;
-    w.hit_tokens += hit / kLengthPoints;
-    w.p_new_mean += (p - hit) / kLengthPoints;
-    w.p_new_m2 += (p - hit) * (p - hit) / kLengthPoints;
+    w.p_mean += f * p;
+    w.hit_tokens += f * hit;
+    w.p_new_mean += f * (p - hit);
+    w.p_new_m2 += f * (p - hit) * (p - hit);
   }
-  for (double n : w.output) w.n_mean += n / kLengthPoints;
+  for (std::size_t i = 0; i < w.output.size(); ++i) w.n_mean += w.weight[i] * w.output[i];
   return w;
 }
 
@@ -147,21 +251,24 @@ struct Model {
   double rate(double B) { return B / (D * tau(B)); }
 };
 
-/// Sorted sums a_i + b_j of two point sets.
-std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> out;
-  out.reserve(a.size() * b.size());
-  for (double x : a) {
-    for (double y : b) out.push_back(x + y);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+/// Closed loop, quantile q of the wait for a batch slot over a finite run of `requests` (all
+/// instances): `clients` per instance start at t = 0 and the first B are admitted at once, the
+/// others as slots free at `x` completions per second, so the initial ones wait 0..W linearly;
+/// every later request is sent when one ends and waits W = (clients − B) / x (Little's law).
+double closed_wait(double q, double clients, double B, double x, int requests, int instances) {
+  if (clients <= B || x <= 0) return 0;
+  const double per_instance = static_cast<double>(requests) / instances;
+  const double k = q * per_instance;  // rank of the request within its instance's run
+  if (k < B) return 0;
+  if (k < clients) return (k - B) / x;
+  return (clients - B) / x;
 }
 
-double fraction_at_most(const std::vector<double>& sorted, double limit) {
+double fraction_at_most(const Dist& d, double limit) {
   if (limit <= 0) return 1;
-  const auto it = std::upper_bound(sorted.begin(), sorted.end(), limit);
-  return static_cast<double>(it - sorted.begin()) / static_cast<double>(sorted.size());
+  double f = 0;
+  for (std::size_t i = 0; i < d.x.size(); ++i) f += d.x[i] <= limit ? d.w[i] : 0.0;
+  return f;
 }
 
 }  // namespace
@@ -185,7 +292,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.replicas = setup.instances;
   r.warnings = setup.warnings;
   r.kv_capacity_tokens = setup.kv_capacity_tokens;
-  const Workload w = make_workload(spec, setup.instances);
+  Workload w = make_workload(spec, setup.instances);
   Model m{spec, setup, coster, w};
   m.E = setup.expected_tokens_per_step;
   m.D = 1 + std::max(0.0, w.n_mean - 1) / m.E;
@@ -218,7 +325,23 @@ ServingResult estimate_serving(const ServingSpec& spec) {
        "min(max_num_seqs, KV capacity at the mean context, token budget)"},
       {"mean_context", m.c_mean, "tokens", "mean prompt + half the mean output"},
   };
-  if (lambda_sat <= 0 || w.lambda >= lambda_sat) {
+  // Closed loop (arrival kind concurrency): N clients per instance each keep one request
+  // outstanding, so the running batch is min(N, batch limit) and the rest wait in the engine.
+  const bool closed = spec.arrival.kind == ArrivalKind::concurrency;
+  const double clients =
+      closed ? std::min(spec.arrival.concurrency, spec.num_requests) /
+                   static_cast<double>(setup.instances)
+             : 0.0;
+  if (closed && lambda_sat > 0) {
+    w.lambda = m.rate(std::min(clients, b_max));
+    r.utilization = w.lambda / lambda_sat;
+    r.assumptions.push_back({"clients_per_replica", clients, "requests",
+                             "closed loop: concurrency / replicas, each sends its next request "
+                             "when the previous one ends; batch = min(clients, batch_limit), "
+                             "throughput = batch / (steps per request x step time), wait by "
+                             "Little's law"});
+  }
+  if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
     r.saturated = true;
     r.requests_per_s = lambda_sat * setup.instances;
     r.input_tokens_per_s = r.requests_per_s * w.p_mean;
@@ -234,7 +357,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     return r;
   }
 
-  // Steady-state batch: λ(B) = λ_r, by bisection (λ(B) rises with B below b_max).
+  // Steady-state batch: λ(B) = λ_r, by bisection (λ(B) rises with B below b_max); a closed loop
+  // runs min(clients, b_max).
   double lo = 1e-9, hi = b_max;
   for (int i = 1; i <= 16; ++i) {
     if (m.rate(b_max * i / 16.0) >= w.lambda) {
@@ -247,10 +371,12 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     const double mid = 0.5 * (lo + hi);
     (m.rate(mid) < w.lambda ? lo : hi) = mid;
   }
-  const double B = 0.5 * (lo + hi);
+  const double B = closed ? std::min(clients, b_max) : 0.5 * (lo + hi);
   const double tau = m.tau(B);
-  // The step a request sees holds itself and, by PASTA, the mean batch of the others.
-  const double tau_seen = m.tau(B + 1);
+  // The step a request sees holds itself and, by PASTA, the mean batch of the others (a closed
+  // loop's batch already counts the request itself).
+  const double B_seen = closed ? B : B + 1;
+  const double tau_seen = m.tau(B_seen);
   r.mean_batch_size = B;
   r.mean_step_time_s = tau;
 
@@ -260,8 +386,10 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double budget = spec.engine.max_num_batched_tokens;
   const double left = std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first
                                                   ? decodes * k1 : 0.0));
-  std::vector<double> service;
-  for (double p : w.prompt) {
+  std::vector<std::pair<double, double>> service_pts;
+  std::vector<double> service_raw, service_steps;  // per prompt point: time and steps
+  for (std::size_t i = 0; i < w.prompt.size(); ++i) {
+    const double p = w.prompt[i];
     const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
     const double steps = spec.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
@@ -277,59 +405,97 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     s.decode_context_tokens = dec * m.c_mean;
     s.tokens_per_decode = k1;
     const double t = steps * coster.cost(s, 0, 0);
-    service.push_back(t);
+    service_pts.emplace_back(t, w.weight[i]);
+    service_raw.push_back(t);
+    service_steps.push_back(steps);
   }
-  // Queue of prefill work: the budget left by decodes is the server.
-  const double s_work = w.p_new_mean / left * tau;  // seconds of budget one prompt takes
-  const double rho_p = std::min(0.999, w.lambda * s_work);
+  const Dist service = compress(std::move(service_pts));
+  // Queue of prefill work: the server is the engine's step loop, and one prompt occupies it for
+  // the time its chunks add to the steps they ride in (the mixed steps' cost above the decode
+  // step's; the budget fraction times a decode step undercounted it ~10x for 512-token prompts).
+  double s_work = 0;
+  {
+    StepShape d0;
+    const int dec = spec.policy == SchedulePolicy::decode_first
+                        ? static_cast<int>(std::round(decodes)) : 0;
+    d0.decode_sequences = dec;
+    d0.decode_context_tokens = dec * m.c_mean;
+    d0.tokens_per_decode = k1;
+    const double decode_step = coster.cost(d0, 0, 0);
+    for (std::size_t i = 0; i < service_steps.size(); ++i) {
+      s_work += w.weight[i] * std::max(0.0, service_raw[i] - service_steps[i] * decode_step);
+    }
+  }
+  const double rho_p = closed ? 0.0 : std::min(0.999, w.lambda * s_work);
   const double cs2 = w.p_new_mean > 0 ? w.p_new_m2 / (w.p_new_mean * w.p_new_mean) - 1 : 0;
   const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * s_work;
-  // Wait for a batch slot: c = batch limit servers, each holding a request for D steps.
-  const double pw_slot = erlang_c(b_max, B);
-  const double w_slot = b_max > B ? pw_slot * m.D * tau / (b_max - B) : 0;
+  // Wait for a batch slot: c = batch limit servers, each holding a request for D steps; Erlang C
+  // scaled by (ca² + cs²)/2 for general arrivals and holding times (Allen-Cunneen).
+  double hold_m = 0, hold_m2 = 0;
+  for (std::size_t i = 0; i < w.output.size(); ++i) {
+    const double d = 1 + std::max(0.0, w.output[i] - 1) / m.E;
+    hold_m += w.weight[i] * d;
+    hold_m2 += w.weight[i] * d * d;
+  }
+  const double cs2_hold = hold_m > 0 ? std::max(0.0, hold_m2 / (hold_m * hold_m) - 1) : 0;
+  const double pw_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
+  const double w_slot =
+      b_max > B ? (w.ca2 + cs2_hold) / 2 * pw_slot * m.D * tau / (b_max - B) : 0;
   const double w_mean = w_prefill + w_slot;
   const double p_wait = std::clamp(std::max(rho_p, pw_slot), 1e-9, 1.0);
-  std::vector<double> wait;
-  for (int i = 0; i < kWaitPoints; ++i) {
-    const double q = (i + 0.5) / kWaitPoints;
-    wait.push_back(q < 1 - p_wait ? 0 : w_mean / p_wait * std::log(p_wait / (1 - q)));
-  }
-  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step).
-  std::vector<double> phase;
-  for (int i = 0; i < kResidualPoints; ++i) {
-    phase.push_back((i + 0.5) / kResidualPoints * spec.num_scheduler_steps * tau);
-  }
-  const std::vector<double> queueing = convolve(wait, phase);
-  std::vector<double> ttft = convolve(queueing, service);
-  for (double& x : ttft) x += setup.inference.request_overhead_s;
+  // Wait: 0 with probability 1 − p_wait, else exponential with mean w_mean / p_wait (so its mean
+  // is w_mean); a closed loop's wait follows the clients' queue.
+  const Dist wait = from_quantile(
+      [&](double q) {
+        if (closed) return closed_wait(q, clients, B, w.lambda, spec.num_requests, setup.instances);
+        return q < 1 - p_wait ? 0.0 : w_mean / p_wait * std::log(p_wait / (1 - q));
+      },
+      64);
+  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
+  // closed loop's request is sent as its predecessor ends and joins the next step.
+  const double window = closed ? 0.0 : spec.num_scheduler_steps * tau;
+  const Dist phase = from_quantile([&](double q) { return q * window; });
+  const Dist queueing = convolve(wait, phase);
+  Dist ttft = convolve(queueing, service);
+  for (double& x : ttft.x) x += setup.inference.request_overhead_s;
 
   // TPOT: a request's mean step time over its n − 1 tokens, mixing steps with and without a
   // prefill chunk (binomial share f of steps hold one).
-  const Model::Mix mx = m.mix(B + 1);
+  const Model::Mix mx = m.mix(B_seen);
   const double f = mx.f;
   const double tau_d = m.step_frac(mx.decodes, 0);
   const double tau_m =
       m.step_frac(spec.policy == SchedulePolicy::decode_first ? mx.decodes : 0.0, mx.chunk);
   const double tpot_mean = tau_seen / m.E;
-  std::vector<double> tpot;
-  for (double n : w.output) {
+  Dist z = from_quantile([](double q) { return normal_quantile(q); });
+  double z_mean = 0;  // the grid's truncated tails leave a small bias: centre it
+  for (std::size_t i = 0; i < z.x.size(); ++i) z_mean += z.w[i] * z.x[i];
+  for (double& x : z.x) x -= z_mean;
+  std::vector<std::pair<double, double>> tpot_pts, decode_pts;
+  double tpot_weight = 0;
+  for (std::size_t k = 0; k < w.output.size(); ++k) {
+    const double n = w.output[k];
+    decode_pts.emplace_back(std::max(0.0, n - 1) * tpot_mean, w.weight[k]);
     if (n < 2) continue;
+    tpot_weight += w.weight[k];
     const double sd = std::sqrt(f * (1 - f) / (n - 1)) * std::max(0.0, tau_m - tau_d) / m.E;
-    for (int i = 0; i < kResidualPoints; ++i) {
-      tpot.push_back(std::max(tau_d / m.E * 0.5,
-                              tpot_mean + sd * normal_quantile((i + 0.5) / kResidualPoints)));
+    for (std::size_t i = 0; i < z.x.size(); ++i) {
+      tpot_pts.emplace_back(std::max(tau_d / m.E * 0.5, tpot_mean + sd * z.x[i]),
+                            w.weight[k] * z.w[i]);
     }
   }
-  if (tpot.empty()) tpot.push_back(tpot_mean);
-  std::sort(tpot.begin(), tpot.end());
-  std::vector<double> decode_time;
-  for (double n : w.output) decode_time.push_back(std::max(0.0, n - 1) * tpot_mean);
-  const std::vector<double> e2e = convolve(ttft, decode_time);
+  if (tpot_pts.empty()) {
+    tpot_pts.emplace_back(tpot_mean, 1.0);
+    tpot_weight = 1;
+  }
+  for (auto& pt : tpot_pts) pt.second /= tpot_weight;  // requests with n >= 2 only
+  const Dist tpot = compress(std::move(tpot_pts));
+  const Dist e2e = convolve(ttft, compress(std::move(decode_pts)));
 
-  r.queueing_s = detail::summarize_sorted(queueing);
-  r.ttft_s = detail::summarize_sorted(ttft);
-  r.tpot_s = detail::summarize_sorted(tpot);
-  r.e2e_s = detail::summarize_sorted(e2e);
+  r.queueing_s = summarize(queueing);
+  r.ttft_s = summarize(ttft);
+  r.tpot_s = summarize(tpot);
+  r.e2e_s = summarize(e2e);
   const double total = w.lambda * setup.instances;
   r.requests_per_s = total;
   r.input_tokens_per_s = total * w.p_mean;

@@ -167,14 +167,18 @@ void validate(const ServingSpec& s) {
   const int max_context = s.inference.model.max_context_tokens;
   validate(s.engine, "engine");
   const bool trace = s.arrival.kind == ArrivalKind::trace;
+  const bool closed = s.arrival.kind == ArrivalKind::concurrency;
+  if (closed) {
+    check_range("workload.arrival.concurrency", s.arrival.concurrency, 1, kMaxSimRequests);
+  }
   if (!trace) {
-    check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
+    if (!closed) check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
     if (s.arrival.kind == ArrivalKind::gamma) check_range("workload.arrival.cv", s.arrival.cv, 0.01, 100);
     if (s.num_requests < 1 || s.num_requests > kMaxSimRequests) {
       fail("workload.num_requests", "must be between 1 and " + std::to_string(kMaxSimRequests),
            s.num_requests);
     }
-    if (static_cast<double>(s.num_requests) / s.arrival.rate_per_s > kMaxSimDuration_s) {
+    if (!closed && static_cast<double>(s.num_requests) / s.arrival.rate_per_s > kMaxSimDuration_s) {
       fail("workload.num_requests",
            "num_requests / rate_per_s must be at most 604800 s (one week) of arrivals",
            s.num_requests);
@@ -381,23 +385,24 @@ double StepCoster::cost(const StepShape& shape, int lora_adapters, int lora_load
   return t;
 }
 
-std::vector<double> length_points(const ServingSpec& spec, bool prompt, int k) {
+std::vector<double> length_points(const ServingSpec& spec, bool prompt,
+                                  const std::vector<double>& levels) {
   std::vector<double> pts;
-  pts.reserve(static_cast<std::size_t>(k));
+  pts.reserve(levels.size());
   if (spec.arrival.kind == ArrivalKind::trace) {
     std::vector<double> all;
     all.reserve(spec.trace.size());
     for (const auto& r : spec.trace) all.push_back(prompt ? r.prompt_tokens : r.output_tokens);
     std::sort(all.begin(), all.end());
-    for (int i = 0; i < k; ++i) {
-      const std::size_t idx = std::min(all.size() - 1, static_cast<std::size_t>(
-                                                           (i + 0.5) / k * all.size()));
+    for (double q : levels) {
+      const std::size_t idx =
+          std::min(all.size() - 1, static_cast<std::size_t>(q * static_cast<double>(all.size())));
       pts.push_back(all[idx]);
     }
     return pts;
   }
   const LengthDist& d = prompt ? spec.prompt : spec.output;
-  for (int i = 0; i < k; ++i) pts.push_back(std::round(length_quantile(d, (i + 0.5) / k)));
+  for (double q : levels) pts.push_back(std::round(length_quantile(d, q)));
   return pts;
 }
 

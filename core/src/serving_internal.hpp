@@ -49,8 +49,9 @@ class StepCoster {
 struct Moments {
   double mean = 0, second = 0;
 };
-/// `k` equally likely quantile points of prompt or output lengths (trace: from the trace).
-std::vector<double> length_points(const ServingSpec& spec, bool prompt, int k);
+/// Prompt or output lengths at quantile `levels` in (0, 1) (trace: from the trace).
+std::vector<double> length_points(const ServingSpec& spec, bool prompt,
+                                  const std::vector<double>& levels);
 
 /// Mean, p50, p90 and p99 of values sorted ascending; all zero when there are none.
 Percentiles summarize_sorted(const std::vector<double>& sorted);

@@ -151,6 +151,8 @@ struct ServingSimulation::State {
   int budget = 8192;
   int spec_k = 0;
   Sampler accept_rng{0};
+  bool closed = false;            // arrival kind concurrency: a closed loop of clients
+  std::size_t next_release = 0;   // closed loop: the next request a client sends
 
   void init(const ServingSpec& s) {
     spec = s;
@@ -160,6 +162,7 @@ struct ServingSimulation::State {
     max_seqs = spec.engine.max_num_seqs;
     budget = spec.engine.max_num_batched_tokens;
     spec_k = spec.speculative.num_tokens;
+    closed = spec.arrival.kind == ArrivalKind::concurrency;
     timeline = Timeline(std::max(2, spec.timeline_points));
     accept_rng = Sampler(spec.seed ^ 0x9E3779B97F4A7C15ULL);
     make_requests();
@@ -190,10 +193,17 @@ struct ServingSimulation::State {
           case ArrivalKind::gamma:
             t += rng.gamma(shape, mean_gap / shape);
             break;
+          case ArrivalKind::concurrency:
+            // The first `concurrency` requests at t = 0; each later one when a client's previous
+            // request finishes (release()).
+            reqs[i].arrival = static_cast<int>(i) < spec.arrival.concurrency ? 0 : kInf;
+            break;
           default:
             t += mean_gap;
         }
       }
+      next_release = std::min(reqs.size(), static_cast<std::size_t>(
+                                               std::max(0, spec.arrival.concurrency)));
       for (Req& r : reqs) r.prompt = sample_length(spec.prompt, rng);
       for (Req& r : reqs) r.output = sample_length(spec.output, rng);
     }
@@ -277,18 +287,34 @@ struct ServingSimulation::State {
     return w;
   }
 
-  void arrive(int id) {
+  /// Closed loop: the client whose request just ended (finished or rejected) sends its next one.
+  void release() {
+    if (closed && next_release < reqs.size()) reqs[next_release++].arrival = now;
+  }
+
+  void arrive(int id, bool start = true) {
     Req& r = reqs[static_cast<std::size_t>(id)];
     if (static_cast<std::size_t>(id) + 1 == reqs.size()) {
       last_arrival = r.arrival;
     }
-    if (r.rejected) return;
+    if (r.rejected) {
+      release();
+      return;
+    }
     const int i = route(setup.prefill_instances > 0 ? Role::prefill : Role::collocated);
     r.instance = i;
     Instance& in = inst[static_cast<std::size_t>(i)];
     in.waiting.push_back(id);
     ++in.outstanding;
-    schedule(i);
+    if (start) schedule(i);
+  }
+
+  /// Closed loop: requests sent at `now` by clients whose requests ended in this step join the
+  /// waiting queues before the next step is planned (they would otherwise miss it).
+  void take_released() {
+    while (next_arrival < reqs.size() && reqs[next_arrival].arrival <= now) {
+      arrive(static_cast<int>(next_arrival++), false);
+    }
   }
 
   void free_request(Instance& in, Req& r) {
@@ -537,6 +563,7 @@ struct ServingSimulation::State {
     r.finish = now;
     ++finished;
     --in.outstanding;
+    release();
   }
 
   void complete_step(int i) {
@@ -588,6 +615,12 @@ struct ServingSimulation::State {
       }
     }
     in.plan.clear();
+    if (closed) {
+      take_released();
+      for (std::size_t k = 0; k < inst.size(); ++k) {
+        if (static_cast<int>(k) != i) schedule(static_cast<int>(k));
+      }
+    }
     schedule(i);
   }
 
@@ -616,6 +649,13 @@ struct ServingSimulation::State {
       }
       if (t_arrival <= t_event) {
         now = t_arrival;
+        if (closed) {
+          // Every request sent at this instant is queued before any step is planned.
+          take_released();
+          for (std::size_t k = 0; k < inst.size(); ++k) schedule(static_cast<int>(k));
+          if (next_arrival == reqs.size()) waiting_at_last_arrival = total_waiting();
+          continue;
+        }
         arrive(static_cast<int>(next_arrival++));
         if (next_arrival == reqs.size()) waiting_at_last_arrival = total_waiting();
         continue;
@@ -711,7 +751,8 @@ ServingResult ServingSimulation::State::result() const {
   // Overload: the admission queue at the last arrival still holds more than 5% of the requests
   // (at least 10): arrivals outpace service and the latencies grow with num_requests.
   const int queued = std::max(0, waiting_at_last_arrival);
-  res.saturated = queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size()));
+  // A closed loop cannot be overloaded: at most `concurrency` requests are ever outstanding.
+  res.saturated = !closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size()));
   if (res.saturated) {
     res.warnings.push_back(
         "saturated: " + std::to_string(queued) +

@@ -175,6 +175,29 @@ TEST(CollectiveJson, ResponseCarriesTheContractKeys) {
   EXPECT_EQ(r.at("request").at("network").at("nics_per_node"), 8);  // DGX H100 default
 }
 
+TEST(CollectiveJson, FewerGpusPerNodeKeepEachGpusNicShare) {
+  // h100-sxm: 8 GPUs and 8 × 400 Gb/s NICs per node. At 1 GPU per node each node keeps its one
+  // NIC: Tier-0 ring all-reduce of 64e6 B over 4 nodes moves 2·3/4·64e6 = 96e6 B per GPU through
+  // 50e9 B/s · 0.8 = 40e9 B/s: 2400 us plus the per-hop latencies (6 hops · 5 us and the fixed
+  // costs, under 50 us). With the preset's 8 NICs it came out 8x faster (300 us + latencies).
+  io::json q{{"task", "collective"},
+             {"hardware", "h100-sxm"},
+             {"collective", {{"op", "all_reduce"}, {"bytes", 64e6}, {"ranks", 4},
+                             {"algorithm", "ring"}}},
+             {"gpus_per_node", 1},
+             {"max_tier", 0}};
+  const io::json r = io::run(q);
+  const double t = r.at("time_us").get<double>();
+  EXPECT_GT(t, 2400);
+  EXPECT_LT(t, 2450);
+  EXPECT_EQ(r.at("request").at("network").at("nics_per_node"), 1);
+  EXPECT_EQ(r.at("request").at("network").at("nic_bandwidth_Gbps"), 400);
+  EXPECT_EQ(io::run(r.at("request")).at("time_us"), r.at("time_us"));  // the echo reruns
+  // An explicit network wins: 8 NICs for the one GPU.
+  q["network"] = {{"nics_per_node", 8}};
+  EXPECT_LT(io::run(q).at("time_us").get<double>(), 400);
+}
+
 TEST(CollectiveJson, ErrorsNameTheField) {
   const io::json good{{"task", "collective"},
                       {"hardware", "h100-sxm"},

@@ -267,6 +267,42 @@ TEST(ServingSimulation, AdvancesInSlices) {
   EXPECT_EQ(sim.result().e2e_s->mean, simulate_serving(s, kTenMs).e2e_s->mean);
 }
 
+TEST(ServingSimulation, ClosedLoopSendsTheNextRequestWhenOneEnds) {
+  // concurrency 2, 4 requests, 10 ms steps, 100-token prompts, 3 output tokens. r0, r1 at t = 0:
+  // step A [0, 10] prefills both (token 1), B and C decode (tokens 2, 3): both end at 30 ms and
+  // their clients send r2, r3 at 30, which join the next step D [30, 40] and end at 60.
+  // TTFT 10 ms and E2E 30 ms each; 4 requests / 60 ms = 66.667 requests/s; 6 steps.
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 2;
+  s.num_requests = 4;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 4);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 10e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.e2e_s->p99, 30e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.requests_per_s, 4 / 60e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.mean_batch_size, 2, 1e-9));
+  EXPECT_EQ(r.steps, 6);
+  EXPECT_FALSE(r.saturated);
+}
+
+TEST(ServingSimulation, OfflineBatchIsConcurrencyEqualToNumRequests) {
+  // All 4 requests at t = 0, max_num_seqs 2: r0, r1 run [0, 30]; r2, r3 wait for their slots,
+  // are admitted at 30 and end at 60. TTFT 10, 10, 40, 40 (mean 25 ms); E2E 30, 30, 60, 60
+  // (mean 45 ms); queueing 0, 0, 30, 30 (mean 15 ms).
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 4;
+  s.num_requests = 4;
+  s.engine.max_num_seqs = 2;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 4);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 25e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, 45e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.queueing_s->mean, 15e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.requests_per_s, 4 / 60e-3, 1e-9));
+}
+
 // ---- Analytic model ----
 
 TEST(ServingAnalytic, LittlesLawHoldsAtTheFixedPoint) {
@@ -311,6 +347,90 @@ TEST(ServingAnalytic, AgreesWithTheSimulatorAtModerateLoad) {
   EXPECT_TRUE(near_rel(a.tpot_s->mean, d.tpot_s->mean, 0.10));
   EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.10));
   EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
+}
+
+TEST(ServingAnalytic, TailPercentilesComeFromTheirOwnQuantiles) {
+  // Constant arrivals, fixed lengths: no queueing wait (ca² = cs² = 0), so the queueing delay is
+  // the phase of the running step at arrival, uniform on [0, τ]: mean 0.5τ, p50 0.5τ, p90 0.9τ,
+  // p99 0.99τ. (With 32 equal quantile points the largest level was 0.984 and p90 = p99.)
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 4;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult r = estimate_serving(s);
+  const double tau = r.mean_step_time_s;
+  EXPECT_TRUE(near_rel(r.queueing_s->mean, 0.5 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p50, 0.5 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p90, 0.9 * tau, 1e-6));
+  EXPECT_TRUE(near_rel(r.queueing_s->p99, 0.99 * tau, 1e-6));
+  // TTFT adds the constant prefill service: the same spreads.
+  EXPECT_TRUE(near_rel(r.ttft_s->p99 - r.ttft_s->p50, 0.49 * tau, 1e-6));
+  // Poisson: an exponential tail above the waiting probability, p99 well past p90.
+  s.arrival.kind = ArrivalKind::poisson;
+  const ServingResult p = estimate_serving(s);
+  EXPECT_GT(p.ttft_s->p99 - p.ttft_s->p90, p.ttft_s->p90 - p.ttft_s->p50);
+}
+
+TEST(ServingAnalytic, BurstinessScalesTheQueueingWait) {
+  // Fixed lengths: cs² = 0 for the prompt work and the slot holding time, so both waits are
+  // ca²/2 times their M/M form: constant (ca² = 0) waits nothing, Poisson (1) waits W, gamma
+  // cv 2 (ca² = 4) waits 4W. With the step phase and the service common to all three,
+  // (TTFT_gamma − TTFT_const) / (TTFT_poisson − TTFT_const) = 4.
+  ServingSpec s = tiny_spec();
+  s.arrival.rate_per_s = 8;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const double constant = estimate_serving(s).ttft_s->mean;
+  s.arrival.kind = ArrivalKind::poisson;
+  const double poisson = estimate_serving(s).ttft_s->mean;
+  s.arrival.kind = ArrivalKind::gamma;
+  s.arrival.cv = 2;
+  const double gamma = estimate_serving(s).ttft_s->mean;
+  EXPECT_GT(poisson, constant);
+  EXPECT_TRUE(near_rel((gamma - constant) / (poisson - constant), 4.0, 0.02));
+}
+
+TEST(ServingAnalytic, ClosedLoopRunsItsClientsAsTheBatch) {
+  // 8 clients below every cap: B = 8 sequences, D = 1 + 127 = 128 steps per request, so
+  // throughput X = B / (D · τ(8)) and, by Little's law, E2E = N / X = D · τ (no wait).
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 8;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult r = estimate_serving(s);
+  ASSERT_FALSE(r.saturated);
+  EXPECT_TRUE(near_rel(r.mean_batch_size, 8, 1e-12));
+  EXPECT_TRUE(near_rel(r.requests_per_s, 8 / (128 * r.mean_step_time_s), 1e-9));
+  EXPECT_TRUE(near_rel(r.output_tokens_per_s, 128 * r.requests_per_s, 1e-9));
+  EXPECT_EQ(r.queueing_s->p99, 0);
+  // Beyond max_num_seqs the batch stays at the cap and the rest wait in the engine.
+  s.engine.max_num_seqs = 4;
+  const ServingResult q = estimate_serving(s);
+  EXPECT_TRUE(near_rel(q.mean_batch_size, 4, 1e-12));
+  EXPECT_GT(q.queueing_s->p99, 0);
+}
+
+TEST(ServingAnalytic, ClosedLoopAgreesWithTheSimulator) {
+  // Lengths vary so that the clients fall out of step (with fixed lengths the simulator's 16
+  // clients stay in lockstep, one wave of 16 prefills at a time, as a real engine would).
+  ServingSpec s = tiny_spec();
+  s.num_requests = 1000;
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 16;
+  s.prompt = {LengthKind::uniform, 0, 256, 768, 0, 0};
+  s.output = {LengthKind::uniform, 0, 64, 192, 0, 0};
+  ServingResult a = estimate_serving(s), d = simulate_serving(s);
+  EXPECT_TRUE(near_rel(a.output_tokens_per_s, d.output_tokens_per_s, 0.10));
+  EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.10));
+  EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
+  // Offline: every request submitted at t = 0 (concurrency = num_requests > max_num_seqs).
+  s.arrival.concurrency = 1000;
+  s.engine.max_num_seqs = 64;
+  a = estimate_serving(s);
+  d = simulate_serving(s);
+  EXPECT_TRUE(near_rel(a.output_tokens_per_s, d.output_tokens_per_s, 0.10));
+  EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.15));
 }
 
 // ---- JSON: bad input ----
@@ -375,6 +495,26 @@ TEST(ServingJson, BadInputNamesTheField) {
   r["workload"].erase("output_tokens");
   r["workload"].erase("num_requests");
   EXPECT_EQ(test::failure_of(r).path, "workload.arrival.requests[1].arrival_s");
+  r = serving_request();
+  r["workload"]["arrival"] = {{"kind", "concurrency"}, {"concurrency", 0}};
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.concurrency");
+  r["workload"]["arrival"] = {{"kind", "concurrency"}, {"concurrency", 4}, {"rate_per_s", 2}};
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.rate_per_s");
+  r["workload"]["arrival"] = {{"kind", "poisson"}, {"concurrency", 4}, {"rate_per_s", 2}};
+  EXPECT_EQ(test::failure_of(r).path, "workload.arrival.concurrency");
+}
+
+TEST(ServingJson, ConcurrencyRunsBothModesAndEchoes) {
+  json req = serving_request();
+  req["workload"]["arrival"] = {{"kind", "concurrency"}, {"concurrency", 8}};
+  const json a = io::run(req);
+  EXPECT_EQ(a["request"]["workload"]["arrival"],
+            json({{"kind", "concurrency"}, {"concurrency", 8}}));
+  EXPECT_TRUE(a["ttft_ms"]["p99"].is_number());
+  req["mode"] = "simulate";
+  const json d = io::run(req);
+  EXPECT_EQ(d["simulation"]["completed"], 200);
+  EXPECT_EQ(io::run(d["request"])["e2e_ms"], d["e2e_ms"]);
 }
 
 }  // namespace

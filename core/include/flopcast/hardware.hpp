@@ -68,4 +68,11 @@ struct HardwareSpec {
 
 void validate(const HardwareSpec& h, const std::string& path);
 
+/// `h` with `gpus_per_node` GPUs per node, each GPU keeping its own share of the node's NICs
+/// (the preset's NICs per GPU): nics_per_node scales with gpus_per_node, rounded to a whole NIC
+/// (at least 1, at most 64) whose bandwidth absorbs the rounding, so that
+/// nics · nic_bandwidth / gpus_per_node is unchanged. A DGX H100 (8 GPUs, 8 × 400 Gb/s) at
+/// 1 GPU per node has 1 × 400 Gb/s.
+HardwareSpec with_gpus_per_node(HardwareSpec h, int gpus_per_node);
+
 }  // namespace flopcast

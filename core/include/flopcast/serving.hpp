@@ -48,13 +48,16 @@ double normal_quantile(double p);
 
 // ---- Workload ----
 
-enum class ArrivalKind { poisson, gamma, constant, trace };
+enum class ArrivalKind { poisson, gamma, constant, trace, concurrency };
 enum class LengthKind { fixed, uniform, lognormal, trace };
 
 struct ArrivalSpec {
   ArrivalKind kind = ArrivalKind::poisson;
   double rate_per_s = 1;
   double cv = 1;  ///< gamma: coefficient of variation of the inter-arrival times (shape 1/cv²)
+  /// concurrency: a closed loop of this many clients, each sending its next request when its
+  /// previous one finishes (all at t = 0 first); num_requests = concurrency is an offline batch.
+  int concurrency = 0;
 };
 
 /// A token-length distribution; lengths are rounded to integers and clamped to [min, max].

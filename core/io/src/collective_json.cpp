@@ -123,10 +123,12 @@ json run_collective(const json& request) {
                                      {"hierarchical", CollectiveAlgorithm::hierarchical}},
                                     CollectiveAlgorithm::automatic);
 
-  hw.gpus_per_node = r.integer("gpus_per_node", hw.gpus_per_node);
-  if (hw.gpus_per_node < 1 || hw.gpus_per_node > 1024) {
-    fail("gpus_per_node", "must be between 1 and 1024", hw.gpus_per_node);
+  const int gpus_per_node = r.integer("gpus_per_node", hw.gpus_per_node);
+  if (gpus_per_node < 1 || gpus_per_node > 1024) {
+    fail("gpus_per_node", "must be between 1 and 1024", gpus_per_node);
   }
+  // Each GPU keeps its own NIC share: fewer GPUs per node, fewer NICs (unless `network` says).
+  hw = with_gpus_per_node(hw, gpus_per_node);
   if (const json* net = r.find("network")) apply_network(*net, hw);
 
   const ClusterSpec cluster = cluster_of(hw);

@@ -101,17 +101,18 @@ Parsed parse_request(const json& request) {
   const int max_context = inf.model.max_context_tokens;
   ObjectReader wl(r.require("workload"), "workload",
                   {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
-  ObjectReader ar(wl.require("arrival"), "workload.arrival", {"kind", "rate_per_s", "cv", "requests"});
+  ObjectReader ar(wl.require("arrival"), "workload.arrival", {"kind", "rate_per_s", "cv", "requests", "concurrency"});
   s.arrival.kind = ar.choice<ArrivalKind>("kind",
                                           {{"poisson", ArrivalKind::poisson},
                                            {"gamma", ArrivalKind::gamma},
                                            {"constant", ArrivalKind::constant},
-                                           {"trace", ArrivalKind::trace}},
+                                           {"trace", ArrivalKind::trace},
+                                           {"concurrency", ArrivalKind::concurrency}},
                                           ArrivalKind::poisson);
   json arrival{{"kind", ar.string("kind", "poisson")}};
   json prompt_resolved, output_resolved;
   if (s.arrival.kind == ArrivalKind::trace) {
-    for (const char* key : {"rate_per_s", "cv"}) {
+    for (const char* key : {"rate_per_s", "cv", "concurrency"}) {
       if (ar.find(key)) throw SpecError(ar.child(key), "not used with kind trace; remove it");
     }
     for (const char* key : {"prompt_tokens", "output_tokens", "num_requests"}) {
@@ -127,8 +128,19 @@ Parsed parse_request(const json& request) {
     if (ar.find("requests")) {
       throw SpecError(ar.child("requests"), "only with kind trace");
     }
-    s.arrival.rate_per_s = ar.number("rate_per_s");
-    arrival["rate_per_s"] = s.arrival.rate_per_s;
+    if (s.arrival.kind == ArrivalKind::concurrency) {
+      for (const char* key : {"rate_per_s", "cv"}) {
+        if (ar.find(key)) {
+          throw SpecError(ar.child(key), "not used with kind concurrency (a closed loop); remove it");
+        }
+      }
+      s.arrival.concurrency = ar.integer("concurrency");
+      arrival["concurrency"] = s.arrival.concurrency;
+    } else {
+      if (ar.find("concurrency")) throw SpecError(ar.child("concurrency"), "only with kind concurrency");
+      s.arrival.rate_per_s = ar.number("rate_per_s");
+      arrival["rate_per_s"] = s.arrival.rate_per_s;
+    }
     if (s.arrival.kind == ArrivalKind::gamma) {
       s.arrival.cv = ar.number("cv");
       arrival["cv"] = s.arrival.cv;

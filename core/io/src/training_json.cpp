@@ -154,6 +154,8 @@ void read_network(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader nr(object_or_empty(r, "network"), "network",
                   {"nics_per_node", "nic_bandwidth_Gbps", "latency_us"});
   HardwareSpec& hw = s.hardware;
+  // Each GPU keeps its own NIC share: fewer GPUs per node, fewer NICs (unless `network` says).
+  hw = with_gpus_per_node(hw, s.gpus_per_node);
   hw.scaleout_nics_per_node = nr.integer("nics_per_node", hw.scaleout_nics_per_node);
   if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
     fail(nr.child("nics_per_node"), "must be between 0 and 64", hw.scaleout_nics_per_node);
