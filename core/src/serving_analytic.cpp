@@ -225,9 +225,11 @@ struct Model {
     const double left =
         std::max(1.0, spec.engine.max_num_batched_tokens -
                           (spec.policy == SchedulePolicy::decode_first ? x.decodes * k1 : 0.0));
-    x.chunk = std::min(std::max(w.p_new_mean, 1.0), left);
+    // Without chunking a prompt goes in whole, over the budget if it must (alone as a prefill).
+    const bool chunked = spec.engine.chunked_prefill;
+    x.chunk = chunked ? std::min(std::max(w.p_new_mean, 1.0), left) : std::max(w.p_new_mean, 1.0);
     x.f = std::min(1.0, prefill_per_step / x.chunk);
-    if (x.f >= 1) x.chunk = std::min(left, prefill_per_step);
+    if (x.f >= 1) x.chunk = chunked ? std::min(left, prefill_per_step) : prefill_per_step;
     return x;
   }
 
@@ -393,7 +395,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
     const double steps = spec.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
-    const int chunk = static_cast<int>(std::min(p_new, left));
+    const int chunk =
+        static_cast<int>(spec.engine.chunked_prefill ? std::min(p_new, left) : p_new);
     const int dec = spec.policy == SchedulePolicy::decode_first
                         ? static_cast<int>(std::round(decodes))
                         : 0;

@@ -267,6 +267,30 @@ TEST(ServingSimulation, AdvancesInSlices) {
   EXPECT_EQ(sim.result().e2e_s->mean, simulate_serving(s, kTenMs).e2e_s->mean);
 }
 
+TEST(ServingSimulation, UnchunkedLongPromptRunsWithTheDecodes) {
+  // No chunking, budget 100, prompts of 150, 3 output tokens, r0 at 0 and r1 at 1 ms, 10 ms
+  // steps. A [0, 10]: r0's prompt alone (token 1). B [10, 20]: r0 decodes and r1's whole prompt
+  // joins as the step's only prefill (r1 token 1 at 20: TTFT 19 ms). C [20, 30]: r0 token 3
+  // (E2E 30), r1 token 2. D [30, 40]: r1 token 3 (E2E 39). Mean TTFT 14.5 ms, mean E2E 34.5 ms,
+  // batch (1 + 2 + 2 + 1) / 4 = 1.5. Before, r1 waited for a step with nothing else in it: [30, 40]
+  // prefill, TTFT 39 ms, E2E 59 ms, batch 1.
+  ServingSpec s = tiny_spec();
+  s.engine.chunked_prefill = false;
+  s.engine.max_num_batched_tokens = 100;
+  s.prompt = {LengthKind::fixed, 150, 1, 1, 0, 0};
+  s.arrival.rate_per_s = 1000;
+  s.num_requests = 2;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 2);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 14.5e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, 34.5e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.mean_batch_size, 1.5, 1e-9));
+  EXPECT_EQ(r.steps, 4);
+  // Two long prompts never share a step: with r0 still prefilling-only both are prefills.
+  s.arrival.rate_per_s = 1e6;  // both at ~0: A holds r0 alone, B r0's decode + r1
+  EXPECT_EQ(simulate_serving(s, kTenMs).steps, 4);
+}
+
 TEST(ServingSimulation, ClosedLoopSendsTheNextRequestWhenOneEnds) {
   // concurrency 2, 4 requests, 10 ms steps, 100-token prompts, 3 output tokens. r0, r1 at t = 0:
   // step A [0, 10] prefills both (token 1), B and C decode (tokens 2, 3): both end at 30 ms and
