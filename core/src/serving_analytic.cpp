@@ -351,7 +351,12 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double tokens_per_seq_step =
       (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
   const double b_budget = spec.engine.max_num_batched_tokens / tokens_per_seq_step;
-  const double b_max = std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget});
+  // A setup that fits holds at least one whole request (make_setup checks it) and the engine
+  // runs a prompt over the budget alone, so the batch limit is at least 1 (the token budget at
+  // a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while fits: true).
+  const double b_max = std::max(
+      setup.fits ? 1.0 : 0.0,
+      std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget}));
 
   double lambda_sat = 0;
   if (setup.fits && b_max >= 1) {
@@ -384,6 +389,14 @@ ServingResult estimate_serving(const ServingSpec& spec) {
                              "when the previous one ends; batch = min(clients, batch_limit), "
                              "throughput = batch / (steps per request x step time), wait by "
                              "Little's law"});
+  }
+  if (!setup.fits) {
+    // No request fits (see the warning): nothing is served and no latency exists; any rate
+    // exceeds the saturation rate of 0.
+    r.saturated = true;
+    r.saturation_rate_per_s = 0;
+    r.utilization = 0;
+    return r;
   }
   if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
     r.saturated = true;

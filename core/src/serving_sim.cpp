@@ -764,8 +764,10 @@ ServingResult ServingSimulation::State::result() const {
   // (at least 10): arrivals outpace service and the latencies grow with num_requests.
   const int queued = std::max(0, waiting_at_last_arrival);
   // A closed loop cannot be overloaded: at most `concurrency` requests are ever outstanding.
-  res.saturated = !closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size()));
-  if (res.saturated) {
+  // A setup that holds no whole request serves nothing: saturated at 0, as the analytic model.
+  res.saturated = !setup.fits ||
+                  (!closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size())));
+  if (res.saturated && setup.fits) {
     res.warnings.push_back(
         "saturated: " + std::to_string(queued) +
         " requests were still waiting at the last arrival; arrivals outpace service, so these "

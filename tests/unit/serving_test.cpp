@@ -456,6 +456,39 @@ TEST(ServingAnalytic, LoraSlotWaitAgreesWithTheSimulator) {
   EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
 }
 
+TEST(ServingAnalytic, NoWholeRequestInTheKvCacheDoesNotFit) {
+  // CodeLlama-34B on one H100: 72 GB budget − 67.5 GB weights − 1 GB reserve − activations leave
+  // 687 blocks = 10,992 tokens of KV (as `inference`'s max_context_tokens). A request of
+  // 10,900 + 200 = 11,100 tokens needs 694 blocks: it never fits (inference: max batch 0), so
+  // both modes say fits: false with the reason, serving nothing. 10,000 + 16 tokens (627 blocks)
+  // fits one at a time (inference: max batch 1) and is served.
+  json r{{"task", "serving"},
+         {"model", "codellama-34b"},
+         {"hardware", "h100-sxm"},
+         {"workload",
+          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 0.1}}},
+           {"prompt_tokens", 10900},
+           {"output_tokens", 200},
+           {"num_requests", 20}}}};
+  for (const char* mode : {"analytic", "simulate"}) {
+    r["mode"] = mode;
+    const json out = io::run(r);
+    EXPECT_FALSE(out["fits"].get<bool>()) << mode;
+    EXPECT_EQ(out["kv_cache"]["capacity_tokens"], 10992) << mode;
+    EXPECT_EQ(out["throughput"]["output_tokens_per_s"], 0) << mode;
+    EXPECT_NE(out["warnings"][0].get<std::string>().find("less than one whole request"),
+              std::string::npos) << mode;
+  }
+  r["workload"]["prompt_tokens"] = 10000;
+  r["workload"]["output_tokens"] = 16;
+  for (const char* mode : {"analytic", "simulate"}) {
+    r["mode"] = mode;
+    const json out = io::run(r);
+    EXPECT_TRUE(out["fits"].get<bool>()) << mode;
+    EXPECT_GT(out["throughput"]["output_tokens_per_s"].get<double>(), 0) << mode;
+  }
+}
+
 TEST(ServingAnalytic, ClosedLoopRunsItsClientsAsTheBatch) {
   // 8 clients below every cap: B = 8 sequences, D = 1 + 127 = 128 steps per request, so
   // throughput X = B / (D · τ(8)) and, by Little's law, E2E = N / X = D · τ (no wait).
