@@ -286,9 +286,13 @@ TEST(ServingSimulation, UnchunkedLongPromptRunsWithTheDecodes) {
   EXPECT_TRUE(near_rel(r.e2e_s->mean, 34.5e-3, 1e-9));
   EXPECT_TRUE(near_rel(r.mean_batch_size, 1.5, 1e-9));
   EXPECT_EQ(r.steps, 4);
-  // Two long prompts never share a step: with r0 still prefilling-only both are prefills.
-  s.arrival.rate_per_s = 1e6;  // both at ~0: A holds r0 alone, B r0's decode + r1
-  EXPECT_EQ(simulate_serving(s, kTenMs).steps, 4);
+  // Two long prompts never share a step: both sent at t = 0 (concurrency 2), A still holds r0's
+  // prompt alone and B r0's decode + r1's prompt: TTFT (10 + 20) / 2 = 15 ms, 4 steps.
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 2;
+  const ServingResult c = simulate_serving(s, kTenMs);
+  EXPECT_TRUE(near_rel(c.ttft_s->mean, 15e-3, 1e-9));
+  EXPECT_EQ(c.steps, 4);
 }
 
 TEST(ServingSimulation, ClosedLoopSendsTheNextRequestWhenOneEnds) {
