@@ -225,9 +225,11 @@ struct Model {
     const double left =
         std::max(1.0, spec.engine.max_num_batched_tokens -
                           (spec.policy == SchedulePolicy::decode_first ? x.decodes * k1 : 0.0));
-    x.chunk = std::min(std::max(w.p_new_mean, 1.0), left);
+    // Without chunking a prompt goes in whole, over the budget if it must (alone as a prefill).
+    const bool chunked = spec.engine.chunked_prefill;
+    x.chunk = chunked ? std::min(std::max(w.p_new_mean, 1.0), left) : std::max(w.p_new_mean, 1.0);
     x.f = std::min(1.0, prefill_per_step / x.chunk);
-    if (x.f >= 1) x.chunk = std::min(left, prefill_per_step);
+    if (x.f >= 1) x.chunk = chunked ? std::min(left, prefill_per_step) : prefill_per_step;
     return x;
   }
 
@@ -262,6 +264,48 @@ double closed_wait(double q, double clients, double B, double x, int requests, i
   if (k < B) return 0;
   if (k < clients) return (k - B) / x;
   return (clients - B) / x;
+}
+
+/// Multi-LoRA: a request whose adapter is not in the batch waits while max_loras_per_batch
+/// others are (the simulator's rule, as vLLM's). Each adapter is a source of a finite-source
+/// queue (machine repairman, Engset): idle until a request for it arrives (rate λ/A), then it
+/// needs one of c = max_loras_per_batch slots, and it holds the slot for an M/G/∞ busy period of
+/// its own requests, (e^(λ_a h) − 1) / λ_a with h the time a request spends in the batch. A
+/// request finding its adapter idle waits the source's mean wait W_q; one finding it already
+/// waiting, half of it.
+struct LoraWait {
+  double mean_s = 0, probability = 0;
+};
+
+LoraWait lora_wait(const ServingSpec& spec, double lambda, double hold_s) {
+  LoraWait out;
+  const int n = spec.lora.num_adapters, c = spec.lora.max_loras_per_batch;
+  if (n <= c || lambda <= 0 || hold_s <= 0) return out;
+  const double la = lambda / n;
+  const double busy = std::expm1(std::min(50.0, la * hold_s)) / la;
+  // Stationary distribution of k sources at the slots (busy or queued): birth (n − k) la,
+  // death min(k, c) / busy.
+  std::vector<double> pi(static_cast<std::size_t>(n) + 1, 0.0);
+  pi[0] = 1;
+  double total = 1;
+  for (int k = 1; k <= n; ++k) {
+    pi[k] = pi[k - 1] * (n - k + 1) * la * busy / std::min(k, c);
+    total += pi[k];
+  }
+  double lq = 0, l = 0, arrivals = 0, arrivals_wait = 0;
+  for (int k = 0; k <= n; ++k) {
+    pi[k] /= total;
+    l += k * pi[k];
+    lq += std::max(0, k - c) * pi[k];
+    arrivals += (n - k) * la * pi[k];
+    if (k >= c) arrivals_wait += (n - k) * la * pi[k];
+  }
+  if (arrivals <= 0) return out;
+  const double wq = lq / arrivals;  // Little's law over source activations
+  const double p_idle = (n - l) / n, p_queued = lq / n;
+  out.mean_s = p_idle * wq + p_queued * wq / 2;
+  out.probability = std::min(1.0, p_idle * arrivals_wait / arrivals + p_queued);
+  return out;
 }
 
 double fraction_at_most(const Dist& d, double limit) {
@@ -307,7 +351,12 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double tokens_per_seq_step =
       (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
   const double b_budget = spec.engine.max_num_batched_tokens / tokens_per_seq_step;
-  const double b_max = std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget});
+  // A setup that fits holds at least one whole request (make_setup checks it) and the engine
+  // runs a prompt over the budget alone, so the batch limit is at least 1 (the token budget at
+  // a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while fits: true).
+  const double b_max = std::max(
+      setup.fits ? 1.0 : 0.0,
+      std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget}));
 
   double lambda_sat = 0;
   if (setup.fits && b_max >= 1) {
@@ -340,6 +389,14 @@ ServingResult estimate_serving(const ServingSpec& spec) {
                              "when the previous one ends; batch = min(clients, batch_limit), "
                              "throughput = batch / (steps per request x step time), wait by "
                              "Little's law"});
+  }
+  if (!setup.fits) {
+    // No request fits (see the warning): nothing is served and no latency exists; any rate
+    // exceeds the saturation rate of 0.
+    r.saturated = true;
+    r.saturation_rate_per_s = 0;
+    r.utilization = 0;
+    return r;
   }
   if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
     r.saturated = true;
@@ -393,7 +450,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
     const double steps = spec.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
-    const int chunk = static_cast<int>(std::min(p_new, left));
+    const int chunk =
+        static_cast<int>(spec.engine.chunked_prefill ? std::min(p_new, left) : p_new);
     const int dec = spec.policy == SchedulePolicy::decode_first
                         ? static_cast<int>(std::round(decodes))
                         : 0;
@@ -441,8 +499,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double pw_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
   const double w_slot =
       b_max > B ? (w.ca2 + cs2_hold) / 2 * pw_slot * m.D * tau / (b_max - B) : 0;
-  const double w_mean = w_prefill + w_slot;
-  const double p_wait = std::clamp(std::max(rho_p, pw_slot), 1e-9, 1.0);
+  const LoraWait lw = closed ? LoraWait{} : lora_wait(spec, w.lambda, m.D * tau);
+  const double w_mean = w_prefill + w_slot + lw.mean_s;
+  const double p_wait = std::clamp(std::max({rho_p, pw_slot, lw.probability}), 1e-9, 1.0);
   // Wait: 0 with probability 1 − p_wait, else exponential with mean w_mean / p_wait (so its mean
   // is w_mean); a closed loop's wait follows the clients' queue.
   const Dist wait = from_quantile(
@@ -509,6 +568,11 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   }
   r.assumptions.push_back({"prefill_utilization", rho_p, "fraction of the leftover token budget",
                            "prefill work per second / (leftover budget per step / step time)"});
+  if (lw.mean_s > 0) {
+    r.assumptions.push_back({"lora_slot_wait", lw.mean_s, "s",
+                             "adapters as sources of a finite-source queue for "
+                             "max_loras_per_batch slots, each held for its M/G/inf busy period"});
+  }
   r.assumptions.push_back({"slot_wait_probability", pw_slot, "probability",
                            "Erlang C with the batch limit as servers and the mean batch as load"});
   return r;

@@ -2,6 +2,7 @@
 // Samplers, length distributions, validation and the step pricing shared by both serving engines.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "flopcast/error.hpp"
 #include "flopcast/stats.hpp"
@@ -312,6 +313,30 @@ ServingSetup make_setup(const ServingSpec& spec) {
   if (!st.fits) {
     st.warnings.push_back("does not fit: weights, reserve and activations leave no memory for a "
                           "KV cache (gpu_memory_utilization x device memory)");
+  } else {
+    // The shortest request the workload can send must fit the KV cache whole (prompt + output,
+    // in blocks), as `inference` requires max batch >= 1; otherwise every request is refused.
+    const auto least = [&](const LengthDist& d) {
+      return d.kind == LengthKind::fixed ? d.value : d.min;
+    };
+    double shortest = 0;
+    if (spec.arrival.kind == ArrivalKind::trace) {
+      shortest = std::numeric_limits<double>::infinity();
+      for (const TraceRequest& r : spec.trace) {
+        shortest = std::min<double>(shortest, r.prompt_tokens + r.output_tokens);
+      }
+    } else {
+      shortest = std::round(least(spec.prompt)) + std::round(least(spec.output));
+    }
+    shortest = std::min<double>(shortest, max_context);
+    const double need_blocks = std::ceil(shortest / inf.kv_block_tokens);
+    if (need_blocks > static_cast<double>(st.kv_blocks)) {
+      st.fits = false;
+      st.warnings.push_back(
+          "does not fit: the KV cache holds " + format_number(st.kv_capacity_tokens) +
+          " tokens per replica, less than one whole request (" + format_number(shortest) +
+          " tokens of prompt + output); no request can be served");
+    }
   }
   if (spec.lora.num_adapters > 0) {
     // Rank-r A (in x r) and B (r x out) for the four linear layers of attention and MLP; the

@@ -360,6 +360,13 @@ struct ServingSimulation::State {
 
   bool in_decode(const Req& r) const { return r.computed >= r.target && r.generated > 0; }
 
+  static bool has_prefill(const Instance& in) {
+    for (const Work& w : in.plan) {
+      if (!w.decode) return true;
+    }
+    return false;
+  }
+
   void plan_running(Instance& in, int& left, bool decodes, bool prefills) {
     // Preemption removes requests from the back of `running`, never before index k.
     for (std::size_t k = 0; k < in.running.size(); ++k) {
@@ -376,10 +383,12 @@ struct ServingSimulation::State {
         if (!prefills) continue;
         int chunk = r.target - r.computed;
         if (spec.engine.chunked_prefill) chunk = std::min(chunk, left);
-        if (chunk <= 0 || chunk > left) continue;
+        if (chunk <= 0) continue;
+        // Unchunked, a prompt over the budget left runs as the step's only prefill.
+        if (chunk > left && (spec.engine.chunked_prefill || has_prefill(in))) continue;
         if (!reserve(in, id, r.computed + chunk, true)) continue;
         in.plan.push_back({id, chunk, false});
-        left -= chunk;
+        left -= std::min(chunk, left);
       }
     }
   }
@@ -415,8 +424,11 @@ struct ServingSimulation::State {
         if (tokens > left) break;
       } else if (chunked) {
         tokens = std::min(remaining, left);
-      } else if (remaining > left && !(in.plan.empty() && left == budget)) {
-        break;  // a whole prompt must fit; one longer than the budget runs alone
+      } else if (remaining > left && has_prefill(in)) {
+        // Without chunking a whole prompt must fit the budget left; one that does not runs as
+        // the step's only prefill, with the running decodes (it used to need an empty step, so
+        // under load prompts longer than the budget never joined a batch).
+        break;
       }
       if (!lora_fits(in, r)) {
         // As vLLM: a request whose adapter would exceed max_loras_per_batch waits, and the next
@@ -752,8 +764,10 @@ ServingResult ServingSimulation::State::result() const {
   // (at least 10): arrivals outpace service and the latencies grow with num_requests.
   const int queued = std::max(0, waiting_at_last_arrival);
   // A closed loop cannot be overloaded: at most `concurrency` requests are ever outstanding.
-  res.saturated = !closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size()));
-  if (res.saturated) {
+  // A setup that holds no whole request serves nothing: saturated at 0, as the analytic model.
+  res.saturated = !setup.fits ||
+                  (!closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size())));
+  if (res.saturated && setup.fits) {
     res.warnings.push_back(
         "saturated: " + std::to_string(queued) +
         " requests were still waiting at the last arrival; arrivals outpace service, so these "
