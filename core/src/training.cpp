@@ -381,9 +381,9 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
   }
   bytes += ffn_rows * (m.ffn == FfnKind::gated ? 3 : 2) * sh.inter * sh.a;
   if (s.compute == DType::fp8) {
-    // Casts of GEMM inputs to fp8 (read 2 B, write 1 B) and their transposes for wgrad.
+    // Casts of GEMM inputs to fp8 (read 2 B, write 1 B) and their transposes for wgrad. The
+    // weights' cast is not here: it runs once per step (estimate_step).
     bytes += 3 * sh.tokens * (2 * sh.h + sh.hq * sh.d + sh.inter);
-    bytes += 3 * layer_params(s).linear;  // weights cast once per micro-batch
   }
   const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
   p.fwd.add("forward", elementwise);
@@ -584,6 +584,14 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
 
   Ledger step;
   step.append(mb, micro);
+  if (s.compute == DType::fp8) {
+    // Transformer Engine and torchao cast each weight to fp8 on the first micro-batch of a step
+    // and reuse the cached copy until the optimizer changes it: read 2 B, write 1 B per linear
+    // weight of the stage, once per step (one cast kernel per layer).
+    const OpCost cast = memory_op("fp8_weight_cast", s.hardware, s.kernel, Flops(0),
+                                  Bytes(3 * layer_params(s).linear), 1);
+    step.add("forward", cast, layers * s.compute_scale);
+  }
   TrainingResult r;
   if (s.pp > 1) {
     // 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved.
