@@ -157,8 +157,26 @@ Efficiency KernelModel::tier0(OpClass c) const {
 
 OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
                double k, const GemmTypes& types, double count) {
-  return apply(std::move(name), gemm_work(hw, km, m, n, k, types, count), hw, km, OpClass::gemm,
-               types.math, weight_variant(types));
+  OpCost op = apply(name, gemm_work(hw, km, m, n, k, types, count), hw, km, OpClass::gemm,
+                    types.math, weight_variant(types));
+  // Training: an fp8 GEMM is never slower than the same shape in 16 bits (fp8 moves half the
+  // bytes at twice the peak, and the activation casts are priced as their own kernels). The fp8
+  // fits, pooled over inference engines whose fp8 GEMMs include quantization, have a larger
+  // fixed cost and half-units than the bf16 ones and price small fp8 GEMMs above bf16: cap them
+  // at the bf16 time of the same tier.
+  if (km.fp8_gemm_at_most_16bit && types.math == DType::fp8) {
+    const DType half = hw.peak(DType::bf16) ? DType::bf16 : DType::fp16;
+    if (hw.peak(half)) {
+      const GemmTypes t16{half, 2, 2, types.output_bytes};
+      const OpCost ref = apply(name, gemm_work(hw, km, m, n, k, t16, count), hw, km, OpClass::gemm,
+                               half, KernelVariant::plain);
+      if (ref.tier == op.tier && ref.time < op.time) {
+        op.time = ref.time;
+        op.bound = ref.bound;
+      }
+    }
+  }
+  return op;
 }
 
 double expected_distinct_experts(double experts, double topk, double tokens) {

@@ -841,8 +841,10 @@ std::vector<std::string> training_framework_ids() {
   return ids;
 }
 
-TrainingResult estimate_training(const TrainingSpec& spec) {
-  validate(spec);
+TrainingResult estimate_training(const TrainingSpec& request) {
+  validate(request);
+  TrainingSpec spec = request;
+  spec.kernel.fp8_gemm_at_most_16bit = true;  // docs/model.md, "Kernel time"
   const int per_rank = spec.global_batch_size / spec.dp;
   std::vector<int> candidates{spec.micro_batch_size};
   if (spec.micro_batch_size == 0) candidates = divisors(per_rank);

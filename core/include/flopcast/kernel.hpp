@@ -79,6 +79,11 @@ struct KernelModel {
   int kv_page_tokens = 16;
   /// Use the hardware's Tier-2 fits where it has them (false: Tier 0 everywhere).
   bool use_calibration = true;
+  /// Price an fp8 GEMM at most at the 16-bit time of the same shape and tier (gemm_op). True in
+  /// training, where Transformer Engine prices its activation casts as separate kernels and
+  /// cuBLASLt picks the faster path; false for the inference engines, whose measured fp8 GEMMs
+  /// (quantization included) are slower than bf16 on small shapes (docs/model.md).
+  bool fp8_gemm_at_most_16bit = false;
   /// Whose kernels to price with: that framework's Tier-2 fit where the GPU has one, else the
   /// fit pooled over frameworks (set from the request's engine).
   Framework framework = Framework::any;
