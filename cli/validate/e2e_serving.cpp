@@ -8,7 +8,8 @@
 //   random dataset), else a ShareGPT dataset as log-normals (input mean 215, output mean 198,
 //   sigma 1, clamped to 4..1024: the bench_serving filter; our estimate, not from the data);
 // - arrivals: `qps` as Poisson (constant when `arrival` says so); "offline" rows and an infinite
-//   rate submit every prompt at once; `max_concurrency` / `concurrency` is a closed loop;
+//   rate submit every prompt at once (a closed loop as wide as the prompt count);
+//   `max_concurrency` / `concurrency` is a closed loop of that many clients;
 // - vLLM before 0.8 (V0): prefill-first, chunked prefill off unless the row says on, a token
 //   budget of max_model_len (4,096 when not stated); vLLM V1 and unversioned: decode-first with
 //   chunked prefill; SGLang: prefill-first with chunked prefill; TensorRT-LLM: its profile;
@@ -33,7 +34,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kMaxRequests = 1500;
-constexpr double kAllAtOnceRate = 1e6;  // requests/s: every prompt arrives within ~1 ms
 
 json sharegpt_length(double mean) {
   return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
@@ -210,10 +210,10 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                         concurrency >= prompts);
   json arrival;
   if (offline) {
-    arrival = {{"kind", "constant"}, {"rate_per_s", kAllAtOnceRate}};
+    arrival = {{"kind", "concurrency"}, {"concurrency", n}};  // every prompt at t = 0
   } else if (std::isfinite(concurrency) && concurrency >= 1) {
-    return std::string("closed-loop concurrency (max_concurrency ") +
-           std::to_string(static_cast<int>(concurrency)) + ") is not simulated yet";
+    arrival = {{"kind", "concurrency"},
+               {"concurrency", std::min(n, static_cast<int>(concurrency))}};
   } else if (std::isfinite(qps) && qps > 0) {
     const bool constant = json_string(wl, "arrival").find("constant") != std::string::npos;
     arrival = {{"kind", constant ? "constant" : "poisson"}, {"rate_per_s", qps}};

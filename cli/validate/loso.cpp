@@ -138,9 +138,16 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
-/// Shrunk, clamped scale per architecture from every source but `held_out` ("" : all).
+/// An architecture gets a scale of its own only when at least this many sources measured it,
+/// so that leaving one out can check it; the others get the measured ones' geometric mean.
+constexpr int kMinSourcesPerArchitecture = 2;
+
+/// Shrunk, clamped scale per architecture from every source but `held_out` ("" : all), and
+/// under key "" the scale of an architecture measured by fewer sources.
 std::map<std::string, double> scales_without(const Residuals& r, const std::string& held_out) {
   std::map<std::string, double> out;
+  double ln_sum = 0;
+  int fitted = 0;
   for (const auto& [f, by_source] : r) {
     double sum = 0;
     int k = 0;
@@ -149,10 +156,19 @@ std::map<std::string, double> scales_without(const Residuals& r, const std::stri
       sum += mean(v);
       ++k;
     }
+    if (k < kMinSourcesPerArchitecture) continue;
     const double ln_s = std::clamp(sum / (k + 1), 0.0, std::log(kMaxTrainingScale));
     out[f] = std::exp(ln_s);
+    ln_sum += ln_s;
+    ++fitted;
   }
+  out[""] = fitted > 0 ? std::exp(ln_sum / fitted) : 1.0;
   return out;
+}
+
+double scale_of(const std::map<std::string, double>& scales, const std::string& family) {
+  const auto it = scales.find(family);
+  return it != scales.end() ? it->second : scales.at("");
 }
 
 /// Mean |ln error| of every source but `held_out` (sources weighted alike) once each
@@ -164,7 +180,7 @@ double fit_loss(const Residuals& r, const std::map<std::string, double>& scales,
     for (const auto& [source, v] : sources) {
       if (source == held_out) continue;
       for (double x : v) {
-        by_source[source].first += std::fabs(x - std::log(scales.at(f)));
+        by_source[source].first += std::fabs(x - std::log(scale_of(scales, f)));
         by_source[source].second += 1;
       }
     }
@@ -209,8 +225,9 @@ TrainingFit fit_training(const std::vector<Residuals>& per_attention, const std:
 
 json scale_override(const TrainingFit& fit) {
   json o = physics_override(fit.attention);
+  o["*"]["compute_scale"] = fit.scales.at("");  // architectures without a scale of their own
   for (const auto& [f, s] : fit.scales) {
-    o["*@" + f] = {{"compute_scale", s}};  // scales every kernel, attention included
+    if (!f.empty()) o["*@" + f] = {{"compute_scale", s}};  // every kernel, attention included
   }
   return o;
 }
@@ -258,16 +275,22 @@ double ape(double predicted, double measured) { return std::fabs(predicted - mea
 json fit_training_scales(const std::vector<std::string>& files) {
   const auto per_attention = residuals_per_attention(e2e_files(files));
   const TrainingFit fit = fit_training(per_attention, "");
-  json out{{"attention_scale", fit.attention}, {"architectures", json::object()}};
+  json out{{"attention_scale", fit.attention},
+           {"unmeasured_compute_scale", round6(fit.scales.at(""))},
+           {"architectures", json::object()}};
   const Residuals& r = per_attention.front();
-  for (const auto& [f, s] : fit.scales) {
+  for (const auto& [f, by_source] : r) {
     std::size_t rows = 0;
     json sources = json::array();
-    for (const auto& [source, v] : r.at(f)) {
+    for (const auto& [source, v] : by_source) {
       rows += v.size();
       sources.push_back(source);
     }
-    out["architectures"][f] = {{"compute_scale", round6(s)}, {"sources", sources}, {"rows", rows}};
+    const auto it = fit.scales.find(f);
+    out["architectures"][f] = {
+        {"compute_scale", it != fit.scales.end() ? json(round6(it->second)) : json(nullptr)},
+        {"sources", sources},
+        {"rows", rows}};
   }
   return out;
 }
@@ -314,7 +337,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
       const TrainingFit fit = fit_training(per_attention, source);
       json used{{"attention_scale", fit.attention}};
       for (const auto& [f, s] : fit.scales) {
-        used[f] = round6(s);
+        used[f.empty() ? std::string("unmeasured") : f] = round6(s);
         fitted = fitted || s > 1;
       }
       scales_used[source] = used;

@@ -136,7 +136,7 @@ void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constant
   s.attention_scale = scales ? scales->attention : f->unmeasured_attention;
   if (!scales && f->tier == 1) {
     s.framework_warning =
-        "no training measurements on " +
+        "too few training measurements on " +
         (s.hardware.architecture.empty() ? std::string("this hardware (no architecture given)")
                                          : s.hardware.architecture) +
         ": kernel times scaled by " + format_number(f->unmeasured_scale) +
