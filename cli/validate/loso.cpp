@@ -387,8 +387,8 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
         auto others = by_source;
         others.erase(source);
         if (others.empty()) continue;
-        const double lo = source_weighted_percentile(others, tail);
-        const double hi = source_weighted_percentile(others, 100 - tail);
+        const double lo = std::min(0.0, source_weighted_percentile(others, tail));
+        const double hi = std::max(0.0, source_weighted_percentile(others, 100 - tail));
         std::size_t in = 0;
         for (double x : v) in += x >= lo && x <= hi ? 1 : 0;
         sum += static_cast<double>(in) / static_cast<double>(v.size());
@@ -425,8 +425,9 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
     others.erase(source);
     if (!others.empty()) {
       const double tail = tail_of[kind_of(s)];
-      const double lo = source_weighted_percentile(others, tail);
-      const double hi = source_weighted_percentile(others, 100 - tail);
+      // As estimates give it: a band always holds its estimate (slowness 0).
+      const double lo = std::min(0.0, source_weighted_percentile(others, tail));
+      const double hi = std::max(0.0, source_weighted_percentile(others, 100 - tail));
       const double x = slowness(s, it->second);
       const bool in = x >= lo && x <= hi;
       for (Acc* y : {&a, &k}) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Tier-2 calibration files (presets/calibration/<hardware id>.json, written by `flopcast fit`) and
 // the Tier-0 residual bands (presets/calibration/tier0.json).
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -109,8 +110,11 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
 }
 
 json band_json(double value, const E2EBand& band, bool rate) {
-  const double a = value * std::exp(rate ? -band.slow_p90 : band.slow_p10);
-  const double b = value * std::exp(rate ? -band.slow_p10 : band.slow_p90);
+  // A band always holds its estimate: where the measured errors all lean one way (Tier 0 is
+  // faster than every measurement), the band reaches from the estimate to where they lie.
+  const double p10 = std::min(band.slow_p10, 0.0), p90 = std::max(band.slow_p90, 0.0);
+  const double a = value * std::exp(rate ? -p90 : p10);
+  const double b = value * std::exp(rate ? -p10 : p90);
   return json{{"low", round6(a)}, {"high", round6(b)}};
 }
 
