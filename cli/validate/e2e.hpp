@@ -53,6 +53,14 @@ std::string json_string(const nlohmann::json& j, const char* key);
 double json_number(const nlohmann::json& j, const char* key);
 /// A number, or a string holding one ("512"); NaN otherwise.
 double row_number(const nlohmann::json& j, const char* key);
+/// row_number, or `fallback` when the row does not state it.
+double row_number_or(const nlohmann::json& j, const char* key, double fallback);
+/// Whether the row's `flags` list holds `flag`.
+bool row_has_flag(const nlohmann::json& row, std::string_view flag);
+/// ASCII lower case, for matching the free text of rows (engine, framework, dtype, ...).
+std::string lower_case(std::string_view s);
+/// Whether `text` contains `needle`.
+bool contains(std::string_view text, std::string_view needle);
 /// A boolean, or a string "TRUE"/"false"/"on"/...; nullopt otherwise.
 std::optional<bool> row_bool(const nlohmann::json& j, const char* key);
 

@@ -15,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-bool has_flag(const json& row, std::string_view flag) {
-  const json flags = row.value("flags", json::array());
-  return flags.is_array() && std::find(flags.begin(), flags.end(), flag) != flags.end();
-}
-
 /// The figure `metric` of a static-batch inference response, for `replicas` copies of the
 /// request's GPUs (a row's num_gpus / tp). Also its 80% band when the estimate has one.
 std::optional<Outcome> static_metric(const json& r, const std::string& metric, double replicas,
@@ -69,9 +64,9 @@ Outcome predict_static(const json& row, Context& ctx) {
   if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
   const auto precision = row_precision(row);
   if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
-  const double num_gpus = std::isfinite(row_number(row, "num_gpus")) ? row_number(row, "num_gpus") : 1;
+  const double num_gpus = row_number_or(row, "num_gpus", 1);
   double tp = row_number(par, "tp");
-  const double pp = std::isfinite(row_number(par, "pp")) ? row_number(par, "pp") : 1;
+  const double pp = row_number_or(par, "pp", 1);
   if (!std::isfinite(tp)) {
     if (num_gpus > 1) return Outcome::skipped("parallel layout not stated");
     tp = 1;
@@ -122,7 +117,7 @@ Outcome predict_static(const json& row, Context& ctx) {
 
 Outcome predict_inference_row(const json& row, Context& ctx, std::string_view source) {
   (void)source;
-  if (has_flag(row, "parallelism_not_stated") || has_flag(row, "parallelism_unknown")) {
+  if (row_has_flag(row, "parallelism_not_stated") || row_has_flag(row, "parallelism_unknown")) {
     return Outcome::skipped("parallel layout not stated");
   }
   const json wl = row.value("workload", json::object());

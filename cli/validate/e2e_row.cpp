@@ -14,16 +14,6 @@
 namespace flopcast::cli::validate {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
-
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -39,7 +29,7 @@ bool has_preset(std::string_view kind, std::string_view id) {
 /// anything in parentheses, and the suffixes of fine-tuned or re-quantised checkpoints (same
 /// architecture) are dropped; spaces and underscores become dashes.
 std::string normalize_model_name(std::string_view name) {
-  std::string s = lower(name);
+  std::string s = lower_case(name);
   if (const auto paren = s.find('('); paren != std::string::npos) s.erase(paren);
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
   for (char& c : s) {
@@ -67,7 +57,7 @@ std::string normalize_model_name(std::string_view name) {
 std::variant<json, std::string> arch_model(const json& arch, const std::string& name,
                                            int context_tokens) {
   const auto number = [&](const char* key) { return row_number(arch, key); };
-  if (lower(json_string(arch, "attention")).find("mla") != std::string::npos) {
+  if (lower_case(json_string(arch, "attention")).find("mla") != std::string::npos) {
     return std::string("multi-head latent attention (MLA) is not modelled yet");
   }
   if (arch.value("shared_expert", false) || number("shared_experts") > 0) {
@@ -86,7 +76,7 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
       std::isfinite(number("ffn")) ? static_cast<int>(number("ffn")) : 4 * hidden;
   // MPT ties its input and output embeddings (llm-foundry's mpt yamls); Megatron GPT does not.
   const bool tied = arch.contains("tie_embeddings") ? arch.value("tie_embeddings", false)
-                                                    : lower(name).rfind("mpt", 0) == 0;
+                                                    : lower_case(name).rfind("mpt", 0) == 0;
   json m{{"name", name},
          {"num_layers", static_cast<int>(number("layers"))},
          {"hidden_size", hidden},
@@ -129,12 +119,32 @@ double row_number(const json& j, const char* key) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+double row_number_or(const json& j, const char* key, double fallback) {
+  const double v = row_number(j, key);
+  return std::isfinite(v) ? v : fallback;
+}
+
+bool row_has_flag(const json& row, std::string_view flag) {
+  const auto it = row.find("flags");
+  return it != row.end() && it->is_array() && std::find(it->begin(), it->end(), flag) != it->end();
+}
+
+std::string lower_case(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view needle) {
+  return text.find(needle) != std::string_view::npos;
+}
+
 std::optional<bool> row_bool(const json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end()) return std::nullopt;
   if (it->is_boolean()) return it->get<bool>();
   if (it->is_string()) {
-    const std::string s = lower(it->get<std::string>());
+    const std::string s = lower_case(it->get<std::string>());
     if (s == "true" || s == "on" || s == "yes" || s == "1") return true;
     if (s == "false" || s == "off" || s == "no" || s == "0") return false;
   }
@@ -175,7 +185,7 @@ std::variant<json, std::string> row_model(const json& row, int context_tokens) {
 }
 
 std::optional<std::string> hardware_preset_for(std::string_view gpu) {
-  const std::string g = lower(gpu);
+  const std::string g = lower_case(gpu);
   if (has_preset("hardware", g)) return g;
   // Order matters: "gb200" contains "b200", "l40s" contains "l4".
   if (contains(g, "gb200")) return has_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
@@ -200,7 +210,7 @@ std::variant<RowHardware, std::string> row_hardware(const json& row) {
   const auto id = hardware_preset_for(gpu);
   if (!id) return "no hardware preset for \"" + gpu + "\"";
   RowHardware hw{json(*id), *id, ""};
-  const std::string g = lower(gpu);
+  const std::string g = lower_case(gpu);
   // Meta's Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, 500 W (the ground truth's README and
   // torchtitan's benchmark notes). The peaks stay the datasheet's: its power cap is not modelled.
   if (*id == "h100-sxm" && (contains(g, "hbm2e") || contains(g, "96g") || contains(g, "95g"))) {
@@ -219,7 +229,7 @@ std::variant<RowHardware, std::string> row_hardware(const json& row) {
 
 std::variant<RowPrecision, std::string> row_precision(const json& row) {
   const std::string dtype = json_string(row, "dtype");
-  std::string d = lower(dtype);
+  std::string d = lower_case(dtype);
   RowPrecision p;
   if (contains(d, "fp4") || contains(d, "nvfp4") || contains(d, "mxfp4")) {
     return "precision \"" + dtype + "\": 4-bit floating point (NVFP4, MXFP4) is not modelled yet";
@@ -250,7 +260,7 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
 }
 
 std::string row_engine(const json& workload) {
-  const std::string e = lower(json_string(workload, "engine"));
+  const std::string e = lower_case(json_string(workload, "engine"));
   if (contains(e, "tensorrt") || contains(e, "trt-llm") || contains(e, "trtllm")) return "trtllm";
   if (contains(e, "sglang")) return "sglang";
   if (contains(e, "vllm")) return "vllm";
@@ -258,7 +268,7 @@ std::string row_engine(const json& workload) {
 }
 
 double engine_version(const json& workload, std::string_view engine_name) {
-  const std::string e = lower(json_string(workload, "engine"));
+  const std::string e = lower_case(json_string(workload, "engine"));
   const std::size_t at = e.find(engine_name);
   if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
   std::size_t i = at + engine_name.size();

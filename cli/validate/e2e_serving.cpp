@@ -69,9 +69,6 @@ std::variant<Lengths, std::string> lengths_of(const json& wl) {
   const double nominal = row_number(wl, "output_len_nominal");
   const double in = row_number(wl, "input_len"), out = row_number(wl, "output_len");
   const double ratio = row_number(wl, "random_range_ratio");
-  const std::string dataset = json_string(wl, "dataset");
-  std::string lower_dataset = dataset;
-  for (char& c : lower_dataset) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (std::isfinite(row_number(wl, "gsp_system_prompt_len"))) {
     // SGLang's generated-shared-prefix set: groups of prompts sharing a system prompt.
     const int system = static_cast<int>(row_number(wl, "gsp_system_prompt_len"));
@@ -106,7 +103,7 @@ std::variant<Lengths, std::string> lengths_of(const json& wl) {
     l.max_total = pi + po;
     return l;
   }
-  if (lower_dataset.find("sharegpt") != std::string::npos) {
+  if (contains(lower_case(json_string(wl, "dataset")), "sharegpt")) {
     l.prompt = sharegpt_length(215);
     l.output = sharegpt_length(198);
     l.max_total = 2048;
@@ -174,8 +171,8 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   if (const auto* reason = std::get_if<std::string>(&hw)) return *reason;
   const auto precision = row_precision(row);
   if (const auto* reason = std::get_if<std::string>(&precision)) return *reason;
-  const double tp = std::isfinite(row_number(par, "tp")) ? row_number(par, "tp") : 1;
-  const double pp = std::isfinite(row_number(par, "pp")) ? row_number(par, "pp") : 1;
+  const double tp = row_number_or(par, "tp", 1);
+  const double pp = row_number_or(par, "pp", 1);
   if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
   if (row_bool(par, "attention_dp").value_or(false)) {
     return std::string("data-parallel attention is not modelled yet");
@@ -202,9 +199,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
                                  ? row_number(wl, "max_concurrency")
                                  : row_number(wl, "concurrency");
-  std::string mode = json_string(wl, "mode");
-  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool offline = mode.find("offline") != std::string::npos ||
+  const bool offline = contains(lower_case(json_string(wl, "mode")), "offline") ||
                        json_string(wl, "qps") == "inf" ||
                        (std::isfinite(concurrency) && std::isfinite(prompts) &&
                         concurrency >= prompts);
@@ -243,14 +238,14 @@ std::optional<double> serving_metric(const json& r, const std::string& metric, c
     return tput.at("output_tokens_per_s").get<double>() + tput.at("input_tokens_per_s").get<double>();
   }
   if (metric == "requests_per_s") return tput.at("requests_per_s").get<double>();
+  if (metric == "output_tokens_per_s_per_user") {  // a user sees one token per TPOT
+    if (r.at("tpot_ms").is_null()) return std::nullopt;
+    return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
+  }
   const std::string m = metric == "request_latency_ms_mean" ? "e2e_ms_mean"
                         : metric == "ttft_ms"                ? "ttft_ms_mean"
                         : metric == "tpot_ms"                ? "tpot_ms_mean"
                                                              : metric;
-  if (m == "output_tokens_per_s_per_user") {
-    if (r.at("tpot_ms").is_null()) return std::nullopt;
-    return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
-  }
   const auto cut = m.rfind('_');
   if (cut == std::string::npos) return std::nullopt;
   const std::string base = m.substr(0, cut), stat = m.substr(cut + 1);
@@ -297,8 +292,7 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
   const auto sim = simulate_cached(request);
   if (const auto* reason = std::get_if<std::string>(&sim)) return Outcome::skipped(*reason);
   const json& r = std::get<json>(sim);
-  const auto flags = row.value("flags", json::array());
-  if (std::find(flags.begin(), flags.end(), "overloaded") != flags.end()) {
+  if (row_has_flag(row, "overloaded")) {
     return Outcome::skipped(std::string("overloaded in the source (requests failed); flopcast ") +
                             (r.at("saturated").get<bool>() ? "agrees: saturated"
                                                             : "predicts not saturated"));

@@ -25,21 +25,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool has(const std::string& s, std::string_view needle) {
-  return s.find(needle) != std::string::npos;
-}
-
 /// The framework profile `workload.framework` names ("" when none of the known ones).
 std::string profile_of(const json& wl) {
-  const std::string f = lower(json_string(wl, "framework"));
-  if (has(f, "megatron") || has(f, "nemo")) return "megatron";
-  if (has(f, "foundry") || has(f, "composer") || has(f, "torchtitan") || has(f, "fsdp") ||
-      has(f, "deepspeed") || has(f, "pytorch")) {
+  const std::string f = lower_case(json_string(wl, "framework"));
+  if (contains(f, "megatron") || contains(f, "nemo")) return "megatron";
+  if (contains(f, "foundry") || contains(f, "composer") || contains(f, "torchtitan") || contains(f, "fsdp") ||
+      contains(f, "deepspeed") || contains(f, "pytorch")) {
     return "pytorch_fsdp";
   }
   return "";
@@ -48,11 +39,11 @@ std::string profile_of(const json& wl) {
 /// Recomputation named by `activation_checkpointing`; nullopt when not stated.
 std::optional<std::string> recompute_of(const json& wl) {
   if (const auto b = row_bool(wl, "activation_checkpointing")) return *b ? "full" : "none";
-  const std::string ac = lower(json_string(wl, "activation_checkpointing"));
-  if (has(ac, "selective") || has(ac, "sac") || has(ac, "per-op") || has(ac, "op")) {
+  const std::string ac = lower_case(json_string(wl, "activation_checkpointing"));
+  if (contains(ac, "selective") || contains(ac, "sac") || contains(ac, "per-op") || contains(ac, "op")) {
     return "selective";
   }
-  if (has(ac, "full")) return "full";
+  if (contains(ac, "full")) return "full";
   if (ac == "none" || ac == "no" || ac == "off") return "none";
   return std::nullopt;
 }
@@ -82,13 +73,9 @@ std::optional<double> training_metric(const json& r, const json& row, bool hardw
 }  // namespace
 
 Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
-  const json flags = row.value("flags", json::array());
-  for (const char* f : {"parallelism_unknown", "per_gpu_unit_not_stated"}) {
-    if (std::find(flags.begin(), flags.end(), f) != flags.end()) {
-      return Outcome::skipped(std::string(f == std::string("parallelism_unknown")
-                                              ? "parallel layout not stated"
-                                              : "per-GPU or whole-run unit not stated"));
-    }
+  if (row_has_flag(row, "parallelism_unknown")) return Outcome::skipped("parallel layout not stated");
+  if (row_has_flag(row, "per_gpu_unit_not_stated")) {
+    return Outcome::skipped("per-GPU or whole-run unit not stated");
   }
   const json wl = row.value("workload", json::object());
   const json par = row.value("parallelism", json::object());
@@ -102,14 +89,10 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
   const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
 
-  const auto integer = [](const json& j, const char* key, double fallback) {
-    const double v = row_number(j, key);
-    return std::isfinite(v) ? v : fallback;
-  };
-  const double num_gpus = integer(row, "num_gpus", 1);
-  const double tp = integer(par, "tp", 1), pp = integer(par, "pp", 1), cp = integer(par, "cp", 1);
-  const double ep = integer(par, "ep", 1), vp = integer(par, "vp", 1);
-  const double dp = integer(par, "dp", num_gpus / (tp * pp * cp));
+  const double num_gpus = row_number_or(row, "num_gpus", 1);
+  const double tp = row_number_or(par, "tp", 1), pp = row_number_or(par, "pp", 1), cp = row_number_or(par, "cp", 1);
+  const double ep = row_number_or(par, "ep", 1), vp = row_number_or(par, "vp", 1);
+  const double dp = row_number_or(par, "dp", num_gpus / (tp * pp * cp));
   if (!(dp >= 1) || std::fabs(dp - std::round(dp)) > 1e-9) {
     return Outcome::skipped("num_gpus is not a multiple of tp·pp·cp");
   }
@@ -121,7 +104,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   // FSDP: a strategy name, a flag, or the size of the sharding group (torchtitan's dp_shard).
   const auto fsdp_it = par.find("fsdp");
   if (fsdp_it != par.end() && fsdp_it->is_string()) {
-    const std::string s = lower(fsdp_it->get<std::string>());
+    const std::string s = lower_case(fsdp_it->get<std::string>());
     if (s == "full_shard" || s == "shard_grad_op" || s == "hybrid_shard" || s == "no_shard") {
       parallelism["fsdp"] = s;
     } else {
@@ -150,7 +133,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   }
   const double micro = row_number(wl, "micro_batch");
   if (!std::isfinite(global) && std::isfinite(micro)) {
-    global = micro * integer(wl, "grad_accum", 1) * dp;
+    global = micro * row_number_or(wl, "grad_accum", 1) * dp;
   }
   if (!(global >= 1)) return Outcome::skipped("global batch not stated");
   json workload{{"seq_len", static_cast<int>(seq)}, {"global_batch_size", static_cast<int>(global)}};

@@ -85,18 +85,23 @@ std::string family_of(const std::string& group) {
   return id ? architecture_of(*id) : std::string();
 }
 
-/// The kind a row is reported and banded under: AMD GPUs apart, since their kernel efficiencies
-/// are not measured (Tier 0 borrows NVIDIA's) and their errors would set every band.
+/// The kind a row is reported and banded under: the estimates' own rule
+/// (io::detail::e2e_band_kind: AMD GPUs apart).
 std::string kind_of(const EngineSample& s) {
-  return family_of(s.group).rfind("cdna", 0) == 0 ? s.kind + " (amd)" : s.kind;
+  const auto id = hardware_preset_for(gpu_of(s.group));
+  if (!id) return s.kind;
+  const json& hw = io::preset("hardware", *id, "hardware").at("hardware");
+  return io::detail::e2e_band_kind(s.kind, hw.value("vendor", std::string()));
 }
 
-/// ln(predicted / measured) with the sign of "too fast": positive when the estimate is faster
-/// than measured (throughput too high, time too short).
-double fast_residual(const EngineSample& s) {
-  const bool time = s.group.find("time") != std::string::npos;
-  const double r = std::log(s.predicted / s.measured);
-  return time ? -r : r;
+/// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a
+/// time and ln(predicted / measured) for a rate. Positive: the estimate was too fast.
+double slowness(const EngineSample& s, double predicted) {
+  const bool rate = s.group.find("per_s") != std::string::npos ||
+                    s.group.find("tflops") != std::string::npos ||
+                    s.group.find("/mfu") != std::string::npos;
+  const double r = std::log(s.measured / predicted);
+  return rate ? -r : r;
 }
 
 /// The training constants of physics, with the attention kernel `attention` times slower.
@@ -119,7 +124,7 @@ std::vector<EngineOverheads> tier0_engines(const std::set<std::string>& names) {
   return out;
 }
 
-/// Per architecture and source: the fast residuals of every training row.
+/// Per architecture and source: the slowness of every training row.
 using Residuals = std::map<std::string, std::map<std::string, std::vector<double>>>;
 
 Residuals training_residuals(const Pass& physics) {
@@ -127,7 +132,7 @@ Residuals training_residuals(const Pass& physics) {
   for (const auto& [key, s] : physics) {
     if (s.kind != "training") continue;
     const std::string f = family_of(s.group);
-    if (!f.empty()) r[f][source_of(s.group)].push_back(fast_residual(s));
+    if (!f.empty()) r[f][source_of(s.group)].push_back(slowness(s, s.predicted));
   }
   return r;
 }
@@ -230,16 +235,6 @@ json scale_override(const TrainingFit& fit) {
     if (!f.empty()) o["*@" + f] = {{"compute_scale", s}};  // every kernel, attention included
   }
   return o;
-}
-
-/// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a
-/// time and ln(predicted / measured) for a rate. Positive: the estimate was too fast.
-double slowness(const EngineSample& s, double predicted) {
-  const bool rate = s.group.find("per_s") != std::string::npos ||
-                    s.group.find("tflops") != std::string::npos ||
-                    s.group.find("/mfu") != std::string::npos;
-  const double r = std::log(s.measured / predicted);
-  return rate ? -r : r;
 }
 
 /// The p-th percentile (0-100) of values weighted so that every source counts alike (each row

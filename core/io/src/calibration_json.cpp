@@ -109,6 +109,14 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
   return E2EBand{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>()};
 }
 
+std::string e2e_band_kind(const std::string& kind, const std::string& vendor) {
+  return vendor == "amd" ? kind + " (amd)" : kind;
+}
+
+std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw, bool tier0) {
+  return e2e_band(e2e_band_kind(kind, hw.vendor), tier0);
+}
+
 json band_json(double value, const E2EBand& band, bool rate) {
   // A band always holds its estimate: where the measured errors all lean one way (Tier 0 is
   // faster than every measurement), the band reaches from the estimate to where they lie.

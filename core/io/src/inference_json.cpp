@@ -93,10 +93,9 @@ json band_ms(const Band& b) {
 /// throughput" for tokens/s; AMD GPUs apart; "@tier0" when no kernel fit priced the estimate),
 /// else the kernels' residual bands summed as fully correlated errors.
 json inference_interval(const InferenceResult& r, const HardwareSpec& hw) {
-  const std::string amd = hw.vendor == "amd" ? " (amd)" : "";
   const bool tier0 = r.tier == 0;
-  const auto latency = e2e_band("inference latency" + amd, tier0);
-  const auto rate = e2e_band("inference throughput" + amd, tier0);
+  const auto latency = e2e_band("inference latency", hw, tier0);
+  const auto rate = e2e_band("inference throughput", hw, tier0);
   json out{{"coverage", 0.8}};
   out["ttft_ms"] = latency ? band_json(r.ttft_s / kMilli, *latency, false) : band_ms(r.ttft_band);
   out["tpot_ms"] = latency ? band_json(r.tpot_s / kMilli, *latency, false) : band_ms(r.tpot_band);

@@ -318,8 +318,6 @@ json ms(const std::optional<Percentiles>& p) {
 /// throughput; null for a figure the model leaves null (saturated).
 json serving_interval(const ServingResult& r, const HardwareSpec& hw) {
   const bool tier0 = r.tier == 0;
-  // AMD GPUs have bands of their own: their kernel efficiencies are not measured.
-  const std::string amd = hw.vendor == "amd" ? " (amd)" : "";
   json out = json::object();
   const std::pair<const char*, const std::optional<Percentiles>*> figures[] = {
       {"ttft_ms", &r.ttft_s}, {"tpot_ms", &r.tpot_s}, {"e2e_ms", &r.e2e_s}};
@@ -331,11 +329,13 @@ json serving_interval(const ServingResult& r, const HardwareSpec& hw) {
         {"p50", {"serving p50", (*p)->p50}},
         {"p99", {"serving tail", (*p)->p99}}};
     for (const auto& [stat, kv] : stats) {
-      if (const auto b = e2e_band(kv.first + amd, tier0)) f[stat] = band_json(kv.second / kMilli, *b, false);
+      if (const auto b = e2e_band(kv.first, hw, tier0)) {
+        f[stat] = band_json(kv.second / kMilli, *b, false);
+      }
     }
     out[name] = f;
   }
-  if (const auto b = e2e_band("serving throughput" + amd, tier0)) {
+  if (const auto b = e2e_band("serving throughput", hw, tier0)) {
     out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
   }
   return out;

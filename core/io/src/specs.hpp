@@ -66,6 +66,11 @@ struct E2EBand {
   double slow_p90 = 0;
 };
 std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
+/// The band kind of `kind` on hardware of `vendor`: AMD GPUs have bands of their own
+/// ("<kind> (amd)"), since their kernel efficiencies are not measured.
+std::string e2e_band_kind(const std::string& kind, const std::string& vendor);
+/// The band of `kind` for an estimate on `hw` (e2e_band_kind).
+std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw, bool tier0);
 /// {"low", "high"} of a time `value` under `band`, or of a rate when `rate` (a rate is slow when
 /// it is low).
 nlohmann::json band_json(double value, const E2EBand& band, bool rate);
