@@ -8,6 +8,7 @@
 
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
+#include "layer_ops.hpp"
 
 namespace flopcast {
 namespace {
@@ -49,21 +50,7 @@ void validate(const InferenceSpec& s) {
                           "hardware.gpus_per_node (" + std::to_string(s.hardware.gpus_per_node) +
                           ") (got " + std::to_string(s.tp) + ")");
   }
-  if (m.num_heads % s.tp != 0) {
-    fail("parallelism.tp", "must divide model.num_heads (" + std::to_string(m.num_heads) + ")",
-         s.tp);
-  }
-  if (m.num_kv_heads % s.tp != 0 && s.tp % m.num_kv_heads != 0) {
-    fail("parallelism.tp",
-         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
-             ") or be a multiple of it",
-         s.tp);
-  }
-  if (m.intermediate_size % s.tp != 0) {
-    fail("parallelism.tp",
-         "must divide model.intermediate_size (" + std::to_string(m.intermediate_size) + ")",
-         s.tp);
-  }
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % s.tp != 0) {
     fail("num_gpus", "must be a multiple of parallelism.tp (" + std::to_string(s.tp) + ")",
@@ -114,9 +101,11 @@ void validate(const InferenceSpec& s) {
   }
 }
 
-/// Shapes of one tensor-parallel shard, and the kernel model that prices its ops.
+/// One tensor-parallel shard, and the kernel model that prices its ops.
 struct Shard {
-  double h, d, hq, hkv, inter, vocab, layers;
+  ModelSpec model;
+  int tp = 1;
+  double h, vocab, layers;
   double a;        // activation bytes
   double w;        // linear-layer weight bytes per element, scales included
   double kv;       // KV-cache bytes per element
@@ -124,16 +113,21 @@ struct Shard {
   GemmTypes dense16;  // LM head and router: 16-bit weights in every quantization scheme
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
+  std::vector<LayerKind> kinds;
+  std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
+  double kv_elems;  // per token and layer on this GPU
+
+  AttentionDims attention(bool local, bool decode) const {
+    return layer_ops::attention_dims(model, tp, local, decode);
+  }
 };
 
 Shard make_shard(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   Shard sh{};
+  sh.model = s.model;
+  sh.tp = s.tp;
   sh.h = m.hidden_size;
-  sh.d = m.head_dim;
-  sh.hq = static_cast<double>(m.num_heads) / s.tp;
-  sh.hkv = std::max(1.0, static_cast<double>(m.num_kv_heads) / s.tp);
-  sh.inter = static_cast<double>(m.intermediate_size) / s.tp;
   sh.vocab = std::ceil(static_cast<double>(m.vocab_size) / s.tp);
   sh.layers = m.num_layers;
   sh.a = bytes_per_element(s.activations);
@@ -145,6 +139,9 @@ Shard make_shard(const InferenceSpec& s) {
   sh.attn_math = s.activations;
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.kv_block_tokens;
+  sh.kinds = layer_kinds(m);
+  sh.attn_linears = layer_ops::attention_linears(m, s.tp);
+  sh.kv_elems = layer_ops::kv_elements_per_token(m, s.tp);
   return sh;
 }
 
@@ -157,16 +154,22 @@ struct Step {
   bool prefill = false;
 };
 
+/// The FFN of one kind of layer for `t` tokens: its GEMMs (a dense FFN; or the routed experts
+/// then the shared experts) and its elementwise ops.
+struct FfnOps {
+  std::vector<OpCost> gemms;
+  OpCost elementwise;  ///< two fused add+norm, rotary, activation function
+};
+
 /// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
 /// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
 struct TokenOps {
-  OpCost embedding;  ///< once per step
-  OpCost qkv, o_proj;  ///< per layer, as are the rest unless noted
-  std::optional<OpCost> moe;  ///< MoE models: the experts, in place of up and down
-  OpCost up, down;
-  OpCost elementwise;  ///< two fused add+norm, rotary on q and k, activation function
+  OpCost embedding;                  ///< once per step
+  std::vector<OpCost> attn_linears;  ///< per layer: q/k/v projections, o_proj
+  FfnOps dense, moe;                 ///< per dense / MoE layer (those the model has)
   std::optional<OpCost> tp_all_reduce;  ///< tp > 1: one of the two per layer
-  OpCost final_norm;  ///< once per step, over every token
+  OpCost final_norm;                 ///< once per step, over every token
+  const FfnOps& ffn(const LayerKind& k) const { return k.moe ? moe : dense; }
 };
 
 TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
@@ -175,26 +178,38 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   const ModelSpec& m = s.model;
   TokenOps ops;
   ops.embedding = memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
-  ops.qkv = gemm_op("qkv_proj", hw, km, t, (sh.hq + 2 * sh.hkv) * sh.d, sh.h, sh.linear);
-  ops.o_proj = gemm_op("o_proj", hw, km, t, sh.h, sh.hq * sh.d, sh.linear);
-  const bool gated = m.ffn == FfnKind::gated;
-  double ffn_tokens = t;  // token-expert pairs through the FFN
-  if (m.is_moe()) {
-    ffn_tokens = t * m.experts_per_token;
-    ops.moe = moe_experts_op(hw, km, t, sh.h, sh.inter, m.num_experts, m.experts_per_token, gated,
-                             sh.linear, sh.dense16);
-  } else {
-    const double up_width = gated ? 2 * sh.inter : sh.inter;
-    ops.up = gemm_op("mlp", hw, km, t, up_width, sh.h, sh.linear);
-    ops.down = gemm_op("mlp", hw, km, t, sh.h, sh.inter, sh.linear);
+  for (const auto& l : sh.attn_linears) {
+    ops.attn_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
   }
-  // Two fused add+norm (read x and residual, write both), rotary on q and k, activation function.
-  const double act_fn_elems = ffn_tokens * (gated ? 3 * sh.inter : 2 * sh.inter);
-  const double elementwise_bytes =
-      sh.a * (2 * 4 * t * sh.h + 2 * t * (sh.hq + sh.hkv) * sh.d + act_fn_elems);
-  const double elementwise_flops = 2 * 8 * t * sh.h + act_fn_elems;
-  ops.elementwise = memory_op("norm_elementwise", hw, km, Flops(elementwise_flops),
-                              Bytes(elementwise_bytes), 4);
+  // Two fused add+norm (read x and residual, write both) and rotary; then per FFN kind the
+  // activation function.
+  const double rope = layer_ops::rope_elements_per_token(m, s.tp);
+  auto elementwise = [&](bool moe) {
+    const double act_fn_elems = t * layer_ops::activation_fn_elements(m, moe, s.tp);
+    return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t * sh.h + act_fn_elems),
+                     Bytes(sh.a * (2 * 4 * t * sh.h + 2 * t * rope + act_fn_elems)), 4);
+  };
+  const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
+                                     [](const LayerKind& k) { return !k.moe; });
+  if (has_dense) {
+    for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), s.tp, "mlp")) {
+      ops.dense.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+    }
+    ops.dense.elementwise = elementwise(false);
+  }
+  if (m.is_moe()) {
+    ops.moe.gemms.push_back(moe_experts_op(hw, km, t, sh.h, double(m.intermediate_size) / s.tp,
+                                           m.num_experts, m.experts_per_token,
+                                           m.ffn == FfnKind::gated, sh.linear, sh.dense16));
+    if (m.shared_experts > 0) {
+      for (const auto& l : layer_ops::ffn_linears(m, double(m.shared_experts) *
+                                                         m.shared_expert_width(),
+                                                  s.tp, "shared_experts")) {
+        ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+      }
+    }
+    ops.moe.elementwise = elementwise(true);
+  }
   if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
   ops.final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
   return ops;
@@ -204,11 +219,10 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
 std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
-  const double layers = sh.layers;
   const TokenOps tok = token_ops(s, sh, st.tokens);
   std::vector<OpCost> ops;
-  ops.reserve(10);  // embedding, 6 summed over layers, lm_head, logits gather, engine
-  auto per_layer = [&](OpCost op) {
+  ops.reserve(10 * sh.kinds.size());
+  auto per_layer = [&](OpCost op, double layers) {
     op.flops = op.flops * layers;
     op.bytes = op.bytes * layers;
     op.time = op.time * layers;
@@ -217,33 +231,32 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   };
 
   ops.push_back(tok.embedding);
-  per_layer(tok.qkv);
-  per_layer(st.prefill ? attention_prefill_op(hw, km, st.sequences, st.new_per_seq, sh.hq, sh.hkv,
-                                              sh.d, sh.attn_math, sh.a, sh.kv)
-                       : attention_decode_op(hw, km, st.sequences, st.context, sh.hq, sh.hkv,
-                                             sh.d, sh.attn_math, sh.a, sh.kv));
-  per_layer(tok.o_proj);
-
-  if (tok.moe) {
-    per_layer(*tok.moe);
-  } else {
-    const OpCost& down = tok.down;
-    OpCost mlp = tok.up;
-    mlp.flops += down.flops;
-    mlp.bytes += down.bytes;
-    mlp.time += down.time;
-    mlp.kernels += down.kernels;
-    if (down.time > tok.up.time) mlp.bound = down.bound;
-    per_layer(mlp);
-  }
-  per_layer(tok.elementwise);
-
-  if (tok.tp_all_reduce) {
-    OpCost ar = *tok.tp_all_reduce;
-    ar.time = ar.time * 2;
-    ar.bytes = ar.bytes * 2;
-    ar.kernels *= 2;
-    per_layer(ar);
+  for (const LayerKind& kind : sh.kinds) {
+    const double layers = kind.count;
+    // Breakdown order: q/k/v projections, attention, o_proj, FFN, elementwise, TP (the
+    // accumulator sums ops of one name).
+    for (const OpCost& op : tok.attn_linears) {
+      if (op.name != "o_proj") per_layer(op, layers);
+    }
+    const AttentionDims dims = sh.attention(kind.local, !st.prefill);
+    per_layer(st.prefill ? attention_prefill_op(hw, km, st.sequences, st.new_per_seq, dims,
+                                                sh.attn_math, sh.a, sh.kv)
+                         : attention_decode_op(hw, km, st.sequences, st.context, dims,
+                                               sh.attn_math, sh.a, sh.kv),
+              layers);
+    for (const OpCost& op : tok.attn_linears) {
+      if (op.name == "o_proj") per_layer(op, layers);
+    }
+    const FfnOps& ffn = tok.ffn(kind);
+    for (const OpCost& op : ffn.gemms) per_layer(op, layers);
+    per_layer(ffn.elementwise, layers);
+    if (tok.tp_all_reduce) {
+      OpCost ar = *tok.tp_all_reduce;
+      ar.time = ar.time * 2;
+      ar.bytes = ar.bytes * 2;
+      ar.kernels *= 2;
+      per_layer(ar, layers);
+    }
   }
 
   // Final norm over every token; logits only for the last token of each sequence.
@@ -319,13 +332,26 @@ struct Accumulator {
   }
 };
 
-double kv_bytes_per_token(const Shard& sh) {
-  return sh.layers * 2 * sh.hkv * sh.d * sh.kv;
+/// Layers that keep the whole context in the KV cache, and those that keep only their window.
+std::pair<double, double> global_and_local_layers(const Shard& sh) {
+  double global = 0, local = 0;
+  for (const LayerKind& k : sh.kinds) (k.local ? local : global) += k.count;
+  return {global, local};
 }
 
+/// KV bytes of one token in every layer on this GPU (local layers count while the context is
+/// within their window).
+double kv_bytes_per_token(const Shard& sh) { return sh.layers * sh.kv_elems * sh.kv; }
+
+/// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
+/// their window.
 double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, double context) {
-  const double blocks = std::ceil(context / s.kv_block_tokens);
-  return batch * blocks * s.kv_block_tokens * kv_bytes_per_token(sh);
+  const auto [global, local] = global_and_local_layers(sh);
+  const double per_layer_token = sh.kv_elems * sh.kv;
+  auto blocks = [&](double tokens) { return std::ceil(tokens / s.kv_block_tokens); };
+  const double local_tokens = local_kv_tokens(context, s.model.window_tokens);
+  return batch * s.kv_block_tokens * per_layer_token *
+         (global * blocks(context) + local * blocks(local_tokens));
 }
 
 /// Peak live activations of one prefill chunk of `batch` prompts of `prompt` tokens: the chunk
@@ -334,10 +360,14 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
   const ModelSpec& m = s.model;
   const double t = std::min(batch * prompt, static_cast<double>(s.max_num_batched_tokens));
   batch = std::min(batch, t);
-  const double ffn_tokens = m.is_moe() ? t * m.experts_per_token : t;
-  const double up_width = m.ffn == FfnKind::gated ? 2 * sh.inter : sh.inter;
-  const double attn_phase = t * (2 * sh.h + (2 * sh.hq + 2 * sh.hkv) * sh.d);
-  const double mlp_phase = 2 * t * sh.h + ffn_tokens * (up_width + sh.inter);
+  const AttentionDims at = sh.attention(false, false);
+  const double attn_phase =
+      t * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) + at.kv_heads * at.kv_elems);
+  double ffn_phase = 0;  // the FFN's widest kind: [up, gate] then its output
+  for (const LayerKind& k : sh.kinds) {
+    ffn_phase = std::max(ffn_phase, t * layer_ops::activation_fn_elements(m, k.moe, s.tp));
+  }
+  const double mlp_phase = 2 * t * sh.h + ffn_phase;
   const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
   return sh.a * std::max(attn_phase, mlp_phase) + logits;
 }
@@ -354,23 +384,23 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   const Shard sh = make_shard(s);
   const ParamCounts pc = count_params(m);
-  const double experts = m.is_moe() ? m.num_experts : 1;
-  const double attn_linear = sh.h * sh.hq * sh.d * 2 + 2 * sh.h * sh.hkv * sh.d;
-  const double ffn_linear = experts * (m.ffn == FfnKind::gated ? 3 : 2) * sh.h * sh.inter;
-  const double linear = sh.layers * (attn_linear + ffn_linear);
-  // Everything else stays in 16 bits: vocab-parallel embedding and LM head, learned positions,
-  // norms, router and biases (replicated; they are tiny).
-  const double vocab_rows = sh.vocab * sh.h;
-  const double positions = pc.embedding - static_cast<double>(m.vocab_size) * m.hidden_size;
-  const double sixteen_bit = vocab_rows * (m.tie_embeddings ? 1 : 2) + positions +
-                             sh.layers * (pc.norms_per_layer + pc.router_per_layer) +
-                             pc.final_norm +
-                             sh.layers * (pc.attention_per_layer - (2 * sh.h * m.num_heads * sh.d +
-                                                                    2 * sh.h * m.num_kv_heads * sh.d)) +
-                             sh.layers * experts *
-                                 (pc.expert_per_layer -
-                                  (m.ffn == FfnKind::gated ? 3 : 2) * sh.h * m.intermediate_size);
-  return linear * sh.w + sixteen_bit * sh.a;
+  // Linear layers in the weight type, per GPU (what the kernels read) and in the whole model.
+  const auto sum = layer_ops::linear_params;
+  auto linear = [&](int tp) {
+    const double attn = sum(layer_ops::attention_linears(m, tp));
+    const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
+    const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
+    const double shared = sum(layer_ops::ffn_linears(
+        m, double(m.shared_experts) * m.shared_expert_width(), tp, ""));
+    return m.num_layers * attn + (m.num_layers - pc.moe_layers) * dense +
+           pc.moe_layers * (m.num_experts * expert + shared);
+  };
+  // Everything else stays in 16 bits: vocab-parallel embedding and LM head, and replicated
+  // learned positions, norms, routers and biases (tiny).
+  const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
+  const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings ? 1 : 2);
+  const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
+  return linear(s.tp) * sh.w + (vocab_rows + rest) * sh.a;
 }
 
 InferenceResult estimate_inference(const InferenceSpec& spec) {
@@ -554,7 +584,6 @@ constexpr int kMaxMemoSequences = 4096;
 
 double op_time_s(const OpCost& op) { return op.time.value; }
 
-/// The token-proportional ops of step_ops for `t` new tokens: the same op calls, summed.
 /// The token-proportional ops of step_ops (token_ops) for `t` new tokens, summed; `tier`: 2 when
 /// every GEMM of them is calibrated.
 double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe_factor,
@@ -565,21 +594,45 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
     tier2 = tier2 && op.tier == 2;
     return op_time_s(op);
   };
-  double per_layer = priced(tok.qkv);
-  per_layer += priced(tok.o_proj);
-  if (tok.moe) {
-    per_layer += moe_factor * priced(*tok.moe);
-  } else {
-    per_layer += priced(tok.up);
-    per_layer += priced(tok.down);
+  double total = op_time_s(tok.embedding) + op_time_s(tok.final_norm);
+  for (const LayerKind& kind : sh.kinds) {
+    double per_layer = 0;
+    for (const OpCost& op : tok.attn_linears) per_layer += priced(op);
+    const FfnOps& ffn = tok.ffn(kind);
+    for (std::size_t i = 0; i < ffn.gemms.size(); ++i) {
+      // The routed experts of the busiest GPU run moe_factor longer.
+      per_layer += (kind.moe && i == 0 ? moe_factor : 1.0) * priced(ffn.gemms[i]);
+    }
+    per_layer += op_time_s(ffn.elementwise);
+    if (tok.tp_all_reduce) per_layer += 2 * op_time_s(*tok.tp_all_reduce);
+    total += per_layer * kind.count;
   }
-  per_layer += op_time_s(tok.elementwise);
-  if (tok.tp_all_reduce) per_layer += 2 * op_time_s(*tok.tp_all_reduce);
-  double total = per_layer * sh.layers;
-  total += op_time_s(tok.embedding);
-  total += op_time_s(tok.final_norm);
   if (tier) *tier = tier2 ? 2 : 0;
   return total;
+}
+
+/// Attention of every layer for `chunks` prefill chunks, each priced as the mean chunk of
+/// `mean_new` tokens and scaled per layer kind by the attended pairs of the real chunks over
+/// those of the mean one (exact for equal, uncached chunks).
+double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
+                                  const PrefillChunk* chunks, int count, double mean_new) {
+  double t = 0;
+  for (const LayerKind& kind : sh.kinds) {
+    const AttentionDims dims = sh.attention(kind.local, false);
+    double pairs = 0;
+    for (int i = 0; i < count; ++i) {
+      if (chunks[i].new_tokens <= 0) continue;
+      pairs += attended_pairs(chunks[i].cached_tokens, chunks[i].new_tokens, dims.window_tokens,
+                              dims.local);
+    }
+    int n = 0;
+    for (int i = 0; i < count; ++i) n += chunks[i].new_tokens > 0 ? 1 : 0;
+    const OpCost op = attention_prefill_op(s.hardware, sh.km, n, mean_new, dims, sh.attn_math,
+                                           sh.a, sh.kv);
+    const double mean_pairs = n * attended_pairs(0, mean_new, dims.window_tokens, dims.local);
+    t += kind.count * op.time.value * pairs / mean_pairs;
+  }
+  return t;
 }
 
 double head_ops_s(const InferenceSpec& s, const Shard& sh, double b) {
@@ -610,12 +663,11 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   impl_->moe_factor = moe_expert_time_factor;
   int dense_tier = 0;
   (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier);
-  const OpCost pre = attention_prefill_op(checked.hardware, impl_->sh.km, 1, 256, impl_->sh.hq,
-                                          impl_->sh.hkv, impl_->sh.d, impl_->sh.attn_math,
-                                          impl_->sh.a, impl_->sh.kv);
-  const OpCost dec = attention_decode_op(checked.hardware, impl_->sh.km, 16, 512, impl_->sh.hq,
-                                         impl_->sh.hkv, impl_->sh.d, impl_->sh.attn_math,
-                                         impl_->sh.a, impl_->sh.kv);
+  const Shard& sh = impl_->sh;
+  const OpCost pre = attention_prefill_op(checked.hardware, sh.km, 1, 256,
+                                          sh.attention(false, false), sh.attn_math, sh.a, sh.kv);
+  const OpCost dec = attention_decode_op(checked.hardware, sh.km, 16, 512,
+                                         sh.attention(false, true), sh.attn_math, sh.a, sh.kv);
   impl_->tier = dense_tier == 2 && pre.tier == 2 && dec.tier == 2 ? 2 : 0;
 }
 
@@ -656,19 +708,21 @@ double StepTimeModel::head_time_s(int sequences) {
 double StepTimeModel::prefill_attention_s(const PrefillChunk& c) const {
   if (c.new_tokens <= 0) return 0;
   const Impl& m = *impl_;
-  const double q = c.new_tokens;
-  const OpCost op = attention_prefill_op(m.spec.hardware, m.sh.km, 1, q, m.sh.hq, m.sh.hkv,
-                                         m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
-  return m.sh.layers * op.time.value * (q + 1 + 2.0 * c.cached_tokens) / (q + 1);
+  return prefill_attention_layers_s(m.spec, m.sh, &c, 1, c.new_tokens);
 }
 
 double StepTimeModel::decode_attention_s(int sequences, double mean_context_tokens) const {
   if (sequences <= 0) return 0;
   const Impl& m = *impl_;
-  const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, sequences,
-                                        std::max(1.0, mean_context_tokens), m.sh.hq, m.sh.hkv,
-                                        m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
-  return m.sh.layers * op.time.value;
+  double t = 0;
+  for (const LayerKind& kind : m.sh.kinds) {
+    const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, sequences,
+                                          std::max(1.0, mean_context_tokens),
+                                          m.sh.attention(kind.local, true), m.sh.attn_math,
+                                          m.sh.a, m.sh.kv);
+    t += kind.count * op.time.value;
+  }
+  return t;
 }
 
 double StepTimeModel::step_overhead_s() const { return impl_->spec.step_overhead_s; }
@@ -682,25 +736,21 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   double attention = 0;
   int sampled = step.decode_sequences;
   // Prefill chunks run as one varlen attention kernel: priced as n chunks of the mean length,
-  // scaled by the FLOP ratio Σ q(q + 1 + 2c) / (n · q̄(q̄ + 1)) (exact for equal, uncached chunks).
-  double chunk_tokens = 0, chunk_flops = 0;
+  // scaled by the attended pairs (prefill_attention_layers_s).
+  double chunk_tokens = 0;
   int chunks = 0;
   for (int i = 0; i < step.num_prefills; ++i) {
     const PrefillChunk& c = step.prefills[i];
     if (c.new_tokens <= 0) continue;
-    const double q = c.new_tokens;
     tokens += c.new_tokens;
-    chunk_tokens += q;
-    chunk_flops += q * (q + 1 + 2.0 * c.cached_tokens);
+    chunk_tokens += c.new_tokens;
     ++chunks;
     ++sampled;  // a chunk samples a token too (discarded unless it ends the prompt)
   }
   if (chunks > 0) {
     const Impl& m = *impl_;
-    const double q = chunk_tokens / chunks;
-    const OpCost op = attention_prefill_op(m.spec.hardware, m.sh.km, chunks, q, m.sh.hq, m.sh.hkv,
-                                           m.sh.d, m.sh.attn_math, m.sh.a, m.sh.kv);
-    attention += m.sh.layers * op.time.value * chunk_flops / (chunks * q * (q + 1));
+    attention += prefill_attention_layers_s(m.spec, m.sh, step.prefills, step.num_prefills,
+                                            chunk_tokens / chunks);
   }
   if (step.decode_sequences > 0) {
     attention += decode_attention_s(step.decode_sequences,

@@ -214,17 +214,18 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
 }
 
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            double heads, double kv_heads, double head_dim, DType math,
-                            double act_bytes, double kv_bytes) {
+                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes) {
   const FlopsPerSecond peak = peak_or_throw(hw, math);
   const double blocks_per_head = std::ceil(seq / km.attention_block);
   const double tile_eff = seq / (blocks_per_head * km.attention_block);
-  const double tiles = blocks_per_head * heads * batch;
+  const double tiles = blocks_per_head * a.heads * batch;
   // No split-K in prefill attention: fewer blocks than SMs leave SMs idle.
   const double occupancy = wave_efficiency(tiles, hw.num_sms) * std::min(1.0, tiles / hw.num_sms);
+  const double pairs = attended_pairs(0, seq, a.window_tokens, a.local);
   Work w;
-  w.flops = Flops(batch * 2 * head_dim * heads * seq * (seq + 1));
-  w.bytes = Bytes(batch * seq * head_dim * (2 * heads * act_bytes + 2 * kv_heads * kv_bytes));
+  w.flops = Flops(batch * 2 * a.heads * (a.qk_dim + a.v_dim) * pairs);
+  w.bytes = Bytes(batch * seq *
+                  (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes));
   w.compute_ideal = w.flops / (peak * (tile_eff * occupancy));
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   w.units = tiles;
@@ -232,20 +233,36 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
 }
 
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
-                           double context, double heads, double kv_heads, double head_dim,
-                           DType math, double act_bytes, double kv_bytes) {
+                           double context, const AttentionDims& a, DType math, double act_bytes,
+                           double kv_bytes) {
   const FlopsPerSecond peak = peak_or_throw(hw, math);
+  const double attended = attended_context(context, a.window_tokens, a.local);
   Work w;
-  w.flops = Flops(batch * 4 * context * head_dim * heads);
-  const double read_tokens = round_up(context, km.kv_page_tokens);
-  w.bytes =
-      Bytes(batch * head_dim * (2 * read_tokens * kv_heads * kv_bytes + 2 * heads * act_bytes));
+  w.flops = Flops(batch * 2 * attended * a.heads * (a.qk_dim + a.v_dim));
+  const double read_tokens = round_up(attended, km.kv_page_tokens);
+  w.bytes = Bytes(batch * (read_tokens * a.kv_heads * a.kv_elems * kv_bytes +
+                           a.heads * (a.qk_dim + a.v_dim) * act_bytes));
   w.compute_ideal = w.flops / peak;
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
-  w.units = batch * kv_heads * std::ceil(context / 256);
+  w.units = batch * a.kv_heads * std::ceil(attended / 256);
   return apply("attention", w, hw, km, OpClass::attention_decode, math,
                kv_bytes <= 1 ? KernelVariant::kv8 : KernelVariant::plain);
+}
+
+OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
+                            double heads, double kv_heads, double head_dim, DType math,
+                            double act_bytes, double kv_bytes) {
+  return attention_prefill_op(hw, km, batch, seq, AttentionDims::standard(heads, kv_heads, head_dim),
+                              math, act_bytes, kv_bytes);
+}
+
+OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
+                           double context, double heads, double kv_heads, double head_dim,
+                           DType math, double act_bytes, double kv_bytes) {
+  return attention_decode_op(hw, km, batch, context,
+                             AttentionDims::standard(heads, kv_heads, head_dim), math, act_bytes,
+                             kv_bytes);
 }
 
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "flopcast/error.hpp"
+#include "layer_ops.hpp"
 #include "training_detail.hpp"
 
 namespace flopcast {
@@ -53,14 +54,7 @@ void validate_parallelism(const TrainingSpec& s) {
                            "gpus_per_node (" + std::to_string(s.gpus_per_node) + ") (got " +
                                std::to_string(s.tp) + ")");
   }
-  check_divides("parallelism.tp", s.tp, m.num_heads, "model.num_heads");
-  if (m.num_kv_heads % s.tp != 0 && s.tp % m.num_kv_heads != 0) {
-    fail("parallelism.tp",
-         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
-             ") or be a multiple of it",
-         s.tp);
-  }
-  check_divides("parallelism.tp", s.tp, m.intermediate_size, "model.intermediate_size");
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
                 "model.num_layers with parallelism.vpp; pp·vpp");
   if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);
@@ -208,6 +202,7 @@ struct Shard {
   double tokens;      // T = b·s/cp: tokens of one micro-batch on this GPU
   double b, s_full;   // sequences, full sequence length
   double norm_tokens; // tokens of the norms: T/tp under SP
+  std::vector<LayerKind> kinds;
   GemmTypes linear;   // transformer linears (fp8 under the fp8 recipe)
   GemmTypes dense16;  // LM head, router, LoRA adapters, wgrad outputs
   DType attn_math;
@@ -227,6 +222,7 @@ Shard make_shard(const TrainingSpec& s, int b) {
   sh.s_full = s.seq_len;
   sh.tokens = double(b) * s.seq_len / s.cp;
   sh.norm_tokens = s.sp ? sh.tokens / s.tp : sh.tokens;
+  sh.kinds = layer_kinds(m);
   const DType half = s.compute == DType::fp8 ? (s.hardware.peak(DType::bf16) ? DType::bf16
                                                                              : DType::fp16)
                                              : s.compute;
@@ -272,22 +268,28 @@ struct LayerPass {
   double attention_fwd_s = 0, attention_bwd_s = 0;
 };
 
-std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh) {
+std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const LayerKind& kind) {
   const ModelSpec& m = s.model;
-  const bool gated = m.ffn == FfnKind::gated;
-  std::vector<Linear> out{{"qkv_proj", (sh.hq + 2 * sh.hkv) * sh.d, sh.h},
-                          {"o_proj", sh.h, sh.hq * sh.d}};
-  const double up = gated ? 2 * sh.inter : sh.inter;
-  if (m.is_moe()) {
+  std::vector<Linear> out;
+  for (const auto& l : layer_ops::attention_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
+  if (kind.moe) {
     // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert.
     const double experts = double(m.num_experts) / s.ep;
     const double rows = s.ep * sh.tokens * m.experts_per_token / m.num_experts *
                         s.moe_capacity_factor;
-    out.push_back({"moe_experts", up, sh.h, experts, rows});
-    out.push_back({"moe_experts", sh.h, sh.inter, experts, rows});
+    for (const auto& l : layer_ops::ffn_linears(m, m.intermediate_size, s.tp, "moe_experts")) {
+      out.push_back({l.name, l.n, l.k, experts, rows});
+    }
+    const double shared = double(m.shared_experts) * m.shared_expert_width();
+    if (shared > 0) {
+      for (const auto& l : layer_ops::ffn_linears(m, shared, s.tp, "shared_experts")) {
+        out.push_back({l.name, l.n, l.k});
+      }
+    }
   } else {
-    out.push_back({"mlp", up, sh.h});
-    out.push_back({"mlp", sh.h, sh.inter});
+    for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), s.tp, "mlp")) {
+      out.push_back({l.name, l.n, l.k});
+    }
   }
   return out;
 }
@@ -315,7 +317,7 @@ std::vector<Linear> lora_adapters(const TrainingSpec& s, const Shard& sh) {
   return out;
 }
 
-LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
+LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& kind) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = s.kernel;
   const ModelSpec& m = s.model;
@@ -324,7 +326,9 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
 
   GemmTypes base = sh.linear;
   if (s.finetune == Finetune::qlora) base = GemmTypes{sh.attn_math, 0.5 + 2.0 / 64, 2, 2};
-  for (const Linear& l : layer_linears(s, sh)) {
+  double cast_elems = 0;  // GEMM inputs cast to fp8 per token: Σ k · rows / T
+  for (const Linear& l : layer_linears(s, sh, kind)) {
+    cast_elems += l.k * (l.rows > 0 ? l.rows * l.count / sh.tokens : 1);
     const LinearCosts c = price_linear(s, sh, l, full, base);
     p.fwd.add("forward", c.fwd);
     p.bwd.add("backward", c.dgrad);
@@ -332,7 +336,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
     p.gemm_fwd_s += c.fwd.time.value;
     p.gemm_bwd_s += c.dgrad.time.value + (c.has_wgrad ? c.wgrad.time.value : 0);
   }
-  if (m.is_moe()) {
+  if (kind.moe) {
     const LinearCosts router = price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h},
                                             full, sh.dense16);
     p.fwd.add("forward", router.fwd);
@@ -356,8 +360,9 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
   }
 
   // Attention core: each CP rank computes its 1/cp share of the causal score matrix.
-  OpCost attn = attention_prefill_op(hw, km, sh.b, sh.s_full, sh.hq, sh.hkv, sh.d, sh.attn_math,
-                                     sh.a, sh.a);
+  OpCost attn = attention_prefill_op(hw, km, sh.b, sh.s_full,
+                                     layer_ops::attention_dims(m, s.tp, kind.local, false),
+                                     sh.attn_math, sh.a, sh.a);
   attn.time = attn.time * s.attention_scale;
   p.attention_fwd_s = attn.time.value / s.cp;
   p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;
@@ -373,17 +378,14 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
 
   // Elementwise: two fused residual-add + norm (read x, residual; write both), rotary on q and
   // k, the activation function; the backward moves about twice the bytes.
-  const double ffn_rows = m.is_moe() ? sh.tokens * m.experts_per_token * s.moe_capacity_factor
-                                     : sh.tokens;
   double bytes = 2 * 4 * sh.norm_tokens * sh.h * sh.a;
-  if (m.position_embedding == PositionEmbedding::rope) {
-    bytes += 2 * sh.tokens * (sh.hq + sh.hkv) * sh.d * sh.a;
-  }
-  bytes += ffn_rows * (m.ffn == FfnKind::gated ? 3 : 2) * sh.inter * sh.a;
+  bytes += 2 * sh.tokens * layer_ops::rope_elements_per_token(m, s.tp) * sh.a;
+  bytes += sh.tokens * layer_ops::activation_fn_elements(m, kind.moe, s.tp, s.moe_capacity_factor) *
+           sh.a;
   if (s.compute == DType::fp8) {
     // Casts of GEMM inputs to fp8 (read 2 B, write 1 B) and their transposes for wgrad. The
     // weights' cast is not here: it runs once per step (estimate_step).
-    bytes += 3 * sh.tokens * (2 * sh.h + sh.hq * sh.d + sh.inter);
+    bytes += 3 * sh.tokens * cast_elems;
   }
   const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
   p.fwd.add("forward", elementwise);
@@ -396,6 +398,24 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh) {
     p.recompute.add("recompute", attn, 1.0 / s.cp);
   }
   return p;
+}
+
+/// The mean layer of the model: each kind of layer weighted by its share of the layers (the
+/// layers of one pipeline stage are taken as a cross-section of the model's).
+LayerPass price_mean_layer(const TrainingSpec& s, const Shard& sh) {
+  LayerPass mean;
+  for (const LayerKind& kind : sh.kinds) {
+    const LayerPass p = price_layer(s, sh, kind);
+    const double w = double(kind.count) / s.model.num_layers;
+    mean.fwd.append(p.fwd, w);
+    mean.bwd.append(p.bwd, w);
+    mean.recompute.append(p.recompute, w);
+    mean.gemm_fwd_s += w * p.gemm_fwd_s;
+    mean.gemm_bwd_s += w * p.gemm_bwd_s;
+    mean.attention_fwd_s += w * p.attention_fwd_s;
+    mean.attention_bwd_s += w * p.attention_bwd_s;
+  }
+  return mean;
 }
 
 /// The embedding (first stage) and the final norm, LM head and loss (last stage).
@@ -468,7 +488,7 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
   if (s.cp > 1) {
     // Ring attention: cp − 1 exchanges of the rank's K and V chunk forward; K, V and their
     // gradients backward; each step overlaps the attention of the previous chunk.
-    const double kv = 2 * sh.tokens * sh.hkv * sh.d * sh.a;
+    const double kv = sh.tokens * layer_ops::kv_elements_per_token(m, s.tp) * sh.a;
     const double step = collective_s(s, CollectiveKind::send_recv, kv, 2, s.tp);
     const double fwd = (s.cp - 1) * step, bwd = 2 * fwd;
     const double n_fwd = full_recompute ? 2 : 1;
@@ -481,7 +501,8 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
     // Dispatch and combine forward, and both again backward (and in a full recompute).
     const double bytes = sh.tokens * m.experts_per_token * s.moe_capacity_factor * sh.h * sh.a;
     const double one = collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, s.tp * s.cp);
-    c.ep_s = layers * one * (full_recompute ? 6 : 4);
+    const double moe_share = double(count_params(m).moe_layers) / m.num_layers;
+    c.ep_s = layers * moe_share * one * (full_recompute ? 6 : 4);
   }
   // ZeRO-3 / FSDP full and grad-op shard: the layers' weights are gathered for each micro-batch
   // forward (and, fully sharded, again backward); gradients are reduce-scattered every backward.
@@ -551,7 +572,7 @@ std::pair<double, double> flops_per_token(const TrainingSpec& s) {
 TrainingResult estimate_step(const TrainingSpec& s, int b) {
   const ModelSpec& m = s.model;
   const Shard sh = make_shard(s, b);
-  const LayerPass lp = price_layer(s, sh);
+  const LayerPass lp = price_mean_layer(s, sh);
   const double layers = double(m.num_layers) / s.pp;
   const int micro = s.global_batch_size / (s.dp * b);
   const double ov = s.comm_overlap;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layer_ops.hpp"
 #include "training_detail.hpp"
 
 namespace flopcast {
@@ -85,11 +86,21 @@ ShardDivisors shard_divisors(const TrainingSpec& s) {
 }
 
 LayerParams layer_params(const TrainingSpec& s) {
-  const ParamCounts c = count_params(s.model);
-  const double experts = s.model.is_moe() ? double(s.model.num_experts) / s.ep : 1.0;
+  using layer_ops::linear_params;
+  // The mean layer: dense and MoE layers weighted by their counts. Attention biases and the MLA
+  // down-projections (replicated across TP ranks) as layer_ops shards them.
+  const ModelSpec& m = s.model;
+  const ParamCounts c = count_params(m);
+  const double moe_share = double(c.moe_layers) / m.num_layers;
+  const double attn_linear_1 = linear_params(layer_ops::attention_linears(m, 1));
+  const double attn = linear_params(layer_ops::attention_linears(m, s.tp)) +
+                      (c.attention_per_layer - attn_linear_1) / s.tp;
+  const double routed = m.is_moe() ? double(m.num_experts) / s.ep * c.expert_per_layer : 0;
+  const double ffn = (1 - moe_share) * c.dense_ffn_per_layer +
+                     moe_share * (routed + c.shared_expert_per_layer);
   LayerParams p;
-  p.linear = (c.attention_per_layer + experts * c.expert_per_layer) / s.tp;
-  p.total = p.linear + c.router_per_layer + c.norms_per_layer;
+  p.linear = attn + ffn / s.tp;
+  p.total = p.linear + moe_share * c.router_per_layer + c.norms_per_layer;
   p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
   return p;
 }
@@ -165,35 +176,54 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
 }  // namespace training_detail
 
 double model_flops_per_token(const ModelSpec& m, int seq) {
+  using layer_ops::linear_params;
   const ParamCounts c = count_params(m);
   const double h = m.hidden_size;
-  const double linear_attn = h * m.num_heads * m.head_dim * 2 + 2 * h * m.num_kv_heads * m.head_dim;
-  const double active_experts = m.is_moe() ? m.experts_per_token : 1;
-  const double ffn = (m.ffn == FfnKind::gated ? 3 : 2) * h * m.intermediate_size;
-  const double n_matmul = m.num_layers * (linear_attn + active_experts * ffn +
-                                          c.router_per_layer) +
-                          double(m.vocab_size) * h;
-  return 6 * n_matmul + 12.0 * m.num_layers * m.num_heads * m.head_dim * seq;
+  const double dense = linear_params(layer_ops::ffn_linears(m, m.dense_ffn_width(), 1, ""));
+  const double expert = linear_params(layer_ops::ffn_linears(m, m.intermediate_size, 1, ""));
+  const double shared = linear_params(
+      layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), 1, ""));
+  const double n_matmul =
+      m.num_layers * linear_params(layer_ops::attention_linears(m, 1)) +
+      (m.num_layers - c.moe_layers) * dense +
+      c.moe_layers * (m.experts_per_token * expert + shared + c.router_per_layer) +
+      double(m.vocab_size) * h;
+  // Attention: 6·2·Hq·(d_qk + d_v)/2·s per token and layer over the full (non-causal) square,
+  // the convention of PaLM and Megatron (12·L·Hq·d·s); local layers by their share of pairs.
+  double attention = 0;
+  const double full_pairs = attended_pairs(0, seq, 0, m.local_attention);
+  for (const LayerKind& k : layer_kinds(m)) {
+    const AttentionDims a = layer_ops::attention_dims(m, 1, k.local, false);
+    const double share = attended_pairs(0, seq, a.window_tokens, a.local) / full_pairs;
+    attention += k.count * 6.0 * a.heads * (a.qk_dim + a.v_dim) * seq * share;
+  }
+  return 6 * n_matmul + attention;
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp, bool sp,
                                   Recompute recompute, bool flash_attention) {
-  const double h = m.hidden_size, d = m.head_dim, hq = m.num_heads, hkv = m.num_kv_heads;
+  const double h = m.hidden_size;
   const double t = tp;
   const double t_sp = sp ? t : 1;
   if (recompute == Recompute::full) return 2 * s * b * h / t_sp;
   // Norm inputs (2), QKV and FFN-up inputs (2): 2 bytes × h each, sharded only under SP.
   const double replicated = 8 * h / t_sp;
-  // Q, K, V (2 bytes), the attention output (O-proj input), the FFN intermediates.
-  const double ffn = (m.ffn == FfnKind::gated ? 6.0 : 4.0) * m.intermediate_size *
-                     (m.is_moe() ? m.experts_per_token : 1);
-  const double sharded = (2 * (hq + 2 * hkv) * d + 2 * hq * d + ffn) / t;
-  double bytes = s * b * (replicated + sharded);
-  if (m.is_moe()) bytes += s * b * 2 * h * m.experts_per_token / t;  // dispatched tokens
+  // Q, K, V as the attention kernel reads them (MLA: K and V expanded per head), the attention
+  // output (O-proj input), and the FFN intermediates of the mean layer (2 bytes each).
+  const AttentionDims a = layer_ops::attention_dims(m, 1, false, false);
+  const double kv_heads = m.is_mla() ? a.heads : a.kv_heads;
+  const double attention = 2 * (a.heads * a.qk_dim + kv_heads * (a.qk_dim + a.v_dim)) +
+                           2 * a.heads * a.v_dim;
+  const ParamCounts c = count_params(m);
+  const double moe_share = double(c.moe_layers) / m.num_layers;
+  const double ffn = 2 * ((1 - moe_share) * layer_ops::activation_fn_elements(m, false, 1) +
+                          moe_share * layer_ops::activation_fn_elements(m, true, 1));
+  double bytes = s * b * (replicated + (attention + ffn) / t);
+  if (m.is_moe()) bytes += moe_share * s * b * 2 * h * m.experts_per_token / t;  // dispatched
   if (flash_attention) {
-    bytes += 4 * b * hq * s / t;  // fp32 log-sum-exp per query row
+    bytes += 4 * b * a.heads * s / t;  // fp32 log-sum-exp per query row
   } else if (recompute == Recompute::none) {
-    bytes += 4 * b * hq * s * s / t;  // scores and softmax output, 2 bytes each
+    bytes += 4 * b * a.heads * s * s / t;  // scores and softmax output, 2 bytes each
   }
   return bytes;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flopcast/io/api.hpp"
+#include "specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -155,6 +156,7 @@ constexpr const char* kDeepSeekV2Lite = R"({
   "n_shared_experts": 2,
   "num_attention_heads": 16,
   "num_experts_per_tok": 6,
+  "first_k_dense_replace": 1,
   "num_hidden_layers": 27,
   "num_key_value_heads": 16,
   "q_lora_rank": null,
@@ -278,13 +280,22 @@ TEST(HfConfig, Qwen2HasQkvBiasAndNoWindowWhenDisabled) {
   EXPECT_EQ(a, b);
 }
 
-TEST(HfConfig, Qwen2WithWindowEnabledIsNotModelled) {
+TEST(HfConfig, Qwen2WindowFollowsMaxWindowLayers) {
+  // Qwen2 applies the window to layers with index >= max_window_layers (HF Qwen2 layer_types).
   json c = json::parse(kQwen2_7b);
   c["use_sliding_window"] = true;
   c["sliding_window"] = 4096;
+  c["max_window_layers"] = 28;  // = num_hidden_layers: no layer is windowed
+  EXPECT_FALSE(io::model_from_hf_config(c).contains("sliding_window_tokens"));
+  c["max_window_layers"] = 0;  // every layer windowed
+  const json m = io::model_from_hf_config(c);
+  EXPECT_EQ(m.at("sliding_window_tokens"), 4096);
+  EXPECT_EQ(m.at("local_attention"), "sliding");
+  EXPECT_FALSE(m.contains("global_attention_every"));
+  c["max_window_layers"] = 14;  // 14 full layers, then 14 windowed: not periodic
   const HfFailure f = hf_failure(c);
   EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "hf_config.sliding_window");
+  EXPECT_EQ(f.path, "hf_config.max_window_layers");
 }
 
 TEST(HfConfig, Falcon40bNewDecoderArchitecture) {
@@ -341,30 +352,43 @@ TEST(HfConfig, Gpt2StyleKeys) {
   EXPECT_EQ(m.at("max_context_tokens"), 1024);
 }
 
-TEST(HfConfig, DeepSeekMlaIsNotModelled) {
-  const HfFailure f = hf_failure(json::parse(kDeepSeekV2Lite));
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "hf_config.kv_lora_rank");
-  EXPECT_NE(f.message.find("hf_config.kv_lora_rank: "), std::string::npos) << f.message;
+TEST(HfConfig, DeepSeekV2LiteMultiHeadLatentAttention) {
+  const json m = io::model_from_hf_config(json::parse(kDeepSeekV2Lite));
+  EXPECT_EQ(m.at("kv_lora_rank"), 512);
+  EXPECT_EQ(m.at("q_lora_rank"), 0);  // null: q projected directly
+  EXPECT_EQ(m.at("head_dim"), 192);   // qk_nope 128 + qk_rope 64
+  EXPECT_EQ(m.at("v_head_dim"), 128);
+  EXPECT_EQ(m.at("intermediate_size"), 1408);  // one routed expert
+  EXPECT_EQ(m.at("dense_intermediate_size"), 10944);
+  EXPECT_EQ(m.at("shared_experts"), 2);
+  EXPECT_EQ(m.at("first_dense_layers"), 1);
+  // Parameters (h 2048, 16 heads, 27 layers, 102400 vocab, untied):
+  //   attention q 2048·16·192 + kv_a 2048·576 + kv_b 512·16·256 + o 16·128·2048 = 13,762,560
+  //   MoE layer 64·3·2048·1408 + shared 2·3·2048·1408 + router 2048·64 = 571,342,848 (×26)
+  //   dense layer 3·2048·10944 = 67,239,936; embeddings 2·102400·2048 = 419,430,400
+  //   norms 2·2048 + 512 per layer, + 2048: total ≈ 15.706e9 (published: 15.7B)
+  const ModelSpec spec = io::detail::read_model(m, "model");
+  EXPECT_NEAR(count_params(spec).total / 1e9, 15.706, 0.002);
+  EXPECT_NEAR(count_params(spec).total / 1e9, 15.7, 15.7 * 0.01);
 }
 
-TEST(HfConfig, SharedExpertsAreNotModelled) {
+TEST(HfConfig, Qwen2MoeSharedExpert) {
   json c = json::parse(kMixtral_8x7b);
   c["shared_expert_intermediate_size"] = 5632;
-  const HfFailure f = hf_failure(c);
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "hf_config.shared_expert_intermediate_size");
+  const json m = io::model_from_hf_config(c);
+  EXPECT_EQ(m.at("shared_experts"), 1);
+  EXPECT_EQ(m.at("shared_expert_intermediate_size"), 5632);
 }
 
-TEST(HfConfig, MistralSlidingWindowIsNotModelled) {
-  const HfFailure f = hf_failure(json::parse(kMistral7bV01));
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "hf_config.sliding_window");
-  EXPECT_NE(f.message.find("(got 4096)"), std::string::npos) << f.message;
-  // Mistral v0.2+ dropped the window: then it converts.
+TEST(HfConfig, MistralSlidingWindowOnEveryLayer) {
+  const json m = io::model_from_hf_config(json::parse(kMistral7bV01));
+  EXPECT_EQ(m.at("sliding_window_tokens"), 4096);
+  EXPECT_EQ(m.at("local_attention"), "sliding");
+  EXPECT_FALSE(m.contains("global_attention_every"));  // every layer local
+  // Mistral v0.2+ dropped the window: full attention.
   json c = json::parse(kMistral7bV01);
   c["sliding_window"] = nullptr;
-  EXPECT_EQ(normalised(io::model_from_hf_config(c)).at("intermediate_size"), 14336);
+  EXPECT_FALSE(io::model_from_hf_config(c).contains("sliding_window_tokens"));
 }
 
 TEST(HfConfig, MissingHiddenSize) {

@@ -467,13 +467,25 @@ TEST(IoErrors, ContextLongerThanModel) {
   EXPECT_EQ(failure_of(r).code, "");
 }
 
-TEST(IoErrors, SlidingWindowModelIsNotModelled) {
+TEST(IoErrors, LocalAttentionRules) {
   json r = base_request();
   json m = custom_model();
   m["sliding_window_tokens"] = 1024;
   r["model"] = m;
-  EXPECT_FAILURE(failure_of(r), "not_modelled", "model.sliding_window_tokens",
-                 "sliding-window attention is not modelled yet (got 1024)");
+  EXPECT_EQ(failure_of(r).code, "");  // modelled
+  m["sliding_window_tokens"] = 0;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.sliding_window_tokens",
+                 "must be > 0 (or null: no window) (got 0)");
+  m["sliding_window_tokens"] = 1024;
+  m["local_attention"] = "dilated";
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.local_attention", "dilated");
+  m.erase("local_attention");
+  m["global_attention_every"] = 1000;
+  r["model"] = m;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "model.global_attention_every",
+                 "must be between 0 and");
   m["sliding_window_tokens"] = 4096;  // a window as long as the context is plain attention
   r["model"] = m;
   EXPECT_EQ(failure_of(r).code, "");

@@ -9,6 +9,7 @@
 #include "flopcast/calibration.hpp"
 #include "flopcast/dtype.hpp"
 #include "flopcast/hardware.hpp"
+#include "flopcast/model.hpp"
 #include "flopcast/units.hpp"
 
 namespace flopcast {
@@ -128,20 +129,42 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
                       double inter, int experts, int topk, bool gated, const GemmTypes& linear,
                       const GemmTypes& router);
 
-/// Causal fused attention over `batch` sequences of `seq` new tokens each, with `heads` query and
-/// `kv_heads` KV heads of `head_dim` on this GPU. FLOPs = 2·d·Hq·s·(s+1) per sequence (QKᵀ and PV
-/// over the causal triangle); bytes = Q and O (activation type) + K and V written to the cache.
+/// Shapes of one layer's attention on one GPU.
+struct AttentionDims {
+  double heads = 0;     ///< query heads
+  double kv_heads = 0;  ///< cached KV heads (MLA: one latent shared by every head)
+  double qk_dim = 0;    ///< per head, of q·kᵀ
+  double v_dim = 0;     ///< per head, of the values
+  double kv_elems = 0;  ///< cached elements per KV head and token: 2·d (K and V); MLA r_kv + d_rope
+  int window_tokens = 0;  ///< local attention (0: full causal)
+  LocalAttention local = LocalAttention::sliding;
+
+  /// Standard multi-, grouped- or multi-query attention with head dimension d, full causal.
+  static AttentionDims standard(double heads, double kv_heads, double head_dim) {
+    return AttentionDims{heads, kv_heads, head_dim, head_dim, 2 * head_dim};
+  }
+};
+
+/// Causal fused attention over `batch` sequences of `seq` new tokens each. FLOPs = 2·Hq·(d_qk +
+/// d_v)·P per sequence, P = attended_pairs(0, s, window) (s(s+1)/2 for full attention: QKᵀ and PV
+/// over the causal triangle); bytes = Q and O (activation type) + the new tokens' KV written to
+/// the cache.
+OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
+                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes);
+/// One decode step of attention: `batch` sequences, each one query token over `context` cached
+/// tokens, of which it attends to c' = attended_context(context, window). FLOPs = 2·c'·Hq·(d_qk +
+/// d_v) per sequence; bytes = the KV cache read, in whole KV pages (ceil(c'/page)·page·Hkv·kv_elems
+/// ·kv), + Q and O.
+OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
+                           double context, const AttentionDims& a, DType math, double act_bytes,
+                           double kv_bytes);
+/// The same for standard attention with `heads`, `kv_heads` of `head_dim` (full causal).
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
                             double heads, double kv_heads, double head_dim, DType math,
                             double act_bytes, double kv_bytes);
-
-/// One decode step of attention: `batch` sequences, each one query token over `context` cached
-/// tokens. FLOPs = 4·c·d·Hq per sequence; bytes = the K and V cache read, in whole KV pages
-/// (2·ceil(c/page)·page·Hkv·d·kv), + Q and O.
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
                            double context, double heads, double kv_heads, double head_dim,
                            DType math, double act_bytes, double kv_bytes);
-
 /// A bandwidth-bound op (norms, residual adds, rotary, activation function, embedding lookup):
 /// time = bytes / (BW · hbm_efficiency) + kernels · kernel overhead.
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,

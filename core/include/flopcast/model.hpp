@@ -2,15 +2,26 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace flopcast {
 
 enum class FfnKind { gated, plain };          ///< SwiGLU-style (gate, up, down) or plain (up, down)
 enum class NormKind { rmsnorm, layernorm };   ///< RMSNorm: weight only; LayerNorm: weight + bias
 enum class PositionEmbedding { rope, learned };
+/// Local attention of the windowed layers: a sliding window of the last W tokens (Mistral v0.1,
+/// Gemma 2/3, gpt-oss), or fixed chunks of W tokens attended causally within the chunk (Llama 4).
+enum class LocalAttention { sliding, chunked };
 
 /// A decoder-only transformer. Shapes as in a Hugging Face config.json. For a mixture of experts
-/// `intermediate_size` is the FFN width of one expert.
+/// `intermediate_size` is the FFN width of one routed expert.
+///
+/// Layers may differ (layer i counts from 1): layer i is a mixture of experts when the model has
+/// experts, i > first_dense_layers and (i − first_dense_layers) is a multiple of
+/// moe_layer_interval, else a dense FFN of dense_intermediate_size; layer i attends through the
+/// local window when window_tokens > 0 and i is not a multiple of global_attention_every (0: every
+/// layer is local). Multi-head latent attention (kv_lora_rank > 0) replaces K and V by a cached
+/// latent of kv_lora_rank + qk_rope_head_dim elements per token.
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -29,9 +40,64 @@ struct ModelSpec {
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   int num_experts = 0;  ///< 0: dense FFN
   int experts_per_token = 0;
+  int shared_experts = 0;                   ///< experts every token passes through (DeepSeek, Llama 4)
+  int shared_expert_intermediate_size = 0;  ///< width of one shared expert
+  int dense_intermediate_size = 0;          ///< FFN width of the dense layers of an MoE model
+  int first_dense_layers = 0;               ///< DeepSeek first_k_dense_replace
+  int moe_layer_interval = 1;               ///< Llama 4 Maverick interleave_moe_layer_step 2
+  /// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); 0: standard multi-/grouped-query.
+  int kv_lora_rank = 0;
+  int q_lora_rank = 0;  ///< 0: q projected directly from the hidden state
+  int qk_rope_head_dim = 0;
+  int qk_nope_head_dim = 0;  ///< head_dim = qk_nope_head_dim + qk_rope_head_dim under MLA
+  int v_head_dim = 0;
+  int window_tokens = 0;  ///< local attention window or chunk; 0: every layer attends to all
+  LocalAttention local_attention = LocalAttention::sliding;
+  int global_attention_every = 0;
 
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
+  [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
+  [[nodiscard]] int dense_ffn_width() const noexcept {
+    return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
+  }
+  [[nodiscard]] int shared_expert_width() const noexcept {
+    return shared_expert_intermediate_size > 0 ? shared_expert_intermediate_size
+                                               : intermediate_size;
+  }
+  /// Whether layer i (1-based) is a mixture of experts / attends through the local window.
+  [[nodiscard]] bool moe_layer(int i) const noexcept {
+    return is_moe() && i > first_dense_layers && (i - first_dense_layers) % moe_layer_interval == 0;
+  }
+  [[nodiscard]] bool local_layer(int i) const noexcept {
+    return window_tokens > 0 && (global_attention_every == 0 || i % global_attention_every != 0);
+  }
 };
+
+/// Layers that cost the same: `count` layers with (or without) experts and local attention.
+struct LayerKind {
+  int count = 0;
+  bool moe = false;
+  bool local = false;
+};
+
+/// The model's layers grouped by kind, in order of first appearance (one entry for a uniform
+/// model, at most four).
+std::vector<LayerKind> layer_kinds(const ModelSpec& m);
+
+/// Query–key pairs that `new_tokens` queries at positions cached+1 … cached+new attend to, each
+/// query p seeing keys 1…p (full), max(1, p−W+1)…p (sliding window W) or those of its own chunk
+/// of W (chunked): Σ attended(p). Full: n·c + n(n+1)/2.
+double attended_pairs(double cached_tokens, double new_tokens, int window_tokens,
+                      LocalAttention kind) noexcept;
+
+/// Keys one decode query attends to with `context` tokens cached before it (itself included in
+/// the count, as in attention_decode_op): all of them, at most W (sliding), or for chunks the
+/// mean over a chunk, (W + 1)/2, once the context is longer than one chunk.
+double attended_context(double context_tokens, int window_tokens, LocalAttention kind) noexcept;
+
+/// Tokens of KV cache one local layer keeps for a sequence of `tokens`: min(tokens, W) (an engine
+/// that frees what the window left behind; vLLM's hybrid KV manager, SGLang, TensorRT-LLM).
+double local_kv_tokens(double tokens, int window_tokens) noexcept;
 
 /// Parameter counts derived from the shapes (see count_params for the formula).
 struct ParamCounts {
@@ -40,18 +106,25 @@ struct ParamCounts {
   double embedding = 0;             ///< token (+ learned position) embedding
   double lm_head = 0;               ///< 0 when tied to the embedding
   double attention_per_layer = 0;   ///< q, k, v, o weights and biases
-  double expert_per_layer = 0;      ///< one expert's FFN (the dense FFN when not MoE)
+  double expert_per_layer = 0;      ///< one routed expert's FFN (the dense FFN when not MoE)
+  double shared_expert_per_layer = 0;  ///< the shared experts of one MoE layer, together
+  double dense_ffn_per_layer = 0;   ///< the FFN of a dense layer
   double router_per_layer = 0;
-  double norms_per_layer = 0;
+  double norms_per_layer = 0;       ///< with MLA, its two latent norms too
   double final_norm = 0;
+  int moe_layers = 0;               ///< layers with experts (the rest are dense)
 };
 
 /// Checks shapes and cross-field rules; throws SpecError with paths under `path` (e.g. "model").
 void validate(const ModelSpec& m, const std::string& path);
 
 /// embed = V·h (+ ctx·h for learned positions); lm_head = V·h unless tied;
-/// attention = h·Hq·d + 2·h·Hkv·d + Hq·d·h (+ biases); expert FFN = (3 gated | 2 plain)·h·I (+ biases);
-/// MoE layer = E·expert + h·E router; norms 2 per layer (+1 final), h (RMSNorm) or 2h (LayerNorm).
+/// attention = h·Hq·d + 2·h·Hkv·d + Hq·d·h (+ biases), or under MLA
+///   q: h·r_q + r_q + r_q·Hq·d (r_q = q_lora_rank; h·Hq·d without it), kv: h·(r_kv + d_rope) + r_kv
+///   + r_kv·Hq·(d_nope + d_v), o: Hq·d_v·h;
+/// FFN of width w = (3 gated | 2 plain)·h·w (+ biases); MoE layer = E·expert(I) + shared
+/// experts(S·I_s) + h·E router, dense layer = FFN(dense_intermediate_size); norms 2 per layer
+/// (+1 final), h (RMSNorm) or 2h (LayerNorm).
 ParamCounts count_params(const ModelSpec& m) noexcept;
 
 }  // namespace flopcast

@@ -3,6 +3,7 @@
 // need, so unknown keys are ignored here (unlike flopcast's own documents); keys that change the
 // architecture in ways flopcast does not model are rejected explicitly.
 #include <string>
+#include <vector>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -49,30 +50,87 @@ bool optional_bool(const json& c, const char* key, bool fallback) {
   return it->get<bool>();
 }
 
+/// Period N of a layer pattern in which layer i (1-based) is full attention iff i % N == 0
+/// (0: no full-attention layer); -1 when the pattern has no such period.
+int global_period(const std::vector<bool>& full) {
+  const int n = static_cast<int>(full.size());
+  int first = 0;
+  for (int i = 1; i <= n && first == 0; ++i) first = full[i - 1] ? i : 0;
+  if (first == 0) return 0;
+  for (int i = 1; i <= n; ++i) {
+    if (full[i - 1] != (i % first == 0)) return -1;
+  }
+  return first;
+}
+
+/// Local attention: window, kind and the period of the global layers, from `layer_types`
+/// (Gemma 3, gpt-oss, Qwen3), `sliding_window_pattern` (Gemma 3), Gemma 2's alternation,
+/// Llama 4's `attention_chunk_size` with `no_rope_layers`, or a window on every layer (Mistral).
+void read_local_attention(const json& c, const std::string& type, int layers, int context,
+                          json& m) {
+  const bool window_off = c.contains("use_sliding_window") && c.at("use_sliding_window") == false;
+  const int chunk = optional_int(c, {"attention_chunk_size"}, 0);
+  const int window = window_off ? 0 : optional_int(c, {"sliding_window"}, 0);
+  const int w = chunk > 0 ? chunk : window;
+  if (w <= 0 || w >= context) return;
+  std::vector<bool> full(static_cast<std::size_t>(layers), false);
+  const char* pattern_key = nullptr;
+  if (auto it = c.find("layer_types"); it != c.end() && it->is_array()) {
+    pattern_key = "layer_types";
+    if (static_cast<int>(it->size()) != layers) {
+      throw SpecError(at("layer_types"), "must list num_hidden_layers (" + std::to_string(layers) +
+                                             ") entries (got " + std::to_string(it->size()) + ")");
+    }
+    for (int i = 0; i < layers; ++i) full[i] = it->at(i) == "full_attention";
+  } else if (auto nr = c.find("no_rope_layers"); chunk > 0 && nr != c.end() && nr->is_array()) {
+    pattern_key = "no_rope_layers";  // Llama 4: 0 marks a NoPE layer, which attends globally
+    for (int i = 0; i < layers && i < static_cast<int>(nr->size()); ++i) full[i] = nr->at(i) == 0;
+  } else if (const int p = optional_int(c, {"sliding_window_pattern"}, 0); p > 0) {
+    pattern_key = "sliding_window_pattern";
+    for (int i = 1; i <= layers; ++i) full[i - 1] = i % p == 0;
+  } else if (type == "gemma2") {
+    for (int i = 1; i <= layers; ++i) full[i - 1] = i % 2 == 0;
+  } else if (const int below = optional_int(c, {"max_window_layers"}, 0); below > 0) {
+    pattern_key = "max_window_layers";  // Qwen2: layers from this index on use the window
+    if (below >= layers) return;
+    for (int i = 1; i <= below; ++i) full[i - 1] = true;
+  }
+  const int period = global_period(full);
+  if (period < 0) {
+    throw NotModelledError(at(pattern_key ? pattern_key : "sliding_window"),
+                           "a pattern of local and global layers that is not periodic (every "
+                           "N-th layer global) is not modelled");
+  }
+  m["sliding_window_tokens"] = w;
+  m["local_attention"] = chunk > 0 ? "chunked" : "sliding";
+  if (period > 0) m["global_attention_every"] = period;
+}
+
 }  // namespace
 
-json model_from_hf_config(const json& c) {
-  if (!c.is_object()) {
-    throw SpecError(kPath, "must be a JSON object (got " + detail::describe_value(c) + ")");
+json model_from_hf_config(const json& config) {
+  if (!config.is_object()) {
+    throw SpecError(kPath, "must be a JSON object (got " + detail::describe_value(config) + ")");
   }
-  const std::string type = c.value("model_type", std::string());
-  for (const char* mla : {"kv_lora_rank", "q_lora_rank"}) {
-    if (c.contains(mla) && !c.at(mla).is_null()) {
-      throw NotModelledError(at(mla), "multi-head latent attention (DeepSeek MLA) is not "
-                                      "modelled yet");
-    }
-  }
-  for (const char* shared : {"n_shared_experts", "shared_expert_intermediate_size"}) {
-    if (c.contains(shared) && !c.at(shared).is_null() && c.at(shared) != 0) {
-      throw NotModelledError(at(shared), "shared experts are not modelled yet");
-    }
+  // Multimodal checkpoints (Llama 4, Gemma 3) nest the language model in text_config.
+  const json& c = config.contains("text_config") && config.at("text_config").is_object()
+                      ? config.at("text_config")
+                      : config;
+  std::string type = c.value("model_type", config.value("model_type", std::string()));
+  if (const int mlp_only = c.contains("mlp_only_layers") && c.at("mlp_only_layers").is_array()
+                               ? static_cast<int>(c.at("mlp_only_layers").size())
+                               : 0;
+      mlp_only > 0) {
+    throw NotModelledError(at("mlp_only_layers"), "a list of dense layers among MoE layers is "
+                                                  "not modelled (use first_dense_layers)");
   }
 
   json m = json::object();
-  m["name"] = c.value("_name_or_path", type.empty() ? std::string("custom model") : type);
+  m["name"] = config.value("_name_or_path", type.empty() ? std::string("custom model") : type);
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
-  m["num_layers"] = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
+  const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
+  m["num_layers"] = layers;
   m["hidden_size"] = hidden;
   m["num_heads"] = heads;
   const bool falcon_new = optional_bool(c, "new_decoder_architecture", false);
@@ -81,23 +139,36 @@ json model_from_hf_config(const json& c) {
       falcon_mqa ? 1 : optional_int(c, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, heads);
   if (const int hd = optional_int(c, {"head_dim"}, 0); hd > 0) m["head_dim"] = hd;
 
+  // Multi-head latent attention (DeepSeek-V2/V3/R1, Kimi K2).
+  if (const int rkv = optional_int(c, {"kv_lora_rank"}, 0); rkv > 0) {
+    m["kv_lora_rank"] = rkv;
+    m["q_lora_rank"] = optional_int(c, {"q_lora_rank"}, 0);
+    const int rope = required_int(c, {"qk_rope_head_dim"});
+    const int nope = required_int(c, {"qk_nope_head_dim"});
+    m["qk_rope_head_dim"] = rope;
+    m["qk_nope_head_dim"] = nope;
+    m["v_head_dim"] = required_int(c, {"v_head_dim"});
+    m["head_dim"] = rope + nope;
+    m["num_kv_heads"] = heads;
+  }
+
   const bool plain = type == "falcon" || type == "gpt2" || type == "gpt_neox" || type == "gptj" ||
                      type == "opt" || type == "bloom" || type == "gpt_bigcode";
   m["ffn"] = plain ? "plain" : "gated";
-  m["intermediate_size"] =
-      optional_int(c, {"intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"},
+  const int dense_width =
+      optional_int(c, {"intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner",
+                       "ffn_dim"},
                    plain ? 4 * hidden : 0);
-  if (m["intermediate_size"] == 0) {
-    throw SpecError(at("intermediate_size"), "required key is missing");
-  }
-  if (const int moe = optional_int(c, {"moe_intermediate_size"}, 0); moe > 0) {
-    m["intermediate_size"] = moe;
-  }
+  if (dense_width == 0) throw SpecError(at("intermediate_size"), "required key is missing");
+  m["intermediate_size"] = dense_width;
   m["vocab_size"] = required_int(c, {"vocab_size"});
   // transformers' PretrainedConfig ties embeddings by default; Llama-family configs override it.
-  const bool tie_default = !(type == "llama" || type == "mistral" || type == "mixtral" ||
-                             type == "qwen2" || type == "qwen2_moe");
-  m["tie_embeddings"] = optional_bool(c, "tie_word_embeddings", tie_default);
+  const bool tie_default =
+      !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
+        type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
+        type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3");
+  m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
+                                      optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
   const int context = optional_int(
       c, {"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"},
@@ -108,24 +179,48 @@ json model_from_hf_config(const json& c) {
                       !c.contains("rms_norm_eps")
                   ? "layernorm"
                   : "rmsnorm";
-  m["qkv_bias"] = type == "qwen2" || type == "qwen2_moe" || optional_bool(c, "attention_bias", false) ||
-                  optional_bool(c, "bias", false);
-  m["linear_bias"] = optional_bool(c, "mlp_bias", false) || optional_bool(c, "bias", false);
+  m["qkv_bias"] = type == "qwen2" || type == "qwen2_moe" ||
+                  optional_bool(c, "attention_bias", false) || optional_bool(c, "bias", false);
+  m["linear_bias"] = optional_bool(c, "mlp_bias", false) || optional_bool(c, "bias", false) ||
+                     type == "gpt_oss";  // gpt-oss: o_proj and expert biases
   m["position_embedding"] = (type == "gpt2" || type == "opt" || type == "gpt_bigcode") ? "learned" : "rope";
+
   const int experts = optional_int(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
   if (experts > 0) {
     m["num_experts"] = experts;
-    m["experts_per_token"] = required_int(c, {"num_experts_per_tok", "moe_top_k"});
-  }
-  const bool window_off = c.contains("use_sliding_window") && c.at("use_sliding_window") == false;
-  if (!window_off) {
-    const int window = optional_int(c, {"sliding_window"}, 0);
-    if (window > 0 && window < context) {
-      throw NotModelledError(at("sliding_window"),
-                             "sliding-window attention is not modelled yet (got " +
-                                 std::to_string(window) + ")");
+    m["experts_per_token"] = required_int(c, {"num_experts_per_tok", "moe_top_k",
+                                              "experts_per_token"});
+    // One routed expert's width; dense layers (first_k_dense_replace, Llama 4's interleave)
+    // keep the dense width.
+    const int expert_width = optional_int(c, {"moe_intermediate_size"}, 0);
+    const bool llama4 = type == "llama4_text" || type == "llama4";
+    if (expert_width > 0) {
+      m["intermediate_size"] = expert_width;
+      m["dense_intermediate_size"] = dense_width;
+    } else if (llama4) {
+      m["intermediate_size"] = optional_int(c, {"intermediate_size"}, dense_width);
+      m["dense_intermediate_size"] = dense_width;
+    }
+    const int shared = optional_int(c, {"n_shared_experts"}, 0);
+    const int shared_width = optional_int(c, {"shared_expert_intermediate_size"}, 0);
+    if (shared > 0) {
+      m["shared_experts"] = shared;
+    } else if (shared_width > 0) {
+      m["shared_experts"] = 1;  // Qwen2-MoE: one shared expert of this width
+      m["shared_expert_intermediate_size"] = shared_width;
+    } else if (llama4) {
+      m["shared_experts"] = 1;  // Llama 4: one shared expert of the routed experts' width
+    }
+    if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
+      m["first_dense_layers"] = k;
+    }
+    if (const int step = optional_int(
+            c, {"interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq"}, 1);
+        step != 1) {
+      m["moe_layer_interval"] = step;
     }
   }
+  read_local_attention(c, type, layers, context, m);
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");
   return m;

@@ -14,6 +14,8 @@ constexpr std::initializer_list<std::pair<const char*, NormKind>> kNorm{
     {"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
 constexpr std::initializer_list<std::pair<const char*, PositionEmbedding>> kPos{
     {"rope", PositionEmbedding::rope}, {"learned", PositionEmbedding::learned}};
+constexpr std::initializer_list<std::pair<const char*, LocalAttention>> kLocal{
+    {"sliding", LocalAttention::sliding}, {"chunked", LocalAttention::chunked}};
 
 template <typename E>
 const char* name_of(std::initializer_list<std::pair<const char*, E>> table, E value) {
@@ -30,7 +32,11 @@ ModelSpec read_model(const json& j, const std::string& path) {
                  {"name", "num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim",
                   "intermediate_size", "ffn", "vocab_size", "tie_embeddings", "max_context_tokens",
                   "norm", "qkv_bias", "linear_bias", "position_embedding", "num_experts",
-                  "experts_per_token", "sliding_window_tokens"});
+                  "experts_per_token", "shared_experts", "shared_expert_intermediate_size",
+                  "dense_intermediate_size", "first_dense_layers", "moe_layer_interval",
+                  "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+                  "v_head_dim", "sliding_window_tokens", "local_attention",
+                  "global_attention_every"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
   m.num_layers = r.integer("num_layers");
@@ -56,20 +62,33 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.position_embedding = r.choice("position_embedding", kPos, PositionEmbedding::rope);
   m.num_experts = r.integer("num_experts", 0);
   m.experts_per_token = r.integer("experts_per_token", 0);
+  m.shared_experts = r.integer("shared_experts", 0);
+  m.shared_expert_intermediate_size = r.integer("shared_expert_intermediate_size", 0);
+  m.dense_intermediate_size = r.integer("dense_intermediate_size", 0);
+  m.first_dense_layers = r.integer("first_dense_layers", 0);
+  m.moe_layer_interval = r.integer("moe_layer_interval", 1);
+  m.kv_lora_rank = r.integer("kv_lora_rank", 0);
+  m.q_lora_rank = r.integer("q_lora_rank", 0);
+  m.qk_rope_head_dim = r.integer("qk_rope_head_dim", 0);
+  m.qk_nope_head_dim = r.integer("qk_nope_head_dim", 0);
+  m.v_head_dim = r.integer("v_head_dim", 0);
+  // A window as long as the context (or null) is full attention.
   if (const json* w = r.find("sliding_window_tokens"); w && !w->is_null()) {
     const int window = as_int(*w, r.child("sliding_window_tokens"));
-    if (window < m.max_context_tokens) {
-      throw NotModelledError(r.child("sliding_window_tokens"),
-                             "sliding-window attention is not modelled yet (got " +
-                                 std::to_string(window) + ")");
+    m.window_tokens = window < m.max_context_tokens ? window : 0;
+    if (window <= 0) {
+      fail(r.child("sliding_window_tokens"), "must be > 0 (or null: no window)", window);
     }
   }
+  m.local_attention = r.choice("local_attention", kLocal, LocalAttention::sliding);
+  m.global_attention_every = r.integer("global_attention_every", 0);
+  if (m.window_tokens == 0) m.global_attention_every = 0;  // every layer attends to all
   validate(m, path);
   return m;
 }
 
 json model_to_json(const ModelSpec& m) {
-  return json{{"name", m.name},
+  json j{{"name", m.name},
               {"num_layers", m.num_layers},
               {"hidden_size", m.hidden_size},
               {"num_heads", m.num_heads},
@@ -86,6 +105,27 @@ json model_to_json(const ModelSpec& m) {
               {"position_embedding", name_of(kPos, m.position_embedding)},
               {"num_experts", m.num_experts},
               {"experts_per_token", m.experts_per_token}};
+  // Architecture keys beyond the classic transformer only where they are set, so that the
+  // objects of classic models read as before.
+  const std::pair<const char*, int> extra[] = {
+      {"shared_experts", m.shared_experts},
+      {"shared_expert_intermediate_size", m.shared_expert_intermediate_size},
+      {"dense_intermediate_size", m.dense_intermediate_size},
+      {"first_dense_layers", m.first_dense_layers},
+      {"kv_lora_rank", m.kv_lora_rank},
+      {"q_lora_rank", m.q_lora_rank},
+      {"qk_rope_head_dim", m.qk_rope_head_dim},
+      {"qk_nope_head_dim", m.qk_nope_head_dim},
+      {"v_head_dim", m.v_head_dim},
+      {"sliding_window_tokens", m.window_tokens},
+      {"global_attention_every", m.global_attention_every},
+  };
+  for (const auto& [key, value] : extra) {
+    if (value != 0) j[key] = value;
+  }
+  if (m.moe_layer_interval != 1) j["moe_layer_interval"] = m.moe_layer_interval;
+  if (m.window_tokens > 0) j["local_attention"] = name_of(kLocal, m.local_attention);
+  return j;
 }
 
 HardwareSpec read_hardware(const json& j, const std::string& path) {

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#include "layer_ops.hpp"
+
+#include <algorithm>
+
+#include "flopcast/error.hpp"
+
+namespace flopcast::layer_ops {
+namespace {
+
+void check_divides(const std::string& path, int tp, int whole, const std::string& what) {
+  if (whole % tp != 0) {
+    fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", tp);
+  }
+}
+
+}  // namespace
+
+double linear_params(const std::vector<LinearShape>& linears) {
+  double n = 0;
+  for (const auto& l : linears) n += l.n * l.k;
+  return n;
+}
+
+void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path) {
+  check_divides(path, tp, m.num_heads, "model.num_heads");
+  if (!m.is_mla() && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+    fail(path,
+         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
+             ") or be a multiple of it",
+         tp);
+  }
+  check_divides(path, tp, m.intermediate_size, "model.intermediate_size");
+  if (m.is_moe() && m.dense_intermediate_size > 0) {
+    check_divides(path, tp, m.dense_intermediate_size, "model.dense_intermediate_size");
+  }
+  if (m.shared_experts > 0) {
+    check_divides(path, tp, m.shared_experts * m.shared_expert_width(),
+                  "model.shared_experts · shared_expert_intermediate_size");
+  }
+}
+
+std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp) {
+  const double h = m.hidden_size, hq = double(m.num_heads) / tp;
+  if (!m.is_mla()) {
+    const double hkv = std::max(1.0, double(m.num_kv_heads) / tp), d = m.head_dim;
+    return {{"qkv_proj", (hq + 2 * hkv) * d, h}, {"o_proj", h, hq * d}};
+  }
+  std::vector<LinearShape> out;
+  const double d_qk = m.head_dim;
+  if (m.q_lora_rank > 0) {
+    out.push_back({"qkv_proj", double(m.q_lora_rank), h});
+    out.push_back({"qkv_proj", hq * d_qk, double(m.q_lora_rank)});
+  } else {
+    out.push_back({"qkv_proj", hq * d_qk, h});
+  }
+  out.push_back({"qkv_proj", double(m.kv_lora_rank + m.qk_rope_head_dim), h});
+  out.push_back({"qkv_proj", hq * (m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank)});
+  out.push_back({"o_proj", h, hq * m.v_head_dim});
+  return out;
+}
+
+std::vector<LinearShape> ffn_linears(const ModelSpec& m, double width, int tp, std::string name) {
+  const double w = width / tp, h = m.hidden_size;
+  const double up = m.ffn == FfnKind::gated ? 2 * w : w;
+  return {{name, up, h}, {name, h, w}};
+}
+
+AttentionDims attention_dims(const ModelSpec& m, int tp, bool local, bool decode) {
+  const double hq = double(m.num_heads) / tp;
+  AttentionDims a;
+  if (!m.is_mla()) {
+    a = AttentionDims::standard(hq, std::max(1.0, double(m.num_kv_heads) / tp), m.head_dim);
+  } else {
+    const double latent = m.kv_lora_rank + m.qk_rope_head_dim;
+    a.heads = hq;
+    a.kv_heads = 1;
+    a.kv_elems = latent;
+    a.qk_dim = decode ? latent : m.head_dim;
+    a.v_dim = decode ? m.kv_lora_rank : m.v_head_dim;
+  }
+  if (local) {
+    a.window_tokens = m.window_tokens;
+    a.local = m.local_attention;
+  }
+  return a;
+}
+
+double kv_elements_per_token(const ModelSpec& m, int tp) {
+  const AttentionDims a = attention_dims(m, tp, false, true);
+  return a.kv_heads * a.kv_elems;
+}
+
+double rope_elements_per_token(const ModelSpec& m, int tp) {
+  if (m.position_embedding != PositionEmbedding::rope) return 0;
+  const double hq = double(m.num_heads) / tp;
+  if (m.is_mla()) return (hq + 1) * m.qk_rope_head_dim;
+  return (hq + std::max(1.0, double(m.num_kv_heads) / tp)) * m.head_dim;
+}
+
+double activation_fn_elements(const ModelSpec& m, bool moe, int tp, double rows_per_token) {
+  const double per_width = m.ffn == FfnKind::gated ? 3 : 2;
+  if (!moe) return per_width * m.dense_ffn_width() / tp;
+  return per_width * (rows_per_token * m.experts_per_token * m.intermediate_size +
+                      m.shared_experts * double(m.shared_expert_width())) /
+         tp;
+}
+
+}  // namespace flopcast::layer_ops

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// The shapes of one transformer layer on one tensor-parallel rank, shared by inference (and the
+/// serving step model) and training: which linear layers a token passes through, the attention's
+/// dimensions and what the KV cache holds. Each architectural mechanism (multi-head latent
+/// attention, shared experts, dense layers of an MoE model, local attention) is written here once.
+
+#include <string>
+#include <vector>
+
+#include "flopcast/kernel.hpp"
+#include "flopcast/model.hpp"
+
+namespace flopcast::layer_ops {
+
+/// One linear layer on this rank: a token's [1 × k] activation times a [k × n] weight.
+struct LinearShape {
+  std::string name;  ///< breakdown group: qkv_proj, o_proj, mlp, shared_experts
+  double n = 0, k = 0;
+};
+
+/// Weights of linear layers: Σ n·k.
+double linear_params(const std::vector<LinearShape>& linears);
+
+/// Checks that tensor parallelism `tp` splits every sharded dimension of the model (heads, KV
+/// heads, FFN widths), blaming `path`.
+void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path);
+
+/// Attention projections in the order they run. Standard: fused q, k, v (Hq/tp + 2·Hkv/tp heads
+/// of d) and o_proj. MLA: q_a (h → r_q, replicated) and q_b (r_q → Hq/tp·d), or q (h → Hq/tp·d)
+/// without a q latent; kv_a (h → r_kv + d_rope, replicated); kv_b (r_kv → Hq/tp·(d_nope + d_v));
+/// o_proj (Hq/tp·d_v → h). The names group them as qkv_proj and o_proj.
+std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp);
+
+/// An FFN of `width` (before TP) on this rank: gate+up fused (2·width/tp, gated) or up, then down.
+std::vector<LinearShape> ffn_linears(const ModelSpec& m, double width, int tp, std::string name);
+
+/// Attention of one layer on this rank. Prefill and training (and standard decode): Hq/tp query
+/// heads over Hkv/tp KV heads of d. MLA prefill: Hq/tp heads of d_qk = d_nope + d_rope and d_v,
+/// caching one latent of r_kv + d_rope per token (replicated across TP ranks); MLA decode runs
+/// absorbed (`decode`): q is multiplied into the latent space, so attention is multi-query over
+/// the latent with d_qk = r_kv + d_rope and d_v = r_kv. `local`: the model's window applies.
+AttentionDims attention_dims(const ModelSpec& m, int tp, bool local, bool decode);
+
+/// KV-cache elements one token adds to one layer on this rank (both K and V; MLA: the latent).
+double kv_elements_per_token(const ModelSpec& m, int tp);
+
+/// Elements per token that rotary embedding rotates on this rank (q and k heads, or MLA's rope
+/// parts); 0 without rotary embedding.
+double rope_elements_per_token(const ModelSpec& m, int tp);
+
+/// FFN elements per token on this rank that the activation function reads or writes (gate, up
+/// and output: 3·width gated, 2·width plain) for a dense layer or an MoE layer (top-k experts and
+/// the shared experts); `rows_per_token` scales the routed part (capacity factor in training).
+double activation_fn_elements(const ModelSpec& m, bool moe, int tp, double rows_per_token = 1);
+
+}  // namespace flopcast::layer_ops
