@@ -11,7 +11,7 @@ const FIELDS = [
   { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
   { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1, hint: 'num_gpus / TP replicas behind a router' },
   { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor parallel', min: 1 },
-  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4'] },
+  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4'] },
   { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8'] },
   { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
   { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },

@@ -6,7 +6,7 @@
 
 namespace flopcast {
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<DType, std::string_view>, 9> kNames{{
     {DType::fp32, "fp32"},
     {DType::tf32, "tf32"},
     {DType::fp16, "fp16"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<DType, std::string_view>, 8> kNames{{
     {DType::int8, "int8"},
     {DType::int4, "int4"},
     {DType::fp4, "fp4"},
+    {DType::mxfp4, "mxfp4"},
 }};
 }  // namespace
 
@@ -31,10 +32,26 @@ double bytes_per_element(DType t) noexcept {
       return 1.0;
     case DType::int4:
     case DType::fp4:
+    case DType::mxfp4:
       return 0.5;
   }
   return 2.0;
 }
+
+double stored_bytes_per_element(DType t) noexcept {
+  switch (t) {
+    case DType::int4:
+      return 0.5 + 2.0 / 128;
+    case DType::fp4:
+      return 0.5 + 1.0 / 16;
+    case DType::mxfp4:
+      return 0.5 + 1.0 / 32;
+    default:
+      return bytes_per_element(t);
+  }
+}
+
+DType math_type(DType t) noexcept { return t == DType::mxfp4 ? DType::fp4 : t; }
 
 std::string_view to_string(DType t) noexcept {
   for (const auto& [type, name] : kNames) {

@@ -14,7 +14,6 @@ namespace flopcast {
 namespace {
 
 constexpr int kMaxDecodeBins = 64;       // decode steps are averaged over at most this many bins
-constexpr double kInt4GroupSize = 128;   // int4 weight-only: one fp16 scale per 128 weights
 
 void check_int(const std::string& path, long long value, long long lo, long long hi) {
   if (value < lo || value > hi) {
@@ -57,8 +56,16 @@ void validate(const InferenceSpec& s) {
          s.num_gpus);
   }
   check_dtype("precision.weights", s.weights,
-              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4});
-  check_dtype("precision.kv_cache", s.kv_cache, {DType::bf16, DType::fp16, DType::fp8, DType::int8});
+              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4,
+               DType::mxfp4});
+  check_dtype("precision.kv_cache", s.kv_cache,
+              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4});
+  if (s.kv_cache == DType::fp4 && !s.hardware.peak(DType::fp4)) {
+    fail("precision.kv_cache",
+         "an fp4 (NVFP4) KV cache needs FP4 tensor cores (TensorRT-LLM on Blackwell); the "
+         "hardware has no dense fp4 peak",
+         "fp4");
+  }
   check_dtype("precision.activations", s.activations, {DType::bf16, DType::fp16});
   if (!s.hardware.peak(s.activations)) {
     fail("precision.activations",
@@ -131,10 +138,15 @@ Shard make_shard(const InferenceSpec& s) {
   sh.vocab = std::ceil(static_cast<double>(m.vocab_size) / s.tp);
   sh.layers = m.num_layers;
   sh.a = bytes_per_element(s.activations);
-  sh.w = bytes_per_element(s.weights) + (s.weights == DType::int4 ? 2.0 / kInt4GroupSize : 0.0);
-  sh.kv = bytes_per_element(s.kv_cache);
-  const bool fp8 = s.weights == DType::fp8;
-  sh.linear = GemmTypes{fp8 ? DType::fp8 : s.activations, sh.w, fp8 ? 1.0 : sh.a, sh.a};
+  sh.w = stored_bytes_per_element(s.weights);
+  sh.kv = stored_bytes_per_element(s.kv_cache);
+  // W8A8 fp8, and W4A4 fp4 where the GPU has FP4 tensor cores (activations quantized to the
+  // weights' format); every other scheme is weight-only: 16-bit math on dequantized weights.
+  const DType math = math_type(s.weights);
+  const bool low_precision_math =
+      math == DType::fp8 || (math == DType::fp4 && s.hardware.peak(DType::fp4));
+  sh.linear = low_precision_math ? GemmTypes{math, sh.w, sh.w, sh.a}
+                                 : GemmTypes{s.activations, sh.w, sh.a, sh.a};
   sh.dense16 = GemmTypes{s.activations, sh.a, sh.a, sh.a};
   sh.attn_math = s.activations;
   sh.km = s.kernel;
@@ -401,6 +413,11 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
   return linear(s.tp) * sh.w + (vocab_rows + rest) * sh.a;
+}
+
+double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {
+  const double tokens = std::max(1.0, context_tokens);
+  return kv_cache_bytes(s, make_shard(s), 1, tokens) / tokens;
 }
 
 InferenceResult estimate_inference(const InferenceSpec& spec) {

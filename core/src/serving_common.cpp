@@ -306,6 +306,18 @@ ServingSetup make_setup(const ServingSpec& spec) {
   const double free = m.budget_bytes - m.weights_bytes - m.reserve_bytes - m.activations_bytes -
                       draft_bytes;
   st.kv_bytes_per_token = m.kv_cache_bytes_per_token;
+  if (inf.model.window_tokens > 0) {
+    // Local layers keep only their window: the KV pool holds more tokens of long requests.
+    // Capacity is counted at the typical request (median prompt + median output; a trace's mean).
+    double typical = 0;
+    if (spec.arrival.kind == ArrivalKind::trace) {
+      for (const TraceRequest& r : spec.trace) typical += r.prompt_tokens + r.output_tokens;
+      typical /= std::max<std::size_t>(1, spec.trace.size());
+    } else {
+      typical = length_quantile(spec.prompt, 0.5) + length_quantile(spec.output, 0.5);
+    }
+    st.kv_bytes_per_token = kv_cache_bytes_per_token(inf, std::min<double>(typical, max_context));
+  }
   const double block_bytes = inf.kv_block_tokens * st.kv_bytes_per_token;
   st.kv_blocks = free > 0 ? static_cast<long long>(std::floor(free / block_bytes)) : 0;
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;

@@ -7,11 +7,19 @@
 
 namespace flopcast {
 
-/// Number formats of weights, activations, KV cache and tensor-core math.
-enum class DType { fp32, tf32, fp16, bf16, fp8, int8, int4, fp4 };
+/// Number formats of weights, activations, KV cache and tensor-core math. fp4 is NVFP4 (E2M1 with
+/// an FP8 E4M3 scale per 16 elements); mxfp4 is OCP MXFP4 (E2M1 with an E8M0 scale per 32). Both
+/// run on the FP4 tensor cores (the hardware's `fp4` peak) where there are any.
+enum class DType { fp32, tf32, fp16, bf16, fp8, int8, int4, fp4, mxfp4 };
 
-/// Storage size of one element in bytes (int4 and fp4: 0.5).
+/// Storage size of one element in bytes (int4, fp4 and mxfp4: 0.5).
 double bytes_per_element(DType t) noexcept;
+/// Bytes per element of a quantized tensor with its block scales: int4 (AWQ/GPTQ) 0.5 + one
+/// 16-bit scale per 128 = 0.515625; NVFP4 0.5 + 1/16 = 0.5625; MXFP4 0.5 + 1/32 = 0.53125; other
+/// types bytes_per_element (per-tensor scales are negligible).
+double stored_bytes_per_element(DType t) noexcept;
+/// The tensor-core math type of a format: mxfp4 runs on the fp4 units; others are their own.
+DType math_type(DType t) noexcept;
 std::string_view to_string(DType t) noexcept;
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
 

@@ -110,6 +110,11 @@ InferenceResult estimate_inference(const InferenceSpec& spec);
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
 
+/// KV-cache bytes per token on one GPU, averaged over a sequence of `context_tokens` (whole
+/// blocks): every layer's for full attention; a local layer holds at most its window, so for
+/// models with local layers the figure falls as the context grows.
+double kv_cache_bytes_per_token(const InferenceSpec& spec, double context_tokens);
+
 /// One prefill chunk of a serving step: `new_tokens` prompt tokens computed now, after
 /// `cached_tokens` of the same sequence already in the KV cache (earlier chunks, a cached prefix).
 struct PrefillChunk {
