@@ -134,6 +134,7 @@ struct TrainOptions {
   std::string hardware = "h100-sxm";
   int num_gpus = 8;
   std::optional<int> gpus_per_node, tp, pp, dp, cp, ep, vpp, zero, micro_batch_size, lora_rank;
+  std::optional<int> first_stage_layers, last_stage_layers;
   std::optional<int> max_tier;
   bool sp = false;
   std::string fsdp, recompute, precision, optimizer, lora, framework;

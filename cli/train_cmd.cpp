@@ -20,7 +20,9 @@ json build_train_request(const TrainOptions& o) {
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
   json par = json::object();
   for (const auto& [key, value] : {std::pair{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp},
-                                   {"cp", o.cp}, {"ep", o.ep}, {"vpp", o.vpp}, {"zero", o.zero}}) {
+                                   {"cp", o.cp}, {"ep", o.ep}, {"vpp", o.vpp}, {"zero", o.zero},
+                                   {"first_stage_layers", o.first_stage_layers},
+                                   {"last_stage_layers", o.last_stage_layers}}) {
     if (value) par[key] = *value;
   }
   if (o.sp) par["sp"] = true;
@@ -115,6 +117,10 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--cp", o.cp, "Context parallelism");
   sub->add_option("--ep", o.ep, "Expert parallelism (MoE)");
   sub->add_option("--vpp", o.vpp, "Virtual pipeline stages (interleaved 1F1B)");
+  sub->add_option("--first-stage-layers", o.first_stage_layers,
+                  "Layers of the first pipeline stage (uneven split; default: even)");
+  sub->add_option("--last-stage-layers", o.last_stage_layers,
+                  "Layers of the last pipeline stage (uneven split; default: even)");
   sub->add_flag("--sp", o.sp, "Sequence parallelism with TP");
   sub->add_option("--zero", o.zero, "ZeRO stage 0-3");
   sub->add_option("--fsdp", o.fsdp, "FSDP: full_shard, shard_grad_op, hybrid_shard, no_shard");

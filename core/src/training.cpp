@@ -55,8 +55,33 @@ void validate_parallelism(const TrainingSpec& s) {
                                std::to_string(s.tp) + ")");
   }
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
-  check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
-                "model.num_layers with parallelism.vpp; pp·vpp");
+  check_int("parallelism.pp", s.pp, 1, m.num_layers);
+  check_int("parallelism.first_stage_layers", s.pp_first_stage_layers, 0, m.num_layers);
+  check_int("parallelism.last_stage_layers", s.pp_last_stage_layers, 0, m.num_layers);
+  const bool uneven_set = s.pp_first_stage_layers > 0 || s.pp_last_stage_layers > 0;
+  if (s.vpp > 1 || (s.pp == 1 && uneven_set)) {
+    if (uneven_set) {
+      fail(s.pp_first_stage_layers > 0 ? "parallelism.first_stage_layers"
+                                       : "parallelism.last_stage_layers",
+           s.pp == 1 ? "needs parallelism.pp > 1"
+                     : "uneven stages with interleaving (vpp > 1) are not modelled; must be 0",
+           std::max(s.pp_first_stage_layers, s.pp_last_stage_layers));
+    }
+    check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
+                  "model.num_layers with parallelism.vpp; pp·vpp");
+  } else if (uneven_set) {
+    const int set = (s.pp_first_stage_layers > 0) + (s.pp_last_stage_layers > 0);
+    const int rest = m.num_layers - s.pp_first_stage_layers - s.pp_last_stage_layers;
+    const int others = s.pp - set;
+    if (rest < others || (others == 0 ? rest != 0 : rest % others != 0)) {
+      throw SpecError("parallelism.first_stage_layers",
+                      "the " + std::to_string(rest) + " layers left after the first and last "
+                      "stages must split evenly over the other " + std::to_string(others) +
+                      " stages, at least one each (model.num_layers " +
+                      std::to_string(m.num_layers) + ", parallelism.pp " +
+                      std::to_string(s.pp) + ")");
+    }
+  }
   if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);
   const long long product = 1LL * s.tp * s.pp * s.dp * s.cp;
   if (product != s.num_gpus) {
@@ -544,7 +569,7 @@ struct StageParams {
 StageParams stage_params(const TrainingSpec& s) {
   const LayerParams lp = layer_params(s);
   const ParamCounts c = count_params(s.model);
-  const double layers = double(s.model.num_layers) / s.pp;
+  const double layers = training_detail::stage_layers(s).last;
   double ends = (s.model.tie_embeddings ? c.embedding : c.lm_head) / s.tp + c.final_norm;
   if (s.pp == 1 && !s.model.tie_embeddings) ends += c.embedding / s.tp;
   StageParams p;
@@ -557,7 +582,7 @@ StageParams stage_params(const TrainingSpec& s) {
 /// ones (forward and dgrad, no wgrad), plus attention; and the hardware FLOPs with recompute.
 std::pair<double, double> flops_per_token(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
-  const double attention = 12.0 * m.num_layers * m.num_heads * m.head_dim * s.seq_len;
+  const double attention = training_detail::attention_flops_per_token(m, s.seq_len);
   double model = model_flops_per_token(m, s.seq_len);
   const double n_matmul = (model - attention) / 6;
   if (s.finetune != Finetune::full) model = 4 * n_matmul + 6 * trainable_params(s) + attention;
@@ -570,21 +595,33 @@ std::pair<double, double> flops_per_token(const TrainingSpec& s) {
 
 /// Everything of one step at micro-batch `b` except the memory.
 TrainingResult estimate_step(const TrainingSpec& s, int b) {
-  const ModelSpec& m = s.model;
   const Shard sh = make_shard(s, b);
   const LayerPass lp = price_mean_layer(s, sh);
-  const double layers = double(m.num_layers) / s.pp;
   const int micro = s.global_batch_size / (s.dp * b);
   const double ov = s.comm_overlap;
 
-  // One micro-batch on the slowest stage (the last: layers + LM head and loss).
+  // One micro-batch on the slowest stage: the last (layers + LM head and loss) unless an
+  // uneven split gives another stage more layers (the first also holds the embedding).
+  const StageLayers sl = training_detail::stage_layers(s);
+  const double layer_s = lp.fwd.time() + lp.bwd.time() + lp.recompute.time();
+  const Ledger head = price_ends(s, sh, s.pp == 1, true);
+  const Ledger embedding = price_ends(s, sh, true, false);
+  double layers = sl.last;
+  const Ledger* ends_ledger = &head;
+  if (s.pp > 1 && sl.first * layer_s + embedding.time() > layers * layer_s + head.time()) {
+    layers = sl.first;
+    ends_ledger = &embedding;
+  }
+  if (sl.middle * layer_s > layers * layer_s + ends_ledger->time()) {
+    layers = sl.middle;
+    ends_ledger = nullptr;
+  }
   Ledger mb;
   mb.append(lp.fwd, layers);
   mb.append(lp.bwd, layers);
   mb.append(lp.recompute, layers, "recompute");
-  const Ledger ends = price_ends(s, sh, s.pp == 1, true);
-  const double ends_s = ends.time();
-  mb.append(ends, 1);
+  const double ends_s = ends_ledger ? ends_ledger->time() : 0;
+  if (ends_ledger) mb.append(*ends_ledger, 1);
   mb.scale(s.compute_scale);
   const double fwd_s = mb.time("forward"), bwd_s = mb.time("backward") + mb.time("recompute");
 
@@ -714,7 +751,7 @@ std::vector<int> divisors(int n) {
 
 std::vector<Assumption> assumptions(const TrainingSpec& s) {
   const KernelModel& km = s.kernel;
-  return {
+  std::vector<Assumption> out{
       {"attention_backward_factor", kAttentionBackwardFactor, "x forward",
        "FlashAttention-2 backward runs 5 GEMMs to the forward's 2 (Dao, 2023)"},
       {"comm_overlap", s.comm_overlap, "fraction of overlapped compute",
@@ -731,6 +768,18 @@ std::vector<Assumption> assumptions(const TrainingSpec& s) {
        "Tier 0 (when no Tier-2 fit)"},
       {"hbm_efficiency", km.hbm_efficiency, "of HBM bandwidth", "Tier 0 (when no Tier-2 fit)"},
   };
+  if (s.pp > 1 && (s.model.num_layers % s.pp != 0 || s.pp_first_stage_layers > 0 ||
+                   s.pp_last_stage_layers > 0)) {
+    const training_detail::StageLayers sl = training_detail::stage_layers(s);
+    out.push_back({"pipeline_stage_layers", double(sl.first), "layers on the first stage",
+                   "uneven split: first " + std::to_string(sl.first) + ", middle up to " +
+                       std::to_string(sl.middle) + ", last " + std::to_string(sl.last) +
+                       (s.pp_first_stage_layers > 0 || s.pp_last_stage_layers > 0
+                            ? " (first/last as given, the rest even)"
+                            : " (the first num_layers mod pp stages take one layer more)") +
+                       "; step time follows the slowest stage"});
+  }
+  return out;
 }
 
 }  // namespace

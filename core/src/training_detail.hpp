@@ -11,6 +11,17 @@ namespace flopcast::training_detail {
 /// between GEMMs).
 inline double activation_element_bytes(const TrainingSpec&) { return 2.0; }
 
+/// Transformer layers of the first stage, of the largest middle stage (0 when pp <= 2) and of
+/// the last stage (pp == 1: the one stage is first and last).
+struct StageLayers {
+  int first = 0, middle = 0, last = 0;
+};
+StageLayers stage_layers(const TrainingSpec& s);
+
+/// Attention FLOPs per token, forward and backward: 12·L·Hq·d·s over the full square (the
+/// convention of PaLM and Megatron), local layers by their share of attended pairs.
+double attention_flops_per_token(const ModelSpec& m, int seq);
+
 /// Ranks that reduce gradients together: data and context ranks share the weights.
 inline int grad_ranks(const TrainingSpec& s) { return s.dp * s.cp; }
 

@@ -60,6 +60,32 @@ Ends ends(const TrainingSpec& s) {
 
 }  // namespace
 
+StageLayers stage_layers(const TrainingSpec& s) {
+  const int layers = s.model.num_layers, pp = s.pp;
+  if (pp == 1) return {layers, 0, layers};
+  const int first = s.pp_first_stage_layers, last = s.pp_last_stage_layers;
+  if (first > 0 || last > 0) {
+    const int set = (first > 0) + (last > 0);
+    const int rest = layers - first - last;
+    const int middle = pp > set ? rest / (pp - set) : 0;
+    return {first > 0 ? first : middle, pp > 2 ? middle : 0, last > 0 ? last : middle};
+  }
+  const int base = layers / pp, extra = layers % pp;  // stages 0 … extra−1 take base + 1
+  return {base + (extra > 0), pp > 2 ? base + (extra > 1) : 0, base + (extra >= pp)};
+}
+
+double attention_flops_per_token(const ModelSpec& m, int seq) {
+  // 6·Hq·(d_qk + d_v)·s per layer (= 12·Hq·d·s for d_qk = d_v = d).
+  double attention = 0;
+  const double full_pairs = attended_pairs(0, seq, 0, m.local_attention);
+  for (const LayerKind& k : layer_kinds(m)) {
+    const AttentionDims a = layer_ops::attention_dims(m, 1, k.local, false);
+    const double share = attended_pairs(0, seq, a.window_tokens, a.local) / full_pairs;
+    attention += k.count * 6.0 * a.heads * (a.qk_dim + a.v_dim) * seq * share;
+  }
+  return attention;
+}
+
 int hybrid_group(const TrainingSpec& s) {
   return std::clamp(s.gpus_per_node / s.tp, 1, grad_ranks(s));
 }
@@ -115,13 +141,14 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
   const LayerParams lp = layer_params(s);
   const Ends e = ends(s);
   const ShardDivisors div = shard_divisors(s);
-  const double layers = double(md.num_layers) / s.pp;
+  const StageLayers sl = stage_layers(s);
   const double seq = double(s.seq_len) / s.cp;  // tokens of one sequence on this GPU
   const double g_bytes = kGradientBytes;
   const bool lora = s.finetune != Finetune::full;
 
   // One stage: layers plus the embedding (first) or LM head and loss (last); pp == 1: both.
   auto stage = [&](bool first, bool last) {
+    const double layers = first ? sl.first : sl.last;
     const double end_params = (first ? e.embedding : 0) + (last ? e.lm_head + e.final_norm : 0);
     const double frozen_linear = lora ? layers * lp.linear : 0;
     const double weights_16 = layers * lp.total + end_params - frozen_linear;
@@ -188,16 +215,7 @@ double model_flops_per_token(const ModelSpec& m, int seq) {
       (m.num_layers - c.moe_layers) * dense +
       c.moe_layers * (m.experts_per_token * expert + shared + c.router_per_layer) +
       double(m.vocab_size) * h;
-  // Attention: 6·2·Hq·(d_qk + d_v)/2·s per token and layer over the full (non-causal) square,
-  // the convention of PaLM and Megatron (12·L·Hq·d·s); local layers by their share of pairs.
-  double attention = 0;
-  const double full_pairs = attended_pairs(0, seq, 0, m.local_attention);
-  for (const LayerKind& k : layer_kinds(m)) {
-    const AttentionDims a = layer_ops::attention_dims(m, 1, k.local, false);
-    const double share = attended_pairs(0, seq, a.window_tokens, a.local) / full_pairs;
-    attention += k.count * 6.0 * a.heads * (a.qk_dim + a.v_dim) * seq * share;
-  }
-  return 6 * n_matmul + attention;
+  return 6 * n_matmul + training_detail::attention_flops_per_token(m, seq);
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp, bool sp,

@@ -89,6 +89,11 @@ struct TrainingSpec {
   int ep = 1;
   bool sp = false;  ///< sequence parallelism with TP (norms and dropout sharded, AG/RS for AR)
   int vpp = 1;      ///< virtual pipeline stages per GPU (interleaved 1F1B when > 1)
+  /// Layers of the first and last pipeline stages (Megatron's decoder_first/last_pipeline_num_
+  /// layers); the other stages share the rest evenly. 0: unset. Both unset and num_layers not a
+  /// multiple of pp: the first num_layers mod pp stages take one layer more.
+  int pp_first_stage_layers = 0;
+  int pp_last_stage_layers = 0;
   Sharding sharding = Sharding::none;
   // Workload.
   int seq_len = 0;

@@ -52,12 +52,15 @@ Sharding read_sharding(const ObjectReader& pr) {
 
 void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
-                  {"tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "fsdp", "tp_comm_overlap"});
+                  {"tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "fsdp", "tp_comm_overlap",
+                   "first_stage_layers", "last_stage_layers"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.cp = pr.integer("cp", 1);
   s.ep = pr.integer("ep", 1);
   s.vpp = pr.integer("vpp", 1);
+  s.pp_first_stage_layers = pr.integer("first_stage_layers", 0);
+  s.pp_last_stage_layers = pr.integer("last_stage_layers", 0);
   s.sp = pr.boolean("sp", false);
   s.tp_comm_overlap = pr.boolean("tp_comm_overlap", false);
   s.sharding = read_sharding(pr);
@@ -207,6 +210,8 @@ Parsed parse_request(const json& request) {
 
   json parallelism{{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
                    {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
+  if (s.pp_first_stage_layers > 0) parallelism["first_stage_layers"] = s.pp_first_stage_layers;
+  if (s.pp_last_stage_layers > 0) parallelism["last_stage_layers"] = s.pp_last_stage_layers;
   const bool fsdp = request.contains("parallelism") && request.at("parallelism").is_object() &&
                     request.at("parallelism").contains("fsdp");
   if (fsdp) {
