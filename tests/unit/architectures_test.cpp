@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// The 2026 architecture mechanisms, each with its hand derivation: multi-head latent attention,
+// shared experts and dense layers of MoE models, sliding-window and chunked attention with
+// periodic global layers, FP4 weights, uneven pipeline stages.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "flopcast/inference.hpp"
+#include "flopcast/serving.hpp"
+#include "flopcast/training.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using test::near_rel;
+
+HardwareSpec hw(const char* id) { return io::detail::resolve_hardware(io::json(id), "hardware"); }
+
+/// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3; MTP layer left out).
+ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.name = "DeepSeek-V3";
+  m.num_layers = 61;
+  m.hidden_size = 7168;
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.head_dim = 192;
+  m.intermediate_size = 2048;
+  m.vocab_size = 129280;
+  m.max_context_tokens = 163840;
+  m.num_experts = 256;
+  m.experts_per_token = 8;
+  m.shared_experts = 1;
+  m.dense_intermediate_size = 18432;
+  m.first_dense_layers = 3;
+  m.kv_lora_rank = 512;
+  m.q_lora_rank = 1536;
+  m.qk_rope_head_dim = 64;
+  m.qk_nope_head_dim = 128;
+  m.v_head_dim = 128;
+  return m;
+}
+
+/// Mistral-7B-v0.1: a 4096-token sliding window on every layer.
+ModelSpec mistral_v01() {
+  ModelSpec m;
+  m.name = "Mistral-7B-v0.1";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.intermediate_size = 14336;
+  m.vocab_size = 32000;
+  m.max_context_tokens = 32768;
+  m.window_tokens = 4096;
+  return m;
+}
+
+InferenceSpec inference(const ModelSpec& m, const char* gpu, int tp, int prompt, int output) {
+  InferenceSpec s;
+  s.model = m;
+  s.hardware = hw(gpu);
+  s.num_gpus = tp;
+  s.tp = tp;
+  s.prompt_tokens = prompt;
+  s.output_tokens = output;
+  s.kernel.use_calibration = false;  // hand derivations are of Tier 0
+  return s;
+}
+
+const BreakdownItem& item(const InferenceResult& r, const std::string& phase,
+                          const std::string& op) {
+  for (const auto& b : r.breakdown) {
+    if (b.phase == phase && b.op == op) return b;
+  }
+  ADD_FAILURE() << "no breakdown item " << phase << "/" << op;
+  static const BreakdownItem none;
+  return none;
+}
+
+TEST(Architectures, AttendedPairs) {
+  // Full causal, 4 queries from position 1: 1 + 2 + 3 + 4 = 10.
+  EXPECT_DOUBLE_EQ(attended_pairs(0, 4, 0, LocalAttention::sliding), 10);
+  // Sliding window 2: min(p, 2) for p = 1..4: 1 + 2 + 2 + 2 = 7.
+  EXPECT_DOUBLE_EQ(attended_pairs(0, 4, 2, LocalAttention::sliding), 7);
+  // Chunks of 2: positions 1..4 see 1, 2, 1, 2 keys = 6.
+  EXPECT_DOUBLE_EQ(attended_pairs(0, 4, 2, LocalAttention::chunked), 6);
+  // After 3 cached tokens, queries at 4 and 5: sliding 2 + 2 = 4; chunked (4 → 2, 5 → 1) = 3;
+  // full 4 + 5 = 9 = n·c + n(n+1)/2 = 6 + 3.
+  EXPECT_DOUBLE_EQ(attended_pairs(3, 2, 2, LocalAttention::sliding), 4);
+  EXPECT_DOUBLE_EQ(attended_pairs(3, 2, 2, LocalAttention::chunked), 3);
+  EXPECT_DOUBLE_EQ(attended_pairs(3, 2, 0, LocalAttention::sliding), 9);
+  // Decode: a query after 10 cached tokens sees min(10, 4) = 4 (sliding); in chunks of 4 the
+  // mean over a chunk, (4 + 1)/2 = 2.5.
+  EXPECT_DOUBLE_EQ(attended_context(10, 4, LocalAttention::sliding), 4);
+  EXPECT_DOUBLE_EQ(attended_context(10, 4, LocalAttention::chunked), 2.5);
+  EXPECT_DOUBLE_EQ(attended_context(3, 4, LocalAttention::chunked), 3);
+}
+
+TEST(Architectures, LayerKindsFollowThePatterns) {
+  ModelSpec m = deepseek_v3();
+  // First 3 layers dense, 58 MoE; no window.
+  std::vector<LayerKind> k = layer_kinds(m);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].count, 3);
+  EXPECT_FALSE(k[0].moe);
+  EXPECT_EQ(k[1].count, 58);
+  EXPECT_TRUE(k[1].moe);
+  // Gemma 3 style: 12 layers, window 1024, every 6th global: 10 local + 2 global.
+  ModelSpec g = mistral_v01();
+  g.num_layers = 12;
+  g.window_tokens = 1024;
+  g.global_attention_every = 6;
+  k = layer_kinds(g);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].count, 10);
+  EXPECT_TRUE(k[0].local);
+  EXPECT_EQ(k[1].count, 2);
+  EXPECT_FALSE(k[1].local);
+  // Llama 4 Maverick style: MoE every 2nd layer of 48: 24 dense, 24 MoE.
+  ModelSpec l = mistral_v01();
+  l.num_layers = 48;
+  l.window_tokens = 0;
+  l.num_experts = 128;
+  l.experts_per_token = 1;
+  l.moe_layer_interval = 2;
+  EXPECT_EQ(count_params(l).moe_layers, 24);
+}
+
+TEST(Architectures, DeepSeekV3ParameterCount) {
+  // Per layer: q_a 7168·1536 + q_b 1536·128·192 + kv_a 7168·576 + kv_b 512·128·256 + o 128·128·
+  // 7168 = 187,105,280; norms 2·7168 + 1536 + 512. MoE layer: 257 experts of 3·7168·2048 + router
+  // 7168·256 (×58); dense layer 3·7168·18432 (×3); embeddings 2·129280·7168; final norm 7168.
+  // Total 671.026e9 (published: 671B without the MTP module); active (8 routed + 1 shared)
+  // 37.55e9 (published: 37B).
+  const ParamCounts c = count_params(deepseek_v3());
+  EXPECT_NEAR(c.total, 671.026404352e9, 1e3);
+  EXPECT_NEAR(c.active, 37.552282624e9, 1e3);
+  EXPECT_EQ(c.moe_layers, 58);
+}
+
+TEST(Architectures, MlaCachesOneLatentPerTokenReplicatedAcrossTp) {
+  // bf16 KV, TP 8: each rank caches the whole latent, (512 + 64) · 2 B per layer and token:
+  // 61 · 1152 = 70,272 B per token per GPU (standard MHA with 128 heads of 192/128 would cache
+  // 61 · 128/8 · (192 + 128) · 2 = 624,640 B).
+  InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  s.weights = DType::fp8;
+  const InferenceResult r = estimate_inference(s);
+  EXPECT_DOUBLE_EQ(r.memory.kv_cache_bytes_per_token, 70272);
+}
+
+TEST(Architectures, MlaDecodeIsAbsorbedMultiQueryAttention) {
+  // One decode step at context 4096 (prompt 4095, output 2): per layer the absorbed kernel reads
+  // 4096 latents of 576 · 2 B and writes Q and O of 16 heads (128/8) of (576 + 512) · 2 B:
+  // 4,718,592 + 34,816 = 4,753,408 B; × 61 layers = 289,957,888 B. FLOPs: 2 · 4096 · 16 ·
+  // (576 + 512) per layer = 142,606,336; × 61 = 8,698,986,496.
+  InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  s.weights = DType::fp8;
+  const InferenceResult r = estimate_inference(s);
+  const BreakdownItem& a = item(r, "decode", "attention");
+  EXPECT_NEAR(a.bytes, 289957888.0, 1);
+  EXPECT_NEAR(a.flops, 8698986496.0, 1);
+  // Prefill runs the expanded path: 16 heads of q·k 192 and v 128 over the causal triangle of
+  // 4095 tokens, 2 · 16 · (192 + 128) · 4095 · 4096 / 2 per layer, × 61.
+  const BreakdownItem& p = item(r, "prefill", "attention");
+  EXPECT_NEAR(p.flops, 61.0 * 2 * 16 * 320 * 4095.0 * 4096 / 2, 1e3);
+}
+
+TEST(Architectures, SlidingWindowBoundsDecodeReadsAndKvMemory) {
+  // Mistral-7B-v0.1 at context 8192 (prompt 8191, output 2): each of 32 layers reads only the
+  // window, 4096 tokens · 8 KV heads · 256 (K and V) · 2 B = 16,777,216 B, plus Q and O of 32 heads
+  // · 256 · 2 B = 16,384 B: 32 · 16,793,600 = 537,395,200 B.
+  const InferenceSpec s = inference(mistral_v01(), "h100-sxm", 1, 8191, 2);
+  const InferenceResult r = estimate_inference(s);
+  EXPECT_NEAR(item(r, "decode", "attention").bytes, 537395200.0, 1);
+  // KV cache of the sequence (8193 tokens): every layer keeps its window of 4096 tokens (whole
+  // 16-token blocks), 32 · 4096 · 4096 B = 536,870,912 B (without the window: 8208 tokens,
+  // 1,075,838,976 B).
+  EXPECT_NEAR(r.memory.kv_cache_bytes, 536870912.0, 1);
+  // Prefill of 8191 tokens attends to Σ min(p, 4096) = 4096·4097/2 + 4095·4096 = 25,163,776
+  // pairs per head: FLOPs 2 · 32 · 256 · pairs per layer, × 32.
+  EXPECT_NEAR(item(r, "prefill", "attention").flops, 32.0 * 2 * 32 * 256 * 25163776.0, 1e3);
+}
+
+TEST(Architectures, GlobalLayersKeepTheWholeContext) {
+  // 12 layers, window 1024, every 6th global (Gemma 3's 5:1), context 4096 + 1: 10 local layers
+  // keep 1024 tokens, 2 global layers 4112 (4097 in 16-token blocks). Per layer and token
+  // 2 · 8 · 128 · 2 = 4096 B: 4096 · (10 · 1024 + 2 · 4112) = 75,628,544 B.
+  ModelSpec m = mistral_v01();
+  m.num_layers = 12;
+  m.window_tokens = 1024;
+  m.global_attention_every = 6;
+  const InferenceResult r = estimate_inference(inference(m, "h100-sxm", 1, 4096, 1));
+  EXPECT_NEAR(r.memory.kv_cache_bytes, 75628544.0, 1);
+  // Serving counts the KV pool at the typical request: per token it is the sequence's bytes
+  // over its length, here 75,628,544 / 4097 (blocks rounded) — below the 12 · 4096 B of full
+  // attention.
+  EXPECT_NEAR(kv_cache_bytes_per_token(inference(m, "h100-sxm", 1, 4096, 1), 4097),
+              75628544.0 / 4097, 1e-6);
+}
+
+TEST(Architectures, ChunkedAttentionDecodeReadsHalfAChunkOnAverage) {
+  // Llama 4 style chunks of 8192: past the first chunk a decode query attends to (8192 + 1)/2
+  // keys on average, read in whole 16-token pages: 4112 tokens · 8 · 256 · 2 B + 32 · 256 · 2 B
+  // = 16,859,136 B per layer.
+  ModelSpec m = mistral_v01();
+  m.num_layers = 1;
+  m.window_tokens = 8192;
+  m.local_attention = LocalAttention::chunked;
+  const InferenceResult r = estimate_inference(inference(m, "h100-sxm", 1, 20000, 2));
+  EXPECT_NEAR(item(r, "decode", "attention").bytes, 16859136.0, 1);
+}
+
+TEST(Architectures, SharedExpertsRunOnEveryToken) {
+  // A 2-layer MoE (h 1024, 8 experts of 512, top 2) with 2 shared experts of 256 and a dense
+  // first layer of 4096. Parameters: attention 4·1024² = 4,194,304 per layer; dense FFN
+  // 3·1024·4096 = 12,582,912; MoE layer 8·3·1024·512 + 2·3·1024·256 + 1024·8 = 14,163,968;
+  // norms 2·1024 per layer + 1024; embeddings 2·32000·1024.
+  ModelSpec m = mistral_v01();
+  m.num_layers = 2;
+  m.hidden_size = 1024;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.intermediate_size = 512;
+  m.window_tokens = 0;
+  m.num_experts = 8;
+  m.experts_per_token = 2;
+  m.shared_experts = 2;
+  m.shared_expert_intermediate_size = 256;
+  m.dense_intermediate_size = 4096;
+  m.first_dense_layers = 1;
+  const ParamCounts c = count_params(m);
+  EXPECT_DOUBLE_EQ(c.total, 2 * 4194304.0 + 12582912 + 14163968 + 2 * 2048 + 1024 +
+                                2 * 32000.0 * 1024);
+  // Prefill of 1000 tokens: the shared experts of the one MoE layer are a dense FFN of width
+  // 2 · 256 over every token: 2 · 1000 · 3 · 1024 · 512 = 3,145,728,000 FLOPs.
+  const InferenceResult r = estimate_inference(inference(m, "h100-sxm", 1, 1000, 1));
+  EXPECT_NEAR(item(r, "prefill", "shared_experts").flops, 3145728000.0, 1);
+  // The dense layer's FFN: 2 · 1000 · 3 · 1024 · 4096 = 25,165,824,000 FLOPs.
+  EXPECT_NEAR(item(r, "prefill", "mlp").flops, 25165824000.0, 1);
+}
+
+TEST(Architectures, Fp4WeightsCarryTheirScales) {
+  // Llama-2-7B's linear weights (32 · (4·4096² + 3·4096·11008) = 6,476,005,376) in NVFP4 take
+  // 0.5 + 1/16 B each, MXFP4 0.5 + 1/32 B; the 16-bit rest (2·32000·4096 embeddings, norms
+  // 65·4096) is unchanged: the difference is the linear weights' 1/32 B.
+  InferenceSpec s = inference(io::detail::resolve_model(io::json("llama-2-7b"), "model"), "b200",
+                              1, 4000, 2);
+  s.batch_size = 4;
+  s.weights = DType::fp4;
+  const double nv = weight_bytes_per_gpu(s);
+  s.weights = DType::mxfp4;
+  const double mx = weight_bytes_per_gpu(s);
+  EXPECT_NEAR(nv - mx, 6476005376.0 / 32, 1);
+  EXPECT_NEAR(mx, 6476005376.0 * 0.53125 + (2 * 32000.0 * 4096 + 65 * 4096) * 2, 1);
+  // On B200 (FP4 tensor cores) a long prefill is compute-bound at the FP4 peak: faster than
+  // int4 weight-only, which multiplies in 16 bits.
+  const double fp4_ttft = estimate_inference(s).ttft_s;
+  s.weights = DType::int4;
+  EXPECT_LT(fp4_ttft, 0.5 * estimate_inference(s).ttft_s);
+}
+
+TEST(Architectures, UnevenPipelineStages) {
+  // Llama-3.1-405B's 126 layers on 16 stages: 126 = 16·7 + 14, so stages 0-13 take 8 and the
+  // last two 7. With first = last = 7, the other 14 stages take 112/14 = 8 each.
+  io::json r = {{"task", "training"},
+                {"model", "llama-3.1-405b"},
+                {"hardware", "h100-sxm"},
+                {"num_gpus", 1024},
+                {"parallelism", {{"tp", 8}, {"pp", 16}, {"sp", true}, {"zero", 1}}},
+                {"workload", {{"seq_len", 8192}, {"global_batch_size", 2048},
+                              {"recompute", "full"}}}};
+  auto stage_layers = [&](const io::json& req) {
+    const io::json out = io::json::parse(io::handle(req.dump()));
+    EXPECT_TRUE(out.at("ok").get<bool>()) << out.dump();
+    for (const auto& a : out.at("result").at("assumptions")) {
+      if (a.at("name") == "pipeline_stage_layers") return a.at("source").get<std::string>();
+    }
+    return std::string("(none)");
+  };
+  EXPECT_NE(stage_layers(r).find("first 8, middle up to 8, last 7"), std::string::npos);
+  r["parallelism"]["first_stage_layers"] = 7;
+  r["parallelism"]["last_stage_layers"] = 7;
+  EXPECT_NE(stage_layers(r).find("first 7, middle up to 8, last 7"), std::string::npos);
+  r["parallelism"]["last_stage_layers"] = 6;  // 113 left over 14 stages: not even
+  EXPECT_EQ(test::failure_of(r).path, "parallelism.first_stage_layers");
+}
+
+TEST(Architectures, ModelFlopsCountLocalLayersByTheirPairs) {
+  // Mistral-7B-v0.1 at s = 8192 with a 4096 window: attention FLOPs per token 12·L·Hq·d·s scaled
+  // by the window's share of pairs, (4096·4097/2 + 4096·4096) / (8192·8193/2) = 25,167,872 /
+  // 33,558,528; matmul weights 32·(2·4096·4096 + 2·4096·1024 + 3·4096·14336) + 32000·4096.
+  const ModelSpec m = mistral_v01();
+  const double n_matmul = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336) +
+                          32000.0 * 4096;
+  const double attention = 12.0 * 32 * 32 * 128 * 8192 * (25167872.0 / 33558528.0);
+  EXPECT_TRUE(near_rel(model_flops_per_token(m, 8192), 6 * n_matmul + attention, 1e-12));
+}
+
+}  // namespace
+}  // namespace flopcast
