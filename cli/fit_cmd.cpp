@@ -80,14 +80,21 @@ void setup_fit(CLI::App& app, FitOptions& o) {
       ->capture_default_str();
   sub->add_option("--min-rows", o.min_rows, "Train rows a group needs to get a fit")
       ->capture_default_str();
-  sub->add_flag("--engines", o.engines,
+  CLI::Option* engines = sub->add_flag("--engines", o.engines,
                 "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
                 "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
                 "built in, since the overheads are fitted on top of it");
-  sub->add_flag("--training", o.training,
+  CLI::Option* training = sub->add_flag("--training", o.training,
                 "Fit the training kernel scale per GPU architecture on every end-to-end training "
                 "row (shrunk toward physics, clamped to [1, 2.5]) and print it as JSON for "
                 "core/src/training.cpp frameworks()");
+  sub->add_flag("--collectives", o.collectives,
+                "Fit the collective fabric model of every link type on the train split of the "
+                "measured NCCL collectives (scale-up links on one node first, then scale-out "
+                "links with them held) and print presets/collectives/fabrics.json")
+      ->excludes(engines)
+      ->excludes(training);
+  engines->excludes(training);
 }
 
 namespace {
@@ -200,6 +207,7 @@ int run_fit_engines(const FitOptions& o) {
 int run_fit(const FitOptions& o) {
   try {
     if (o.engines) return run_fit_engines(o);
+    if (o.collectives) return run_fit_collectives(o);
     if (o.training) {
       std::cout << validate::fit_training_scales(expand_paths(o.paths)).dump(2) << "\n";
       return kOk;
