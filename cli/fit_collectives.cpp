@@ -97,8 +97,8 @@ int run_fit_collectives(const FitOptions& o) {
       {"source",
        "flopcast fit --collectives ../shared/groundtruth on the train split (70%, flopcast "
        "validate's split) of ../shared/groundtruth: aiconfigurator nccl-tests (A100, H100, H200, "
-       "B200, L40S), vidur torch.distributed NCCL (A100/H100 DGX), the 2 x 8 H100 a3-mega "
-       "nccl-tests log"},
+       "B200, GB200, L40S), vidur torch.distributed NCCL (A100/H100 DGX), the 2 x 8 H100 "
+       "a3-mega nccl-tests log"},
       {"notes",
        "Per link type: Simple-protocol efficiency and LL/LL128 efficiency (fractions of the "
        "per-direction link bandwidth), base latency per collective, latency per algorithm step, "
