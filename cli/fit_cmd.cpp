@@ -81,14 +81,16 @@ void setup_fit(CLI::App& app, FitOptions& o) {
       ->capture_default_str();
   sub->add_option("--min-rows", o.min_rows, "Train rows a group needs to get a fit")
       ->capture_default_str();
-  CLI::Option* engines = sub->add_flag("--engines", o.engines,
-                "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
-                "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
-                "built in, since the overheads are fitted on top of it");
-  CLI::Option* training = sub->add_flag("--training", o.training,
-                "Fit the training kernel scale per GPU architecture on every end-to-end training "
-                "row (shrunk toward physics, clamped to [1, 2.5]) and print "
-                "presets/frameworks/fitted.json");
+  CLI::Option* engines =
+      sub->add_flag("--engines", o.engines,
+                    "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
+                    "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
+                    "built in, since the overheads are fitted on top of it");
+  CLI::Option* training =
+      sub->add_flag("--training", o.training,
+                    "Fit the training kernel scale per GPU architecture on every end-to-end "
+                    "training row (shrunk toward physics, clamped to [1, 2.5]) and print "
+                    "presets/frameworks/fitted.json");
   sub->add_flag("--collectives", o.collectives,
                 "Fit the collective fabric model of every link type on the train split of the "
                 "measured NCCL collectives (scale-up links on one node first, then scale-out "
@@ -168,7 +170,8 @@ json fitted_framework(const json& fit) {
       {"id", "fitted"},
       {"name", "Trainer constants fitted on end-to-end training runs"},
       {"source", "flopcast fit --training on every end-to-end training row of "
-                 "../shared/groundtruth/e2e (" + source_list + ": " + std::to_string(rows) +
+                 "../shared/groundtruth/e2e (" +
+                     source_list + ": " + std::to_string(rows) +
                      " rows), each source weighted alike"},
       {"notes",
        "Constants on top of Tier-0 kernel pricing, the same for every trainer (the pytorch_fsdp "

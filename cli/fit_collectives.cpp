@@ -61,24 +61,32 @@ int run_fit_collectives(const FitOptions& o) {
   // Scale-up links on the single-node train rows first.
   std::map<std::string, std::vector<CollectiveMeasurement>> up_rows;
   for (const validate::CollectiveSample& s : collector.collective_samples()) {
-    if (s.split == Split::train && s.scaleout_link.empty()) up_rows[s.scaleup_link].push_back(s.row);
+    if (s.split == Split::train && s.scaleout_link.empty()) {
+      up_rows[s.scaleup_link].push_back(s.row);
+    }
   }
   std::map<std::string, FabricFit> up;
-  for (const auto& [link, rows] : up_rows) up.emplace(link, fit_link(link, rows, FabricRole::scaleup));
+  for (const auto& [link, rows] : up_rows) {
+    up.emplace(link, fit_link(link, rows, FabricRole::scaleup));
+  }
 
   // Then scale-out links on the multi-node rows, their scale-up fabric held at its new fit.
   std::map<std::string, std::vector<CollectiveMeasurement>> out_rows;
+  std::map<std::string, std::size_t> unheld;  // scale-up link without a fit -> rows left out
   for (const validate::CollectiveSample& s : collector.collective_samples()) {
     if (s.split != Split::train || s.scaleout_link.empty()) continue;
     const auto held = up.find(s.scaleup_link);
     if (held == up.end()) {
-      std::cerr << "fit: " << s.scaleout_link << ": a row over " << s.scaleup_link
-                << " without a scale-up fit left out\n";
+      ++unheld[s.scaleup_link];
       continue;
     }
     CollectiveMeasurement row = s.row;
     row.cluster.scaleup_model = held->second.model;
     out_rows[s.scaleout_link].push_back(row);
+  }
+  for (const auto& [link, n] : unheld) {
+    std::cerr << "fit: " << n << " multi-node rows over " << link
+              << " left out: no single-node rows to fit " << link << " on\n";
   }
 
   if (up.empty()) {

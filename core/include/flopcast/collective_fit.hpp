@@ -25,9 +25,9 @@ struct CollectiveMeasurement {
 inline constexpr double kFabricShrinkage = 1e-4;
 
 struct FabricFit {
-  FabricModel model;            ///< fitted = true
+  FabricModel model;              ///< fitted = true
   double mean_abs_log_error = 0;  ///< over every row, of the fitted model
-  double median_ape = 0;        ///< over every row (fraction)
+  double median_ape = 0;          ///< over every row (fraction)
   std::size_t rows = 0;
 };
 

@@ -81,9 +81,9 @@ const std::map<std::string, TrainingFramework, std::less<>>& profiles() {
 }  // namespace
 
 TrainingFramework read_framework_profile(const json& doc, const std::string& path) {
-  ObjectReader head(doc, path,
-                    {"schema_version", "id", "name", "source", "notes", "tier", "fit", "framework",
-                     "same_as"});
+  ObjectReader head(
+      doc, path,
+      {"schema_version", "id", "name", "source", "notes", "tier", "fit", "framework", "same_as"});
   if (head.find("same_as")) {
     if (head.find("framework") || head.find("tier") || head.find("fit")) {
       throw SpecError(head.child("same_as"),
