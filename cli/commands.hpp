@@ -96,9 +96,13 @@ struct FitOptions {
   bool training = false;
   /// Fit the Tier-1 engine overheads (presets/engines/) instead of the kernel efficiencies.
   bool engines = false;
+  /// Fit the collective fabric models (presets/collectives/fabrics.json, printed) instead.
+  bool collectives = false;
 };
 void setup_fit(CLI::App& app, FitOptions& o);
 int run_fit(const FitOptions& o);
+/// `fit --collectives`: prints the fabrics.json document (run_fit maps its errors).
+int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
   std::string request_file, model, hardware, weights, kv_cache;

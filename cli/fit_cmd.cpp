@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "commands.hpp"
 #include "flopcast/calibration.hpp"
@@ -80,14 +81,23 @@ void setup_fit(CLI::App& app, FitOptions& o) {
       ->capture_default_str();
   sub->add_option("--min-rows", o.min_rows, "Train rows a group needs to get a fit")
       ->capture_default_str();
-  sub->add_flag("--engines", o.engines,
-                "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
-                "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
-                "built in, since the overheads are fitted on top of it");
-  sub->add_flag("--training", o.training,
-                "Fit the training kernel scale per GPU architecture on every end-to-end training "
-                "row (shrunk toward physics, clamped to [1, 2.5]) and print it as JSON for "
-                "core/src/training.cpp frameworks()");
+  CLI::Option* engines =
+      sub->add_flag("--engines", o.engines,
+                    "Fit the Tier-1 engine overheads from end-to-end rows instead, writing "
+                    "<engine>.json into --out (e.g. presets/engines); run after the kernel fit is "
+                    "built in, since the overheads are fitted on top of it");
+  CLI::Option* training =
+      sub->add_flag("--training", o.training,
+                    "Fit the training kernel scale per GPU architecture on every end-to-end "
+                    "training row (shrunk toward physics, clamped to [1, 2.5]) and print "
+                    "presets/frameworks/fitted.json");
+  sub->add_flag("--collectives", o.collectives,
+                "Fit the collective fabric model of every link type on the train split of the "
+                "measured NCCL collectives (scale-up links on one node first, then scale-out "
+                "links with them held) and print presets/collectives/fabrics.json")
+      ->excludes(engines)
+      ->excludes(training);
+  engines->excludes(training);
 }
 
 namespace {
@@ -136,6 +146,62 @@ void fit_engine(const std::vector<std::string>& files, const std::string& engine
       }
     }
   }
+}
+
+/// presets/frameworks/fitted.json from the training fit (fit_training_scales): architectures
+/// measured by too few sources have no scale of their own and get the unmeasured one.
+json fitted_framework(const json& fit) {
+  const double attention = fit.at("attention_scale").get<double>();
+  json architectures = json::object(), measured = json::object();
+  std::set<std::string> sources;
+  std::size_t rows = 0;
+  for (const auto& [family, a] : fit.at("architectures").items()) {
+    measured[family] = {{"rows", a.at("rows")}, {"sources", a.at("sources")}};
+    rows += a.at("rows").get<std::size_t>();
+    for (const json& s : a.at("sources")) sources.insert(s.get<std::string>());
+    if (a.at("compute_scale").is_null()) continue;
+    architectures[family] = {{"compute_scale", a.at("compute_scale")},
+                             {"attention_scale", attention}};
+  }
+  std::string source_list;
+  for (const std::string& s : sources) source_list += (source_list.empty() ? "" : ", ") + s;
+  return json{
+      {"schema_version", 1},
+      {"id", "fitted"},
+      {"name", "Trainer constants fitted on end-to-end training runs"},
+      {"source", "flopcast fit --training on every end-to-end training row of "
+                 "../shared/groundtruth/e2e (" +
+                     source_list + ": " + std::to_string(rows) +
+                     " rows), each source weighted alike"},
+      {"notes",
+       "Constants on top of Tier-0 kernel pricing, the same for every trainer (the pytorch_fsdp "
+       "and megatron profiles take them too: per-trainer constants fitted on one source each "
+       "did not carry over to new sources). attention_scale: trainers' attention "
+       "(FlashAttention-2 backward above all; unfused softmax before it) runs that many times "
+       "longer than the Tier-0 roofline prices it. compute_scale per GPU architecture multiplies "
+       "every kernel of a micro-batch (launch gaps, unfused elementwise ops, clocks under load). "
+       "An architecture measured by fewer than two sources gets `unmeasured` (the geometric mean "
+       "of the fitted architectures' scales), with a warning. comm_overlap and step_overhead_ms "
+       "are not fitted (1, 0). docs/validation.md reports these constants left one source out. "
+       "Regenerate with `flopcast fit --training ../shared/groundtruth/e2e > "
+       "presets/frameworks/fitted.json`; do not edit by hand."},
+      {"tier", 1},
+      {"fit",
+       {{"method",
+         "attention_scale: the value of 1, 1.25, 1.5, 1.75, 2, 2.5, 3 with the least mean "
+         "|ln(predicted / measured)| (sources weighted alike); compute_scale of each architecture "
+         "measured by at least two sources: exp of the sum over sources of their mean "
+         "ln(measured / predicted) divided by (sources + 1), i.e. shrunk toward physics by one "
+         "pseudo-source at 1, clamped to [1, 2.5]"},
+        {"command",
+         "flopcast fit --training ../shared/groundtruth/e2e > presets/frameworks/fitted.json"},
+        {"measured", measured}}},
+      {"framework",
+       {{"comm_overlap", 1.0},
+        {"step_overhead_ms", 0},
+        {"architectures", architectures},
+        {"unmeasured",
+         {{"compute_scale", fit.at("unmeasured_compute_scale")}, {"attention_scale", attention}}}}}};
 }
 
 int run_fit_engines(const FitOptions& o) {
@@ -200,8 +266,10 @@ int run_fit_engines(const FitOptions& o) {
 int run_fit(const FitOptions& o) {
   try {
     if (o.engines) return run_fit_engines(o);
+    if (o.collectives) return run_fit_collectives(o);
     if (o.training) {
-      std::cout << validate::fit_training_scales(expand_paths(o.paths)).dump(2) << "\n";
+      std::cout << fitted_framework(validate::fit_training_scales(expand_paths(o.paths))).dump(2)
+                << "\n";
       return kOk;
     }
     validate::Collector collector({});

@@ -70,6 +70,10 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
                                  to_string(outcome.op->calibration_key), s,
                                  measured * 1e-6, *outcome.op});
   }
+  if (record_ && outcome.collective) {
+    collective_samples_.push_back(*outcome.collective);
+    collective_samples_.back().split = s;
+  }
   if (record_ && !outcome.engine.empty()) {
     engine_samples_.push_back(EngineSample{outcome.engine, s, measured, outcome.predicted, group,
                                            outcome.kind, std::string(identity), outcome.low,

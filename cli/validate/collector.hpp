@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "flopcast/collective_fit.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/kernel.hpp"
 #include "flopcast/stats.hpp"
@@ -23,6 +24,15 @@
 namespace flopcast::cli::validate {
 
 using nlohmann::json;
+
+/// One predicted collective row, as `flopcast fit --collectives` needs it: the link types of its
+/// two fabrics (scale-out "" on one node) and the collective as it was priced.
+struct CollectiveSample {
+  std::string scaleup_link;
+  std::string scaleout_link;
+  Split split = Split::train;
+  CollectiveMeasurement row;
+};
 
 /// What one row turned into: a prediction (in the unit of its measurement) or a skip reason.
 struct Outcome {
@@ -33,6 +43,8 @@ struct Outcome {
   /// so that `flopcast fit` can refit the efficiency of (hardware, op class, math type).
   std::optional<OpCost> op;
   std::string hardware_id;
+  /// For collective rows: the collective and its fabrics (what `fit --collectives` refits).
+  std::optional<CollectiveSample> collective;
   /// For end-to-end rows: the engine profile the request named (what `fit --engines` refits),
   /// and the kind of figure (e2e_kind).
   std::string engine;
@@ -111,10 +123,13 @@ class Collector {
   /// Also write every predicted row as CSV (group, split, row, measured, predicted, ape).
   void write_rows_to(std::ostream* out);
 
-  /// Keep every predicted kernel row (both splits) for fitting.
+  /// Keep every predicted kernel, collective and end-to-end row (both splits) for fitting.
   void record_samples() { record_ = true; }
   [[nodiscard]] const std::vector<FitSample>& samples() const { return samples_; }
   [[nodiscard]] const std::vector<EngineSample>& engine_samples() const { return engine_samples_; }
+  [[nodiscard]] const std::vector<CollectiveSample>& collective_samples() const {
+    return collective_samples_;
+  }
   /// Rows predicted so far (all files, both splits).
   [[nodiscard]] std::size_t predicted_rows() const { return predicted_rows_; }
 
@@ -142,6 +157,7 @@ class Collector {
   std::ostream* rows_out_ = nullptr;
   std::vector<FitSample> samples_;
   std::vector<EngineSample> engine_samples_;
+  std::vector<CollectiveSample> collective_samples_;
   std::size_t predicted_rows_ = 0;
 };
 

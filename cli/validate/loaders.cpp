@@ -427,7 +427,11 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
               estimate_collective(*kind, Bytes(size), *n, cluster, ctx.km());
           const bool fitted = ctx.km().use_calibration && hw.scaleup_fabric.fitted &&
                               (n_nodes <= 1 || hw.scaleout_fabric.fitted);
-          return Outcome::value(e.time.value * 1e6, fitted ? 2 : 0);
+          Outcome row = Outcome::value(e.time.value * 1e6, fitted ? 2 : 0);
+          row.collective = CollectiveSample{
+              hw.scaleup_link, n_nodes > 1 ? hw.scaleout_link : "", Split::train,
+              CollectiveMeasurement{*kind, Bytes(size), *n, cluster, Seconds(measured * 1e-6)}};
+          return row;
         });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });

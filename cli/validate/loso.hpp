@@ -26,8 +26,10 @@ std::map<std::string, double> loso_medians(const nlohmann::json& report);
 /// Text table of the report.
 std::string format_loso_table(const nlohmann::json& report);
 
-/// The framework-agnostic training kernel scale per GPU architecture fitted on every training
-/// source (what `flopcast fit --training` commits): {"<architecture>": {"scale", "sources", "rows"}}.
+/// The framework-agnostic training constants fitted on every training source (what `flopcast fit
+/// --training` turns into presets/frameworks/fitted.json): {"attention_scale",
+/// "unmeasured_compute_scale", "architectures": {"<architecture>": {"compute_scale" (null when
+/// too few sources), "sources", "rows"}}}.
 nlohmann::json fit_training_scales(const std::vector<std::string>& files);
 
 }  // namespace flopcast::cli::validate

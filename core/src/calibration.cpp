@@ -5,12 +5,14 @@
 #include <array>
 #include <cmath>
 #include <utility>
+#include <vector>
+
+#include "flopcast/optimize.hpp"
 
 namespace flopcast {
 namespace {
 
-constexpr int kParams = 5;
-using Point = std::array<double, kParams>;
+using Point = std::vector<double>;  // log-space efficiency parameters (5)
 constexpr double kMaxEfficiency = 1.2;
 
 // Log-space parameters -> Efficiency. Half-units and the fixed cost get a floor so that "zero"
@@ -154,77 +156,9 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
     return sum / static_cast<double>(n);
   };
 
-  // Nelder–Mead with the standard coefficients, restarted from the best vertex until it stops
-  // improving (at most 6 runs).
-  Point best = to_point(start);
-  double best_value = loss(best);
-  for (int restart = 0; restart < 6; ++restart) {
-    std::array<Point, kParams + 1> simplex;
-    std::array<double, kParams + 1> value{};
-    simplex[0] = best;
-    for (int i = 0; i < kParams; ++i) {
-      simplex[i + 1] = best;
-      simplex[i + 1][i] += i == 1 || i == 3 ? 2.0 : 0.3;
-    }
-    for (int i = 0; i <= kParams; ++i) value[i] = loss(simplex[i]);
-    for (int iter = 0; iter < 1500; ++iter) {
-      std::array<int, kParams + 1> order{};
-      for (int i = 0; i <= kParams; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](int a, int b) { return value[a] < value[b]; });
-      const int lo = order[0], hi = order[kParams], second = order[kParams - 1];
-      if (value[hi] - value[lo] < 1e-14 * (1 + value[lo])) break;
-      Point centroid{};
-      for (int i = 0; i <= kParams; ++i) {
-        if (i == hi) continue;
-        for (int d = 0; d < kParams; ++d) centroid[d] += simplex[i][d] / kParams;
-      }
-      auto along = [&](double t) {
-        Point p;
-        for (int d = 0; d < kParams; ++d) p[d] = centroid[d] + t * (simplex[hi][d] - centroid[d]);
-        return p;
-      };
-      const Point reflected = along(-1.0);
-      const double fr = loss(reflected);
-      if (fr < value[lo]) {
-        const Point expanded = along(-2.0);
-        const double fe = loss(expanded);
-        if (fe < fr) {
-          simplex[hi] = expanded;
-          value[hi] = fe;
-        } else {
-          simplex[hi] = reflected;
-          value[hi] = fr;
-        }
-      } else if (fr < value[second]) {
-        simplex[hi] = reflected;
-        value[hi] = fr;
-      } else {
-        const Point contracted = along(fr < value[hi] ? -0.5 : 0.5);
-        const double fc = loss(contracted);
-        if (fc < std::min(fr, value[hi])) {
-          simplex[hi] = contracted;
-          value[hi] = fc;
-        } else {
-          for (int i = 0; i <= kParams; ++i) {
-            if (i == lo) continue;
-            for (int d = 0; d < kParams; ++d) {
-              simplex[i][d] = simplex[lo][d] + 0.5 * (simplex[i][d] - simplex[lo][d]);
-            }
-            value[i] = loss(simplex[i]);
-          }
-        }
-      }
-    }
-    int arg = 0;
-    for (int i = 1; i <= kParams; ++i) {
-      if (value[i] < value[arg]) arg = i;
-    }
-    const bool improved = value[arg] < best_value * (1 - 1e-9);
-    best = simplex[arg];
-    best_value = value[arg];
-    if (!improved && restart > 0) break;
-  }
-  return to_efficiency(best);
+  // Restarted from the best vertex until it stops improving (at most 6 runs); the half-units
+  // get wider first steps (they span decades).
+  return to_efficiency(nelder_mead(loss, to_point(start), {0.3, 2.0, 0.3, 2.0, 0.3}, 6, 1500));
 }
 
 }  // namespace flopcast

@@ -24,17 +24,11 @@ struct Stage {
 
 using Stages = std::array<std::optional<Stage>, 2>;  // scale-up, scale-out
 
-/// The model a fabric is priced with: its fit, or Tier 0 (Simple protocol only, the kernel
-/// model's link efficiency, the hardware's latencies).
+/// The model a fabric is priced with: its fit, or Tier 0.
 FabricModel priced(const FabricModel& f, bool scaleout, const ClusterSpec& c,
                    const KernelModel& km) {
   if (f.fitted && km.use_calibration) return f;
-  FabricModel t;
-  t.efficiency = km.link_efficiency;
-  t.ll_efficiency = t.efficiency;  // one protocol in Tier 0
-  t.base_latency_s = scaleout ? 0 : c.scaleup_latency_s;
-  t.hop_latency_s = scaleout ? c.scaleout_latency_s : 0;
-  return t;
+  return tier0_fabric(scaleout ? FabricRole::scaleout : FabricRole::scaleup, c, km);
 }
 
 /// Time of the stages under one protocol: the slowest fabric's bytes (stages are pipelined),
@@ -201,6 +195,16 @@ double bus_factor(CollectiveKind kind, int ranks) noexcept {
       return 1;
   }
   return 1;
+}
+
+FabricModel tier0_fabric(FabricRole role, const ClusterSpec& c, const KernelModel& km) {
+  const bool scaleout = role == FabricRole::scaleout;
+  FabricModel t;
+  t.efficiency = km.link_efficiency;
+  t.ll_efficiency = t.efficiency;  // one protocol in Tier 0
+  t.base_latency_s = scaleout ? 0 : c.scaleup_latency_s;
+  t.hop_latency_s = scaleout ? c.scaleout_latency_s : 0;
+  return t;
 }
 
 ClusterSpec cluster_of(const HardwareSpec& hw) {

@@ -856,60 +856,12 @@ std::string_view to_string(LoraTargets t) noexcept {
 
 namespace flopcast {
 
-namespace {
-
-// Fitted with scripts/fit_training.py on the train split of ../shared/groundtruth/e2e (see
-// docs/model.md, "Training: fitted constants"); generic is physics only.
-const std::vector<TrainingFramework>& frameworks() {
-  // Trainer constants on top of Tier-0 kernel pricing, the same for every trainer, fitted by
-  // `flopcast fit --training ../shared/groundtruth/e2e` on every end-to-end training source
-  // (llm-foundry, Megatron-LM 2021 and 2024, torchtitan: 267 rows), each source weighted alike:
-  // - attention_scale 2.0: trainers' attention (FlashAttention-2 backward above all; unfused
-  //   softmax before it) runs 2x longer than the Tier-0 roofline prices it, chosen from 1-3 by
-  //   the mean |ln error|;
-  // - compute_scale per GPU architecture (it multiplies every kernel of a micro-batch: launch
-  //   gaps, unfused elementwise ops, clocks under load), in closed form shrunk toward physics by
-  //   one pseudo-source at 1 and clamped to [1, 2.5], for architectures measured by at least
-  //   two sources (ampere, hopper; Blackwell has one, torchtitan's two GB200 rows).
-  // Left out one source at a time, the refitted constants predict it with a median APE of
-  // 4.5-17 % (physics alone: 18-73 %); per-trainer constants fitted on one source each did not
-  // carry over to new sources (docs/validation.md). An architecture without training
-  // measurements gets the geometric mean of the measured ones (sqrt(1.09497 · 1.28824)), with a
-  // warning.
-  static const std::vector<TrainingFramework::Scales> kFitted{{"ampere", 1.09497, 2.0},
-                                                              {"hopper", 1.28824, 2.0}};
-  constexpr double kUnmeasured = 1.18768;
-  static const std::vector<TrainingFramework> table{
-      {"generic", 1.0, 0.0, {}, 0, 1.0, 1.0},
-      {"fitted", 1.0, 0.0, kFitted, 1, kUnmeasured, 2.0},
-      // Former per-trainer profiles: the same measured constants (kept as names users pass).
-      {"pytorch_fsdp", 1.0, 0.0, kFitted, 1, kUnmeasured, 2.0},
-      {"megatron", 1.0, 0.0, kFitted, 1, kUnmeasured, 2.0},
-  };
-  return table;
-}
-
-}  // namespace
-
 const TrainingFramework::Scales* TrainingFramework::scales_for(
     std::string_view architecture) const {
   for (const Scales& sc : scales) {
     if (!architecture.empty() && sc.family == architecture) return &sc;
   }
   return nullptr;
-}
-
-const TrainingFramework* training_framework(std::string_view id) {
-  for (const TrainingFramework& f : frameworks()) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> training_framework_ids() {
-  std::vector<std::string> ids;
-  for (const TrainingFramework& f : frameworks()) ids.push_back(f.id);
-  return ids;
 }
 
 TrainingResult estimate_training(const TrainingSpec& request) {

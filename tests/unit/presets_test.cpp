@@ -16,6 +16,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
   EXPECT_EQ(all["models"].size(), 18u);
   EXPECT_EQ(all["hardware"].size(), 14u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
+  EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
                          "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-3-175b",
                          "mixtral-8x7b", "mixtral-8x22b", "falcon-40b", "mistral-7b",

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "flopcast/error.hpp"
 #include "flopcast/training.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
@@ -342,6 +343,95 @@ TEST(TrainingFp8, WeightsAreCastOncePerStep) {
     EXPECT_EQ(r["num_micro_batches"], gbs / 8);
     EXPECT_TRUE(near_rel(cast_ms, 6.88683, 1e-4)) << gbs << ": " << cast_ms;
   }
+}
+
+// ---- Framework profiles: presets/frameworks/<id>.json, read by the JSON layer ----
+
+TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {
+  // presets/frameworks/fitted.json: attention 2.0 everywhere, compute 1.09497 on Ampere and
+  // 1.28824 on Hopper, sqrt(1.09497 · 1.28824) = 1.18768 elsewhere; overlap 1, no overhead.
+  const TrainingFramework* f = io::detail::framework_profile("fitted");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->tier, 1);
+  ASSERT_NE(f->scales_for("hopper"), nullptr);
+  EXPECT_TRUE(near_rel(f->scales_for("hopper")->compute, 1.28824, 1e-9));
+  EXPECT_TRUE(near_rel(f->scales_for("ampere")->compute, 1.09497, 1e-9));
+  EXPECT_TRUE(near_rel(f->scales_for("ampere")->attention, 2.0, 1e-9));
+  EXPECT_EQ(f->scales_for("blackwell"), nullptr);
+  EXPECT_TRUE(near_rel(f->unmeasured_scale, std::sqrt(1.09497 * 1.28824), 1e-5));
+  EXPECT_TRUE(near_rel(f->unmeasured_attention, 2.0, 1e-9));
+  EXPECT_DOUBLE_EQ(f->comm_overlap, 1.0);
+  EXPECT_DOUBLE_EQ(f->step_overhead_s, 0.0);
+  // The former per-trainer profiles take the same constants under their own ids.
+  for (const char* id : {"pytorch_fsdp", "megatron"}) {
+    const TrainingFramework* alias = io::detail::framework_profile(id);
+    ASSERT_NE(alias, nullptr) << id;
+    EXPECT_EQ(alias->id, id);
+    EXPECT_EQ(alias->tier, 1);
+    ASSERT_NE(alias->scales_for("hopper"), nullptr);
+    EXPECT_DOUBLE_EQ(alias->scales_for("hopper")->compute, f->scales_for("hopper")->compute);
+    EXPECT_DOUBLE_EQ(alias->unmeasured_scale, f->unmeasured_scale);
+  }
+  const TrainingFramework* generic = io::detail::framework_profile("generic");
+  ASSERT_NE(generic, nullptr);
+  EXPECT_EQ(generic->tier, 0);
+  EXPECT_TRUE(generic->scales.empty());
+  EXPECT_DOUBLE_EQ(generic->unmeasured_scale, 1.0);
+  EXPECT_EQ(io::detail::framework_profile("fsdp"), nullptr);
+}
+
+json framework_doc() {
+  return json{{"schema_version", 1},
+              {"id", "custom"},
+              {"name", "n"},
+              {"source", "s"},
+              {"notes", "n"},
+              {"tier", 0},
+              {"framework",
+               {{"comm_overlap", 1.0},
+                {"step_overhead_ms", 0},
+                {"architectures", {{"hopper", {{"compute_scale", 1.2}, {"attention_scale", 2}}}}},
+                {"unmeasured", {{"compute_scale", 1.1}, {"attention_scale", 1.5}}}}}};
+}
+
+std::string framework_error(const json& doc) {
+  try {
+    (void)io::detail::read_framework_profile(doc, "");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TrainingFrameworkPresets, FilesAreReadStrictly) {
+  const TrainingFramework f = io::detail::read_framework_profile(framework_doc(), "");
+  ASSERT_EQ(f.scales.size(), 1u);
+  EXPECT_EQ(f.scales[0].family, "hopper");
+  EXPECT_DOUBLE_EQ(f.scales[0].compute, 1.2);
+  EXPECT_DOUBLE_EQ(f.unmeasured_attention, 1.5);
+
+  json d = framework_doc();
+  d["framework"]["architectures"]["hopper"]["compute_scale"] = 0.9;
+  EXPECT_EQ(framework_error(d),
+            "framework.architectures.hopper.compute_scale: must be between 1 and 2.5 (got 0.9)");
+  d = framework_doc();
+  d["framework"]["unmeasured"]["attention_scale"] = 3.5;
+  EXPECT_EQ(framework_error(d),
+            "framework.unmeasured.attention_scale: must be between 1 and 3 (got 3.5)");
+  d = framework_doc();
+  d["framework"]["compute_scale"] = 1.2;
+  EXPECT_EQ(framework_error(d).rfind("framework.compute_scale: unknown key", 0), 0u)
+      << framework_error(d);
+  d = framework_doc();
+  d["framework"]["architectures"]["hoper"] = d["framework"]["architectures"]["hopper"];
+  EXPECT_EQ(framework_error(d),
+            "framework.architectures.hoper: unknown key (did you mean \"hopper\"?)");
+  d = framework_doc();
+  d["tier"] = 1;
+  EXPECT_EQ(framework_error(d), "fit: a Tier-1 profile must say how it was fitted");
+  d = framework_doc();
+  d["framework"]["comm_overlap"] = 1.5;
+  EXPECT_EQ(framework_error(d), "framework.comm_overlap: must be between 0 and 1 (got 1.5)");
 }
 
 }  // namespace

@@ -36,6 +36,14 @@ struct ClusterSpec {
   FabricModel scaleout_model;
 };
 
+/// The two fabrics of a cluster.
+enum class FabricRole { scaleup, scaleout };
+
+/// The Tier-0 model of a fabric (what an unfitted fabric is priced with): the Simple protocol
+/// only, at the kernel model's link efficiency; scale-up: the hardware's latency once per
+/// collective; scale-out: its latency per hop.
+FabricModel tier0_fabric(FabricRole role, const ClusterSpec& c, const KernelModel& km);
+
 /// The cluster a hardware preset describes (its scale-up fields and default scale-out network).
 ClusterSpec cluster_of(const HardwareSpec& hw);
 

@@ -47,8 +47,10 @@ std::string_view to_string(LoraTargets t) noexcept;
 
 /// Constants of a training framework: how much of its collectives its compute hides, its fixed
 /// time per step, and how much slower than the kernel model its kernels run (eager PyTorch,
-/// unfused ops, launch gaps). `generic` is physics only; the others are fitted on the train
-/// split of end-to-end measurements (docs/model.md, "Training: fitted constants").
+/// unfused ops, launch gaps). The profiles are data: presets/frameworks/<id>.json, read by the
+/// JSON layer, which copies the chosen profile's constants into the TrainingSpec. `generic` is
+/// physics only; `fitted` is fitted on end-to-end measurements (docs/model.md, "Training:
+/// fitted constants").
 struct TrainingFramework {
   /// Kernel-time multipliers on one GPU architecture (HardwareSpec::architecture): GEMMs and
   /// elementwise ops, and the attention kernel.
@@ -69,11 +71,6 @@ struct TrainingFramework {
   /// The scales fitted for an architecture, or nullptr when there are none.
   [[nodiscard]] const Scales* scales_for(std::string_view architecture) const;
 };
-
-/// The framework profile `id` (generic, fitted, pytorch_fsdp, megatron), or nullptr.
-const TrainingFramework* training_framework(std::string_view id);
-/// Every profile id, for error messages.
-std::vector<std::string> training_framework_ids();
 
 struct TrainingSpec {
   ModelSpec model;

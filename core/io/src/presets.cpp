@@ -20,6 +20,7 @@ json load_all() {
               {"scenarios", json::array()},
               {"calibration", json::array()},
               {"engines", json::array()},
+              {"frameworks", json::array()},
               {"collectives", json::array()},
               {"bands", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
@@ -52,6 +53,8 @@ json load_all() {
         (void)detail::read_calibration(doc, "");
       } else if (kind == "engines") {
         (void)detail::read_engine_profile(doc, "");
+      } else if (kind == "frameworks") {
+        (void)detail::read_framework_profile(doc, "");
       } else if (kind == "collectives") {
         detail::check_collective_fits(doc);
       } else if (kind == "bands") {
@@ -63,7 +66,7 @@ json load_all() {
                                           "published_params_B", "published_active_params_B",
                                           "published_params_source", "model", "hardware",
                                           "request", "fits", "tier", "fit", "engine", "fabrics",
-                                          "bands"});
+                                          "bands", "framework", "same_as"});
       if (head.integer("schema_version") != kSchemaVersion) {
         throw SpecError("schema_version", "must be 1");
       }

@@ -5,11 +5,14 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "flopcast/calibration.hpp"
 #include "flopcast/engine.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/model.hpp"
+#include "flopcast/training.hpp"
 
 namespace flopcast::io::detail {
 
@@ -48,6 +51,14 @@ int engine_tier(const ObjectReader& r, const EngineProfile& profile);
 const EngineProfile& engine_profile(const std::string& id, const std::string& path);
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
 json engine_profile_to_json(const EngineProfile& e);
+
+/// Training framework profiles (presets/frameworks/<id>.json). A profile with `same_as` comes
+/// back with its id only (its constants are the named profile's).
+TrainingFramework read_framework_profile(const json& doc, const std::string& path);
+/// The embedded profile `id` (generic, fitted, pytorch_fsdp, megatron), or nullptr.
+const TrainingFramework* framework_profile(std::string_view id);
+/// Every profile id, for error messages.
+std::vector<std::string> framework_profile_ids();
 
 /// Tier-2 calibration files: presets/calibration/<hardware id>.json (written by `flopcast fit`).
 Calibration read_calibration(const json& doc, const std::string& path);

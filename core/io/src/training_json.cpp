@@ -117,18 +117,19 @@ void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constant
   // Default: the measured constants ("fitted"); "generic" is physics only, and so is the
   // default under max_tier 0 (no fitted constant at all).
   s.framework = fr.string("profile", fitted_constants ? "fitted" : "generic");
-  const TrainingFramework* f = training_framework(s.framework);
+  const TrainingFramework* f = framework_profile(s.framework);
   if (!f) {
+    const std::vector<std::string> ids = framework_profile_ids();
     std::string rule = "unknown framework profile; one of";
-    for (const std::string& id : training_framework_ids()) rule += " " + id;
-    if (auto guess = nearest(s.framework, training_framework_ids())) {
+    for (const std::string& id : ids) rule += " " + id;
+    if (auto guess = nearest(s.framework, ids)) {
       rule += " (did you mean \"" + *guess + "\"?)";
     }
     fail(fr.child("profile"), rule, "\"" + s.framework + "\"");
   }
   if (!fitted_constants) {
     // max_tier 0 is physics alone, whatever profile was named.
-    f = training_framework("generic");
+    f = framework_profile("generic");
     s.framework = "generic";
   }
   s.comm_overlap = f->comm_overlap;
@@ -138,12 +139,16 @@ void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constant
   s.compute_scale = scales ? scales->compute : f->unmeasured_scale;
   s.attention_scale = scales ? scales->attention : f->unmeasured_attention;
   if (!scales && f->tier == 1) {
+    std::string measured;
+    for (const TrainingFramework::Scales& sc : f->scales) {
+      measured += (measured.empty() ? "" : ", ") + sc.family;
+    }
     s.framework_warning =
         "too few training measurements on " +
         (s.hardware.architecture.empty() ? std::string("this hardware (no architecture given)")
                                          : s.hardware.architecture) +
         ": kernel times scaled by " + format_number(f->unmeasured_scale) +
-        ", the mean of the architectures measured (ampere, hopper)";
+        ", the mean of the architectures measured (" + measured + ")";
   }
   s.comm_overlap = fr.number("comm_overlap", s.comm_overlap);
   s.step_overhead_s = fr.number("step_overhead_ms", s.step_overhead_s / kMilli) * kMilli;
