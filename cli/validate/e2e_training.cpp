@@ -137,7 +137,17 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   }
   if (!(global >= 1)) return Outcome::skipped("global batch not stated");
   json workload{{"seq_len", static_cast<int>(seq)}, {"global_batch_size", static_cast<int>(global)}};
-  if (std::isfinite(micro) && micro >= 1) workload["micro_batch_size"] = static_cast<int>(micro);
+  if (std::isfinite(micro) && micro >= 1) {
+    workload["micro_batch_size"] = static_cast<int>(micro);
+  } else if (pp > 1 && contains(lower_case(json_string(wl, "framework")), "torchtitan")) {
+    // torchtitan splits a rank's batch into as many micro-batches as pipeline stages unless
+    // told otherwise (parallelism.pipeline_parallel_microbatches defaults to the stage count).
+    const double per_rank = global / dp;
+    const double stage_micro = per_rank / pp;
+    if (stage_micro >= 1 && std::fabs(stage_micro - std::round(stage_micro)) < 1e-9) {
+      workload["micro_batch_size"] = static_cast<int>(stage_micro);
+    }
+  }
   if (sc21) {
     workload["recompute"] = "full";
     workload["flash_attention"] = false;  // FlashAttention (2022) postdates the 2021 runs

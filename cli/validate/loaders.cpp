@@ -393,14 +393,29 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
     const Outcome o = predict_row(
         ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
         [&](const HardwareSpec& preset) -> Outcome {
-          if (r[impl] != "nccl") {
-            return Outcome::skipped("custom all-reduce kernel (one-shot / two-shot over "
-                                    "peer-mapped buffers) not modelled");
-          }
           const auto kind = collective_kind(r[op]);
           if (!kind) return Outcome::skipped("op " + str(r[op]) + " not modelled");
           const auto n = count_of(parse_number(r[ranks], f, line, "num_ranks"));
           if (!n || *n < 1) return Outcome::skipped("missing num_ranks");
+          if (r[impl] != "nccl") {
+            // vLLM's custom all-reduce as its engine runs it (inside a CUDA graph; SGLang's is
+            // the same kernel), in the range where vLLM takes it: what the inference estimate
+            // prices its tensor-parallel all-reduces with (all_reduce_op).
+            const std::string_view im = r[impl];
+            const bool graph = im == "custom_allreduce:vllm_graph" ||
+                               im == "custom_allreduce:sglang_graph";
+            KernelModel km = ctx.km();
+            km.custom_all_reduce_max_bytes =
+                io::detail::engine_profile("vllm", "engine").custom_all_reduce_max_bytes;
+            if (!graph || n_nodes > 1 || !uses_custom_all_reduce(preset, km, Bytes(size), *n)) {
+              return Outcome::skipped("custom all-reduce outside vLLM's own use (eager launch, "
+                                      "TensorRT-LLM's kernel, or a size or topology where vLLM "
+                                      "falls back to NCCL)");
+            }
+            return Outcome::value(
+                estimate_custom_all_reduce(Bytes(size), *n, cluster_of(preset), km).time.value * 1e6,
+                0);
+          }
           const std::string_view sys = setup == std::string::npos ? "" : r[setup];
           if (sys.find("pairwise") != std::string_view::npos) {
             return Outcome::skipped("NVLink bridges between GPU pairs: topology not modelled");

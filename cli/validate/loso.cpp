@@ -26,6 +26,7 @@
 #include "flopcast/io/api.hpp"
 #include "flopcast/stats.hpp"
 #include "specs.hpp"
+#include "validate/bands.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 
@@ -34,8 +35,6 @@ namespace {
 
 using nlohmann::json;
 
-/// Tails (percent) an 80 % band may use, narrowest first (see tail_of).
-constexpr double kTails[] = {10, 7.5, 5, 2.5};
 constexpr std::size_t kMinEngineRows = 8;  // as scripts/fit_calibration.sh's `fit --engines`
 constexpr double kMaxTrainingScale = 2.5;
 const char* const kFittedEngines[] = {"vllm", "sglang", "trtllm"};
@@ -237,26 +236,6 @@ json scale_override(const TrainingFit& fit) {
   return o;
 }
 
-/// The p-th percentile (0-100) of values weighted so that every source counts alike (each row
-/// weighs 1 / rows of its source): the band must fit a new source, not the largest old one.
-double source_weighted_percentile(const std::map<std::string, std::vector<double>>& by_source,
-                                  double p) {
-  std::vector<std::pair<double, double>> v;  // value, weight
-  for (const auto& [source, values] : by_source) {
-    for (double x : values) v.emplace_back(x, 1.0 / static_cast<double>(values.size()));
-  }
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  double total = 0;
-  for (const auto& e : v) total += e.second;
-  double cum = 0;
-  for (const auto& [x, w] : v) {
-    cum += w;
-    if (cum >= p / 100.0 * total - 1e-12) return x;
-  }
-  return v.back().first;
-}
-
 double median_ape(std::vector<double> apes) {
   if (apes.empty()) return NAN;
   std::sort(apes.begin(), apes.end());
@@ -367,36 +346,10 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
     if (t != t0.end()) logs_t0[kind_of(s)][source_of(s.group)].push_back(slowness(s, t->second.predicted));
   }
 
-  // The band's tail per kind: the narrowest of kTails whose band, built from the other sources,
-  // covers at least 80 % of a held-out source's rows (the mean over sources): an 80 % band must
-  // hold on a source it never saw, not on the residuals it came from. The widest tail when none
-  // does (the coverage reported says by how much it falls short); the nominal 10 % for a kind
-  // with one source, whose band no other source can check (coverage null).
-  std::map<std::string, double> tail_of;
-  for (const auto& [kind, by_source] : logs) {
-    double chosen = by_source.size() < 2 ? kTails[0] : kTails[std::size(kTails) - 1];
-    for (double tail : kTails) {
-      double sum = 0;
-      int n = 0;
-      for (const auto& [source, v] : by_source) {
-        auto others = by_source;
-        others.erase(source);
-        if (others.empty()) continue;
-        const double lo = std::min(0.0, source_weighted_percentile(others, tail));
-        const double hi = std::max(0.0, source_weighted_percentile(others, 100 - tail));
-        std::size_t in = 0;
-        for (double x : v) in += x >= lo && x <= hi ? 1 : 0;
-        sum += static_cast<double>(in) / static_cast<double>(v.size());
-        ++n;
-      }
-      if (n > 0 && sum / n >= 0.8) {
-        chosen = tail;
-        break;
-      }
-    }
-    tail_of[kind] = chosen;
-  }
-
+  // The band rule per kind: the narrowest band (tail percentiles of the other sources' slowness,
+  // widened away from the estimate) that holds at least 80 % of the rows of sources it was not
+  // built from (band_rules); the nominal 10 % tails for a kind with one source.
+  const std::map<std::string, BandRule> rule_of = band_rules(logs);
   struct Acc {
     std::vector<double> loso, t0, def;
     std::size_t banded = 0, covered = 0;
@@ -415,14 +368,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
       x->def.push_back(ape(s.predicted, s.measured));
       if (t != t0.end()) x->t0.push_back(ape(t->second.predicted, s.measured));
     }
-    // The band of this source: the kind's tail percentiles of the other sources' slowness.
+    // The band of this source: the kind's rule over the other sources' slowness.
     std::map<std::string, std::vector<double>> others = logs[kind_of(s)];
     others.erase(source);
     if (!others.empty()) {
-      const double tail = tail_of[kind_of(s)];
-      // As estimates give it: a band always holds its estimate (slowness 0).
-      const double lo = std::min(0.0, source_weighted_percentile(others, tail));
-      const double hi = std::max(0.0, source_weighted_percentile(others, 100 - tail));
+      const auto [lo, hi] = band_of(others, rule_of.at(kind_of(s)));
       const double x = slowness(s, it->second);
       const bool in = x >= lo && x <= hi;
       for (Acc* y : {&a, &k}) {
@@ -465,15 +415,33 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
                                {"beats_tier0", std::isfinite(m) && std::isfinite(t) && m <= t}});
   }
   report["training_scales"] = scales_used;
+  // Every row, for inspection (--format json): measured and the three predictions.
+  json row_list = json::array();
+  for (const auto& [key, s] : def) {
+    const auto it = loso.find(key);
+    const auto t = t0.find(key);
+    if (it == loso.end()) continue;
+    row_list.push_back({{"id", s.id},
+                    {"group", s.group},
+                    {"kind", kind_of(s)},
+                    {"measured", round6(s.measured)},
+                    {"loso", round6(it->second)},
+                    {"tier0", t != t0.end() ? json(round6(t->second.predicted)) : json(nullptr)},
+                    {"default", round6(s.predicted)}});
+  }
+  report["rows"] = row_list;
   // The committed bands: every source's leave-one-source-out slowness, sources weighted alike.
   json bands = json::object();
   for (const auto& [kind, by_source] : logs) {
     std::size_t rows = 0;
     for (const auto& [src, v] : by_source) rows += v.size();
-    const double tail = tail_of[kind];
-    bands[kind] = {{"slow_p10", round6(source_weighted_percentile(by_source, tail))},
-                   {"slow_p90", round6(source_weighted_percentile(by_source, 100 - tail))},
-                   {"tail_percent", tail},
+    const BandRule& rule = rule_of.at(kind);
+    const auto [lo, hi] = band_of(by_source, rule);
+    bands[kind] = {{"slow_p10", round6(lo)},
+                   {"slow_p90", round6(hi)},
+                   {"tail_percent", rule.tail},
+                   {"scale", round6(rule.scale)},
+                   {"symmetric", rule.symmetric},
                    {"sources", by_source.size()},
                    {"rows", rows},
                    {"coverage_loso", coverage(by_kind[kind])}};

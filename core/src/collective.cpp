@@ -288,12 +288,28 @@ OpCost collective_op(std::string name, CollectiveKind kind, const HardwareSpec& 
   op.bytes = bytes;
   op.bound = Bound::communication;
   if (ranks <= 1) return op;
-  op.time = estimate_collective(kind, bytes, ranks, cluster_of(hw), km).time;
+  const bool custom =
+      kind == CollectiveKind::all_reduce && uses_custom_all_reduce(hw, km, bytes, ranks);
+  op.time = custom ? estimate_custom_all_reduce(bytes, ranks, cluster_of(hw), km).time
+                   : estimate_collective(kind, bytes, ranks, cluster_of(hw), km).time;
   op.kernels = 1;
   return op;
 }
 
 }  // namespace
+
+bool uses_custom_all_reduce(const HardwareSpec& hw, const KernelModel& km, Bytes bytes, int ranks) {
+  const bool nvlink = hw.scaleup_link.rfind("nvlink", 0) == 0;
+  return ranks > 1 && ranks <= hw.gpus_per_node && (nvlink || ranks == 2) &&
+         bytes.value < km.custom_all_reduce_max_bytes;
+}
+
+CollectiveEstimate estimate_custom_all_reduce(Bytes bytes, int ranks, ClusterSpec cluster,
+                                              const KernelModel& km) {
+  cluster.scaleup_model = FabricModel{};  // not NCCL's fit: the one-barrier Tier-0 form
+  return estimate_collective(CollectiveKind::all_reduce, bytes, ranks, cluster, km,
+                             CollectiveAlgorithm::ring);
+}
 
 OpCost all_reduce_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
                      int ranks) {

@@ -24,6 +24,7 @@ void check_range(const std::string& path, double value, double lo, double hi, do
 void apply_engine(const EngineProfile& e, KernelModel& km) {
   km.framework = parse_framework(e.id).value_or(Framework::any);
   km.engine_kernel_fixed_s = e.kernel_fixed_s;
+  km.custom_all_reduce_max_bytes = e.custom_all_reduce_max_bytes;
 }
 
 void validate(const EngineProfile& e, const std::string& path) {
@@ -34,6 +35,7 @@ void validate(const EngineProfile& e, const std::string& path) {
   check_range(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
   check_range(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
   check_range(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);
+  check_range(p + "custom_all_reduce_max_MiB", e.custom_all_reduce_max_bytes, 0, 1024 * kMiB, kMiB);
   if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) {
     fail(p + "gpu_memory_utilization", "must be > 0 and <= 1", e.gpu_memory_utilization);
   }

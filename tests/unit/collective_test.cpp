@@ -4,7 +4,9 @@
 
 #include "flopcast/collective.hpp"
 #include "flopcast/collective_fit.hpp"
+#include "flopcast/engine.hpp"
 #include "flopcast/error.hpp"
+#include "specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -314,6 +316,42 @@ TEST(CollectiveFit, NeedsARowOfMoreThanOneRank) {
   } catch (const SpecError& e) {
     EXPECT_STREQ(e.what(), "fabrics: needs a measured collective of more than one rank (got 0)");
   }
+}
+
+TEST(CustomAllReduce, OneBarrierThenTwoShotTraffic) {
+  // 1 MB over 4 ranks, whatever NCCL fit the cluster carries: 8 us + 2·3/4 · 1e6 B /
+  // (450e9 B/s · 0.80) = 8 + 4.1667 = 12.1667 us (no ring steps).
+  EXPECT_TRUE(near_rel(estimate_custom_all_reduce(Bytes(1e6), 4, cluster(), km).time.value,
+                       12.1667e-6, 1e-4));
+}
+
+TEST(CustomAllReduce, TakenWhereVllmTakesIt) {
+  HardwareSpec hw;
+  hw.scaleup_link = "nvlink4";
+  hw.gpus_per_node = 8;
+  KernelModel k;
+  k.custom_all_reduce_max_bytes = 8 * kMiB;
+  EXPECT_TRUE(uses_custom_all_reduce(hw, k, Bytes(1e6), 4));
+  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(8 * kMiB), 4));  // input < max_size only
+  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(1e6), 16));      // beyond one node
+  EXPECT_FALSE(uses_custom_all_reduce(hw, KernelModel{}, Bytes(1e6), 4));  // NCCL engines
+  hw.scaleup_link = "pcie4";
+  EXPECT_TRUE(uses_custom_all_reduce(hw, k, Bytes(1e6), 2));   // 2 GPUs on any link
+  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(1e6), 4));  // else full NVLink only
+}
+
+TEST(CustomAllReduce, VllmTensorParallelAllReduceIsNotPricedAsNccl) {
+  // H100 (450 GB/s, 8 us Tier-0 latency), vLLM's profile (8 MiB custom all-reduce): a decode
+  // step's 64 KiB all-reduce over 4 GPUs costs 8 us + 1.5 · 65536 B / (450e9 B/s · 0.8) =
+  // 8.273 us, below the fitted NCCL ring (base + 6 steps), as vLLM's measured 5.2 us is below
+  // NCCL's 13.5 us (aiconfigurator, H100).
+  const HardwareSpec hw = io::detail::resolve_hardware("h100-sxm", "hardware");
+  KernelModel vllm;
+  apply_engine(io::detail::engine_profile("vllm", "engine"), vllm);
+  const double custom = all_reduce_op("tp_comm", hw, vllm, Bytes(65536), 4).time.value;
+  const double nccl = all_reduce_op("tp_comm", hw, KernelModel{}, Bytes(65536), 4).time.value;
+  EXPECT_TRUE(near_rel(custom, 8.2731e-6, 1e-4));
+  EXPECT_LT(custom, nccl);
 }
 
 }  // namespace

@@ -72,7 +72,23 @@ CollectiveEstimate estimate_collective(CollectiveKind kind, Bytes bytes, int ran
                                        const ClusterSpec& cluster, const KernelModel& km,
                                        CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
 
-/// Tensor-parallel all-reduce of `bytes` over `ranks` GPUs of one node, as an op of a step.
+/// Whether an inference engine runs this tensor-parallel all-reduce with its own custom kernel
+/// rather than NCCL: 2..gpus_per_node ranks over NVLink (or 2 GPUs on any link), at most
+/// less than `km.custom_all_reduce_max_bytes` per rank. vLLM (and SGLang, which uses its kernel) takes
+/// its custom all-reduce under these conditions, 8 MiB by default (`CustomAllreduce.max_size`),
+/// and NCCL otherwise.
+bool uses_custom_all_reduce(const HardwareSpec& hw, const KernelModel& km, Bytes bytes, int ranks);
+
+/// A custom (one-shot / two-shot) all-reduce inside one node: one barrier, then each rank moves
+/// the two-shot traffic 2(n−1)/n·bytes over its links:
+///   t = scaleup_latency + 2(n−1)/n · bytes / (scale-up BW · link_efficiency),
+/// the Tier-0 form with no ring steps, whatever NCCL fabric fit the cluster has (those are fitted
+/// on NCCL's ring and tree, whose per-step latencies a one-kernel all-reduce does not pay).
+CollectiveEstimate estimate_custom_all_reduce(Bytes bytes, int ranks, ClusterSpec cluster,
+                                              const KernelModel& km);
+
+/// Tensor-parallel all-reduce of `bytes` over `ranks` GPUs of one node, as an op of a step: the
+/// engine's custom all-reduce where uses_custom_all_reduce, else NCCL (estimate_collective).
 OpCost all_reduce_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
                      int ranks);
 

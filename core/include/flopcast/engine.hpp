@@ -24,6 +24,9 @@ struct EngineProfile {
   bool chunked_prefill = true;
   double gpu_memory_utilization = 0.9;
   int kv_block_tokens = 16;
+  /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
+  /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
+  double custom_all_reduce_max_bytes = 0;
   /// 1 when the overheads were fitted on end-to-end rows (Tier 1), 0 for engineering defaults.
   int tier = 0;
 };

@@ -92,6 +92,11 @@ struct KernelModel {
   /// engine replaying CUDA graphs hides most of the launch and ramp cost that an isolated kernel
   /// benchmark includes (Tier 1, fitted per engine). None: the kernels' own.
   std::optional<double> engine_kernel_fixed_s;
+  /// Tensor-parallel all-reduces inside one NVLink node up to this many bytes run the engine's
+  /// own one-kernel all-reduce (vLLM's and SGLang's custom all-reduce: each rank reads its peers'
+  /// peer-mapped buffers after one barrier, no NCCL ring), priced by the one-barrier Tier-0 form
+  /// instead of the fitted NCCL fabric (collective.hpp, all_reduce_op). 0: NCCL for every size.
+  double custom_all_reduce_max_bytes = 0;
   /// Residual bands of Tier 0 per op class (from validation), for hardware without a fit.
   const Calibration* tier0_residuals = nullptr;
 

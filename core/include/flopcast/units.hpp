@@ -44,6 +44,7 @@ constexpr double operator/(Flops f, Bytes b) { return f.value / b.value; }
 
 constexpr double kGB = 1e9;   ///< decimal gigabyte, the unit of every *_GB key
 constexpr double kMB = 1e6;
+constexpr double kMiB = 1048576.0;  ///< binary, only where a framework states a size in MiB
 constexpr double kTera = 1e12;
 constexpr double kMicro = 1e-6;
 constexpr double kMilli = 1e-3;

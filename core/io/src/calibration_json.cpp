@@ -91,7 +91,8 @@ void check_bands(const json& doc) {
   if (!bands.is_object()) throw SpecError("bands", "must be an object");
   for (const auto& [kind, b] : bands.items()) {
     ObjectReader br(b, "bands." + kind,
-                    {"slow_p10", "slow_p90", "tail_percent", "sources", "rows", "coverage_loso"});
+                    {"slow_p10", "slow_p90", "tail_percent", "scale", "symmetric", "sources",
+                     "rows", "coverage_loso"});
     const double lo = br.number("slow_p10"), hi = br.number("slow_p90");
     if (!(lo <= hi)) fail("bands." + kind + ".slow_p10", "must be <= slow_p90", lo);
   }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// The 80 % band rules of end-to-end estimates (cli/validate/bands.hpp) on hand-made residuals.
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+#include "validate/bands.hpp"
+
+namespace flopcast::cli::validate {
+namespace {
+
+using test::near_rel;
+using BySource = std::map<std::string, std::vector<double>>;
+
+TEST(Bands, PercentileWeighsSourcesAlike) {
+  // a's four rows weigh 1/4 each, b's one row 1: total 2, the median is where 1.0 is reached,
+  // at a's last row (0.25 + 0.25 + 0.25 + 0.25).
+  const BySource r{{"a", {1, 2, 3, 4}}, {"b", {10}}};
+  EXPECT_DOUBLE_EQ(source_weighted_percentile(r, 50), 4);
+  EXPECT_DOUBLE_EQ(source_weighted_percentile(r, 60), 10);  // 1.2 of 2 is reached at b's row
+}
+
+TEST(Bands, AsymmetricBandHoldsItsEstimateAndScales) {
+  // Rows 0.1 … 0.5 weigh 0.2 each: p10 = 0.1, p90 = 0.5; the band reaches down to 0 (the
+  // estimate), then scale 2 doubles it: [0, 1.0].
+  const BySource r{{"a", {0.1, 0.2, 0.3, 0.4, 0.5}}};
+  const auto [lo, hi] = band_of(r, BandRule{10, 2.0, false});
+  EXPECT_DOUBLE_EQ(lo, 0.0);
+  EXPECT_TRUE(near_rel(hi, 1.0, 1e-12));
+}
+
+TEST(Bands, SymmetricBandIsAPercentileOfTheSize) {
+  // |slowness| = 0.1 … 0.5; tail 10 → its 80th percentile, 0.4 (cumulative 0.8): ±0.4.
+  const BySource r{{"a", {-0.4, 0.1, 0.2, -0.3, 0.5}}};
+  const auto [lo, hi] = band_of(r, BandRule{10, 1.0, true});
+  EXPECT_DOUBLE_EQ(lo, -0.4);
+  EXPECT_DOUBLE_EQ(hi, 0.4);
+}
+
+TEST(Bands, CheckHoldsEachSourceOutOfItsOwnBand) {
+  // Held out a: b's band is [min(0, 0.3), 0.6] = [0, 0.6], holds 0.1 and 0.2. Held out b: a's
+  // band [0, 0.2] holds neither 0.3 nor 0.6. Coverage 2 / 4; mean width (0.6 + 0.2) / 2 = 0.4.
+  const BySource r{{"a", {0.1, 0.2}}, {"b", {0.3, 0.6}}};
+  const BandCheck c = check_band_rule(r, BandRule{10, 1.0, false});
+  EXPECT_DOUBLE_EQ(c.coverage, 0.5);
+  EXPECT_TRUE(near_rel(c.mean_width, 0.4, 1e-12));
+}
+
+TEST(Bands, RuleIsTheNarrowestThatHoldsEightyPercentOfUnseenSources) {
+  // As above: b's 0.6 lies in a's band [0, 0.2·scale] only from scale 3 (3 of 4 rows is 75 %,
+  // short of 80 %), and then every row is held. The asymmetric band is narrower than ±0.2·3.
+  const std::map<std::string, BySource> logs{{"k", {{"a", {0.1, 0.2}}, {"b", {0.3, 0.6}}}},
+                                             {"one", {{"a", {0.1, 0.2}}}}};
+  const auto rules = band_rules(logs);
+  EXPECT_TRUE(near_rel(rules.at("k").scale, 3.0, 1e-9));
+  EXPECT_FALSE(rules.at("k").symmetric);
+  EXPECT_TRUE(near_rel(check_band_rule(logs.at("k"), rules.at("k")).coverage, 1.0, 1e-12));
+  // One source: nothing can check it; the nominal 10–90 % band, unscaled.
+  EXPECT_DOUBLE_EQ(rules.at("one").tail, 10);
+  EXPECT_DOUBLE_EQ(rules.at("one").scale, 1);
+}
+
+}  // namespace
+}  // namespace flopcast::cli::validate
