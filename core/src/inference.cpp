@@ -50,9 +50,13 @@ void validate(const InferenceSpec& s) {
                           ") (got " + std::to_string(s.tp) + ")");
   }
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
+  check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
-  if (s.num_gpus % s.tp != 0) {
-    fail("num_gpus", "must be a multiple of parallelism.tp (" + std::to_string(s.tp) + ")",
+  if (s.num_gpus % (s.tp * s.pp) != 0) {
+    fail("num_gpus",
+         (s.pp == 1 ? "must be a multiple of parallelism.tp ("
+                    : "must be a multiple of parallelism tp·pp (") +
+             std::to_string(s.tp * s.pp) + ")",
          s.num_gpus);
   }
   check_dtype("precision.weights", s.weights,
@@ -123,6 +127,7 @@ struct Shard {
   std::vector<LayerKind> kinds;
   std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
   double kv_elems;  // per token and layer on this GPU
+  double stage_share = 1;  // layers of the largest pipeline stage / all layers
 
   AttentionDims attention(bool local, bool decode) const {
     return layer_ops::attention_dims(model, tp, local, decode);
@@ -154,6 +159,7 @@ Shard make_shard(const InferenceSpec& s) {
   sh.kinds = layer_kinds(m);
   sh.attn_linears = layer_ops::attention_linears(m, s.tp);
   sh.kv_elems = layer_ops::kv_elements_per_token(m, s.tp);
+  sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
   return sh;
 }
 
@@ -227,6 +233,21 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   return ops;
 }
 
+/// One stage boundary of a pipeline: the step's `t` new tokens' hidden states sent to the next
+/// stage, tp GPUs apart (another node when a stage fills one).
+OpCost pipeline_send_op(const InferenceSpec& s, double t) {
+  ClusterSpec c = cluster_of(s.hardware);
+  c.gpus_per_node = std::max(1, s.hardware.gpus_per_node / s.tp);
+  const double bytes = t * s.model.hidden_size * bytes_per_element(s.activations);
+  OpCost op;
+  op.name = "pp_send_recv";
+  op.bytes = Bytes(bytes);
+  op.bound = Bound::communication;
+  op.time = estimate_collective(CollectiveKind::send_recv, Bytes(bytes), 2, c, s.kernel).time;
+  op.kernels = 1;
+  return op;
+}
+
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
 std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
   const HardwareSpec& hw = s.hardware;
@@ -281,6 +302,14 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   if (s.tp > 1) {
     ops.push_back(all_gather_op("tp_comm", hw, km,
                                 Bytes(st.sequences * sh.vocab * s.tp * sh.a), s.tp));
+  }
+
+  if (s.pp > 1) {
+    OpCost send = pipeline_send_op(s, st.tokens);
+    send.time = send.time * (s.pp - 1.0);
+    send.bytes = send.bytes * (s.pp - 1.0);
+    send.kernels *= s.pp - 1;
+    ops.push_back(send);
   }
 
   OpCost overhead;
@@ -353,7 +382,9 @@ std::pair<double, double> global_and_local_layers(const Shard& sh) {
 
 /// KV bytes of one token in every layer on this GPU (local layers count while the context is
 /// within their window).
-double kv_bytes_per_token(const Shard& sh) { return sh.layers * sh.kv_elems * sh.kv; }
+double kv_bytes_per_token(const Shard& sh) {
+  return sh.stage_share * sh.layers * sh.kv_elems * sh.kv;
+}
 
 /// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
 /// their window.
@@ -362,7 +393,7 @@ double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, dou
   const double per_layer_token = sh.kv_elems * sh.kv;
   auto blocks = [&](double tokens) { return std::ceil(tokens / s.kv_block_tokens); };
   const double local_tokens = local_kv_tokens(context, s.model.window_tokens);
-  return batch * s.kv_block_tokens * per_layer_token *
+  return sh.stage_share * batch * s.kv_block_tokens * per_layer_token *
          (global * blocks(context) + local * blocks(local_tokens));
 }
 
@@ -408,11 +439,12 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
            pc.moe_layers * (m.num_experts * expert + shared);
   };
   // Everything else stays in 16 bits: vocab-parallel embedding and LM head, and replicated
-  // learned positions, norms, routers and biases (tiny).
+  // learned positions, norms, routers and biases (tiny). Under pipeline parallelism a GPU of the
+  // largest stage holds that stage's layers and at most one of embedding and LM head.
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
-  const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings ? 1 : 2);
+  const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
-  return linear(s.tp) * sh.w + (vocab_rows + rest) * sh.a;
+  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.a;
 }
 
 double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {
@@ -424,7 +456,7 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   validate(spec);
   const Shard sh = make_shard(spec);
   InferenceResult r;
-  r.replicas = spec.num_gpus / spec.tp;
+  r.replicas = spec.num_gpus / (spec.tp * spec.pp);
   r.params = count_params(spec.model);
   const double b = spec.batch_size;
   const double s = spec.prompt_tokens;
@@ -438,9 +470,12 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   const double chunks = spec.chunked_prefill
                             ? std::ceil(b * s / budget)
                             : std::ceil(b / std::max(1.0, std::floor(budget / s)));
+  // Pipelined, the chunks flow through pp stages of 1/pp of the step each: the last leaves after
+  // (chunks + pp − 1) stage times.
+  const double pp = spec.pp;
   Step prefill{b * s / chunks, b / chunks, s, s, true};
   Accumulator pre;
-  pre.add("prefill", step_ops(spec, sh, prefill), chunks);
+  pre.add("prefill", step_ops(spec, sh, prefill), (chunks + pp - 1) / pp);
   const double prefill_s = pre.total();
 
   // Decode steps j = 1..n−1 attend to s + j tokens; average over at most kMaxDecodeBins bins,
@@ -454,7 +489,9 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
     const long long last = (i + 1) * evaluated_steps / bins;  // inclusive
     const double count = static_cast<double>(last - first + 1);
     const double mean_context = s + 0.5 * static_cast<double>(first + last);
-    Step st{b, b, 1, mean_context, false};
+    // Pipelined, the batch runs as min(b, pp) micro-batches; each token crosses every stage.
+    const double micro = b / std::min(b, pp);
+    Step st{micro, micro, 1, mean_context, false};
     dec.add("decode", step_ops(spec, sh, st), count);
   }
   const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
@@ -624,6 +661,7 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
     if (tok.tp_all_reduce) per_layer += 2 * op_time_s(*tok.tp_all_reduce);
     total += per_layer * kind.count;
   }
+  if (s.pp > 1) total += (s.pp - 1) * op_time_s(pipeline_send_op(s, t));
   if (tier) *tier = tier2 ? 2 : 0;
   return total;
 }

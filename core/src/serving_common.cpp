@@ -216,6 +216,11 @@ void validate(const ServingSpec& s) {
                            "speculative decoding with static batching is not modelled");
   }
   const int tp = s.inference.tp;
+  if (s.inference.pp > 1 &&
+      (s.disaggregation.prefill_instances > 0 || s.disaggregation.decode_instances > 0)) {
+    throw NotModelledError("features.disaggregated",
+                           "disaggregated pools with pipeline parallelism are not modelled");
+  }
   if (s.disaggregation.prefill_instances > 0 || s.disaggregation.decode_instances > 0) {
     check_range("features.disaggregated.prefill_instances", s.disaggregation.prefill_instances, 1,
                 kMaxReplicas);
@@ -292,6 +297,8 @@ ServingSetup make_setup(const ServingSpec& spec) {
     st.prefill_instances = spec.disaggregation.prefill_instances;
     st.instances = spec.disaggregation.prefill_instances + spec.disaggregation.decode_instances;
   } else {
+    // A pipeline of pp stages keeps pp batches in flight, each through every layer: it serves
+    // as pp instances (vLLM's virtual engines), each with 1/pp of the pipeline's KV cache.
     st.instances = std::max(1, inf.num_gpus / std::max(1, inf.tp));
   }
   // One prefill chunk of the full budget is the activation peak the KV pool must leave room for.
@@ -318,6 +325,7 @@ ServingSetup make_setup(const ServingSpec& spec) {
     }
     st.kv_bytes_per_token = kv_cache_bytes_per_token(inf, std::min<double>(typical, max_context));
   }
+  st.kv_bytes_per_token *= std::max(1, inf.pp);
   const double block_bytes = inf.kv_block_tokens * st.kv_bytes_per_token;
   st.kv_blocks = free > 0 ? static_cast<long long>(std::floor(free / block_bytes)) : 0;
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;

@@ -290,6 +290,29 @@ TEST(Architectures, UnevenPipelineStages) {
   EXPECT_EQ(test::failure_of(r).path, "parallelism.first_stage_layers");
 }
 
+TEST(Architectures, InferencePipelineAcrossTwoNodes) {
+  // Llama-3.1-405B in BF16 on 2 nodes of 8 H100 (PP 2 × TP 8): each GPU holds 63 of the 126
+  // layers and one of embedding / LM head (both 128256·16384/8 rows), exactly half of what one
+  // TP-8 node would hold (810 GB in all): ~50.7 GB, so it fits where TP 8 alone (101.5 GB) does
+  // not.
+  const ModelSpec m = io::detail::resolve_model(io::json("llama-3.1-405b"), "model");
+  InferenceSpec s = inference(m, "h100-sxm", 8, 1024, 256);
+  s.batch_size = 16;
+  const InferenceResult one = estimate_inference(s);
+  s.pp = 2;
+  s.num_gpus = 16;
+  const InferenceResult two = estimate_inference(s);
+  EXPECT_NEAR(two.memory.weights_bytes, one.memory.weights_bytes / 2, 1);
+  EXPECT_FALSE(one.memory.fits);
+  EXPECT_TRUE(two.memory.fits);
+  EXPECT_EQ(two.replicas, 1);
+  // KV per token per GPU: 63 layers · 2 · 8/8 heads · 128 · 2 B = 32,256 B (half of TP 8's).
+  EXPECT_DOUBLE_EQ(two.memory.kv_cache_bytes_per_token, 32256);
+  // A decode step runs the batch as 2 micro-batches of 8; each crosses the one stage boundary:
+  // 8 tokens · 16384 · 2 B = 262,144 B from one node to the other.
+  EXPECT_NEAR(item(two, "decode", "pp_send_recv").bytes, 262144.0, 1e-6);
+}
+
 TEST(Architectures, ModelFlopsCountLocalLayersByTheirPairs) {
   // Mistral-7B-v0.1 at s = 8192 with a 4096 window: attention FLOPs per token 12·L·Hq·d·s scaled
   // by the window's share of pairs, (4096·4097/2 + 4096·4096) / (8192·8193/2) = 25,167,872 /

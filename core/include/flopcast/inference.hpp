@@ -13,12 +13,18 @@
 namespace flopcast {
 
 /// One inference request: a batch of identical requests run together (static batch) on
-/// `num_gpus / tp` replicas of `tp` tensor-parallel GPUs each.
+/// `num_gpus / (tp · pp)` replicas of `pp` pipeline stages of `tp` tensor-parallel GPUs each.
+///
+/// Pipeline parallelism splits the layers into pp stages (the first num_layers mod pp take one
+/// more) and keeps pp micro-batches of the batch in flight, as vLLM's and TensorRT-LLM's
+/// pipelines do: a token still passes through every layer, plus a send of its activations at
+/// each of the pp − 1 stage boundaries, but each stage works on another micro-batch meanwhile.
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;
   int num_gpus = 1;
   int tp = 1;
+  int pp = 1;  ///< pipeline stages
   DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   DType kv_cache = DType::bf16;     ///< bf16, fp16, fp8, int8
   DType activations = DType::bf16;  ///< bf16 or fp16: the type of activations and 16-bit math

@@ -42,11 +42,19 @@ inline void read_target(const ObjectReader& r, ModelSpec& model, HardwareSpec& h
   kernel.use_calibration = max_tier == 2;
 }
 
-/// `parallelism.tp`, `num_gpus` and `precision` of one inference replica (tasks inference, serving).
+/// The `parallelism` echoed in a response: pp only where the request pipelines.
+inline json parallelism_json(const InferenceSpec& s) {
+  json p{{"tp", s.tp}};
+  if (s.pp != 1) p["pp"] = s.pp;
+  return p;
+}
+
+/// `parallelism.tp`, `parallelism.pp`, `num_gpus` and `precision` of one inference replica (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
-  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp"});
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp", "pp"});
   s.tp = pr.integer("tp", 1);
-  s.num_gpus = r.integer("num_gpus", s.tp);
+  s.pp = pr.integer("pp", 1);
+  s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",
                   {"weights", "kv_cache", "activations"});

@@ -63,7 +63,7 @@ Parsed parse_request(const json& request) {
       {"hardware", request.at("hardware")},
       {"num_gpus", s.num_gpus},
       {"max_tier", s.kernel.use_calibration ? 2 : 0},
-      {"parallelism", {{"tp", s.tp}}},
+      {"parallelism", parallelism_json(s)},
       {"precision", precision_json(s)},
       {"workload",
        {{"prompt_tokens", s.prompt_tokens},

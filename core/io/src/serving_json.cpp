@@ -290,7 +290,7 @@ Parsed parse_request(const json& request) {
                     {"model", request.at("model")},
                     {"hardware", request.at("hardware")},
                     {"num_gpus", inf.num_gpus},
-                    {"parallelism", {{"tp", inf.tp}}},
+                    {"parallelism", parallelism_json(inf)},
                     {"precision", precision_json(inf)},
                     {"max_tier", inf.kernel.use_calibration ? 2 : 0},
                     {"workload", workload},
