@@ -161,7 +161,7 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   c.norms_per_layer = 2 * norm;
   if (m.is_mla()) {
     const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
-    const double q = rq > 0 ? h * rq + rq + rq * hq * d : h * hq * d;
+    const double q = rq > 0 ? h * rq + rq * hq * d : h * hq * d;  // q_a, q_b
     const double kv = h * (rkv + m.qk_rope_head_dim) + rkv * hq * (m.qk_nope_head_dim + m.v_head_dim);
     c.attention_per_layer = q + kv + hq * m.v_head_dim * h;
     c.norms_per_layer += (rq > 0 ? rq : 0) + rkv;  // RMSNorm of each latent

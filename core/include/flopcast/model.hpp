@@ -120,8 +120,8 @@ void validate(const ModelSpec& m, const std::string& path);
 
 /// embed = V·h (+ ctx·h for learned positions); lm_head = V·h unless tied;
 /// attention = h·Hq·d + 2·h·Hkv·d + Hq·d·h (+ biases), or under MLA
-///   q: h·r_q + r_q + r_q·Hq·d (r_q = q_lora_rank; h·Hq·d without it), kv: h·(r_kv + d_rope) + r_kv
-///   + r_kv·Hq·(d_nope + d_v), o: Hq·d_v·h;
+///   q: h·r_q + r_q·Hq·d (r_q = q_lora_rank; h·Hq·d without it), kv: h·(r_kv + d_rope)
+///   + r_kv·Hq·(d_nope + d_v), o: Hq·d_v·h, the latents' RMSNorms (r_q + r_kv) with the norms;
 /// FFN of width w = (3 gated | 2 plain)·h·w (+ biases); MoE layer = E·expert(I) + shared
 /// experts(S·I_s) + h·E router, dense layer = FFN(dense_intermediate_size); norms 2 per layer
 /// (+1 final), h (RMSNorm) or 2h (LayerNorm).
