@@ -232,5 +232,17 @@ TEST(ModelZoo, DenseModelsKeyFields) {
   expect_fields(imported("llama-3.2-1b"), {{"head_dim", 64}, {"tie_embeddings", true}});
 }
 
+TEST(ModelZoo, EveryPresetIsItsImportedFixture) {
+  // presets/models/<id>.json were generated from these fixtures: the same model object.
+  for (const ZooCase& z : kZoo) {
+    SCOPED_TRACE(z.id);
+    json preset = io::preset("models", z.id, "model").at("model");
+    json m = imported(z.id);
+    preset.erase("name");
+    m.erase("name");
+    EXPECT_EQ(preset, m);
+  }
+}
+
 }  // namespace
 }  // namespace flopcast

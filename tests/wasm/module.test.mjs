@@ -61,10 +61,10 @@ test('malformed JSON is invalid_json', () => {
   assert.equal(out.error.path, '');
 });
 
-test('presets lists 18 models, 14 hardware, 10 scenarios, 4 engines', () => {
+test('presets lists 41 models, 14 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);
-  assert.equal(out.result.models.length, 18);
+  assert.equal(out.result.models.length, 41);
   assert.equal(out.result.engines.length, 4);
   assert.equal(out.result.hardware.length, 14);
   assert.equal(out.result.scenarios.length, 10);
