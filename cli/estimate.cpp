@@ -75,7 +75,17 @@ json build_request(const RequestOptions& o) {
   json r{{"task", "inference"}};
   if (!o.model.empty()) r["model"] = o.model;
   if (!o.model_file.empty()) r["model"] = read_json_file(o.model_file);
-  if (!o.hf_config.empty()) r["model"] = io::model_from_hf_config(read_json_file(o.hf_config));
+  if (!o.hf_config.empty()) {
+    const json config = read_json_file(o.hf_config);
+    r["model"] = io::model_from_hf_config(config, o.hf_config);
+    // A quantized checkpoint's weight precision, unless --weights says otherwise.
+    const json precision = io::precision_from_hf_config(config);
+    if (o.weights.empty() && precision.contains("weights")) {
+      r["precision"]["weights"] = precision.at("weights");
+      std::cerr << "flopcast: note: weights precision " << precision.at("weights").get<std::string>()
+                << " from " << o.hf_config << " (quantization_config)\n";
+    }
+  }
   r["hardware"] = o.hardware.empty() ? read_json_file(o.hardware_file) : json(o.hardware);
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;

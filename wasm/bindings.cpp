@@ -45,8 +45,10 @@ std::string decode_link(const std::string& fragment) {
   return envelope([&] { return flopcast::io::decode_link(fragment); });
 }
 
-std::string model_from_hf_config(const std::string& config) {
-  return envelope([&] { return flopcast::io::model_from_hf_config(parse(config, "config.json")); });
+/// `file_name`: the dropped file's name, the model's name when the config has no _name_or_path.
+std::string model_from_hf_config(const std::string& config, const std::string& file_name) {
+  return envelope(
+      [&] { return flopcast::io::model_from_hf_config(parse(config, "config.json"), file_name); });
 }
 
 std::string version() { return flopcast::io::version(); }

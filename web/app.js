@@ -83,6 +83,7 @@ const state = {
   generalMessages: [],
   extras: {}, // request keys the form has no input for (kept from links / scenarios)
   customInfo: { model: '', hardware: '' },
+  customFileName: { model: '', hardware: '' }, // the dropped file, a model's name fallback
   renders: 0,
   lastPreset: { model: '', hardware: '' }, // preset used to prefill a custom box
 };
@@ -249,7 +250,7 @@ function parseCustomObject(kind) {
   if (parsed.error) return parsed;
   const obj = parsed.value;
   if (kind === 'model' && looksLikeHfConfig(obj)) {
-    const r = call('model_from_hf_config', text);
+    const r = call('model_from_hf_config', text, state.customFileName[kind] || '');
     if (!r.ok) {
       const err = r.error || {};
       return { error: err.message || 'This Hugging Face config could not be converted.', target };
@@ -796,7 +797,8 @@ function wire() {
       recompute();
     });
     const ta = $(`${kind}-custom`);
-    ta.addEventListener('input', () => {
+    ta.addEventListener('input', (e) => {
+      if (e.isTrusted) state.customFileName[kind] = ''; // typed or pasted: no file name
       clearLinkError(`${kind}-custom`);
       $('scenario').value = '';
       recompute();
@@ -812,6 +814,7 @@ function wire() {
       if (!file) return;
       e.preventDefault();
       ta.value = await file.text();
+      state.customFileName[kind] = file.name;
       ta.dispatchEvent(new Event('input', { bubbles: true }));
     });
   }

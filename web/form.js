@@ -89,7 +89,7 @@ export class Form {
     const parsed = parseObject(text);
     const obj = parsed.value;
     if (obj && kind === 'model' && ('num_hidden_layers' in obj || 'model_type' in obj || 'architectures' in obj)) {
-      const r = call(this.M, 'model_from_hf_config', text);
+      const r = call(this.M, 'model_from_hf_config', text, '');
       return r.ok ? { value: r.result } : { error: r.error.message };
     }
     return parsed;

@@ -218,14 +218,20 @@ struct HfFailure {
   std::string code, path, message;
 };
 
-HfFailure hf_failure(const json& config) {
+/// The error `f` raises, as the module would report it.
+template <typename F>
+HfFailure failure_of(F&& f) {
   try {
-    (void)io::model_from_hf_config(config);
+    f();
   } catch (...) {
     const io::ErrorInfo e = io::describe_current_exception();
     return {e.code, e.path, e.message};
   }
   return {"", "", "(no error)"};
+}
+
+HfFailure hf_failure(const json& config) {
+  return failure_of([&] { (void)io::model_from_hf_config(config); });
 }
 
 TEST(HfConfig, Llama2MatchesThePreset) {
@@ -435,6 +441,89 @@ TEST(HfConfig, NotAnObject) {
     EXPECT_EQ(f.path, "hf_config") << bad.dump();
     EXPECT_NE(f.message.find("must be a JSON object"), std::string::npos) << f.message;
   }
+}
+
+json quantized(const json& quantization_config) {
+  json c = json::parse(kLlama2_7b);
+  c["quantization_config"] = quantization_config;
+  return c;
+}
+
+HfFailure precision_failure(const json& config) {
+  return failure_of([&] { (void)io::precision_from_hf_config(config); });
+}
+
+TEST(HfConfig, PrecisionFromQuantizationConfig) {
+  const auto weights = [](const json& q) { return io::precision_from_hf_config(quantized(q)); };
+  EXPECT_EQ(io::precision_from_hf_config(json::parse(kLlama2_7b)), json::object());
+  EXPECT_EQ(io::precision_from_hf_config(quantized(nullptr)), json::object());
+  // AutoAWQ (Qwen3-8B-AWQ) and AutoGPTQ as their configs spell them.
+  EXPECT_EQ(weights({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
+                     {"version", "gemm"}, {"zero_point", true}}),
+            json({{"weights", "int4"}}));
+  EXPECT_EQ(weights({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}}),
+            json({{"weights", "int4"}}));
+  EXPECT_EQ(weights({{"quant_method", "gptq"}, {"bits", 8}}), json({{"weights", "int8"}}));
+  // DeepSeek-V3's block FP8, Llama 4 Maverick FP8's fbgemm, gpt-oss's MXFP4 experts.
+  EXPECT_EQ(weights({{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"weight_block_size", {128, 128}}}),
+            json({{"weights", "fp8"}}));
+  EXPECT_EQ(weights({{"quant_method", "fbgemm_fp8"}}), json({{"weights", "fp8"}}));
+  EXPECT_EQ(weights({{"quant_method", "mxfp4"}}), json({{"weights", "mxfp4"}}));
+  // compressed-tensors (llm-compressor): W4A16, FP8 dynamic, NVFP4.
+  const auto ct = [&](const json& w) {
+    return weights({{"quant_method", "compressed-tensors"},
+                    {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}}}}}});
+  };
+  EXPECT_EQ(ct({{"num_bits", 4}, {"type", "int"}, {"group_size", 128}, {"strategy", "group"}}),
+            json({{"weights", "int4"}}));
+  EXPECT_EQ(ct({{"num_bits", 8}, {"type", "float"}, {"group_size", nullptr},
+                {"strategy", "channel"}}),
+            json({{"weights", "fp8"}}));
+  EXPECT_EQ(ct({{"num_bits", 4}, {"type", "float"}, {"group_size", 16}}),
+            json({{"weights", "fp4"}}));  // NVFP4
+  // The quantization of a multimodal checkpoint may sit beside text_config.
+  json nested = {{"text_config", json::parse(kLlama2_7b)},
+                 {"quantization_config", {{"quant_method", "fp8"}}}};
+  EXPECT_EQ(io::precision_from_hf_config(nested), json({{"weights", "fp8"}}));
+}
+
+TEST(HfConfig, PrecisionErrorsNameTheKey) {
+  HfFailure f = precision_failure(quantized({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.quantization_config.quant_method");
+  EXPECT_NE(f.message.find("\"bitsandbytes\" is not modelled"), std::string::npos) << f.message;
+  f = precision_failure(quantized({{"bits", 4}}));
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "hf_config.quantization_config.quant_method");
+  f = precision_failure(quantized({{"quant_method", "gptq"}, {"bits", 3}}));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.quantization_config.bits");
+  f = precision_failure(quantized(
+      {{"quant_method", "compressed-tensors"},
+       {"config_groups", {{"a", {{"weights", {{"num_bits", 4}, {"type", "int"}}}}},
+                          {"b", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}}));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.quantization_config.config_groups");
+  f = precision_failure(quantized(
+      {{"quant_method", "compressed-tensors"},
+       {"config_groups", {{"g", {{"weights", {{"num_bits", 2}, {"type", "int"}}}}}}}}));
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.quantization_config.config_groups.g.weights");
+}
+
+TEST(HfConfig, QuantizedConfigEstimatesWithItsPrecision) {
+  // An AWQ Llama-2-7B: int4 weights are 0.5 B per parameter against bf16's 2 B, so the weights
+  // take at most 6.74e9·0.5 / (6.74e9·2) = 1/4 of the memory, plus whatever stays in 16 bits
+  // (the 2·32000·4096 = 0.26e9 embedding parameters at most: (3.24 + 0.52) / 13.48 = 0.28).
+  const json c = quantized({{"quant_method", "awq"}, {"bits", 4}});
+  json r = base_request();
+  r["model"] = io::model_from_hf_config(c);
+  r["precision"]["weights"] = io::precision_from_hf_config(c).at("weights");
+  const json int4 = io::run(r);
+  const json bf16 = io::run(base_request());
+  EXPECT_EQ(int4.at("request").at("precision").at("weights"), "int4");
+  EXPECT_LT(int4.at("memory").at("weights_GB").get<double>(),
+            0.3 * bf16.at("memory").at("weights_GB").get<double>());
 }
 
 TEST(HfConfig, ResultIsAValidModelObjectAndStable) {

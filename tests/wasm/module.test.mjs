@@ -21,8 +21,8 @@ before(async () => {
   M = await loadFlopcast();
 });
 
-const call = (name, arg) => {
-  const text = arg === undefined ? M[name]() : M[name](typeof arg === 'string' ? arg : JSON.stringify(arg));
+const call = (name, arg, ...rest) => {
+  const text = arg === undefined ? M[name]() : M[name](typeof arg === 'string' ? arg : JSON.stringify(arg), ...rest);
   assert.equal(typeof text, 'string', `${name} returns a string`);
   return JSON.parse(text);
 };
@@ -61,10 +61,10 @@ test('malformed JSON is invalid_json', () => {
   assert.equal(out.error.path, '');
 });
 
-test('presets lists 18 models, 14 hardware, 10 scenarios, 4 engines', () => {
+test('presets lists 41 models, 14 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);
-  assert.equal(out.result.models.length, 18);
+  assert.equal(out.result.models.length, 41);
   assert.equal(out.result.engines.length, 4);
   assert.equal(out.result.hardware.length, 14);
   assert.equal(out.result.scenarios.length, 10);
@@ -114,19 +114,20 @@ test('model_from_hf_config', () => {
     tie_word_embeddings: false,
     vocab_size: 32000,
   };
-  const out = call('model_from_hf_config', config);
+  const out = call('model_from_hf_config', config, 'uploads/my-llama.json');
   assert.equal(out.ok, true, JSON.stringify(out.error));
   assert.equal(out.result.num_layers, 32);
   assert.equal(out.result.hidden_size, 4096);
   assert.equal(out.result.ffn, 'gated');
+  assert.equal(out.result.name, 'my-llama'); // no _name_or_path: the file's name
   const byConfig = call('estimate', { ...baseRequest, model: out.result });
   const byId = call('estimate', baseRequest);
   assert.equal(byConfig.result.ttft_ms, byId.result.ttft_ms);
 
-  const bad = call('model_from_hf_config', { ...config, hidden_size: undefined });
+  const bad = call('model_from_hf_config', { ...config, hidden_size: undefined }, '');
   assert.equal(bad.ok, false);
   assert.equal(bad.error.path, 'hf_config.hidden_size');
-  const notJson = call('model_from_hf_config', 'not json');
+  const notJson = call('model_from_hf_config', 'not json', '');
   assert.equal(notJson.ok, false);
   assert.equal(notJson.error.code, 'invalid_json');
 });

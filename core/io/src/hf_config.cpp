@@ -2,6 +2,8 @@
 // Hugging Face config.json -> flopcast model object. HF configs carry many keys flopcast does not
 // need, so unknown keys are ignored here (unlike flopcast's own documents); keys that change the
 // architecture in ways flopcast does not model are rejected explicitly.
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -106,17 +108,54 @@ void read_local_attention(const json& c, const std::string& type, int layers, in
   if (period > 0) m["global_attention_every"] = period;
 }
 
-}  // namespace
-
-json model_from_hf_config(const json& config) {
+void require_object(const json& config) {
   if (!config.is_object()) {
     throw SpecError(kPath, "must be a JSON object (got " + detail::describe_value(config) + ")");
   }
-  // Multimodal checkpoints (Llama 4, Gemma 3) nest the language model in text_config.
-  const json& c = config.contains("text_config") && config.at("text_config").is_object()
-                      ? config.at("text_config")
-                      : config;
-  std::string type = c.value("model_type", config.value("model_type", std::string()));
+}
+
+/// The language model's keys: multimodal checkpoints (Llama 4, Gemma 3) nest it in text_config.
+const json& language_config(const json& config) {
+  auto it = config.find("text_config");
+  return it != config.end() && it->is_object() ? *it : config;
+}
+
+/// Keys a published config leaves to its transformers config class: Gemma 3's multimodal
+/// checkpoints (4B, 12B, 27B) spell out only what differs from Gemma3TextConfig's defaults
+/// (transformers 4.50), vocabulary and heads included.
+json with_class_defaults(const json& c, const std::string& type) {
+  if (type != "gemma3_text" && type != "gemma3") return c;
+  json m = {{"vocab_size", 262208},         {"hidden_size", 2304},
+            {"intermediate_size", 9216},    {"num_hidden_layers", 26},
+            {"num_attention_heads", 8},     {"num_key_value_heads", 4},
+            {"head_dim", 256},              {"max_position_embeddings", 131072},
+            {"sliding_window", 4096},       {"sliding_window_pattern", 6},
+            {"rms_norm_eps", 1e-6}};
+  for (const auto& [key, value] : c.items()) {
+    if (!value.is_null()) m[key] = value;
+  }
+  return m;
+}
+
+/// A display name from a file name: its last path component without ".json".
+std::string name_from_file(std::string_view file_name) {
+  const auto slash = file_name.find_last_of("/\\");
+  if (slash != std::string_view::npos) file_name.remove_prefix(slash + 1);
+  constexpr std::string_view kExt = ".json";
+  if (file_name.size() > kExt.size() &&
+      file_name.substr(file_name.size() - kExt.size()) == kExt) {
+    file_name.remove_suffix(kExt.size());
+  }
+  return std::string(file_name);
+}
+
+}  // namespace
+
+json model_from_hf_config(const json& config, std::string_view file_name) {
+  require_object(config);
+  const json& given = language_config(config);
+  std::string type = given.value("model_type", config.value("model_type", std::string()));
+  const json c = with_class_defaults(given, type);
   if (const int mlp_only = c.contains("mlp_only_layers") && c.at("mlp_only_layers").is_array()
                                ? static_cast<int>(c.at("mlp_only_layers").size())
                                : 0;
@@ -126,7 +165,12 @@ json model_from_hf_config(const json& config) {
   }
 
   json m = json::object();
-  m["name"] = config.value("_name_or_path", type.empty() ? std::string("custom model") : type);
+  // The checkpoint's own name, else the file's; model_type names a family, not a model.
+  const auto named = config.find("_name_or_path");
+  const std::string from_file = name_from_file(file_name);
+  m["name"] = named != config.end() && named->is_string() && !named->get<std::string>().empty()
+                  ? named->get<std::string>()
+                  : !from_file.empty() ? from_file : std::string("custom model");
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
   const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -224,6 +268,99 @@ json model_from_hf_config(const json& config) {
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");
   return m;
+}
+
+namespace {
+
+/// A weight dtype of compressed-tensors' config group: `weights` {num_bits, type, group_size}.
+std::string compressed_tensors_weights(const json& weights, const std::string& path) {
+  if (!weights.is_object()) {
+    throw SpecError(path, "must be an object (got " + detail::describe_value(weights) + ")");
+  }
+  const auto bits_it = weights.find("num_bits");
+  if (bits_it == weights.end()) throw SpecError(path + ".num_bits", "required key is missing");
+  const int bits = detail::as_int(*bits_it, path + ".num_bits");
+  const std::string kind = weights.value("type", std::string("int"));
+  const auto group_it = weights.find("group_size");
+  const int group = group_it != weights.end() && !group_it->is_null()
+                        ? detail::as_int(*group_it, path + ".group_size")
+                        : 0;
+  if (kind == "int" && bits == 4) return "int4";
+  if (kind == "int" && bits == 8) return "int8";
+  if (kind == "float" && bits == 8) return "fp8";
+  if (kind == "float" && bits == 4 && group == 16) return "fp4";    // NVFP4: E4M3 scale per 16
+  if (kind == "float" && bits == 4 && group == 32) return "mxfp4";  // OCP MX: E8M0 scale per 32
+  throw NotModelledError(path, "weights of " + std::to_string(bits) + "-bit " + kind +
+                                   " (group size " + std::to_string(group) +
+                                   ") are not modelled (int4, int8, fp8, fp4 with groups of 16, "
+                                   "mxfp4 with groups of 32)");
+}
+
+}  // namespace
+
+json precision_from_hf_config(const json& config) {
+  require_object(config);
+  const json* q = nullptr;
+  for (const json* c : {&config, &language_config(config)}) {
+    if (auto it = c->find("quantization_config"); !q && it != c->end() && !it->is_null()) q = &*it;
+  }
+  if (!q) return json::object();
+  const std::string base = at("quantization_config");
+  if (!q->is_object()) {
+    throw SpecError(base, "must be an object (got " + detail::describe_value(*q) + ")");
+  }
+  const auto method_it = q->find("quant_method");
+  if (method_it == q->end() || !method_it->is_string()) {
+    throw SpecError(base + ".quant_method",
+                    method_it == q->end()
+                        ? "required key is missing"
+                        : "must be a string (got " + detail::describe_value(*method_it) + ")");
+  }
+  std::string method = method_it->get<std::string>();
+  std::transform(method.begin(), method.end(), method.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::string weights;
+  if (method == "fp8" || method == "fbgemm_fp8") {
+    weights = "fp8";
+  } else if (method == "mxfp4") {
+    weights = "mxfp4";  // gpt-oss: the experts in MXFP4, attention and embeddings in bf16
+  } else if (method == "awq" || method == "gptq") {
+    const char* key = q->contains("bits") ? "bits" : "w_bit";
+    const auto bits_it = q->find(key);
+    const int bits = bits_it == q->end() ? 4 : detail::as_int(*bits_it, base + "." + key);
+    if (bits == 4) {
+      weights = "int4";
+    } else if (bits == 8 && method == "gptq") {
+      weights = "int8";
+    } else {
+      throw NotModelledError(base + "." + key, method + " with " + std::to_string(bits) +
+                                                   "-bit weights is not modelled (got " +
+                                                   std::to_string(bits) + ")");
+    }
+  } else if (method == "compressed-tensors") {
+    const auto groups = q->find("config_groups");
+    if (groups == q->end() || !groups->is_object() || groups->empty()) {
+      throw SpecError(base + ".config_groups", "must be an object with at least one group");
+    }
+    for (const auto& [name, group] : groups->items()) {
+      const std::string path = base + ".config_groups." + name + ".weights";
+      const auto w = group.is_object() ? group.find("weights") : group.end();
+      if (!group.is_object() || w == group.end()) throw SpecError(path, "required key is missing");
+      const std::string dtype = compressed_tensors_weights(*w, path);
+      if (!weights.empty() && dtype != weights) {
+        throw NotModelledError(base + ".config_groups",
+                               "groups with different weight precisions (" + weights + ", " +
+                                   dtype + ") are not modelled");
+      }
+      weights = dtype;
+    }
+  } else {
+    throw NotModelledError(base + ".quant_method",
+                           "quantization method \"" + method_it->get<std::string>() +
+                               "\" is not modelled (awq, gptq, fp8, fbgemm_fp8, mxfp4, "
+                               "compressed-tensors are)");
+  }
+  return json{{"weights", weights}};
 }
 
 }  // namespace flopcast::io

@@ -52,8 +52,19 @@ std::string encode_link(const json& request);
 /// each invalid field is reported and left out; the rest is kept. Never throws for bad content.
 json decode_link(std::string_view fragment);
 
-/// Converts a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, Falcon, GPT-2-style keys)
-/// into a flopcast model object. SpecError paths start with "hf_config.".
-json model_from_hf_config(const json& config);
+/// Converts a Hugging Face config.json (Llama 2–4, Mistral, Mixtral, Qwen2/3 and their MoE,
+/// DeepSeek-V2/V3, gpt-oss, Gemma 2/3, Phi-3/4, Falcon, GPT-2-style keys) into a flopcast model
+/// object. Its name is the config's `_name_or_path`, else `file_name` without directories and
+/// ".json" (the CLI passes the path, the page the dropped file's name), else "custom model".
+/// SpecError paths start with "hf_config.".
+json model_from_hf_config(const json& config, std::string_view file_name = {});
+
+/// The weight precision a config's `quantization_config` implies: {} when it has none, else
+/// {"weights": dtype}: AWQ and 4-bit GPTQ "int4", 8-bit GPTQ "int8", "fp8" and "fbgemm_fp8"
+/// "fp8", "mxfp4" (gpt-oss) "mxfp4", compressed-tensors from its config groups' weights (4- or
+/// 8-bit int: "int4", "int8"; 8-bit float: "fp8"; 4-bit float in groups of 16: "fp4", i.e.
+/// NVFP4; in groups of 32: "mxfp4"). Any other method is a NotModelledError at
+/// hf_config.quantization_config.quant_method.
+json precision_from_hf_config(const json& config);
 
 }  // namespace flopcast::io

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+// The published config.json of 23 current models (tests/fixtures/hf/, see SOURCES.md there)
+// through the importer: the fields that define each architecture, and the parameter count
+// against the published total (unit).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "flopcast/io/api.hpp"
+#include "flopcast/model.hpp"
+#include "specs.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+
+json fixture(const std::string& id) {
+  const std::string path = std::string(FLOPCAST_FIXTURES_DIR) + "/hf/" + id + ".json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+json imported(const std::string& id) {
+  return io::model_from_hf_config(fixture(id), "tests/fixtures/hf/" + id + ".json");
+}
+
+/// Each key of `expected` has that value in the model object `m`.
+void expect_fields(const json& m, const json& expected) {
+  for (const auto& [key, value] : expected.items()) {
+    EXPECT_EQ(m.value(key, json()), value) << key;
+  }
+}
+
+ParamCounts counts(const std::string& id) {
+  return count_params(io::detail::read_model(imported(id), "model"));
+}
+
+/// One model: the published total (and active count for MoE), in parameters, and the relative
+/// tolerance each is compared with: 1 % unless the comment on the case says why not.
+struct ZooCase {
+  const char* id;
+  double published_total;
+  double published_active;  ///< 0: dense
+  double total_tolerance = 0.01;
+  double active_tolerance = 0.01;
+  /// The publisher counts active parameters without the input embedding table (gpt-oss).
+  bool active_without_embedding = false;
+};
+
+// Derived totals (count_params) are in the trailing comments: embedding V·h (+ the LM head
+// unless tied) + L · (attention + FFN or experts + 2 norms) + final norm.
+const ZooCase kZoo[] = {
+    // Llama 3.2 model card, "Params" column: 1.23B, 3.21B. Derived 1,235,814,400 (16 layers of
+    // 60,821,504 + tied 128256·2048 embedding) and 3,212,749,824.
+    {"llama-3.2-1b", 1.23e9, 0},
+    {"llama-3.2-3b", 3.21e9, 0},
+    // Llama 3.3 70B: the model page's 70.6B (safetensors). Derived 70,553,706,496.
+    {"llama-3.3-70b", 70.6e9, 0},
+    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B / 400B. The totals
+    // include the vision encoder and projector, 0.872e9 counted from vision_config (34 layers
+    // of 23,807,872 + patch and position embeddings 1.64e6 + pixel-shuffle MLP 39.8e6 +
+    // projector 4096·5120); flopcast counts the language model: 109e9 − 0.872e9 = 108.13e9
+    // (derived 107,769,861,120; with the vision tower it is 108,641,793,536, the checkpoint's
+    // safetensors total), 400e9 − 0.872e9 = 399.13e9 (derived 400.71e9). Active: derived 17.17e9
+    // and 17.18e9 (shared expert + 1 routed expert of 3·5120·8192 per MoE layer, Maverick's
+    // dense layers of 3·5120·16384); "17B" has two significant digits, so the figure itself is
+    // only known to ±0.5e9 (±2.9 %).
+    {"llama-4-scout-17b-16e", 109e9 - 0.872e9, 17e9, 0.01, 0.03},
+    {"llama-4-maverick-17b-128e", 400e9 - 0.872e9, 17e9, 0.01, 0.03},
+    // Qwen3 model cards: 0.6B, 1.7B, 4.0B, 8.2B, 14.8B, 32.8B. Derived 0.596e9, 1.7206e9,
+    // 4.0225e9, 8.1907e9, 14.768e9, 32.762e9. "1.7B" is 1.7206e9 rounded to two digits (1.2 %
+    // off); its non-embedding figure, 1.4B, is matched to 0.7 % (1,409,400,832).
+    {"qwen3-0.6b", 0.6e9, 0},
+    {"qwen3-1.7b", 1.7e9, 0, 0.015},
+    {"qwen3-4b", 4.0e9, 0},
+    {"qwen3-8b", 8.2e9, 0},
+    {"qwen3-14b", 14.8e9, 0},
+    {"qwen3-32b", 32.8e9, 0},
+    // Qwen3 MoE model cards: 30.5B total / 3.3B activated, 235B / 22B. Derived 30.532e9 /
+    // 3.353e9 (48 layers of attention 18,874,368 + 8 experts of 3·2048·768 + router 2048·128,
+    // with both 311e6 embedding tables): "3.3B" is 1.6 % below, the same order as its rounding
+    // to two digits (±1.5 %); 235.09e9 / 22.19e9.
+    {"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.01, 0.02},
+    {"qwen3-235b-a22b", 235e9, 22e9},
+    // DeepSeek-V3 report (arXiv 2412.19437) and model card: 671B total, 37B activated; the HF
+    // checkpoint's 685B adds the 14B multi-token-prediction module (num_nextn_predict_layers),
+    // which flopcast does not count. Derived 671.026e9 (3 dense layers of 583,484,928, 58 MoE
+    // layers of 11,507,287,552, 2·129280·7168 embeddings) and 37.55e9 active (1 shared + 8
+    // routed experts of 3·7168·2048 per MoE layer): 1.5 % above "37B", within its rounding
+    // (±1.4 %) plus the 0.93e9 input embedding, which DeepSeek may not count as activated.
+    {"deepseek-v3", 671e9, 37e9, 0.01, 0.02},
+    {"deepseek-r1", 671e9, 37e9, 0.01, 0.02},
+    // gpt-oss model card (OpenAI, Aug 2025), Table 1: 20.91B total / 3.61B active, 116.83B /
+    // 5.13B; active there excludes the embedding table (it includes the unembedding). Derived
+    // 20.915e9 / 4.187e9 − 0.579e9 = 3.608e9 and 116.829e9 / 5.712e9 − 0.579e9 = 5.133e9, with
+    // the q/k/v/o and expert biases; the attention sinks (64 per layer) and router biases (32 or
+    // 128 per layer) are not counted (< 1e-6 of the total).
+    {"gpt-oss-20b", 20.91e9, 3.61e9, 0.01, 0.01, true},
+    {"gpt-oss-120b", 116.83e9, 5.13e9, 0.01, 0.01, true},
+    // Gemma 3 technical report (arXiv 2503.19786), Table 1, language model = embedding +
+    // non-embedding: 4B 675M + 3,209M, 12B 1,012M + 10,759M, 27B 1,416M + 25,600M (the 417M
+    // SigLIP encoder is left out). Derived 3.880e9, 11.766e9, 27.009e9; the non-embedding part
+    // matches to the million (27B: 62 layers of 412,887,552 = 25,599,028,224); the q/k norms and
+    // the extra pre- and post-FFN norms Gemma has (2h + 2·head_dim per layer) are not counted
+    // (0.7e6 for the 27B).
+    {"gemma-3-4b", 0.675e9 + 3.209e9, 0},
+    {"gemma-3-12b", 1.012e9 + 10.759e9, 0},
+    {"gemma-3-27b", 1.416e9 + 25.600e9, 0},
+    // Phi-4: the model page's 14.7B (the report says "14B"). Derived 14,659,507,200.
+    {"phi-4", 14.7e9, 0},
+    // Mistral Small 3: named 24B, the model page's 23.6B. Derived 23,572,403,200.
+    {"mistral-small-24b-2501", 23.6e9, 0},
+    // Mistral Large 2 model card: 123B. Derived 122,610,069,504.
+    {"mistral-large-2407", 123e9, 0},
+};
+
+TEST(ModelZoo, ParameterCountsMatchPublished) {
+  for (const ZooCase& z : kZoo) {
+    SCOPED_TRACE(z.id);
+    const ParamCounts c = counts(z.id);
+    EXPECT_TRUE(test::near_rel(c.total, z.published_total, z.total_tolerance))
+        << c.total << " vs published " << z.published_total;
+    if (z.published_active > 0) {
+      const double active = c.active - (z.active_without_embedding ? c.embedding : 0);
+      EXPECT_TRUE(test::near_rel(active, z.published_active, z.active_tolerance))
+          << active << " vs published " << z.published_active;
+    } else {
+      EXPECT_EQ(c.active, c.total);
+    }
+  }
+}
+
+TEST(ModelZoo, ExactCountsByHand) {
+  // Llama 3.2 1B: 128256·2048 (tied) + 16·(2048·2048·2 + 2·2048·512 + 3·2048·8192 + 2·2048)
+  // + 2048 = 262,668,288 + 16·60,821,504 + 2048 = 1,235,814,400.
+  EXPECT_EQ(counts("llama-3.2-1b").total, 1235814400.0);
+  // DeepSeek-V3 MLA attention per layer: q 7168·1536 + 1536·128·192 (+1536 norm, counted with
+  // the norms), kv 7168·576 + 512·128·256, o 128·128·7168 = 187,105,280.
+  EXPECT_EQ(counts("deepseek-v3").attention_per_layer, 187105280.0);
+  EXPECT_EQ(counts("deepseek-v3").moe_layers, 58);  // 61 − first_k_dense_replace 3
+  // Llama 4 Maverick: MoE on every second layer (interleave_moe_layer_step 2).
+  EXPECT_EQ(counts("llama-4-maverick-17b-128e").moe_layers, 24);
+  // gpt-oss-20b expert: gate_up 2880·5760 + 5760, down 2880·2880 + 2880 = 24,891,840.
+  EXPECT_EQ(counts("gpt-oss-20b").expert_per_layer, 24891840.0);
+}
+
+TEST(ModelZoo, NameIsTheFileNameWithoutNameOrPath) {
+  for (const ZooCase& z : kZoo) {
+    EXPECT_EQ(imported(z.id).at("name"), z.id);  // none of these configs has _name_or_path
+  }
+  json c = fixture("qwen3-8b");
+  c["_name_or_path"] = "Qwen/Qwen3-8B";
+  EXPECT_EQ(io::model_from_hf_config(c, "config.json").at("name"), "Qwen/Qwen3-8B");
+  EXPECT_EQ(io::model_from_hf_config(fixture("qwen3-8b")).at("name"), "custom model");
+  EXPECT_EQ(io::model_from_hf_config(fixture("qwen3-8b"), "C:\\models\\q.json").at("name"), "q");
+}
+
+// expect_fields: null stands for a key the importer leaves out (the model reader's default).
+TEST(ModelZoo, Llama4ChunkedAttentionAndSharedExpert) {
+  expect_fields(imported("llama-4-scout-17b-16e"),
+                {{"num_experts", 16}, {"experts_per_token", 1}, {"shared_experts", 1},
+                 {"intermediate_size", 8192},            // one expert
+                 {"dense_intermediate_size", 16384},     // intermediate_size_mlp
+                 {"moe_layer_interval", nullptr},        // every layer has experts
+                 {"sliding_window_tokens", 8192},        // attention_chunk_size
+                 {"local_attention", "chunked"},
+                 {"global_attention_every", 4},  // no_rope_layers: every 4th layer is NoPE
+                 {"tie_embeddings", false}, {"vocab_size", 202048}});
+  expect_fields(imported("llama-4-maverick-17b-128e"),
+                {{"num_experts", 128}, {"moe_layer_interval", 2}});  // interleave_moe_layer_step
+}
+
+TEST(ModelZoo, Qwen3MoeExpertWidths) {
+  expect_fields(imported("qwen3-30b-a3b"),
+                {{"intermediate_size", 768}, {"dense_intermediate_size", 6144},
+                 {"num_experts", 128}, {"experts_per_token", 8}, {"num_kv_heads", 4},
+                 {"head_dim", 128},  // 32 heads of 128 on a 2048 residual
+                 {"shared_experts", nullptr},
+                 {"sliding_window_tokens", nullptr}});  // use_sliding_window false
+  EXPECT_EQ(imported("qwen3-0.6b").at("tie_embeddings"), true);
+  EXPECT_EQ(imported("qwen3-8b").at("tie_embeddings"), false);
+}
+
+TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
+  const json m = imported("deepseek-v3");
+  expect_fields(m, {{"kv_lora_rank", 512}, {"q_lora_rank", 1536},
+                    {"head_dim", 192},  // qk_nope 128 + qk_rope 64
+                    {"v_head_dim", 128}, {"num_kv_heads", 128}, {"first_dense_layers", 3},
+                    {"shared_experts", 1}, {"intermediate_size", 2048},
+                    {"dense_intermediate_size", 18432}});
+  EXPECT_EQ(io::precision_from_hf_config(fixture("deepseek-v3")), json({{"weights", "fp8"}}));
+  json v3 = m, r1 = imported("deepseek-r1");  // R1 is V3's architecture
+  v3.erase("name");
+  r1.erase("name");
+  EXPECT_EQ(v3, r1);
+}
+
+TEST(ModelZoo, GptOssAlternatingWindowBiasesAndMxfp4) {
+  expect_fields(imported("gpt-oss-120b"),
+                {{"sliding_window_tokens", 128}, {"local_attention", "sliding"},
+                 {"global_attention_every", 2},  // layer_types: sliding, full, sliding, ...
+                 {"qkv_bias", true}, {"linear_bias", true}, {"num_experts", 128},
+                 {"experts_per_token", 4}, {"intermediate_size", 2880}});
+  EXPECT_EQ(io::precision_from_hf_config(fixture("gpt-oss-20b")), json({{"weights", "mxfp4"}}));
+}
+
+TEST(ModelZoo, Gemma3TakesTheConfigClassDefaults) {
+  // gemma-3-4b-it's text_config names only hidden, intermediate and layer sizes; the rest is
+  // Gemma3TextConfig's: 8 heads, 4 KV heads of 256, vocabulary 262208, pattern of 6, tied.
+  expect_fields(imported("gemma-3-4b"),
+                {{"num_heads", 8}, {"num_kv_heads", 4}, {"head_dim", 256},
+                 {"vocab_size", 262208}, {"max_context_tokens", 131072},
+                 {"tie_embeddings", true}, {"sliding_window_tokens", 1024},
+                 {"global_attention_every", 6}});
+  expect_fields(imported("gemma-3-27b"), {{"head_dim", 128}, {"num_kv_heads", 16}});
+}
+
+TEST(ModelZoo, DenseModelsKeyFields) {
+  expect_fields(imported("phi-4"),
+                {{"num_kv_heads", 10}, {"vocab_size", 100352}, {"tie_embeddings", false}});
+  expect_fields(imported("mistral-small-24b-2501"),
+                {{"head_dim", 128},  // not 5120 / 32 = 160
+                 {"sliding_window_tokens", nullptr}});
+  expect_fields(imported("mistral-large-2407"), {{"num_layers", 88}, {"num_kv_heads", 8}});
+  expect_fields(imported("llama-3.2-1b"), {{"head_dim", 64}, {"tie_embeddings", true}});
+}
+
+TEST(ModelZoo, EveryPresetIsItsImportedFixture) {
+  // presets/models/<id>.json were generated from these fixtures: the same model object.
+  for (const ZooCase& z : kZoo) {
+    SCOPED_TRACE(z.id);
+    json preset = io::preset("models", z.id, "model").at("model");
+    json m = imported(z.id);
+    preset.erase("name");
+    m.erase("name");
+    EXPECT_EQ(preset, m);
+  }
+}
+
+}  // namespace
+}  // namespace flopcast
