@@ -116,7 +116,7 @@ std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files
   double sum = 0;
   std::size_t n = 0;
   for (const auto& r : collector.engine_samples()) {
-    if (r.engine != engine || r.split != Split::train) continue;
+    if (r.engine != engine || r.split != Split::train || !r.fits_engine) continue;
     sum += std::fabs(std::log(r.predicted / r.measured));
     ++n;
   }
@@ -216,7 +216,7 @@ int run_fit_engines(const FitOptions& o) {
     // Training rows, rows without an engine, and the generic profile (Tier 0 by definition) are
     // not engine fits.
     const bool fitted_engine = r.engine == "vllm" || r.engine == "sglang" || r.engine == "trtllm";
-    if (r.split == Split::train && fitted_engine) ++train_rows[r.engine];
+    if (r.split == Split::train && fitted_engine && r.fits_engine) ++train_rows[r.engine];
   }
   for (const auto& [engine, n] : train_rows) {
     if (n < static_cast<std::size_t>(o.min_rows)) {

@@ -49,6 +49,10 @@ struct Outcome {
   /// and the kind of figure (e2e_kind).
   std::string engine;
   std::string kind;
+  /// Whether the row may fit its engine's overheads: not for mixture-of-experts models, whose
+  /// fused-MoE kernel efficiency at small per-expert batches flopcast does not model yet; an
+  /// engine constant fitted on them would absorb that error and carry it to dense models.
+  bool fits_engine = true;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -88,6 +92,7 @@ struct EngineSample {
   std::string id;     ///< the row's identity ("id=...")
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
+  bool fits_engine = true;  ///< Outcome::fits_engine
 };
 
 /// What an end-to-end figure is, for reporting error per kind: "training", "inference

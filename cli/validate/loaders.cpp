@@ -468,6 +468,10 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   }
   o.kind = e2e_kind(kind, json_string(row, "metric"));
   if (o.engine.empty()) o.engine = "none";
+  const auto model = row_model(row, 1);
+  if (const auto* m = std::get_if<json>(&model); m && m->value("num_experts", 0) > 0) {
+    o.fits_engine = false;
+  }
   return o;
 }
 

@@ -281,7 +281,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
   std::set<std::string> sources;
   for (const auto& [key, s] : def) {
     sources.insert(source_of(s.group));
-    if (s.split == Split::train && all_engines.count(s.engine)) {
+    if (s.split == Split::train && all_engines.count(s.engine) && s.fits_engine) {
       ++engine_rows[s.engine][source_of(s.group)];
     }
   }

@@ -386,7 +386,11 @@ struct ServingSimulation::State {
         if (chunk <= 0) continue;
         // Unchunked, a prompt over the budget left runs as the step's only prefill.
         if (chunk > left && (spec.engine.chunked_prefill || has_prefill(in))) continue;
-        if (!reserve(in, id, r.computed + chunk, true)) continue;
+        // Prefill first (SGLang, vLLM V0): a prompt's chunk waits for free blocks rather than
+        // retract running requests, which would be re-admitted first and retract it in turn (a
+        // livelock); only decodes retract, as SGLang's retract_decode.
+        const bool may_preempt = spec.policy == SchedulePolicy::decode_first;
+        if (!reserve(in, id, r.computed + chunk, may_preempt)) continue;
         in.plan.push_back({id, chunk, false});
         left -= std::min(chunk, left);
       }
