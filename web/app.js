@@ -17,7 +17,7 @@ const DEFAULT_REQUEST = Object.freeze({
   model: 'llama-2-7b',
   hardware: 'a100-sxm-80g',
   num_gpus: 1,
-  parallelism: { tp: 1 },
+  parallelism: { tp: 1, pp: 1 },
   precision: { weights: 'bf16', kv_cache: 'bf16' },
   workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
   engine: { gpu_memory_utilization: 0.9 },
@@ -27,6 +27,7 @@ const DEFAULT_REQUEST = Object.freeze({
 const SIMPLE_FIELDS = [
   { id: 'num_gpus', path: 'num_gpus', numeric: true },
   { id: 'tp', path: 'parallelism.tp', numeric: true },
+  { id: 'pp', path: 'parallelism.pp', numeric: true },
   { id: 'weights', path: 'precision.weights' },
   { id: 'kv_cache', path: 'precision.kv_cache' },
   { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
@@ -258,7 +259,11 @@ function parseCustomObject(kind) {
     const m = r.result;
     state.customInfo.model = `Converted from a Hugging Face config.json${m && m.name ? ` (${m.name})` : ''}: `
       + `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads`
-      + `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}.`;
+      + `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}`
+      + `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}`
+      + `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}`
+      + `${m.sliding_window_tokens ? `, ${m.local_attention || 'sliding'} window ${m.sliding_window_tokens}`
+        + (m.global_attention_every ? ` (every ${m.global_attention_every}th layer global)` : '') : ''}.`;
     return { value: m };
   }
   return { value: obj };
@@ -458,9 +463,10 @@ function renderResult(res) {
   const hw = res.hardware || {};
   const gpus = res.num_gpus ?? state.request.num_gpus;
   const tp = getPath(state.request, 'parallelism.tp') ?? 1;
+  const pp = getPath(state.request, 'parallelism.pp') ?? 1;
   const replicas = res.replicas ?? 1;
   $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
-    + ` · TP ${tp} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
+    + ` · TP ${tp}${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
     + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '')
     + (res.tier === 0 && res.tier2_time_share > 0
       ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)` : '');

@@ -28,6 +28,7 @@ constexpr Field kFields[] = {
     {"num_gpus", Kind::integer},
     {"max_tier", Kind::integer},
     {"parallelism.tp", Kind::integer},
+    {"parallelism.pp", Kind::integer},
     {"precision.weights", Kind::text},
     {"precision.kv_cache", Kind::text},
     {"precision.activations", Kind::text},
