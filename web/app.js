@@ -27,7 +27,8 @@ const DEFAULT_REQUEST = Object.freeze({
 const SIMPLE_FIELDS = [
   { id: 'num_gpus', path: 'num_gpus', numeric: true },
   { id: 'tp', path: 'parallelism.tp', numeric: true },
-  { id: 'pp', path: 'parallelism.pp', numeric: true },
+  // One stage is the default: left out of the request (and the link) as the core's default.
+  { id: 'pp', path: 'parallelism.pp', numeric: true, omitIf: 1 },
   { id: 'weights', path: 'precision.weights' },
   { id: 'kv_cache', path: 'precision.kv_cache' },
   { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
@@ -301,6 +302,7 @@ function buildRequest() {
         state.inputErrors.set(f.id, input.validity && input.validity.badInput ? 'Enter a number.' : 'Enter a number.');
         continue;
       }
+      if (f.omitIf !== undefined && n === f.omitIf) continue;
       setPath(req, f.path, n);
     } else {
       setPath(req, f.path, raw);

@@ -77,7 +77,7 @@ const invalid = {
   'fp8 on a100': { ...base, precision: { weights: 'fp8' } },
   'tp across nodes': { ...base, num_gpus: 16, parallelism: { tp: 16 } },
   'context too long': { ...base, workload: { prompt_tokens: 4096, output_tokens: 1 } },
-  'sliding window': { ...base, model: { ...tiny, sliding_window_tokens: 1024 } },
+  'sliding window of 0 tokens': { ...base, model: { ...tiny, sliding_window_tokens: 0 } },
   'not an object': [1, 2, 3],
 };
 
