@@ -24,6 +24,7 @@ namespace flopcast::cli {
 namespace {
 
 constexpr std::size_t kMaxFitRows = 3000;  // deterministic subsample per group for the optimizer
+constexpr double kTimeWeightedTolerance = 0.01;  // a fit may lose this much time-weighted error
 
 double predict_s(const OpCost& op, const Efficiency& e) {
   double t = 0;
@@ -54,6 +55,25 @@ CalibratedEfficiency describe(const std::vector<const validate::FitSample*>& row
   c.train_rows = static_cast<int>(rows.size());
   c.train_mape = error_stats(predicted, measured).mape;
   return c;
+}
+
+/// Error of efficiency `e` on rows it was not fitted on: mean APE, and the time-weighted APE
+/// Σ|predicted − measured| / Σ measured.
+struct HeldOutError {
+  double mape = 0;
+  double time_weighted = 0;
+};
+HeldOutError held_out_error(const std::vector<const validate::FitSample*>& rows,
+                            const Efficiency& e) {
+  std::vector<double> predicted, measured;
+  double abs_error_s = 0, total_s = 0;
+  for (const auto* r : rows) {
+    predicted.push_back(predict_s(r->op, e));
+    measured.push_back(r->measured_s);
+    abs_error_s += std::abs(predicted.back() - measured.back());
+    total_s += measured.back();
+  }
+  return {error_stats(predicted, measured).mape, abs_error_s / total_s};
 }
 
 json fit_json(const CalibratedEfficiency& c) {
@@ -279,16 +299,18 @@ int run_fit(const FitOptions& o) {
     validate::Context ctx(collector, tier0);
     for (const std::string& file : expand_paths(o.paths)) validate::load_file(file, ctx);
 
-    // Train rows by (hardware, key) and by key alone (the Tier-0 bands span all GPUs).
-    std::map<std::pair<std::string, std::string>, std::vector<const validate::FitSample*>> groups;
-    std::map<std::string, std::vector<const validate::FitSample*>> by_key;
+    // Train rows by (hardware, key) and by key alone (the Tier-0 bands span all GPUs); the test
+    // rows of each (hardware, key) decide whether its fit is used.
+    using Rows = std::vector<const validate::FitSample*>;
+    std::map<std::pair<std::string, std::string>, Rows> groups, held_out;
+    std::map<std::string, Rows> by_key;
     // A row measured in one framework trains that framework's fit and the pooled one.
     for (const auto& s : collector.samples()) {
-      if (s.split != Split::train) continue;
       const std::string pooled = s.key.substr(0, s.key.find('@'));
-      groups[{s.hardware_id, s.key}].push_back(&s);
-      if (pooled != s.key) groups[{s.hardware_id, pooled}].push_back(&s);
-      by_key[pooled].push_back(&s);
+      auto& into = s.split == Split::train ? groups : held_out;
+      into[{s.hardware_id, s.key}].push_back(&s);
+      if (pooled != s.key) into[{s.hardware_id, pooled}].push_back(&s);
+      if (s.split == Split::train) by_key[pooled].push_back(&s);
     }
 
     std::map<std::string, json> files;  // hardware id -> fits
@@ -319,6 +341,24 @@ int run_fit(const FitOptions& o) {
       if (c.train_mape >= tier0_mape) {
         std::cerr << ": rejected, stays Tier 0\n";
         continue;
+      }
+      // And on the rows it never saw it must beat Tier 0 per row (MAPE) and not lose to it
+      // weighted by time (by more than the ratchet's 1 percentage point): an estimate is a sum
+      // of kernel times, dominated by the long kernels, and a fit that follows the many short
+      // kernels while missing the long ones makes it worse.
+      const auto it = held_out.find(id);
+      if (it != held_out.end()) {
+        const HeldOutError fit_err = held_out_error(it->second, e);
+        const HeldOutError tier0_err = held_out_error(it->second, start);
+        std::cerr << "; test MAPE " << io::round6(100 * fit_err.mape) << "% (Tier 0 "
+                  << io::round6(100 * tier0_err.mape) << "%), time-weighted "
+                  << io::round6(100 * fit_err.time_weighted) << "% (Tier 0 "
+                  << io::round6(100 * tier0_err.time_weighted) << "%)";
+        if (fit_err.mape >= tier0_err.mape ||
+            fit_err.time_weighted > tier0_err.time_weighted + kTimeWeightedTolerance) {
+          std::cerr << ": rejected, stays Tier 0\n";
+          continue;
+        }
       }
       std::cerr << "\n";
       files[hardware][key] = fit_json(c);

@@ -468,8 +468,16 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   }
   o.kind = e2e_kind(kind, json_string(row, "metric"));
   if (o.engine.empty()) o.engine = "none";
+  // Engine overheads are CPU-side costs fitted on top of measured kernels, so only rows whose
+  // kernels are measured train them: not MoE rows (fused-MoE efficiency at few tokens per expert
+  // is not modelled) and not rows on GPUs without Tier-2 kernel fits (MI300X under ROCm builds:
+  // their shortfall is in the kernels, and would leak into every NVIDIA estimate of the engine).
   const auto model = row_model(row, 1);
   if (const auto* m = std::get_if<json>(&model); m && m->value("num_experts", 0) > 0) {
+    o.fits_engine = false;
+  }
+  const auto hw = row_hardware(row);
+  if (const auto* h = std::get_if<RowHardware>(&hw); !h || !io::detail::calibration_for(h->id)) {
     o.fits_engine = false;
   }
   return o;

@@ -189,12 +189,16 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   const double touched = expected_distinct_experts(experts, topk, tokens);
   const double rows = tokens * topk / touched;
   const double up_width = gated ? 2 * inter : inter;
+  // One fused op under the experts' key (their precision and kernel family), router included:
+  // the measured fused-MoE kernels are fitted and looked up by the experts' precision.
+  const DType math = linear.math;
+  const KernelVariant variant = weight_variant(linear);
   OpCost moe = apply("moe_experts", gemm_work(hw, km, tokens, experts, hidden, router, 1), hw, km,
-                     OpClass::moe, router.math, weight_variant(router));
+                     OpClass::moe, math, variant);
   const OpCost up = apply("moe_experts", gemm_work(hw, km, rows, up_width, hidden, linear, touched),
-                          hw, km, OpClass::moe, linear.math, weight_variant(linear));
+                          hw, km, OpClass::moe, math, variant);
   const OpCost down = apply("moe_experts", gemm_work(hw, km, rows, hidden, inter, linear, touched),
-                            hw, km, OpClass::moe, linear.math, weight_variant(linear));
+                            hw, km, OpClass::moe, math, variant);
   for (const OpCost* part : {&up, &down}) {
     moe.flops += part->flops;
     moe.bytes += part->bytes;
