@@ -329,7 +329,7 @@ int run_fit(const FitOptions& o) {
       const Efficiency start = tier0.tier0(rows.front()->op.op_class);
       const Efficiency e = fit_efficiency(
           [&](const Efficiency& cand, std::size_t i) { return predict_s(subset[i]->op, cand); },
-          measured, start);
+          measured, start, rows.front()->op.op_class == OpClass::moe);
       const CalibratedEfficiency c = describe(rows, e);
       const double tier0_mape = describe(rows, start).train_mape;
       std::cerr << "fit: " << hardware << " " << key << ": " << rows.size()

@@ -45,6 +45,7 @@ struct Work {
   Seconds memory_ideal;
   double units = 1;  // parallel work: output tiles, attention blocks, ...
   int kernels = 1;
+  double groups = 0;  // problems of a grouped kernel
 };
 
 double utilization(double units, double half_units) {
@@ -61,7 +62,7 @@ std::pair<double, double> compute_memory_s(const KernelWork& w, const Efficiency
 
 double priced_time_s(const KernelWork& w, const Efficiency& e) {
   const auto [compute, memory] = compute_memory_s(w, e);
-  return std::max(compute, memory) + w.kernels * e.fixed_s;
+  return std::max(compute, memory) + w.kernels * e.fixed_s + w.groups * e.group_s;
 }
 
 namespace {
@@ -78,7 +79,7 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.units = w.units;
   op.op_class = cls;
   op.calibration_key = CalibrationKey{cls, math, variant, km.framework};
-  op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels};
+  op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =
@@ -195,10 +196,12 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   const KernelVariant variant = weight_variant(linear);
   OpCost moe = apply("moe_experts", gemm_work(hw, km, tokens, experts, hidden, router, 1), hw, km,
                      OpClass::moe, math, variant);
-  const OpCost up = apply("moe_experts", gemm_work(hw, km, rows, up_width, hidden, linear, touched),
-                          hw, km, OpClass::moe, math, variant);
-  const OpCost down = apply("moe_experts", gemm_work(hw, km, rows, hidden, inter, linear, touched),
-                            hw, km, OpClass::moe, math, variant);
+  // Each expert that receives tokens is one problem of the grouped gate+up and down kernels.
+  Work up_work = gemm_work(hw, km, rows, up_width, hidden, linear, touched);
+  Work down_work = gemm_work(hw, km, rows, hidden, inter, linear, touched);
+  up_work.groups = down_work.groups = touched;
+  const OpCost up = apply("moe_experts", up_work, hw, km, OpClass::moe, math, variant);
+  const OpCost down = apply("moe_experts", down_work, hw, km, OpClass::moe, math, variant);
   for (const OpCost* part : {&up, &down}) {
     moe.flops += part->flops;
     moe.bytes += part->bytes;

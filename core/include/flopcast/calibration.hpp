@@ -25,12 +25,16 @@ std::string_view to_string(OpClass c) noexcept;
 /// at 100% of the datasheet bandwidth; r is its parallel work (output tiles, attention blocks, ...).
 /// u rises monotonically to 1 with more parallel work: a small kernel cannot fill the GPU. t_0 is
 /// the fixed cost of the op's kernels (launch, ramp-up, tail). Tier 0 has r_x = 0 (u = 1).
+/// Grouped kernels (the expert GEMMs of a fused MoE layer, one problem per expert that receives
+/// tokens) add t_g per problem: each problem's tiles load their own weights and block scales and
+/// end in their own epilogue. Tier 0 has t_g = 0; only MoE fits have it.
 struct Efficiency {
   double compute = 0.8;
   double compute_half_units = 0;
   double memory = 0.85;
   double memory_half_units = 0;
   double fixed_s = 2e-6;
+  double group_s = 0;
 };
 
 /// A Tier-2 fit with what is needed to state its error and its range.
@@ -92,8 +96,11 @@ struct Calibration {
 /// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):
 /// `predict_s(e, i)` is the model's time for sample i under efficiency e. Parameters are searched
 /// in log space, so efficiencies, half-units and the fixed cost stay positive; efficiencies are
-/// capped at 1.2 (a measured kernel beating the datasheet by more is a data error). Deterministic.
+/// capped at 1, the datasheet (a physical bound: where a kernel seems to beat it, the work model
+/// over-counts, and the fit must not hide that). Deterministic.
+/// `grouped`: also fit the per-problem cost `group_s` (MoE); otherwise it stays at `start`'s.
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
-                          const std::vector<double>& measured_s, const Efficiency& start);
+                          const std::vector<double>& measured_s, const Efficiency& start,
+                          bool grouped = false);
 
 }  // namespace flopcast

@@ -24,6 +24,7 @@ struct KernelWork {
   double memory_ideal_s = 0;   ///< at 100% of datasheet bandwidth
   double units = 1;            ///< parallel work: output tiles, attention blocks, ...
   int kernels = 1;
+  double groups = 0;           ///< problems of a grouped kernel (experts with tokens), else 0
 };
 
 /// Time and work of one op (or of `count` identical ops, summed).
