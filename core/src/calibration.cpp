@@ -12,8 +12,10 @@
 namespace flopcast {
 namespace {
 
-using Point = std::vector<double>;  // log-space efficiency parameters (5)
-constexpr double kMaxEfficiency = 1.2;
+using Point = std::vector<double>;  // log-space efficiency parameters (5, or 6 with group_s)
+// Efficiencies are fractions of the datasheet: a fit above it would hide a work model that
+// over-counts the op's FLOPs or bytes.
+constexpr double kMaxEfficiency = 1.0;
 
 // Log-space parameters -> Efficiency. Half-units and the fixed cost get a floor so that "zero"
 // stays reachable in log space.
@@ -24,13 +26,16 @@ Efficiency to_efficiency(const Point& p) {
   e.memory = std::min(kMaxEfficiency, std::exp(p[2]));
   e.memory_half_units = std::exp(p[3]);
   e.fixed_s = std::exp(p[4]);
+  if (p.size() > 5) e.group_s = std::exp(p[5]);
   return e;
 }
 
-Point to_point(const Efficiency& e) {
-  return {std::log(std::max(e.compute, 1e-3)), std::log(std::max(e.compute_half_units, 1e-3)),
+Point to_point(const Efficiency& e, bool grouped) {
+  Point p{std::log(std::max(e.compute, 1e-3)), std::log(std::max(e.compute_half_units, 1e-3)),
           std::log(std::max(e.memory, 1e-3)), std::log(std::max(e.memory_half_units, 1e-3)),
           std::log(std::max(e.fixed_s, 1e-8))};
+  if (grouped) p.push_back(std::log(std::max(e.group_s, 1e-8)));
+  return p;
 }
 
 }  // namespace
@@ -142,11 +147,13 @@ const CalibratedEfficiency* Calibration::find_for(const CalibrationKey& key) con
 }
 
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
-                          const std::vector<double>& measured_s, const Efficiency& start) {
+                          const std::vector<double>& measured_s, const Efficiency& start,
+                          bool grouped) {
   const std::size_t n = measured_s.size();
   if (n == 0) return start;
   auto loss = [&](const Point& p) {
-    const Efficiency e = to_efficiency(p);
+    Efficiency e = to_efficiency(p);
+    if (!grouped) e.group_s = start.group_s;
     double sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double pred = predict_s(e, i);
@@ -157,8 +164,12 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
   };
 
   // Restarted from the best vertex until it stops improving (at most 6 runs); the half-units
-  // get wider first steps (they span decades).
-  return to_efficiency(nelder_mead(loss, to_point(start), {0.3, 2.0, 0.3, 2.0, 0.3}, 6, 1500));
+  // (and the per-problem cost) get wider first steps: they span decades.
+  std::vector<double> steps{0.3, 2.0, 0.3, 2.0, 0.3};
+  if (grouped) steps.push_back(2.0);
+  Efficiency e = to_efficiency(nelder_mead(loss, to_point(start, grouped), steps, 6, 1500));
+  if (!grouped) e.group_s = start.group_s;
+  return e;
 }
 
 }  // namespace flopcast
