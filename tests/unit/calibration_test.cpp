@@ -47,13 +47,37 @@ TEST(Calibration, FitRecoversKnownParameters) {
 }
 
 TEST(Calibration, FitIsDeterministicAndCapsEfficiency) {
-  // Measurements twice as fast as the datasheet allows cannot push efficiency past 1.2.
+  // Measurements twice as fast as the datasheet allows cannot push efficiency past 1 (the
+  // datasheet): the fit stops at the cap and leaves the rest of the error visible.
   std::vector<double> measured{0.5e-3, 1e-3, 2e-3};
   auto predict = [](const Efficiency& e, std::size_t i) { return 1e-3 * (i + 1) / e.memory; };
   const Efficiency a = fit_efficiency(predict, measured, Efficiency{});
   const Efficiency b = fit_efficiency(predict, measured, Efficiency{});
   EXPECT_EQ(a.memory, b.memory);
-  EXPECT_LE(a.memory, 1.2);
+  EXPECT_DOUBLE_EQ(a.memory, 1.0);
+}
+
+TEST(Calibration, GroupedFitRecoversThePerProblemCost) {
+  // A grouped kernel (fused MoE): memory-bound at 80 % of the datasheet, 4 us fixed, plus
+  // 0.5 us per problem (expert that receives tokens). Problem counts 1..256 vary apart from the
+  // bytes, so t_g is identifiable: e.g. 256 problems over 1 ms of ideal memory time is
+  // 1e-3 / 0.8 + 4e-6 + 256 * 0.5e-6 = 1.382 ms.
+  const Efficiency truth{1.0, 0, 0.8, 0, 4e-6, 0.5e-6};
+  std::vector<double> memory, problems, measured;
+  for (int i = 0; i < 120; ++i) {
+    memory.push_back(1e-6 * std::pow(1.08, i));  // 1 us .. 9 ms
+    problems.push_back(1 + (i * 37) % 256);
+    measured.push_back(memory.back() / truth.memory + truth.fixed_s + problems.back() * truth.group_s);
+  }
+  auto predict = [&](const Efficiency& e, std::size_t i) {
+    return memory[i] / e.memory + e.fixed_s + problems[i] * e.group_s;
+  };
+  const Efficiency grouped = fit_efficiency(predict, measured, Efficiency{}, true);
+  EXPECT_TRUE(near_rel(grouped.group_s, 0.5e-6, 0.05));
+  EXPECT_TRUE(near_rel(grouped.memory, 0.8, 0.02));
+  // Not grouped: the per-problem cost stays at the start's (Tier 0: none).
+  const Efficiency plain = fit_efficiency(predict, measured, Efficiency{}, false);
+  EXPECT_EQ(plain.group_s, 0.0);
 }
 
 TEST(Calibration, KeysReadAsTheyAreWritten) {
