@@ -158,7 +158,7 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
     for (std::size_t i = 0; i < n; ++i) {
       const double pred = predict_s(e, i);
       const double r = std::log(pred / measured_s[i]);
-      sum += std::isfinite(r) ? r * r : 1e6;
+      sum += std::isfinite(r) ? std::abs(r) : 1e6;
     }
     return sum / static_cast<double>(n);
   };

@@ -93,7 +93,8 @@ struct Calibration {
   [[nodiscard]] const CalibratedEfficiency* find_for(const CalibrationKey& key) const;
 };
 
-/// Fits an Efficiency by Nelder–Mead on the mean squared log error ln(predicted / measured):
+/// Fits an Efficiency by Nelder–Mead on the mean absolute log error |ln(predicted / measured)|
+/// (absolute: rows of kernels the model cannot follow must not drag every other shape's fit):
 /// `predict_s(e, i)` is the model's time for sample i under efficiency e. Parameters are searched
 /// in log space, so efficiencies, half-units and the fixed cost stay positive; efficiencies are
 /// capped at 1, the datasheet (a physical bound: where a kernel seems to beat it, the work model
