@@ -80,6 +80,7 @@ struct ValidateOptions {
   bool by_source = false;  ///< leave-one-source-out report of the end-to-end rows
   std::string write_loso, check_loso;
   std::string write_bands;  ///< with by_source: the 80% bands file (presets/bands/e2e.json)
+  std::string engine_folds;  ///< with by_source: engine overheads refitted per held-out source
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);
@@ -98,6 +99,11 @@ struct FitOptions {
   bool engines = false;
   /// Fit the collective fabric models (presets/collectives/fabrics.json, printed) instead.
   bool collectives = false;
+  /// Refit every fitted engine without each source that has train rows of it, writing the
+  /// overheads per source to this file (validation/engine_folds.json) instead.
+  std::string engine_folds;
+  /// With engine_folds: keep the folds the file holds, recompute only the gate.
+  bool gate_only = false;
 };
 void setup_fit(CLI::App& app, FitOptions& o);
 int run_fit(const FitOptions& o);

@@ -118,6 +118,15 @@ void setup_fit(CLI::App& app, FitOptions& o) {
       ->excludes(engines)
       ->excludes(training);
   engines->excludes(training);
+  sub->add_option("--engine-folds", o.engine_folds,
+                  "Refit the engine overheads (as --engines) without each source that has train "
+                  "rows of them, writing the overheads per source to this file "
+                  "(validation/engine_folds.json) for `validate --by-source --engine-folds`")
+      ->excludes(engines)
+      ->excludes(training);
+  sub->add_flag("--gate-only", o.gate_only,
+                "With --engine-folds: keep the folds already in the file and recompute only the "
+                "gate (which engine fits beat Tier 0 left one source out)");
 }
 
 namespace {
@@ -127,7 +136,8 @@ namespace {
 /// saturation miss by several times and would otherwise decide the fit, and the targets are
 /// median errors.
 std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files,
-                                           const std::string& engine, std::array<double, 3> x) {
+                                           const std::string& engine, std::array<double, 3> x,
+                                           const std::string& leave_out = {}) {
   validate::Collector collector({});
   collector.record_samples();
   validate::Context ctx(collector, KernelModel{});
@@ -137,6 +147,7 @@ std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files
   std::size_t n = 0;
   for (const auto& r : collector.engine_samples()) {
     if (r.engine != engine || r.split != Split::train || !r.fits_engine) continue;
+    if (!leave_out.empty() && validate::source_of(r.group) == leave_out) continue;
     sum += std::fabs(std::log(r.predicted / r.measured));
     ++n;
   }
@@ -147,9 +158,10 @@ std::pair<double, std::size_t> engine_loss(const std::vector<std::string>& files
 /// steps (step and request: 0 and 1 µs to 100 ms; per-kernel cost: the kernels' own (-1), 0 and
 /// 0.1 to 50 µs), two rounds: deterministic, and the loss is unimodal in each overhead, since more
 /// overhead only ever lengthens every step or request.
-/// `best` is the loss at the start point `x`; on return both are the optimum's.
+/// `best` is the loss at the start point `x`; on return both are the optimum's. `leave_out`: a
+/// source whose rows are not fitted on.
 void fit_engine(const std::vector<std::string>& files, const std::string& engine,
-                std::array<double, 3>& x, double& best) {
+                std::array<double, 3>& x, double& best, const std::string& leave_out = {}) {
   std::vector<double> grid{0.0}, kernel_grid{-1.0, 0.0};
   for (double v = 1; v <= 1e5; v *= 1.25) grid.push_back(v);
   for (double v = 0.1; v <= 50; v *= 1.25) kernel_grid.push_back(v);
@@ -158,7 +170,7 @@ void fit_engine(const std::vector<std::string>& files, const std::string& engine
       for (double v : c == 2 ? kernel_grid : grid) {
         std::array<double, 3> cand = x;
         cand[c] = v;
-        const double l = engine_loss(files, engine, cand).first;
+        const double l = engine_loss(files, engine, cand, leave_out).first;
         if (l < best) {
           best = l;
           x = cand;
@@ -281,10 +293,165 @@ int run_fit_engines(const FitOptions& o) {
   return kOk;
 }
 
+std::string engine_preset_path(const std::string& engine) {
+  return "presets/engines/" + engine + ".json";  // run from the repository root, as fit --engines
+}
+
+/// Median APE of the leave-one-source-out predictions of the rows of `sources`.
+double loso_median_ape(const json& report, const std::set<std::string>& sources) {
+  std::vector<double> ape;
+  for (const json& r : report.at("rows")) {
+    if (!sources.count(validate::source_of(r.at("group").get<std::string>()))) continue;
+    if (!r.at("loso").is_number()) continue;
+    const double m = r.at("measured").get<double>();
+    ape.push_back(std::fabs(r.at("loso").get<double>() - m) / m);
+  }
+  if (ape.empty()) return 0;
+  std::sort(ape.begin(), ape.end());
+  return percentile(ape, 50);
+}
+
+/// The gate of the engine fits: an engine keeps its fitted overheads only where, left one source
+/// out, they predict the rows of its sources better (median APE) than the engine at Tier 0 (the
+/// generic profile's overheads) does. A losing engine's preset (presets/engines/<engine>.json) is
+/// rewritten to Tier 0 with the fitted overheads kept under fit.fitted_overheads; a winning one
+/// gets them back. Returns {engine: {sources, refit_median_ape, tier0_median_ape, used}}.
+json gate_engines(const std::vector<std::string>& files,
+                  const std::map<std::string, std::map<std::string, std::size_t>>& rows,
+                  const json& folds_doc) {
+  // Every engine at Tier 0 for the sources it has rows of; then one engine at a time refitted.
+  const auto only = [&](const std::string& keep) {
+    json doc = folds_doc;
+    for (auto& [source, engines] : doc.at("folds").items()) {
+      for (auto& [engine, fold] : engines.items()) {
+        if (engine != keep) fold = nullptr;
+      }
+    }
+    return doc;
+  };
+  const json tier0 = validate::leave_one_source_out(files, only(""), true);
+  const json generic = io::preset("engines", "generic", "engine").at("engine");
+  json gate = json::object();
+  for (const auto& [engine, by_source] : rows) {
+    std::set<std::string> sources;
+    bool evaluated = false;  // some fold was refitted, not Tier 0 for lack of rows
+    for (const auto& [source, n] : by_source) {
+      sources.insert(source);
+      const json& f = folds_doc.at("folds").at(source).at(engine);
+      evaluated = evaluated || !f.is_null();
+    }
+    const json refit = evaluated ? validate::leave_one_source_out(files, only(engine), true) : tier0;
+    const double a = loso_median_ape(refit, sources), b = loso_median_ape(tier0, sources);
+    // Never evaluated on a source it was not fitted on: no evidence that it transfers.
+    const bool used = evaluated && a < b;
+    json list = json::array();
+    for (const std::string& s : sources) list.push_back(s);
+    gate[engine] = {{"sources", list},
+                    {"refit_median_ape", evaluated ? json(io::round6(a)) : json(nullptr)},
+                    {"tier0_median_ape", io::round6(b)},
+                    {"used", used}};
+    std::cerr << "fit: engine " << engine << " left one source out: median APE " << a
+              << " refitted, " << b << " at Tier 0: " << (used ? "fit used" : "Tier 0") << "\n";
+    const std::string path = engine_preset_path(engine);
+    json p = read_json_file(path);
+    json& fit = p.at("fit");
+    if (!used && !fit.contains("fitted_overheads")) {
+      json fitted = json::object();
+      for (const char* k : {"step_overhead_us", "request_overhead_us", "kernel_fixed_us"}) {
+        if (p.at("engine").contains(k)) fitted[k] = p.at("engine").at(k);
+      }
+      fit["fitted_overheads"] = fitted;
+    }
+    const json& values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
+    for (const char* k : {"step_overhead_us", "request_overhead_us", "kernel_fixed_us"}) {
+      if (values.contains(k)) {
+        p["engine"][k] = values.at(k);
+      } else {
+        p["engine"].erase(k);
+      }
+    }
+    if (used) fit.erase("fitted_overheads");
+    fit["gate"] = gate[engine];
+    p["tier"] = used ? 1 : 0;
+    write_file(path, p);
+  }
+  return gate;
+}
+
+/// `fit --engine-folds FILE`: for each source with train rows of a fitted engine, the engine's
+/// overheads refitted without that source (null where the other sources hold fewer than
+/// --min-rows of its rows: Tier 0), for `validate --by-source --engine-folds`.
+int run_fit_engine_folds(const FitOptions& o) {
+  const std::vector<std::string> files = expand_paths(o.paths);
+  validate::Collector probe({});
+  probe.record_samples();
+  validate::Context ctx(probe, KernelModel{});
+  for (const std::string& file : files) validate::load_file(file, ctx);
+  std::map<std::string, std::map<std::string, std::size_t>> rows;  // engine → source → rows
+  for (const auto& r : probe.engine_samples()) {
+    const bool fitted = std::find_if(std::begin(validate::kFittedEngines),
+                                     std::end(validate::kFittedEngines), [&](const char* e) {
+                                       return r.engine == e;
+                                     }) != std::end(validate::kFittedEngines);
+    if (r.split == Split::train && fitted && r.fits_engine) {
+      ++rows[r.engine][validate::source_of(r.group)];
+    }
+  }
+  json folds = o.gate_only ? read_json_file(o.engine_folds).at("folds") : json::object();
+  for (const auto& [engine, by_source] : rows) {
+    if (o.gate_only) break;
+    std::size_t total = 0;
+    for (const auto& [source, n] : by_source) total += n;
+    // Start from the engine's fitted overheads (kept under fit.fitted_overheads once a gate has
+    // set the profile to Tier 0).
+    const json preset_doc = read_json_file(engine_preset_path(engine));
+    const json profile = preset_doc.at("fit").contains("fitted_overheads")
+                             ? preset_doc.at("fit").at("fitted_overheads")
+                             : preset_doc.at("engine");
+    for (const auto& [source, own] : by_source) {
+      if (total - own < static_cast<std::size_t>(o.min_rows)) {
+        std::cerr << "fit: engine " << engine << " without " << source << ": " << total - own
+                  << " train rows, fewer than --min-rows; Tier 0\n";
+        folds[source][engine] = nullptr;
+        continue;
+      }
+      std::array<double, 3> x{profile.at("step_overhead_us").get<double>(),
+                              profile.at("request_overhead_us").get<double>(),
+                              profile.value("kernel_fixed_us", -1.0)};
+      double loss = engine_loss(files, engine, x, source).first;
+      fit_engine(files, engine, x, loss, source);
+      std::cerr << "fit: engine " << engine << " without " << source << ": " << total - own
+                << " train rows, step " << x[0] << " us, request " << x[1] << " us, kernel "
+                << x[2] << " us, mean |ln error| " << loss << "\n";
+      json f{{"step_overhead_us", io::round6(x[0])}, {"request_overhead_us", io::round6(x[1])}};
+      if (x[2] >= 0) f["kernel_fixed_us"] = io::round6(x[2]);
+      f["train_rows"] = total - own;
+      folds[source][engine] = f;
+    }
+  }
+  json doc{{"folds", folds}};
+  const json gate = gate_engines(files, rows, doc);
+  doc = json{{"method",
+                   "for each end-to-end source with train rows of a fitted engine, the engine's "
+                   "step, request and per-kernel overheads refitted as `fit --engines` does, on "
+                   "every other source's train rows; null: fewer than --min-rows rows elsewhere "
+                   "(the source is predicted with the engine at Tier 0)"},
+                  {"command",
+                   "flopcast fit --engine-folds validation/engine_folds.json "
+                   "../shared/groundtruth/e2e --min-rows " +
+                       std::to_string(o.min_rows)},
+                  {"gate", gate},
+                  {"folds", folds}};
+  write_file(o.engine_folds, doc);
+  std::cout << o.engine_folds << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 int run_fit(const FitOptions& o) {
   try {
+    if (!o.engine_folds.empty()) return run_fit_engine_folds(o);
     if (o.engines) return run_fit_engines(o);
     if (o.collectives) return run_fit_collectives(o);
     if (o.training) {

@@ -69,7 +69,12 @@ int check_against(const std::string& file, const std::map<std::string, double>& 
 }
 
 int report_by_source(const ValidateOptions& o) {
-  const json report = validate::leave_one_source_out(expand_paths(o.paths));
+  const json folds = o.engine_folds.empty() ? json(nullptr) : read_json_file(o.engine_folds);
+  if (!folds.is_null() && !(folds.is_object() && folds.contains("folds") &&
+                            folds.at("folds").is_object())) {
+    throw SpecError(o.engine_folds, "must hold an object \"folds\" (flopcast fit --engine-folds)");
+  }
+  const json report = validate::leave_one_source_out(expand_paths(o.paths), folds);
   if (o.format == "json") {
     std::cout << json{{"leave_one_source_out", report}}.dump(2) << "\n";
   } else {
@@ -142,6 +147,10 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
                   "With --by-source: write the 80% bands of every end-to-end kind (10th and 90th "
                   "percentile of the leave-one-source-out residuals, sources weighted alike), "
                   "e.g. presets/bands/e2e.json");
+  sub->add_option("--engine-folds", o.engine_folds,
+                  "With --by-source: the engine overheads refitted without each source "
+                  "(validation/engine_folds.json, from `flopcast fit --engine-folds`); without "
+                  "it the committed engine fit stands in for the refits");
   sub->add_option("--check-loso-ceilings", o.check_loso,
                   "With --by-source: exit 5 when a (kind, source) median APE exceeds its ceiling "
                   "by more than 1 percentage point");

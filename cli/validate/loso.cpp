@@ -9,10 +9,12 @@
 //   number of such sources (the +1 is one pseudo-source at physics: shrinkage toward Tier 0),
 //   clamped to [1, 2.5] (a trainer never runs faster than the kernel model prices its kernels,
 //   and none measured runs at less than 40% of it).
-// - Engines (Tier-1 overheads of vLLM, SGLang, TensorRT-LLM): kept as committed where the other
-//   sources hold at least kMinEngineRows train rows of that engine and at least as many as S
-//   (the committed fit then rests mostly on them), else the engine runs at Tier 0 (the generic
-//   profile's overheads) for S.
+// - Engines (Tier-1 overheads of vLLM, SGLang, TensorRT-LLM): refitted without S by `flopcast fit
+//   --engine-folds` (the fit takes minutes, so its folds are committed in
+//   validation/engine_folds.json and read here); Tier 0 (the generic profile's overheads) where
+//   the other sources hold fewer than kMinEngineRows train rows. Without the folds, the committed
+//   fit stands in for the refit where the other sources hold most of the engine's rows (an
+//   approximation the report names).
 // - Kernel fits (Tier 2) are fitted on kernel benchmarks, never on an end-to-end source, so they
 //   are out-of-source for every row here and stay as committed.
 #include "validate/loso.hpp"
@@ -37,7 +39,6 @@ using nlohmann::json;
 
 constexpr std::size_t kMinEngineRows = 8;  // as scripts/fit_calibration.sh's `fit --engines`
 constexpr double kMaxTrainingScale = 2.5;
-const char* const kFittedEngines[] = {"vllm", "sglang", "trtllm"};
 
 using Pass = std::map<std::string, EngineSample>;  // "<group> <id>" → row
 
@@ -63,15 +64,6 @@ Pass run_pass(const std::vector<std::string>& files, bool calibrated, const json
   Pass p;
   for (const EngineSample& s : c.engine_samples()) p[s.group + " " + s.id] = s;
   return p;
-}
-
-/// The source of an e2e group "e2e/<source>/<GPU>/<metric>". TensorRT-LLM v0.9's static-batch
-/// and first-token tables are one document (its perf overview), so one source.
-std::string source_of(const std::string& group) {
-  const std::size_t a = group.find('/') + 1, b = group.find('/', a);
-  std::string s = group.substr(a, b - a);
-  if (s.rfind("trtllm-v0.9", 0) == 0) s = "trtllm-v0.9";
-  return s;
 }
 
 std::string gpu_of(const std::string& group) {
@@ -246,6 +238,15 @@ double ape(double predicted, double measured) { return std::fabs(predicted - mea
 
 }  // namespace
 
+// TensorRT-LLM v0.9's static-batch and first-token tables are one document (its perf overview),
+// so one source.
+std::string source_of(const std::string& group) {
+  const std::size_t a = group.find('/') + 1, b = group.find('/', a);
+  std::string s = group.substr(a, b - a);
+  if (s.rfind("trtllm-v0.9", 0) == 0) s = "trtllm-v0.9";
+  return s;
+}
+
 json fit_training_scales(const std::vector<std::string>& files) {
   const auto per_attention = residuals_per_attention(e2e_files(files));
   const TrainingFit fit = fit_training(per_attention, "");
@@ -269,7 +270,8 @@ json fit_training_scales(const std::vector<std::string>& files) {
   return out;
 }
 
-json leave_one_source_out(const std::vector<std::string>& all_files) {
+json leave_one_source_out(const std::vector<std::string>& all_files, const json& engine_folds,
+                          bool folds_for_tier0_profiles) {
   const std::vector<std::string> files = e2e_files(all_files);
   const Pass def = run_pass(files, true, json::object(), {});
   std::set<std::string> all_engines(std::begin(kFittedEngines), std::end(kFittedEngines));
@@ -290,19 +292,48 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
   std::map<std::string, double> loso;        // row key → prediction
   std::map<std::string, bool> loso_fitted;   // source → any fitted constant used
   std::map<std::string, json> scales_used;   // training source → its fold's scales
-  std::map<std::string, Pass> engine_passes; // engine set signature → pass
+  std::map<std::string, Pass> engine_passes; // engine overrides signature → pass
+  const bool refitted = engine_folds.is_object();
+  const json no_folds = json::object();
+  const json& folds = refitted ? engine_folds.at("folds") : no_folds;
   for (const std::string& source : sources) {
     std::set<std::string> dropped;
+    std::vector<EngineOverheads> overrides;
     bool fitted = false;
     for (const auto& [engine, by_source] : engine_rows) {
       std::size_t others = 0, own = 0;
       for (const auto& [s, n] : by_source) (s == source ? own : others) += n;
-      // The committed fit stands for a refit without this source only where the other sources
-      // hold most of its rows; else the engine is priced at Tier 0 for this source.
+      if (own == 0) continue;  // the committed fit never saw this source
+      if (!folds_for_tier0_profiles &&
+          io::detail::engine_profile(engine, "engine.name").tier == 0) {
+        continue;  // the default prices this engine at Tier 0: nothing fitted to leave out
+      }
+      if (refitted) {
+        // The engine refitted without this source (`fit --engine-folds`); null: too few rows
+        // elsewhere, Tier 0. A source the folds do not name was not among the rows the engine
+        // was fitted on (a user's own file): the committed fit never saw it.
+        const json* f = folds.contains(source) && folds.at(source).contains(engine)
+                            ? &folds.at(source).at(engine)
+                            : nullptr;
+        if (f == nullptr) {
+          fitted = true;
+        } else if (f->is_null()) {
+          dropped.insert(engine);
+        } else {
+          overrides.push_back(EngineOverheads{engine, f->at("step_overhead_us").get<double>(),
+                                              f->at("request_overhead_us").get<double>(),
+                                              f->value("kernel_fixed_us", -1.0)});
+          fitted = true;
+        }
+        continue;
+      }
+      // Without folds, the committed fit stands for a refit without this source where the other
+      // sources hold most of its rows; else the engine is priced at Tier 0 for this source.
       const bool kept = others >= kMinEngineRows && others >= own;
-      if (own > 0 && !kept) dropped.insert(engine);
-      if (own > 0 && kept) fitted = true;
+      if (!kept) dropped.insert(engine);
+      if (kept) fitted = true;
     }
+    for (const EngineOverheads& t : tier0_engines(dropped)) overrides.push_back(t);
     const bool has_training = std::any_of(def.begin(), def.end(), [&](const auto& kv) {
       return kv.second.kind == "training" && source_of(kv.second.group) == source;
     });
@@ -317,14 +348,17 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
       scales_used[source] = used;
       fold = run_pass(files, true, scale_override(fit), {});
     } else {
-      std::string sig;
-      for (const std::string& e : dropped) sig += e + ",";
-      auto it = engine_passes.find(sig);
+      std::ostringstream sig;
+      for (const EngineOverheads& o : overrides) {
+        sig << o.engine << ":" << o.step_overhead_us << "," << o.request_overhead_us << ","
+            << o.kernel_fixed_us << ";";
+      }
+      auto it = engine_passes.find(sig.str());
       if (it == engine_passes.end()) {
         it = engine_passes
-                 .emplace(sig, dropped.empty() ? def
-                                               : run_pass(files, true, json::object(),
-                                                          tier0_engines(dropped)))
+                 .emplace(sig.str(), overrides.empty()
+                                         ? def
+                                         : run_pass(files, true, json::object(), overrides))
                  .first;
       }
       fold = it->second;
@@ -415,6 +449,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files) {
                                {"beats_tier0", std::isfinite(m) && std::isfinite(t) && m <= t}});
   }
   report["training_scales"] = scales_used;
+  report["engine_refits"] =
+      refitted ? "engine overheads refitted without each source (fit --engine-folds)"
+               : "approximate: the committed engine fit stands for a refit without a source "
+                 "wherever the other sources hold most of its rows (pass --engine-folds for "
+                 "true refits)";
   // Every row, for inspection (--format json): measured and the three predictions.
   json row_list = json::array();
   for (const auto& [key, s] : def) {
@@ -481,7 +520,8 @@ std::string format_loso_table(const json& report) {
     return s.str();
   };
   o << "Leave-one-source-out (each source predicted with every end-to-end fit refitted without "
-       "it)\n";
+       "it; "
+    << report.value("engine_refits", std::string()) << ")\n";
   o << std::left << std::setw(22) << "kind" << std::setw(36) << "source" << std::right
     << std::setw(6) << "rows" << std::setw(11) << "median %" << std::setw(10) << "Tier0 %"
     << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %" << "\n";

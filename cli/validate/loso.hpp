@@ -18,7 +18,24 @@ namespace flopcast::cli::validate {
 /// The report: {"sources":[{source, kind, rows, median_ape, tier0_median_ape,
 /// default_median_ape, band_coverage_80, fitted}], "kinds":[{kind, sources, rows, median_ape,
 /// tier0_median_ape, band_coverage_80, worst_source}], "training_scales": {...}, "notes": [...]}.
-nlohmann::json leave_one_source_out(const std::vector<std::string>& files);
+/// `engine_folds`: the engine overheads refitted without each source (`flopcast fit
+/// --engine-folds`, {"folds": {"<source>": {"<engine>": {step_overhead_us, request_overhead_us,
+/// kernel_fixed_us} or null (too few rows elsewhere: Tier 0)}}}); null: the committed fit stands
+/// in for a refit wherever the other sources hold most of the engine's rows (an approximation the
+/// report names).
+/// An engine whose profile is Tier 0 (its fit lost to Tier 0 out of source, see `fit
+/// --engine-folds`) is priced at Tier 0 by default, so its folds are not used, unless
+/// `folds_for_tier0_profiles` (what the gate itself compares).
+nlohmann::json leave_one_source_out(const std::vector<std::string>& files,
+                                    const nlohmann::json& engine_folds = nullptr,
+                                    bool folds_for_tier0_profiles = false);
+
+/// The source of an end-to-end group "e2e/<source>/<GPU>/<metric>" (TensorRT-LLM v0.9's two
+/// tables are one source).
+std::string source_of(const std::string& group);
+
+/// The engines whose overheads `flopcast fit --engines` fits.
+inline const char* const kFittedEngines[] = {"vllm", "sglang", "trtllm"};
 
 /// "<kind>/<source>" → median APE of its leave-one-source-out predictions, for the ratchet.
 std::map<std::string, double> loso_medians(const nlohmann::json& report);
