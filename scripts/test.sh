@@ -20,6 +20,7 @@ if [ -d ../shared/groundtruth ]; then
     --check-ceilings validation/ceilings.json
   step "validate: leave-one-source-out accuracy (ratchet in validation/loso_ceilings.json)"
   build/native-release/cli/flopcast validate ../shared/groundtruth/e2e --by-source \
+    --engine-folds validation/engine_folds.json \
     --check-loso-ceilings validation/loso_ceilings.json | sed -n '/^Leave-one-source-out/,$p'
 else
   echo "validate: ../shared/groundtruth not found, skipped"

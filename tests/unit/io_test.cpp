@@ -9,6 +9,8 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "reader.hpp"
+#include "specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -718,19 +720,20 @@ TEST(IoEngines, EngineKernelCostReplacesTheKernelsOwn) {
   EXPECT_EQ(f.path, "engine.kernel_fixed_us");
 }
 
-TEST(IoEngines, ServingEngineTierDropsWhenTheFittedOverheadsAreOverridden) {
-  // Same rule as inference: a request that sets an overhead no longer runs the Tier-1 fit.
-  json r{{"task", "serving"},
-         {"model", "llama-2-7b"},
-         {"hardware", "a100-sxm-80g"},
-         {"engine", {{"name", "vllm"}}},
-         {"workload",
-          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 1}}},
-           {"prompt_tokens", 128},
-           {"output_tokens", 16}}}};
-  EXPECT_EQ(io::run(r).at("engine").at("tier"), 1);
-  r["engine"]["step_overhead_us"] = 300;
-  EXPECT_EQ(io::run(r).at("engine").at("tier"), 0);
+TEST(IoEngines, OverridingAFittedOverheadDropsTheEngineToTierZero) {
+  // A Tier-1 profile (what `fit --engine-folds` keeps when the engine fit beats Tier 0 left one
+  // source out) stays Tier 1 until a request sets one of its fitted overheads.
+  json doc = io::preset("engines", "trtllm", "engine");
+  doc["tier"] = 1;
+  const EngineProfile fitted = io::detail::read_engine_profile(doc, "engine");
+  EXPECT_EQ(fitted.tier, 1);
+  const std::initializer_list<const char*> keys{"step_overhead_us", "request_overhead_us",
+                                                "kernel_fixed_us"};
+  EXPECT_EQ(io::detail::engine_tier(io::detail::ObjectReader(json::object(), "engine", keys), fitted),
+            1);
+  EXPECT_EQ(io::detail::engine_tier(
+                io::detail::ObjectReader(json{{"step_overhead_us", 300}}, "engine", keys), fitted),
+            0);
 }
 
 TEST(IoEngines, UnknownEngineSuggestsNearest) {
@@ -741,13 +744,22 @@ TEST(IoEngines, UnknownEngineSuggestsNearest) {
   EXPECT_TRUE(contains(f.message, "did you mean \"vllm\"")) << f.message;
 }
 
-TEST(IoEngines, FittedProfileIsTierOne) {
-  // presets/engines/trtllm.json carries overheads fitted by `flopcast fit --engines`.
-  json r = base_request();
-  r["engine"] = {{"name", "trtllm"}};
-  EXPECT_EQ(io::run(r).at("engine_tier"), 1);
-  r["engine"] = {{"name", "generic"}};
-  EXPECT_EQ(io::run(r).at("engine_tier"), 0);
+TEST(IoEngines, EngineFitsThatLoseToTierZeroOutOfSourceAreNotUsed) {
+  // `flopcast fit --engine-folds` refitted each engine without each source: the vLLM, SGLang and
+  // TensorRT-LLM fits all lost to the generic Tier-0 overheads on the sources they did not see
+  // (validation/engine_folds.json, "gate"), so their profiles run at Tier 0 (300 us per step,
+  // none per request, each kernel's own fixed cost) and keep the fit on record.
+  for (const char* name : {"vllm", "sglang", "trtllm"}) {
+    json r = base_request();
+    r["engine"] = {{"name", name}};
+    const json out = io::run(r);
+    EXPECT_EQ(out.at("engine_tier"), 0) << name;
+    const json doc = io::preset("engines", name, "engine");
+    EXPECT_FALSE(doc.at("fit").at("gate").at("used").get<bool>()) << name;
+    EXPECT_TRUE(doc.at("fit").contains("fitted_overheads")) << name;
+    EXPECT_EQ(doc.at("engine").at("step_overhead_us"), 300) << name;
+    EXPECT_FALSE(doc.at("engine").contains("kernel_fixed_us")) << name;
+  }
 }
 
 }  // namespace
