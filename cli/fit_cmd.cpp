@@ -236,19 +236,32 @@ json fitted_framework(const json& fit) {
          {{"compute_scale", fit.at("unmeasured_compute_scale")}, {"attention_scale", attention}}}}}};
 }
 
-int run_fit_engines(const FitOptions& o) {
-  const std::vector<std::string> files = expand_paths(o.paths);
-  // Which engines the data has rows of.
+/// Engine → source → the train rows a fit of that engine's overheads is fitted on. Training
+/// rows, rows without an engine, and the generic profile (Tier 0 by definition) are not engine
+/// fits.
+using EngineRows = std::map<std::string, std::map<std::string, std::size_t>>;
+EngineRows engine_train_rows(const std::vector<std::string>& files) {
   validate::Collector probe({});
   probe.record_samples();
   validate::Context ctx(probe, KernelModel{});
   for (const std::string& file : files) validate::load_file(file, ctx);
-  std::map<std::string, std::size_t> train_rows;
+  EngineRows rows;
   for (const auto& r : probe.engine_samples()) {
-    // Training rows, rows without an engine, and the generic profile (Tier 0 by definition) are
-    // not engine fits.
-    const bool fitted_engine = r.engine == "vllm" || r.engine == "sglang" || r.engine == "trtllm";
-    if (r.split == Split::train && fitted_engine && r.fits_engine) ++train_rows[r.engine];
+    const bool fitted = std::any_of(std::begin(validate::kFittedEngines),
+                                    std::end(validate::kFittedEngines),
+                                    [&](const char* e) { return r.engine == e; });
+    if (r.split == Split::train && fitted && r.fits_engine) {
+      ++rows[r.engine][validate::source_of(r.group)];
+    }
+  }
+  return rows;
+}
+
+int run_fit_engines(const FitOptions& o) {
+  const std::vector<std::string> files = expand_paths(o.paths);
+  std::map<std::string, std::size_t> train_rows;
+  for (const auto& [engine, by_source] : engine_train_rows(files)) {
+    for (const auto& [source, n] : by_source) train_rows[engine] += n;
   }
   for (const auto& [engine, n] : train_rows) {
     if (n < static_cast<std::size_t>(o.min_rows)) {
@@ -293,6 +306,10 @@ int run_fit_engines(const FitOptions& o) {
   return kOk;
 }
 
+/// The keys of an engine profile that `fit --engines` fits.
+constexpr const char* kOverheadKeys[] = {"step_overhead_us", "request_overhead_us",
+                                         "kernel_fixed_us"};
+
 std::string engine_preset_path(const std::string& engine) {
   return "presets/engines/" + engine + ".json";  // run from the repository root, as fit --engines
 }
@@ -316,8 +333,7 @@ double loso_median_ape(const json& report, const std::set<std::string>& sources)
 /// generic profile's overheads) does. A losing engine's preset (presets/engines/<engine>.json) is
 /// rewritten to Tier 0 with the fitted overheads kept under fit.fitted_overheads; a winning one
 /// gets them back. Returns {engine: {sources, refit_median_ape, tier0_median_ape, used}}.
-json gate_engines(const std::vector<std::string>& files,
-                  const std::map<std::string, std::map<std::string, std::size_t>>& rows,
+json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
                   const json& folds_doc) {
   // Every engine at Tier 0 for the sources it has rows of; then one engine at a time refitted.
   const auto only = [&](const std::string& keep) {
@@ -357,13 +373,13 @@ json gate_engines(const std::vector<std::string>& files,
     json& fit = p.at("fit");
     if (!used && !fit.contains("fitted_overheads")) {
       json fitted = json::object();
-      for (const char* k : {"step_overhead_us", "request_overhead_us", "kernel_fixed_us"}) {
+      for (const char* k : kOverheadKeys) {
         if (p.at("engine").contains(k)) fitted[k] = p.at("engine").at(k);
       }
       fit["fitted_overheads"] = fitted;
     }
     const json& values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
-    for (const char* k : {"step_overhead_us", "request_overhead_us", "kernel_fixed_us"}) {
+    for (const char* k : kOverheadKeys) {
       if (values.contains(k)) {
         p["engine"][k] = values.at(k);
       } else {
@@ -378,28 +394,12 @@ json gate_engines(const std::vector<std::string>& files,
   return gate;
 }
 
-/// `fit --engine-folds FILE`: for each source with train rows of a fitted engine, the engine's
-/// overheads refitted without that source (null where the other sources hold fewer than
-/// --min-rows of its rows: Tier 0), for `validate --by-source --engine-folds`.
-int run_fit_engine_folds(const FitOptions& o) {
-  const std::vector<std::string> files = expand_paths(o.paths);
-  validate::Collector probe({});
-  probe.record_samples();
-  validate::Context ctx(probe, KernelModel{});
-  for (const std::string& file : files) validate::load_file(file, ctx);
-  std::map<std::string, std::map<std::string, std::size_t>> rows;  // engine → source → rows
-  for (const auto& r : probe.engine_samples()) {
-    const bool fitted = std::find_if(std::begin(validate::kFittedEngines),
-                                     std::end(validate::kFittedEngines), [&](const char* e) {
-                                       return r.engine == e;
-                                     }) != std::end(validate::kFittedEngines);
-    if (r.split == Split::train && fitted && r.fits_engine) {
-      ++rows[r.engine][validate::source_of(r.group)];
-    }
-  }
-  json folds = o.gate_only ? read_json_file(o.engine_folds).at("folds") : json::object();
+/// For each source with train rows of a fitted engine, the engine's overheads refitted without
+/// that source: {"<source>": {"<engine>": {overheads, train_rows} or null (the other sources
+/// hold fewer than `min_rows` of its rows: Tier 0)}}.
+json refit_folds(const std::vector<std::string>& files, const EngineRows& rows, int min_rows) {
+  json folds = json::object();
   for (const auto& [engine, by_source] : rows) {
-    if (o.gate_only) break;
     std::size_t total = 0;
     for (const auto& [source, n] : by_source) total += n;
     // Start from the engine's fitted overheads (kept under fit.fitted_overheads once a gate has
@@ -409,7 +409,7 @@ int run_fit_engine_folds(const FitOptions& o) {
                              ? preset_doc.at("fit").at("fitted_overheads")
                              : preset_doc.at("engine");
     for (const auto& [source, own] : by_source) {
-      if (total - own < static_cast<std::size_t>(o.min_rows)) {
+      if (total - own < static_cast<std::size_t>(min_rows)) {
         std::cerr << "fit: engine " << engine << " without " << source << ": " << total - own
                   << " train rows, fewer than --min-rows; Tier 0\n";
         folds[source][engine] = nullptr;
@@ -429,6 +429,16 @@ int run_fit_engine_folds(const FitOptions& o) {
       folds[source][engine] = f;
     }
   }
+  return folds;
+}
+
+/// `fit --engine-folds FILE`: the folds of refit_folds and the gate of gate_engines, for
+/// `validate --by-source --engine-folds`.
+int run_fit_engine_folds(const FitOptions& o) {
+  const std::vector<std::string> files = expand_paths(o.paths);
+  const EngineRows rows = engine_train_rows(files);
+  const json folds = o.gate_only ? read_json_file(o.engine_folds).at("folds")
+                                 : refit_folds(files, rows, o.min_rows);
   json doc{{"folds", folds}};
   const json gate = gate_engines(files, rows, doc);
   doc = json{{"method",
