@@ -247,9 +247,9 @@ EngineRows engine_train_rows(const std::vector<std::string>& files) {
   for (const std::string& file : files) validate::load_file(file, ctx);
   EngineRows rows;
   for (const auto& r : probe.engine_samples()) {
-    const bool fitted = std::any_of(std::begin(validate::kFittedEngines),
-                                    std::end(validate::kFittedEngines),
-                                    [&](const char* e) { return r.engine == e; });
+    const bool fitted =
+        std::any_of(std::begin(validate::kFittedEngines), std::end(validate::kFittedEngines),
+                    [&](const char* e) { return r.engine == e; });
     if (r.split == Split::train && fitted && r.fits_engine) {
       ++rows[r.engine][validate::source_of(r.group)];
     }
@@ -356,7 +356,8 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
       const json& f = folds_doc.at("folds").at(source).at(engine);
       evaluated = evaluated || !f.is_null();
     }
-    const json refit = evaluated ? validate::leave_one_source_out(files, only(engine), true) : tier0;
+    const json refit =
+        evaluated ? validate::leave_one_source_out(files, only(engine), true) : tier0;
     const double a = loso_median_ape(refit, sources), b = loso_median_ape(tier0, sources);
     // Never evaluated on a source it was not fitted on: no evidence that it transfers.
     const bool used = evaluated && a < b;
@@ -421,8 +422,8 @@ json refit_folds(const std::vector<std::string>& files, const EngineRows& rows, 
       double loss = engine_loss(files, engine, x, source).first;
       fit_engine(files, engine, x, loss, source);
       std::cerr << "fit: engine " << engine << " without " << source << ": " << total - own
-                << " train rows, step " << x[0] << " us, request " << x[1] << " us, kernel "
-                << x[2] << " us, mean |ln error| " << loss << "\n";
+                << " train rows, step " << x[0] << " us, request " << x[1] << " us, kernel " << x[2]
+                << " us, mean |ln error| " << loss << "\n";
       json f{{"step_overhead_us", io::round6(x[0])}, {"request_overhead_us", io::round6(x[1])}};
       if (x[2] >= 0) f["kernel_fixed_us"] = io::round6(x[2]);
       f["train_rows"] = total - own;
@@ -442,16 +443,16 @@ int run_fit_engine_folds(const FitOptions& o) {
   json doc{{"folds", folds}};
   const json gate = gate_engines(files, rows, doc);
   doc = json{{"method",
-                   "for each end-to-end source with train rows of a fitted engine, the engine's "
-                   "step, request and per-kernel overheads refitted as `fit --engines` does, on "
-                   "every other source's train rows; null: fewer than --min-rows rows elsewhere "
-                   "(the source is predicted with the engine at Tier 0)"},
-                  {"command",
-                   "flopcast fit --engine-folds validation/engine_folds.json "
-                   "../shared/groundtruth/e2e --min-rows " +
-                       std::to_string(o.min_rows)},
-                  {"gate", gate},
-                  {"folds", folds}};
+              "for each end-to-end source with train rows of a fitted engine, the engine's "
+              "step, request and per-kernel overheads refitted as `fit --engines` does, on "
+              "every other source's train rows; null: fewer than --min-rows rows elsewhere "
+              "(the source is predicted with the engine at Tier 0)"},
+             {"command",
+              "flopcast fit --engine-folds validation/engine_folds.json "
+              "../shared/groundtruth/e2e --min-rows " +
+                  std::to_string(o.min_rows)},
+             {"gate", gate},
+             {"folds", folds}};
   write_file(o.engine_folds, doc);
   std::cout << o.engine_folds << "\n";
   return kOk;

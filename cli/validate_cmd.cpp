@@ -70,8 +70,8 @@ int check_against(const std::string& file, const std::map<std::string, double>& 
 
 int report_by_source(const ValidateOptions& o) {
   const json folds = o.engine_folds.empty() ? json(nullptr) : read_json_file(o.engine_folds);
-  if (!folds.is_null() && !(folds.is_object() && folds.contains("folds") &&
-                            folds.at("folds").is_object())) {
+  if (!folds.is_null() &&
+      !(folds.is_object() && folds.contains("folds") && folds.at("folds").is_object())) {
     throw SpecError(o.engine_folds, "must hold an object \"folds\" (flopcast fit --engine-folds)");
   }
   const json report = validate::leave_one_source_out(expand_paths(o.paths), folds);

@@ -3,9 +3,9 @@
 //
 // What is refitted per held-out source S:
 // - Training: the framework-agnostic kernel scale per GPU architecture (compute_scale = s_f, which
-//   scales every kernel, attention included; overlap 1, no per-step overhead), in closed form from the other
-//   sources' residuals of the physics constants: ln s_f = Σ_{S'≠S} m_{S',f} / (K_f + 1), where
-//   m_{S',f} is the mean ln(predicted / measured) of source S' on architecture f and K_f the
+//   scales every kernel, attention included; overlap 1, no per-step overhead), in closed form from
+//   the other sources' residuals of the physics constants: ln s_f = Σ_{S'≠S} m_{S',f} / (K_f + 1),
+//   where m_{S',f} is the mean ln(predicted / measured) of source S' on architecture f and K_f the
 //   number of such sources (the +1 is one pseudo-source at physics: shrinkage toward Tier 0),
 //   clamped to [1, 2.5] (a trainer never runs faster than the kernel model prices its kernels,
 //   and none measured runs at less than 40% of it).
@@ -292,7 +292,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   std::map<std::string, double> loso;        // row key → prediction
   std::map<std::string, bool> loso_fitted;   // source → any fitted constant used
   std::map<std::string, json> scales_used;   // training source → its fold's scales
-  std::map<std::string, Pass> engine_passes; // engine overrides signature → pass
+  std::map<std::string, Pass> engine_passes;  // engine overrides signature → pass
   const bool refitted = engine_folds.is_object();
   const json no_folds = json::object();
   const json& folds = refitted ? engine_folds.at("folds") : no_folds;
@@ -355,11 +355,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       }
       auto it = engine_passes.find(sig.str());
       if (it == engine_passes.end()) {
-        it = engine_passes
-                 .emplace(sig.str(), overrides.empty()
-                                         ? def
-                                         : run_pass(files, true, json::object(), overrides))
-                 .first;
+        it =
+            engine_passes
+                .emplace(sig.str(),
+                         overrides.empty() ? def : run_pass(files, true, json::object(), overrides))
+                .first;
       }
       fold = it->second;
     }

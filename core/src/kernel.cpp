@@ -79,7 +79,8 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.units = w.units;
   op.op_class = cls;
   op.calibration_key = CalibrationKey{cls, math, variant, km.framework};
-  op.parts[0] = KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups};
+  op.parts[0] =
+      KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =

@@ -67,7 +67,8 @@ TEST(Calibration, GroupedFitRecoversThePerProblemCost) {
   for (int i = 0; i < 120; ++i) {
     memory.push_back(1e-6 * std::pow(1.08, i));  // 1 us .. 9 ms
     problems.push_back(1 + (i * 37) % 256);
-    measured.push_back(memory.back() / truth.memory + truth.fixed_s + problems.back() * truth.group_s);
+    measured.push_back(memory.back() / truth.memory + truth.fixed_s +
+                       problems.back() * truth.group_s);
   }
   auto predict = [&](const Efficiency& e, std::size_t i) {
     return memory[i] / e.memory + e.fixed_s + problems[i] * e.group_s;

@@ -729,8 +729,8 @@ TEST(IoEngines, OverridingAFittedOverheadDropsTheEngineToTierZero) {
   EXPECT_EQ(fitted.tier, 1);
   const std::initializer_list<const char*> keys{"step_overhead_us", "request_overhead_us",
                                                 "kernel_fixed_us"};
-  EXPECT_EQ(io::detail::engine_tier(io::detail::ObjectReader(json::object(), "engine", keys), fitted),
-            1);
+  EXPECT_EQ(
+      io::detail::engine_tier(io::detail::ObjectReader(json::object(), "engine", keys), fitted), 1);
   EXPECT_EQ(io::detail::engine_tier(
                 io::detail::ObjectReader(json{{"step_overhead_us", 300}}, "engine", keys), fitted),
             0);

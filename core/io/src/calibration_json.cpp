@@ -22,8 +22,8 @@ Calibration read_calibration(const json& doc, const std::string& path) {
     const std::string p = r.child("fits") + "." + item.key();
     ObjectReader f(item.value(), p,
                    {"compute_efficiency", "compute_half_units", "memory_efficiency",
-                    "memory_half_units", "fixed_us", "group_us", "log_residual_p10", "log_residual_p90",
-                    "min_units", "max_units", "train_rows", "train_mape"});
+                    "memory_half_units", "fixed_us", "group_us", "log_residual_p10",
+                    "log_residual_p90", "min_units", "max_units", "train_rows", "train_mape"});
     CalibratedEfficiency e;
     e.efficiency.compute = f.number("compute_efficiency");
     e.efficiency.compute_half_units = f.number("compute_half_units");
@@ -52,16 +52,16 @@ Calibration read_calibration(const json& doc, const std::string& path) {
 
 json calibration_fit_to_json(const CalibratedEfficiency& e) {
   json j{{"compute_efficiency", e.efficiency.compute},
-              {"compute_half_units", e.efficiency.compute_half_units},
-              {"memory_efficiency", e.efficiency.memory},
-              {"memory_half_units", e.efficiency.memory_half_units},
-              {"fixed_us", e.efficiency.fixed_s / kMicro},
-              {"log_residual_p10", e.log_residual_p10},
-              {"log_residual_p90", e.log_residual_p90},
-              {"min_units", e.min_units},
-              {"max_units", e.max_units},
-              {"train_rows", e.train_rows},
-              {"train_mape", e.train_mape}};
+         {"compute_half_units", e.efficiency.compute_half_units},
+         {"memory_efficiency", e.efficiency.memory},
+         {"memory_half_units", e.efficiency.memory_half_units},
+         {"fixed_us", e.efficiency.fixed_s / kMicro},
+         {"log_residual_p10", e.log_residual_p10},
+         {"log_residual_p90", e.log_residual_p90},
+         {"min_units", e.min_units},
+         {"max_units", e.max_units},
+         {"train_rows", e.train_rows},
+         {"train_mape", e.train_mape}};
   if (e.efficiency.group_s > 0) j["group_us"] = e.efficiency.group_s / kMicro;
   return j;
 }
