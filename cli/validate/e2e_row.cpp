@@ -211,16 +211,17 @@ std::variant<RowHardware, std::string> row_hardware(const json& row) {
   if (!id) return "no hardware preset for \"" + gpu + "\"";
   RowHardware hw{json(*id), *id, ""};
   const std::string g = lower_case(gpu);
-  // Meta's Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, 500 W (the ground truth's README and
-  // torchtitan's benchmark notes). The peaks stay the datasheet's: its power cap is not modelled.
+  // Meta's Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, power-limited to 500 W (the ground
+  // truth's README and torchtitan's benchmark notes): the 700 W part's peaks at the clock a
+  // 500 W limit sustains (hardware.power_limit_W: (500/700)^(1/3) = 0.894).
   if (*id == "h100-sxm" && (contains(g, "hbm2e") || contains(g, "96g") || contains(g, "95g"))) {
     json spec = io::preset("hardware", *id, "hardware").at("hardware");
     spec["name"] = gpu;
     spec["hbm_GB"] = 96;
     spec["hbm_bandwidth_GBps"] = 2400;
-    spec["tdp_W"] = 500;
+    spec["power_limit_W"] = 500;
     hw.spec = spec;
-    hw.note = "H100 96 GB HBM2e 500 W: bandwidth 2.4 TB/s, datasheet peaks (power cap not modelled)";
+    hw.note = "H100 96 GB HBM2e limited to 500 W: bandwidth 2.4 TB/s, peaks at 0.894 of the clock";
   } else if (!contains(g, "sxm") && *id == "a100-sxm-80g" && contains(g, "not stated")) {
     hw.note = "A100 80 GB form factor not stated: SXM assumed";
   }

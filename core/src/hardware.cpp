@@ -9,6 +9,8 @@
 namespace flopcast {
 namespace {
 
+constexpr double kMinPowerLimitFraction = 0.3;
+
 // Checks in SI, reports in the JSON field's unit: `scale` converts SI to that unit.
 void positive(const std::string& path, double si_value, double scale) {
   if (!std::isfinite(si_value) || !(si_value > 0)) fail(path, "must be > 0", si_value * scale);
@@ -49,6 +51,24 @@ void validate(const HardwareSpec& h, const std::string& path) {
   }
   non_negative(p + "scaleout_latency_us", h.scaleout_latency_s, 1 / kMicro);
   non_negative(p + "tdp_W", h.tdp_W, 1);
+  if (h.power_limit_W != 0) {
+    if (!(h.tdp_W > 0)) {
+      fail(p + "power_limit_W", "needs tdp_W, the power the peaks are quoted at", h.power_limit_W);
+    }
+    // Below ~30 % of the TDP the clocks sit at their floor and the cube law no longer holds.
+    const double lo = kMinPowerLimitFraction * h.tdp_W;
+    if (!(h.power_limit_W >= lo && h.power_limit_W <= h.tdp_W)) {
+      fail(p + "power_limit_W",
+           "must be between 0.3 x tdp_W (" + format_number(lo) + ") and tdp_W (" +
+               format_number(h.tdp_W) + ")",
+           h.power_limit_W);
+    }
+  }
+}
+
+double HardwareSpec::power_clock_factor() const {
+  if (power_limit_W <= 0 || tdp_W <= 0 || power_limit_W >= tdp_W) return 1.0;
+  return std::cbrt(power_limit_W / tdp_W);
 }
 
 HardwareSpec with_gpus_per_node(HardwareSpec h, int gpus_per_node) {

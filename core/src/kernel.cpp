@@ -18,6 +18,7 @@ double pow2_tile(double m, int lo, int hi) {
   return tile;
 }
 
+/// The dense peak of `math` at the sustained clock (a power limit lowers it).
 FlopsPerSecond peak_or_throw(const HardwareSpec& hw, DType math) {
   auto peak = hw.peak(math);
   if (!peak) {
@@ -26,7 +27,7 @@ FlopsPerSecond peak_or_throw(const HardwareSpec& hw, DType math) {
                                " peak (hardware.dense_peak_TFLOPS." + std::string(to_string(math)) +
                                " is missing)");
   }
-  return *peak;
+  return FlopsPerSecond(peak->value * hw.power_clock_factor());
 }
 
 /// Fraction of the SMs busy in the last wave, averaged: tiles / (waves · SMs). Fewer tiles than

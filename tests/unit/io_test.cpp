@@ -320,6 +320,28 @@ TEST(IoErrors, ZeroPeakInHardwareObject) {
                  "hardware.dense_peak_TFLOPS.bf16: must be > 0 (got 0)");
 }
 
+TEST(IoErrors, PowerLimitNeedsATdpAndStaysInItsRange) {
+  json r = base_request();
+  json h = custom_hardware();
+  h["power_limit_W"] = 300;
+  r["hardware"] = h;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.power_limit_W",
+                 "hardware.power_limit_W: needs tdp_W, the power the peaks are quoted at (got 300)");
+  h["tdp_W"] = 400;
+  h["power_limit_W"] = 500;
+  r["hardware"] = h;
+  // 0.3 x 400 = 120 W.
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.power_limit_W",
+                 "hardware.power_limit_W: must be between 0.3 x tdp_W (120) and tdp_W (400) (got "
+                 "500)");
+  h["power_limit_W"] = 100;
+  r["hardware"] = h;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.power_limit_W", "(got 100)");
+  h["power_limit_W"] = 250;
+  r["hardware"] = h;
+  EXPECT_EQ(failure_of(r).code, "");
+}
+
 TEST(IoErrors, HugeIntegerIsARangeError) {
   json r = base_request();
   r["workload"]["prompt_tokens"] = 1000000000000LL;

@@ -97,6 +97,25 @@ TEST(Gemm, Fp8UsesTheFp8PeakAndHalvesWeightBytes) {
   EXPECT_TRUE(near_rel(op.time.value, 718.225e-6, 1e-4));
 }
 
+TEST(Gemm, PowerLimitLowersTheSustainedClockByItsCubeRoot) {
+  // The same 8192³ fp8 GEMM on an H100 limited to 500 of its 700 W: the clock, and with it the
+  // compute time's rate, scales by (500/700)^(1/3) = 0.893904, so the compute part
+  // 716.225 us / 0.893904 = 801.234 us, + 2 us. A memory-bound GEMV does not move.
+  HardwareSpec capped = hw("h100-sxm");
+  capped.power_limit_W = 500;
+  EXPECT_TRUE(near_rel(capped.power_clock_factor(), 0.893904, 1e-5));
+  const GemmTypes fp8{DType::fp8, 1, 1, 2};
+  const OpCost op = gemm_op("x", capped, tier0(), 8192, 8192, 8192, fp8);
+  EXPECT_TRUE(near_rel(op.time.value, 803.234e-6, 1e-4));
+  const OpCost gemv = gemm_op("x", capped, tier0(), 1, 4096, 4096, kBf16);
+  const OpCost gemv_full = gemm_op("x", hw("h100-sxm"), tier0(), 1, 4096, 4096, kBf16);
+  EXPECT_EQ(gemv.bound, Bound::memory);
+  EXPECT_DOUBLE_EQ(gemv.time.value, gemv_full.time.value);
+  // At or above the TDP nothing changes.
+  capped.power_limit_W = 700;
+  EXPECT_DOUBLE_EQ(capped.power_clock_factor(), 1.0);
+}
+
 TEST(Attention, DecodeReadsTheWholeKvCache) {
   // Llama-2-7B layer, batch 1, context 4096, 32 heads (MHA), d = 128, bf16 KV, A100:
   // bytes = 128·(2·4096·32·2 + 2·32·2) = 67,125,248 B -> / 1.73315e12 = 38.7302 us, + 2 us.

@@ -51,6 +51,9 @@ struct HardwareSpec {
   BytesPerSecond scaleout_nic_bandwidth;
   double scaleout_latency_s = 0;  ///< per hop between nodes (NIC, switch, wire)
   double tdp_W = 0;
+  /// Board power limit below the TDP (`nvidia-smi -pl`, or a part sold power-capped such as
+  /// Meta's 500 W H100); 0: none.
+  double power_limit_W = 0;
   /// Collective fits of the scale-up and scale-out link types (by `scaleup_link` and
   /// `scaleout_link`); Tier-0 values when the link type has none.
   FabricModel scaleup_fabric;
@@ -64,6 +67,11 @@ struct HardwareSpec {
     if (it == dense_peak.end()) return std::nullopt;
     return it->second;
   }
+
+  /// Sustained compute clock under `power_limit_W`, relative to the clock at the TDP the peaks
+  /// are quoted for: dynamic power P ∝ C·V²·f with the voltage following the clock (V ∝ f) in
+  /// the DVFS range, so f ∝ P^(1/3). 1 without a limit. Memory bandwidth is not scaled.
+  [[nodiscard]] double power_clock_factor() const;
 };
 
 void validate(const HardwareSpec& h, const std::string& path);

@@ -133,7 +133,7 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
                  {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
                   "l2_cache_MB", "num_sms", "scaleup_link", "scaleup_bandwidth_GBps",
                   "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
-                  "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W"});
+                  "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W", "power_limit_W"});
   HardwareSpec h;
   h.name = r.string("name", "custom hardware");
   h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
@@ -163,6 +163,7 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.scaleout_nic_bandwidth = BytesPerSecond(r.number("scaleout_nic_bandwidth_Gbps", 0) * kGB / 8);
   h.scaleout_latency_s = r.number("scaleout_latency_us", 0) * kMicro;
   h.tdp_W = r.number("tdp_W", 0);
+  h.power_limit_W = r.number("power_limit_W", 0);
   validate(h, path);
   return h;
 }
@@ -187,6 +188,7 @@ json hardware_to_json(const HardwareSpec& h) {
               {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
               {"tdp_W", h.tdp_W}};
   if (!h.architecture.empty()) j["architecture"] = h.architecture;
+  if (h.power_limit_W > 0) j["power_limit_W"] = h.power_limit_W;
   return j;
 }
 
