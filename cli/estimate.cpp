@@ -41,6 +41,10 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
   app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
+  app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
+  app.add_flag("--dp-attention", o.dp_attention,
+               "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
+               "--enable-dp-attention)");
   app.add_option("--weights", o.weights, "Weight precision: bf16, fp16, fp8, int8, int4");
   app.add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16, fp16, fp8, int8");
   app.add_option("--activations", o.activations, "Activation precision: bf16, fp16");
@@ -54,6 +58,7 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
 json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
                         !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
+                        o.pp || o.dp_attention ||
                         !o.weights.empty() || !o.kv_cache.empty() || !o.activations.empty() ||
                         o.prompt_tokens || o.output_tokens || o.batch_size ||
                         o.gpu_memory_utilization;
@@ -89,6 +94,8 @@ json build_request(const RequestOptions& o) {
   r["hardware"] = o.hardware.empty() ? read_json_file(o.hardware_file) : json(o.hardware);
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
+  if (o.pp) r["parallelism"]["pp"] = *o.pp;
+  if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   if (!o.activations.empty()) r["precision"]["activations"] = o.activations;

@@ -69,6 +69,8 @@ json build_serve_request(const ServeOptions& o) {
   json r{{"task", "serving"}, {"model", o.model}, {"hardware", o.hardware}};
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
+  if (o.pp) r["parallelism"]["pp"] = *o.pp;
+  if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   json arrival;
@@ -175,6 +177,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--hardware", o.hardware, "Hardware preset id");
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
   sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
+  sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");
+  sub->add_flag("--dp-attention", o.dp_attention,
+                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
   sub->add_option("--weights", o.weights, "Weight precision");
   sub->add_option("--kv-cache", o.kv_cache, "KV-cache precision");
   sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");

@@ -50,6 +50,11 @@ void validate(const InferenceSpec& s) {
                           ") (got " + std::to_string(s.tp) + ")");
   }
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
+  if (s.dp_attention && s.tp < 2) {
+    fail("parallelism.dp_attention",
+         "needs parallelism.tp > 1, the GPUs attention is data-parallel over",
+         "true, with tp " + std::to_string(s.tp));
+  }
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % (s.tp * s.pp) != 0) {
@@ -126,12 +131,19 @@ struct Shard {
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
   std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
-  double kv_elems;  // per token and layer on this GPU
+  double kv_elems;  // per token and layer on the GPU that holds the token's KV
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
+  /// Data-parallel attention ranks: tp under parallelism.dp_attention (each GPU runs attention
+  /// whole for its own sequences), else 1 (attention heads split over tp).
+  int dp = 1;
 
+  int attention_tp() const { return dp > 1 ? 1 : tp; }
   AttentionDims attention(bool local, bool decode) const {
-    return layer_ops::attention_dims(model, tp, local, decode);
+    return layer_ops::attention_dims(model, attention_tp(), local, decode);
   }
+  /// Sequences (or tokens) of `n` in the replica that the busiest GPU's attention handles: all of
+  /// them under TP; ceil(n / dp) under data-parallel attention (a fraction of one stays).
+  double attention_share(double n) const { return dp > 1 && n > 1 ? std::ceil(n / dp) : n; }
 };
 
 Shard make_shard(const InferenceSpec& s) {
@@ -157,8 +169,9 @@ Shard make_shard(const InferenceSpec& s) {
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.kv_block_tokens;
   sh.kinds = layer_kinds(m);
-  sh.attn_linears = layer_ops::attention_linears(m, s.tp);
-  sh.kv_elems = layer_ops::kv_elements_per_token(m, s.tp);
+  sh.dp = s.dp_attention ? s.tp : 1;
+  sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
+  sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
   return sh;
 }
@@ -196,16 +209,17 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   const ModelSpec& m = s.model;
   TokenOps ops;
   ops.embedding = memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
+  const double t_attn = sh.attention_share(t);  // the busiest GPU's tokens under DP attention
   for (const auto& l : sh.attn_linears) {
-    ops.attn_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+    ops.attn_linears.push_back(gemm_op(l.name, hw, km, t_attn, l.n, l.k, sh.linear));
   }
   // Two fused add+norm (read x and residual, write both) and rotary; then per FFN kind the
   // activation function.
-  const double rope = layer_ops::rope_elements_per_token(m, s.tp);
+  const double rope = t_attn * layer_ops::rope_elements_per_token(m, sh.attention_tp());
   auto elementwise = [&](bool moe) {
     const double act_fn_elems = t * layer_ops::activation_fn_elements(m, moe, s.tp);
     return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t * sh.h + act_fn_elems),
-                     Bytes(sh.a * (2 * 4 * t * sh.h + 2 * t * rope + act_fn_elems)), 4);
+                     Bytes(sh.a * (2 * 4 * t * sh.h + 2 * rope + act_fn_elems)), 4);
   };
   const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
                                      [](const LayerKind& k) { return !k.moe; });
@@ -272,10 +286,11 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
       if (op.name != "o_proj") per_layer(op, layers);
     }
     const AttentionDims dims = sh.attention(kind.local, !st.prefill);
-    per_layer(st.prefill ? attention_prefill_op(hw, km, st.sequences, st.new_per_seq, dims,
+    const double sequences = sh.attention_share(st.sequences);
+    per_layer(st.prefill ? attention_prefill_op(hw, km, sequences, st.new_per_seq, dims,
                                                 sh.attn_math, sh.a, sh.kv)
-                         : attention_decode_op(hw, km, st.sequences, st.context, dims,
-                                               sh.attn_math, sh.a, sh.kv),
+                         : attention_decode_op(hw, km, sequences, st.context, dims, sh.attn_math,
+                                               sh.a, sh.kv),
               layers);
     for (const OpCost& op : tok.attn_linears) {
       if (op.name == "o_proj") per_layer(op, layers);
@@ -380,10 +395,10 @@ std::pair<double, double> global_and_local_layers(const Shard& sh) {
   return {global, local};
 }
 
-/// KV bytes of one token in every layer on this GPU (local layers count while the context is
-/// within their window).
+/// KV bytes of one of the replica's tokens in every layer, per GPU (local layers count while
+/// the context is within their window); under DP attention a GPU holds 1/dp of the tokens.
 double kv_bytes_per_token(const Shard& sh) {
-  return sh.stage_share * sh.layers * sh.kv_elems * sh.kv;
+  return sh.stage_share * sh.layers * sh.kv_elems * sh.kv / sh.dp;
 }
 
 /// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
@@ -393,7 +408,7 @@ double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, dou
   const double per_layer_token = sh.kv_elems * sh.kv;
   auto blocks = [&](double tokens) { return std::ceil(tokens / s.kv_block_tokens); };
   const double local_tokens = local_kv_tokens(context, s.model.window_tokens);
-  return sh.stage_share * batch * s.kv_block_tokens * per_layer_token *
+  return sh.stage_share * sh.attention_share(batch) * s.kv_block_tokens * per_layer_token *
          (global * blocks(context) + local * blocks(local_tokens));
 }
 
@@ -405,7 +420,7 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
   batch = std::min(batch, t);
   const AttentionDims at = sh.attention(false, false);
   const double attn_phase =
-      t * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) + at.kv_heads * at.kv_elems);
+      sh.attention_share(t) * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) + at.kv_heads * at.kv_elems);
   double ffn_phase = 0;  // the FFN's widest kind: [up, gate] then its output
   for (const LayerKind& k : sh.kinds) {
     ffn_phase = std::max(ffn_phase, t * layer_ops::activation_fn_elements(m, k.moe, s.tp));
@@ -430,7 +445,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // Linear layers in the weight type, per GPU (what the kernels read) and in the whole model.
   const auto sum = layer_ops::linear_params;
   auto linear = [&](int tp) {
-    const double attn = sum(layer_ops::attention_linears(m, tp));
+    // Data-parallel attention keeps the whole attention weights on every GPU.
+    const double attn = sum(layer_ops::attention_linears(m, s.dp_attention ? 1 : tp));
     const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
     const double shared = sum(layer_ops::ffn_linears(
@@ -449,7 +465,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
 
 double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {
   const double tokens = std::max(1.0, context_tokens);
-  return kv_cache_bytes(s, make_shard(s), 1, tokens) / tokens;
+  const Shard sh = make_shard(s);
+  return kv_cache_bytes(s, sh, 1, tokens) / tokens / sh.dp;
 }
 
 InferenceResult estimate_inference(const InferenceSpec& spec) {
@@ -682,8 +699,10 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
     }
     int n = 0;
     for (int i = 0; i < count; ++i) n += chunks[i].new_tokens > 0 ? 1 : 0;
-    const OpCost op = attention_prefill_op(s.hardware, sh.km, n, mean_new, dims, sh.attn_math,
-                                           sh.a, sh.kv);
+    // Under DP attention the chunks spread over the dp GPUs: the busiest runs ceil(n / dp).
+    const double busiest = sh.attention_share(n);
+    const OpCost op = attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims,
+                                           sh.attn_math, sh.a, sh.kv);
     const double mean_pairs = n * attended_pairs(0, mean_new, dims.window_tokens, dims.local);
     t += kind.count * op.time.value * pairs / mean_pairs;
   }
@@ -771,7 +790,8 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   const Impl& m = *impl_;
   double t = 0;
   for (const LayerKind& kind : m.sh.kinds) {
-    const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, sequences,
+    const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km,
+                                          m.sh.attention_share(sequences),
                                           std::max(1.0, mean_context_tokens),
                                           m.sh.attention(kind.local, true), m.sh.attn_math,
                                           m.sh.a, m.sh.kv);

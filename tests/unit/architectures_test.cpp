@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
 #include "flopcast/serving.hpp"
 #include "flopcast/training.hpp"
@@ -168,6 +169,46 @@ TEST(Architectures, MlaDecodeIsAbsorbedMultiQueryAttention) {
   // 4095 tokens, 2 · 16 · (192 + 128) · 4095 · 4096 / 2 per layer, × 61.
   const BreakdownItem& p = item(r, "prefill", "attention");
   EXPECT_NEAR(p.flops, 61.0 * 2 * 16 * 320 * 4095.0 * 4096 / 2, 1e3);
+}
+
+TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttention) {
+  // DeepSeek-V3 fp8 on 8 H200, batch 8 at context 4096, attention data-parallel over the 8 GPUs
+  // (SGLang --enable-dp-attention): each GPU caches only its own sequence's latent,
+  // 70,272 / 8 = 8,784 B per token of the replica per GPU, where TP 8 replicates it.
+  InferenceSpec tp = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  tp.weights = DType::fp8;
+  tp.batch_size = 8;
+  InferenceSpec dp = tp;
+  dp.dp_attention = true;
+  const InferenceResult rt = estimate_inference(tp);
+  const InferenceResult rd = estimate_inference(dp);
+  EXPECT_DOUBLE_EQ(rt.memory.kv_cache_bytes_per_token, 70272);
+  EXPECT_DOUBLE_EQ(rd.memory.kv_cache_bytes_per_token, 8784);
+  // Decode attention of the busiest GPU: one sequence of all 128 heads, 4096 · 1152 B of latent
+  // plus Q and O of 128 · (576 + 512) · 2 B = 4,997,120 B per layer, × 61 = 304,824,320 B; under
+  // TP each GPU reads all 8 sequences' latents for its 16 heads: 8 · 4,753,408 · 61.
+  EXPECT_NEAR(item(rd, "decode", "attention").bytes, 304824320.0, 1);
+  EXPECT_NEAR(item(rt, "decode", "attention").bytes, 8 * 4753408.0 * 61, 1);
+  // Every GPU holds the whole attention weights: per layer q_a 1536·7168 and kv_a 576·7168 (kept
+  // whole under TP too), q_b 128·192·1536, kv_b 128·256·512, o 7168·128·128 = 187,105,280
+  // parameters, against 36,634,624 per TP-8 rank: 61 · 150,470,656 fp8 bytes more.
+  EXPECT_NEAR(rd.memory.weights_bytes - rt.memory.weights_bytes, 61 * 150470656.0, 1e3);
+  // The MoE FFN stays tensor-parallel over all 8 sequences' tokens: same bytes either way.
+  EXPECT_DOUBLE_EQ(item(rd, "decode", "moe_experts").bytes, item(rt, "decode", "moe_experts").bytes);
+}
+
+TEST(Architectures, DataParallelAttentionNeedsTensorParallelGpus) {
+  InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 1, 1024, 2);
+  s.weights = DType::fp8;
+  s.dp_attention = true;
+  try {
+    (void)estimate_inference(s);
+    ADD_FAILURE() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "parallelism.dp_attention: needs parallelism.tp > 1, the GPUs attention is "
+              "data-parallel over (got true, with tp 1)");
+  }
 }
 
 TEST(Architectures, SlidingWindowBoundsDecodeReadsAndKvMemory) {

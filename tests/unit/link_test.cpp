@@ -67,6 +67,27 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   EXPECT_EQ(io::run(decoded.at("request")), io::run(r));
 }
 
+TEST(Link, DataParallelAttentionRoundTripsAsABoolean) {
+  json r = base_request();
+  r["parallelism"]["tp"] = 2;
+  r["parallelism"]["dp_attention"] = true;
+  r["num_gpus"] = 2;
+  const std::string link = io::encode_link(r);
+  EXPECT_NE(link.find("parallelism.dp_attention=true"), std::string::npos) << link;
+  const json decoded = io::decode_link(link);
+  ASSERT_TRUE(decoded.at("errors").empty()) << decoded.dump();
+  EXPECT_EQ(decoded.at("request"), r);
+  EXPECT_EQ(io::run(decoded.at("request")), io::run(r));
+}
+
+TEST(Link, DataParallelAttentionThatIsNotABooleanIsDroppedAndReported) {
+  const json d = io::decode_link(link_with("parallelism.dp_attention", "yes"));
+  EXPECT_TRUE(has_error(d, "parallelism.dp_attention", "must be true or false (got \"yes\")"))
+      << d.dump();
+  expect_core_kept(d.at("request"));
+  EXPECT_FALSE(d.at("request").contains(json::json_pointer("/parallelism/dp_attention")));
+}
+
 TEST(Link, CustomModelObjectRoundTrips) {
   json r = base_request();
   r["model"] = {{"name", "tiny & co: 50% \"quoted\" #1"},

@@ -19,12 +19,20 @@ namespace flopcast {
 /// more) and keeps pp micro-batches of the batch in flight, as vLLM's and TensorRT-LLM's
 /// pipelines do: a token still passes through every layer, plus a send of its activations at
 /// each of the pp − 1 stage boundaries, but each stage works on another micro-batch meanwhile.
+///
+/// Data-parallel attention (`dp_attention`, SGLang `--enable-dp-attention`, TensorRT-LLM
+/// `enable_attention_dp`) runs attention data-parallel over the tp GPUs of a replica: each holds
+/// the whole attention weights and the KV cache of its own 1/tp of the sequences (an MLA latent
+/// is no longer replicated on every rank), while the FFN / MoE stays tensor-parallel over all of
+/// them. The tokens are gathered before the FFN and scattered after it, priced as the two
+/// all-reduces of the whole step's tokens a TP layer has (SGLang gathers by all-reduce).
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;
   int num_gpus = 1;
   int tp = 1;
   int pp = 1;  ///< pipeline stages
+  bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
   DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   DType kv_cache = DType::bf16;     ///< bf16, fp16, fp8, int8
   DType activations = DType::bf16;  ///< bf16 or fp16: the type of activations and 16-bit math

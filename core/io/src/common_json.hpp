@@ -46,14 +46,16 @@ inline void read_target(const ObjectReader& r, ModelSpec& model, HardwareSpec& h
 inline json parallelism_json(const InferenceSpec& s) {
   json p{{"tp", s.tp}};
   if (s.pp != 1) p["pp"] = s.pp;
+  if (s.dp_attention) p["dp_attention"] = true;
   return p;
 }
 
 /// `parallelism.tp`, `parallelism.pp`, `num_gpus` and `precision` of one inference replica (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
-  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp", "pp"});
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp", "pp", "dp_attention"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
+  s.dp_attention = pr.boolean("dp_attention", false);
   s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",

@@ -14,7 +14,7 @@
 namespace flopcast::io {
 namespace {
 
-enum class Kind { text, integer, number, spec };
+enum class Kind { text, integer, number, boolean, spec };
 
 struct Field {
   const char* key;  // dotted path in the request
@@ -29,6 +29,7 @@ constexpr Field kFields[] = {
     {"max_tier", Kind::integer},
     {"parallelism.tp", Kind::integer},
     {"parallelism.pp", Kind::integer},
+    {"parallelism.dp_attention", Kind::boolean},
     {"precision.weights", Kind::text},
     {"precision.kv_cache", Kind::text},
     {"precision.activations", Kind::text},
@@ -108,6 +109,10 @@ json typed_value(const Field& f, const std::string& text) {
           throw SpecError(f.key, "must be a preset id or a JSON object (got malformed JSON)");
         }
       }
+      return text;
+    case Kind::boolean:
+      // true / false as JSON; anything else goes on as text for the estimator to reject by name.
+      if (text == "true" || text == "false") return text == "true";
       return text;
     case Kind::integer:
     case Kind::number: {
