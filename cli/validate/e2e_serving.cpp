@@ -174,8 +174,9 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double tp = row_number_or(par, "tp", 1);
   const double pp = row_number_or(par, "pp", 1);
   if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
-  if (row_bool(par, "attention_dp").value_or(false)) {
-    return std::string("data-parallel attention is not modelled yet");
+  const bool dp_attention = row_bool(par, "attention_dp").value_or(false);
+  if (dp_attention && row_number(par, "ep") > 1) {
+    return std::string("expert-parallel MoE beside data-parallel attention is not modelled yet");
   }
   if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
     return std::string("speculative decoding rows need the draft's acceptance; not predicted");
@@ -194,6 +195,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double completed = row_number(wl, "completed_requests") + row_number(wl, "failed_requests");
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
   if (!std::isfinite(prompts)) prompts = row_number(wl, "num_requests");
+  if (dp_attention) r["parallelism"]["dp_attention"] = true;
   const int n = static_cast<int>(std::min<double>(kMaxRequests, std::isfinite(prompts) ? prompts : 1000));
   const double qps = row_number(wl, "qps");
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
