@@ -17,7 +17,7 @@ const DEFAULT_REQUEST = Object.freeze({
   model: 'llama-2-7b',
   hardware: 'a100-sxm-80g',
   num_gpus: 1,
-  parallelism: { tp: 1, pp: 1 },
+  parallelism: { tp: 1, pp: 1, dp_attention: false },
   precision: { weights: 'bf16', kv_cache: 'bf16' },
   workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
   engine: { gpu_memory_utilization: 0.9 },
@@ -29,6 +29,8 @@ const SIMPLE_FIELDS = [
   { id: 'tp', path: 'parallelism.tp', numeric: true },
   // One stage is the default: left out of the request (and the link) as the core's default.
   { id: 'pp', path: 'parallelism.pp', numeric: true, omitIf: 1 },
+  // A yes/no select: only `true` goes into the request (false is the core's default).
+  { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
   { id: 'weights', path: 'precision.weights' },
   { id: 'kv_cache', path: 'precision.kv_cache' },
   { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
@@ -304,6 +306,8 @@ function buildRequest() {
       }
       if (f.omitIf !== undefined && n === f.omitIf) continue;
       setPath(req, f.path, n);
+    } else if (f.bool) {
+      if (raw === 'true') setPath(req, f.path, true);
     } else {
       setPath(req, f.path, raw);
     }
@@ -357,7 +361,9 @@ function applyRequest(req) {
     }
     const input = $(f.id);
     if (input.tagName === 'SELECT') {
-      if (!setSelectValue(input, String(value))) {
+      // A bool select offers "" (false) and "true"; anything else is not a choice here.
+      const shown = f.bool && value === false ? '' : String(value);
+      if ((f.bool && typeof value !== 'boolean') || !setSelectValue(input, shown)) {
         problems.push({ path, message: `${path}: not one of the choices offered here (got "${value}")` });
       }
     } else {
@@ -468,7 +474,8 @@ function renderResult(res) {
   const pp = getPath(state.request, 'parallelism.pp') ?? 1;
   const replicas = res.replicas ?? 1;
   $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
-    + ` · TP ${tp}${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
+    + ` · TP ${tp}${getPath(state.request, 'parallelism.dp_attention') ? ' (DP attention)' : ''}`
+    + `${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
     + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '')
     + (res.tier === 0 && res.tier2_time_share > 0
       ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)` : '');
@@ -692,6 +699,9 @@ function applyLink(fragment) {
         $(f.id).value = v;
         restored.add(target);
       }
+    } else if (f && f.bool && raw.get(e.path) === 'true') {
+      $(f.id).value = 'true'; // a valid choice the estimator rejects in this setup
+      restored.add(target);
     }
     if (!linkErrors.has(target)) linkErrors.set(target, message);
   }

@@ -122,7 +122,9 @@ export class Form {
         if (typeof value === 'boolean') input.checked = value;
         else problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
       } else if (f.kind === 'choice' || f.kind === 'pick') {
-        const v = f.kind === 'pick' ? `${path}=${JSON.stringify(value)}` : String(value);
+        // A pick's '' option leaves the key out; `unset` names the value that means the same.
+        const v = f.kind !== 'pick' ? String(value)
+          : ('unset' in f && value === f.unset ? '' : `${path}=${JSON.stringify(value)}`);
         if ([...input.options].some((o) => o.value === v)) input.value = v;
         else problems.push({ path, message: `${path}: not one of the choices offered here (got ${JSON.stringify(value)})` });
       } else {

@@ -267,8 +267,10 @@ test('share produces a link that reproduces the setup and numbers', async () => 
   await page.fill('#batch_size', '3');
   await page.selectOption('#kv_cache', 'fp8');
   await page.fill('#gpu_memory_utilization', '0.8');
+  await page.selectOption('#dp_attention', 'true');
   const before1 = await shown(page);
   const req1 = await page.evaluate(() => window.flopcast.request());
+  assert.equal(req1.parallelism.dp_attention, true, 'the DP-attention select sets a boolean');
 
   await page.click('#share-button');
   await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
@@ -289,6 +291,7 @@ test('share produces a link that reproduces the setup and numbers', async () => 
   assert.deepEqual(after1, before1, 'the link reproduces the numbers');
   assert.equal(await q.page.inputValue('#prompt_tokens'), '777');
   assert.equal(await q.page.inputValue('#hardware'), h100);
+  assert.equal(await q.page.inputValue('#dp_attention'), 'true');
   await q.done();
 
   // A field the page has no input for (precision.activations) survives a link.
@@ -334,6 +337,10 @@ test('an invalid link shows the error beside the field and keeps the other field
   };
   const badTp = await fragmentWith(page, base, 'parallelism.tp', '3');
   const badBatch = await fragmentWith(page, base, 'workload.batch_size', '-1');
+  // Data-parallel attention needs GPUs to spread over: with tp 1 the core names the field.
+  const dpNoTp = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))),
+    { ...base, num_gpus: 1, parallelism: { tp: 1, dp_attention: true } });
+  assert.equal(dpNoTp.ok, true);
   await p.done();
 
   // tp=3 does not divide llama-2-7b's 32 heads.
@@ -372,6 +379,13 @@ test('an invalid link shows the error beside the field and keeps the other field
   assert.equal(await r.page.inputValue('#hardware'), h100);
   assert.equal(await status(r.page), 'stale');
   await r.done();
+
+  const d = await openPage(dpNoTp.result);
+  assert.match(await fieldError(d.page, 'dp_attention'), /dp_attention: needs parallelism\.tp > 1/);
+  assert.equal(await d.page.inputValue('#dp_attention'), 'true');
+  assert.equal(await fieldError(d.page, 'tp'), '');
+  assert.equal(await status(d.page), 'stale');
+  await d.done();
 });
 
 const LLAMA2_7B_HF_CONFIG = {

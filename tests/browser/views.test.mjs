@@ -332,6 +332,7 @@ test('serving view: share link round-trips', async () => {
   await page.selectOption('#sv-hardware', 'a100-sxm-80g');
   await page.fill('#sv-num_gpus', '4');
   await page.fill('#sv-tp', '2');
+  await page.selectOption('#sv-dp_attention', 'parallelism.dp_attention=true');
   await page.selectOption('#sv-engine', 'sglang');
   await page.selectOption('#sv-arrival', 'gamma');
   await page.fill('#sv-cv', '2');
@@ -342,6 +343,7 @@ test('serving view: share link round-trips', async () => {
   await sweepDone(page);
   const req = await viewRequest(page, 'serving');
   assert.equal(req.engine.chunked_prefill, false);
+  assert.equal(req.parallelism.dp_attention, true);
   assert.equal(req.workload.arrival.cv, 2);
   const res = await viewResult(page, 'serving');
   const link = await shareLink(page);
@@ -353,6 +355,7 @@ test('serving view: share link round-trips', async () => {
   assert.deepEqual(await viewResult(q.page, 'serving'), res);
   assert.equal(await q.page.inputValue('#sv-cv'), '2');
   assert.equal(await q.page.inputValue('#sv-chunked_prefill'), 'engine.chunked_prefill=false');
+  assert.equal(await q.page.inputValue('#sv-dp_attention'), 'parallelism.dp_attention=true');
   await q.done();
   await p.done();
 });
