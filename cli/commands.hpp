@@ -36,7 +36,7 @@ struct RequestOptions {
   std::string request_file;
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
-  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, batch_size;
+  std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
   std::string weights, kv_cache, activations;
   std::optional<double> gpu_memory_utilization;
@@ -113,7 +113,7 @@ int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
   std::string request_file, model, hardware, weights, kv_cache;
-  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, num_requests, seed;
+  std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
   std::optional<int> max_num_seqs, max_num_batched_tokens;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms;

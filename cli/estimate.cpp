@@ -42,6 +42,8 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
   app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
   app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
+  app.add_option("--ep", o.ep,
+                 "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
   app.add_flag("--dp-attention", o.dp_attention,
                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
                "--enable-dp-attention)");
@@ -58,10 +60,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
 json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
                         !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
-                        o.pp || o.dp_attention ||
-                        !o.weights.empty() || !o.kv_cache.empty() || !o.activations.empty() ||
-                        o.prompt_tokens || o.output_tokens || o.batch_size ||
-                        o.gpu_memory_utilization;
+                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
+                        !o.kv_cache.empty() || !o.activations.empty() || o.prompt_tokens ||
+                        o.output_tokens || o.batch_size || o.gpu_memory_utilization;
   if (!o.request_file.empty()) {
     if (any_flag) {
       throw SpecError("", "--request cannot be combined with request flags such as --model; "
@@ -96,6 +97,7 @@ json build_request(const RequestOptions& o) {
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   if (!o.activations.empty()) r["precision"]["activations"] = o.activations;

@@ -71,6 +71,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   json arrival;
@@ -178,6 +179,8 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
   sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
   sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");
+  sub->add_option("--ep", o.ep,
+                  "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
   sub->add_flag("--dp-attention", o.dp_attention,
                 "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
   sub->add_option("--weights", o.weights, "Weight precision");

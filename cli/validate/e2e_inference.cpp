@@ -72,7 +72,6 @@ Outcome predict_static(const json& row, Context& ctx) {
     tp = 1;
   }
   if (pp > 1) return Outcome::skipped("pipeline parallelism for inference is not modelled yet");
-  if (row_number(par, "ep") > 1) return Outcome::skipped("expert parallelism in a static batch is not modelled yet");
   if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
     return Outcome::skipped("speculative decoding rows need the draft's acceptance; not predicted");
   }
@@ -98,6 +97,10 @@ Outcome predict_static(const json& row, Context& ctx) {
                  {"batch_size", static_cast<int>(batch)}}},
                {"engine", engine_json},
                {"max_tier", ctx.km().use_calibration ? 2 : 0}};
+  if (row_bool(par, "attention_dp").value_or(false)) request["parallelism"]["dp_attention"] = true;
+  if (const double ep = row_number(par, "ep"); ep > 1) {
+    request["parallelism"]["ep"] = static_cast<int>(ep);
+  }
   ctx.apply_engine_override(request["engine"]);
   try {
     const json r = io::run(request);

@@ -112,7 +112,8 @@ std::variant<Lengths, std::string> lengths_of(const json& wl) {
   return std::string("no request lengths (input_len and output_len, or a ShareGPT dataset)");
 }
 
-json engine_of(const json& wl, const Lengths& lengths) {
+/// `attention_ranks`: the data-parallel attention ranks of a replica (1 without DP attention).
+json engine_of(const json& wl, const Lengths& lengths, int attention_ranks) {
   const std::string name = row_engine(wl);
   json e{{"name", name}};
   if (name == "vllm") {
@@ -142,13 +143,17 @@ json engine_of(const json& wl, const Lengths& lengths) {
     e["policy"] = "prefill_first";
     e["chunked_prefill"] = true;
   }
+  // TensorRT-LLM's max_batch_size and max_num_tokens bound each attention-DP rank's own batch
+  // (its PyTorch flow schedules every rank apart): the replica's are ranks times as large. The
+  // blog rows say so themselves: concurrency 1,024 = 8 ranks × max_batch_size 128.
+  const double per_rank = name == "trtllm" ? attention_ranks : 1;
   const double seqs = std::isfinite(row_number(wl, "max_num_seqs"))
                           ? row_number(wl, "max_num_seqs")
-                          : stated(wl, "max_batch_size", "max_batch_size");
+                          : per_rank * stated(wl, "max_batch_size", "max_batch_size");
   if (std::isfinite(seqs) && seqs >= 1) e["max_num_seqs"] = static_cast<int>(seqs);
   const double tokens = std::isfinite(row_number(wl, "max_num_batched_tokens"))
                             ? row_number(wl, "max_num_batched_tokens")
-                            : stated(wl, "max_num_tokens", "max_num_tokens");
+                            : per_rank * stated(wl, "max_num_tokens", "max_num_tokens");
   if (std::isfinite(tokens) && tokens >= 1) e["max_num_batched_tokens"] = static_cast<int>(tokens);
   const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
   if (std::isfinite(fraction) && fraction > 0 && fraction <= 1) {
@@ -175,9 +180,6 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double pp = row_number_or(par, "pp", 1);
   if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
   const bool dp_attention = row_bool(par, "attention_dp").value_or(false);
-  if (dp_attention && row_number(par, "ep") > 1) {
-    return std::string("expert-parallel MoE beside data-parallel attention is not modelled yet");
-  }
   if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
     return std::string("speculative decoding rows need the draft's acceptance; not predicted");
   }
@@ -196,6 +198,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
   if (!std::isfinite(prompts)) prompts = row_number(wl, "num_requests");
   if (dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (const double ep = row_number(par, "ep"); ep > 1) r["parallelism"]["ep"] = static_cast<int>(ep);
   const int n = static_cast<int>(std::min<double>(kMaxRequests, std::isfinite(prompts) ? prompts : 1000));
   const double qps = row_number(wl, "qps");
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
@@ -221,7 +224,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                    {"prompt_tokens", len.prompt},
                    {"output_tokens", len.output},
                    {"num_requests", n}};
-  r["engine"] = engine_of(wl, len);
+  r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1);
   if (len.shared_prefix > 0) {
     r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", len.shared_prefix}}}};
   }

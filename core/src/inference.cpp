@@ -55,6 +55,20 @@ void validate(const InferenceSpec& s) {
          "needs parallelism.tp > 1, the GPUs attention is data-parallel over",
          "true, with tp " + std::to_string(s.tp));
   }
+  check_int("parallelism.ep", s.ep, 1, 1024);
+  if (s.ep > 1) {
+    if (!m.is_moe()) fail("parallelism.ep", "needs a MoE model (model.num_experts > 1)", s.ep);
+    if (s.tp % s.ep != 0) {
+      fail("parallelism.ep",
+           "must divide parallelism.tp (" + std::to_string(s.tp) +
+               "): the experts are sharded over the replica's tp GPUs",
+           s.ep);
+    }
+    if (m.num_experts % s.ep != 0) {
+      fail("parallelism.ep",
+           "must divide model.num_experts (" + std::to_string(m.num_experts) + ")", s.ep);
+    }
+  }
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % (s.tp * s.pp) != 0) {
@@ -230,9 +244,10 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
     ops.dense.elementwise = elementwise(false);
   }
   if (m.is_moe()) {
-    ops.moe.gemms.push_back(moe_experts_op(hw, km, t, sh.h, double(m.intermediate_size) / s.tp,
-                                           m.num_experts, m.experts_per_token,
-                                           m.ffn == FfnKind::gated, sh.linear, sh.dense16));
+    // ep groups of whole experts, each expert's width split over the tp / ep GPUs of a group.
+    ops.moe.gemms.push_back(
+        moe_experts_op(hw, km, t, sh.h, double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
+                       m.experts_per_token, m.ffn == FfnKind::gated, sh.linear, sh.dense16, s.ep));
     if (m.shared_experts > 0) {
       for (const auto& l : layer_ops::ffn_linears(m, double(m.shared_experts) *
                                                          m.shared_expert_width(),

@@ -211,6 +211,53 @@ TEST(Architectures, DataParallelAttentionNeedsTensorParallelGpus) {
   }
 }
 
+TEST(Architectures, ExpertParallelismRunsWholeExpertsOnAShareOfTheGpus) {
+  // DeepSeek-V3 fp8 on 8 H200, batch 8 decoding (8 tokens a step), experts sharded ep 8 (32
+  // whole experts a GPU) against tp 8 (every expert's 2048 columns split 8 ways). Per GPU the
+  // FLOPs (1/8 of 2 · 8 tokens · 8 experts · 3 · 2048 · 7168 plus the router) and the expert
+  // weights (256 · 3 · 2048 · 7168 / 8 B) are the same; what EP saves is activation traffic: a
+  // GPU reads only the hidden states routed to its experts (1/8 of 8 · 8 · 7168 fp8 bytes into
+  // gate/up) and writes only their outputs (1/8 of 8 · 8 · 7168 bf16 bytes out of down), where
+  // under TP every GPU reads and writes all of them. 58 MoE layers · 7/8 · 64 · 7168 · (1 + 2) B
+  // = 69,844,992 B less.
+  InferenceSpec tp = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  tp.weights = DType::fp8;
+  tp.batch_size = 8;
+  InferenceSpec ep = tp;
+  ep.ep = 8;
+  const InferenceResult rt = estimate_inference(tp);
+  const InferenceResult re = estimate_inference(ep);
+  const BreakdownItem& mt = item(rt, "decode", "moe_experts");
+  const BreakdownItem& me = item(re, "decode", "moe_experts");
+  EXPECT_NEAR(me.flops, mt.flops, 1e-9 * mt.flops);
+  EXPECT_NEAR(mt.bytes - me.bytes, 69844992.0, 1e-6 * mt.bytes);
+  EXPECT_DOUBLE_EQ(re.memory.weights_bytes, rt.memory.weights_bytes);
+  EXPECT_LT(me.time_s, mt.time_s);
+}
+
+TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {
+  InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 1024, 2);
+  s.weights = DType::fp8;
+  s.ep = 3;
+  try {
+    (void)estimate_inference(s);
+    ADD_FAILURE() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "parallelism.ep: must divide parallelism.tp (8): the experts are sharded over the "
+              "replica's tp GPUs (got 3)");
+  }
+  InferenceSpec dense = inference(mistral_v01(), "h100-sxm", 2, 1024, 2);
+  dense.ep = 2;
+  try {
+    (void)estimate_inference(dense);
+    ADD_FAILURE() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "parallelism.ep: needs a MoE model (model.num_experts > 1) (got 2)");
+  }
+}
+
 TEST(Architectures, SlidingWindowBoundsDecodeReadsAndKvMemory) {
   // Mistral-7B-v0.1 at context 8192 (prompt 8191, output 2): each of 32 layers reads only the
   // window, 4096 tokens · 8 KV heads · 256 (K and V) · 2 B = 16,777,216 B, plus Q and O of 32 heads

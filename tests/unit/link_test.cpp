@@ -67,11 +67,13 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   EXPECT_EQ(io::run(decoded.at("request")), io::run(r));
 }
 
-TEST(Link, DataParallelAttentionRoundTripsAsABoolean) {
+TEST(Link, DataParallelAttentionAndExpertParallelismRoundTrip) {
   json r = base_request();
   r["parallelism"]["tp"] = 2;
   r["parallelism"]["dp_attention"] = true;
   r["num_gpus"] = 2;
+  r["model"] = "mixtral-8x7b";
+  r["parallelism"]["ep"] = 2;  // and expert parallelism, an integer field
   const std::string link = io::encode_link(r);
   EXPECT_NE(link.find("parallelism.dp_attention=true"), std::string::npos) << link;
   const json decoded = io::decode_link(link);

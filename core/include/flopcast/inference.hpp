@@ -26,6 +26,14 @@ namespace flopcast {
 /// is no longer replicated on every rank), while the FFN / MoE stays tensor-parallel over all of
 /// them. The tokens are gathered before the FFN and scattered after it, priced as the two
 /// all-reduces of the whole step's tokens a TP layer has (SGLang gathers by all-reduce).
+///
+/// Expert parallelism (`ep`, dividing tp) shards a MoE layer over the tp GPUs as ep groups of
+/// whole experts, each expert's width split tp / ep ways (TensorRT-LLM's moe_ep_size ×
+/// moe_tp_size; ep = tp is SGLang's and vLLM's expert parallelism). The FLOPs, bytes and weights
+/// per GPU are those of plain TP; what changes is the grouped GEMMs: a GPU runs 1/ep of the
+/// touched experts, each ep times wider. The tokens travel as in TP (the all-reduce pair of a
+/// layer, which moves the bytes of an all-gather before and a reduce-scatter after the experts);
+/// DeepEP-style all-to-all dispatch of only the routed tokens is not modelled.
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;
@@ -33,6 +41,7 @@ struct InferenceSpec {
   int tp = 1;
   int pp = 1;  ///< pipeline stages
   bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
+  int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
   DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   DType kv_cache = DType::bf16;     ///< bf16, fp16, fp8, int8
   DType activations = DType::bf16;  ///< bf16 or fp16: the type of activations and 16-bit math

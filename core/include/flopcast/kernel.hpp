@@ -130,10 +130,12 @@ double expected_distinct_experts(double experts, double topk, double tokens);
 
 /// Expert FFNs of one MoE layer on this GPU: the router GEMM [T × h]·[h × E] (16-bit weights),
 /// then gate/up and down as grouped GEMMs over the distinct experts touched, each with
-/// T·k / touched rows. `inter` is one expert's FFN width on this GPU.
+/// T·k / touched rows. `inter` is one expert's FFN width on this GPU. Under expert parallelism
+/// the experts are split into `expert_groups` groups of whole experts (one per GPU group), so
+/// this GPU runs touched / expert_groups of the problems, each still with T·k / touched rows.
 OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double tokens, double hidden,
                       double inter, int experts, int topk, bool gated, const GemmTypes& linear,
-                      const GemmTypes& router);
+                      const GemmTypes& router, int expert_groups = 1);
 
 /// Shapes of one layer's attention on one GPU.
 struct AttentionDims {

@@ -47,15 +47,19 @@ inline json parallelism_json(const InferenceSpec& s) {
   json p{{"tp", s.tp}};
   if (s.pp != 1) p["pp"] = s.pp;
   if (s.dp_attention) p["dp_attention"] = true;
+  if (s.ep != 1) p["ep"] = s.ep;
   return p;
 }
 
-/// `parallelism.tp`, `parallelism.pp`, `num_gpus` and `precision` of one inference replica (tasks inference, serving).
+/// `parallelism` (tp, pp, dp_attention, ep), `num_gpus` and `precision` of one inference replica
+/// (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
-  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", {"tp", "pp", "dp_attention"});
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
+                  {"tp", "pp", "dp_attention", "ep"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.dp_attention = pr.boolean("dp_attention", false);
+  s.ep = pr.integer("ep", 1);
   s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",

@@ -30,6 +30,7 @@ constexpr Field kFields[] = {
     {"parallelism.tp", Kind::integer},
     {"parallelism.pp", Kind::integer},
     {"parallelism.dp_attention", Kind::boolean},
+    {"parallelism.ep", Kind::integer},
     {"precision.weights", Kind::text},
     {"precision.kv_cache", Kind::text},
     {"precision.activations", Kind::text},
