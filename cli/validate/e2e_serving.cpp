@@ -198,7 +198,8 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
   if (!std::isfinite(prompts)) prompts = row_number(wl, "num_requests");
   if (dp_attention) r["parallelism"]["dp_attention"] = true;
-  if (const double ep = row_number(par, "ep"); ep > 1) r["parallelism"]["ep"] = static_cast<int>(ep);
+  if (const double ep = row_number(par, "ep"); ep > 1)
+    r["parallelism"]["ep"] = static_cast<int>(ep);
   const int n = static_cast<int>(std::min<double>(kMaxRequests, std::isfinite(prompts) ? prompts : 1000));
   const double qps = row_number(wl, "qps");
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
