@@ -17,7 +17,7 @@ const DEFAULT_REQUEST = Object.freeze({
   model: 'llama-2-7b',
   hardware: 'a100-sxm-80g',
   num_gpus: 1,
-  parallelism: { tp: 1, pp: 1, dp_attention: false },
+  parallelism: { tp: 1, pp: 1, ep: 1, dp_attention: false },
   precision: { weights: 'bf16', kv_cache: 'bf16' },
   workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
   engine: { gpu_memory_utilization: 0.9 },
@@ -29,6 +29,7 @@ const SIMPLE_FIELDS = [
   { id: 'tp', path: 'parallelism.tp', numeric: true },
   // One stage is the default: left out of the request (and the link) as the core's default.
   { id: 'pp', path: 'parallelism.pp', numeric: true, omitIf: 1 },
+  { id: 'ep', path: 'parallelism.ep', numeric: true, omitIf: 1 },
   // A yes/no select: only `true` goes into the request (false is the core's default).
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
   { id: 'weights', path: 'precision.weights' },
@@ -475,6 +476,7 @@ function renderResult(res) {
   const replicas = res.replicas ?? 1;
   $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
     + ` · TP ${tp}${getPath(state.request, 'parallelism.dp_attention') ? ' (DP attention)' : ''}`
+    + `${(getPath(state.request, 'parallelism.ep') ?? 1) > 1 ? ` · EP ${getPath(state.request, 'parallelism.ep')}` : ''}`
     + `${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
     + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '')
     + (res.tier === 0 && res.tier2_time_share > 0

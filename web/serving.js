@@ -12,6 +12,7 @@ const FIELDS = [
   { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1, hint: 'num_gpus / TP replicas behind a router' },
   { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor parallel', min: 1 },
   { key: 'pp', path: 'parallelism.pp', kind: 'int', label: 'Pipeline stages', optional: true, placeholder: '1', min: 1 },
+  { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert-parallel groups (MoE)', optional: true, placeholder: '1', min: 1 },
   { key: 'dp_attention', kind: 'pick', optional: true, unset: false, label: 'Attention across the TP GPUs',
     choices: [['', 'tensor-parallel (heads split)'], ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)']] },
   { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4'] },
@@ -80,7 +81,7 @@ export class ServingView {
     const row = (cls, ...kids) => el('div', { class: `row ${cls}` }, ...kids);
     const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
       el('h2', { text: 'Serving setup' }),
-      el('fieldset', null, el('legend', { text: 'Model and GPUs' }), f('model'), f('hardware'), row('three', f('num_gpus'), f('tp'), f('pp')), f('dp_attention'),
+      el('fieldset', null, el('legend', { text: 'Model and GPUs' }), f('model'), f('hardware'), row('three', f('num_gpus'), f('tp'), f('pp')), row('two', f('ep'), f('dp_attention')),
         row('', f('weights'), f('kv_cache'))),
       el('fieldset', null, el('legend', { text: 'Engine' }), row('', f('engine'), f('chunked_prefill')),
         row('', f('max_num_seqs'), f('max_num_batched_tokens'))),

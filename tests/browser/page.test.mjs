@@ -341,6 +341,10 @@ test('an invalid link shows the error beside the field and keeps the other field
   const dpNoTp = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))),
     { ...base, num_gpus: 1, parallelism: { tp: 1, dp_attention: true } });
   assert.equal(dpNoTp.ok, true);
+  // Expert parallelism of a dense model: the error sits beside the EP field, its value kept.
+  const epDense = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))),
+    { ...base, parallelism: { tp: 2, ep: 2 } });
+  assert.equal(epDense.ok, true);
   await p.done();
 
   // tp=3 does not divide llama-2-7b's 32 heads.
@@ -386,6 +390,17 @@ test('an invalid link shows the error beside the field and keeps the other field
   assert.equal(await fieldError(d.page, 'tp'), '');
   assert.equal(await status(d.page), 'stale');
   await d.done();
+
+  const e = await openPage(epDense.result);
+  assert.match(await fieldError(e.page, 'ep'), /parallelism\.ep: needs a MoE model/);
+  assert.equal(await e.page.inputValue('#ep'), '2');
+  assert.equal(await e.page.inputValue('#tp'), '2');
+  assert.equal(await status(e.page), 'stale');
+  await e.page.fill('#ep', '1');
+  assert.equal(await fieldError(e.page, 'ep'), '');
+  assert.equal(await status(e.page), 'ready');
+  assert.equal(await e.page.evaluate(() => window.flopcast.request().parallelism.ep), undefined, 'ep 1 is left out');
+  await e.done();
 });
 
 const LLAMA2_7B_HF_CONFIG = {
