@@ -165,6 +165,14 @@ std::optional<std::string> model_preset_for(std::string_view model) {
     if (id == alias) return std::string(preset);
   }
   if (has_preset("models", id)) return id;
+  // A dated checkpoint of the same architecture (DeepSeek-R1-0528, DeepSeek-V3-0324,
+  // Qwen3-235B-A22B-Instruct-2507) is its base model, unless the date is in a preset's id.
+  const std::size_t n = id.size();
+  if (n > 5 && id[n - 5] == '-' && std::all_of(id.end() - 4, id.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    return model_preset_for(id.substr(0, n - 5));
+  }
   return std::nullopt;
 }
 

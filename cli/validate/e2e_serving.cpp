@@ -17,7 +17,8 @@
 //   `max_batch_size`, `max_num_tokens`, `kv_cache_free_gpu_mem_fraction` from the row or from
 //   "--flag N" in its engine string; a shared system prompt (`system_prompt_len`,
 //   `gsp_system_prompt_len`) is served from the prefix cache.
-// Each row simulates at most kMaxRequests requests; rows of one run share a simulation.
+// Each row simulates at most kMaxRequests requests, or two waves of a closed loop wider than
+// that (at most kMaxClosedLoopRequests); rows of one run share a simulation.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -34,6 +35,9 @@ namespace {
 using nlohmann::json;
 
 constexpr int kMaxRequests = 1500;
+// TensorRT-LLM's max-throughput runs keep up to 7,168 clients busy: fewer simulated requests
+// than clients would measure a smaller batch than the run had.
+constexpr int kMaxClosedLoopRequests = 16384;
 
 json sharegpt_length(double mean) {
   return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
@@ -200,11 +204,14 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   if (dp_attention) r["parallelism"]["dp_attention"] = true;
   if (const double ep = row_number(par, "ep"); ep > 1)
     r["parallelism"]["ep"] = static_cast<int>(ep);
-  const int n = static_cast<int>(std::min<double>(kMaxRequests, std::isfinite(prompts) ? prompts : 1000));
   const double qps = row_number(wl, "qps");
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
                                  ? row_number(wl, "max_concurrency")
                                  : row_number(wl, "concurrency");
+  const double cap = std::isfinite(concurrency) ? std::clamp(2 * concurrency, double(kMaxRequests),
+                                                             double(kMaxClosedLoopRequests))
+                                                : kMaxRequests;
+  const int n = static_cast<int>(std::min(cap, std::isfinite(prompts) ? prompts : 1000.0));
   const bool offline = contains(lower_case(json_string(wl, "mode")), "offline") ||
                        json_string(wl, "qps") == "inf" ||
                        (std::isfinite(concurrency) && std::isfinite(prompts) &&
