@@ -145,7 +145,7 @@ struct Shard {
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
   std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
-  double kv_elems;  // per token and layer on the GPU that holds the token's KV
+  double kv_elems;         // per token and layer on the GPU that holds the token's KV
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
   /// Data-parallel attention ranks: tp under parallelism.dp_attention (each GPU runs attention
   /// whole for its own sequences), else 1 (attention heads split over tp).
@@ -434,8 +434,8 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
   const double t = std::min(batch * prompt, static_cast<double>(s.max_num_batched_tokens));
   batch = std::min(batch, t);
   const AttentionDims at = sh.attention(false, false);
-  const double attn_phase =
-      sh.attention_share(t) * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) + at.kv_heads * at.kv_elems);
+  const double attn_phase = sh.attention_share(t) * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) +
+                                                     at.kv_heads * at.kv_elems);
   double ffn_phase = 0;  // the FFN's widest kind: [up, gate] then its output
   for (const LayerKind& k : sh.kinds) {
     ffn_phase = std::max(ffn_phase, t * layer_ops::activation_fn_elements(m, k.moe, s.tp));
@@ -716,8 +716,8 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
     for (int i = 0; i < count; ++i) n += chunks[i].new_tokens > 0 ? 1 : 0;
     // Under DP attention the chunks spread over the dp GPUs: the busiest runs ceil(n / dp).
     const double busiest = sh.attention_share(n);
-    const OpCost op = attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims,
-                                           sh.attn_math, sh.a, sh.kv);
+    const OpCost op =
+        attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims, sh.attn_math, sh.a, sh.kv);
     const double mean_pairs = n * attended_pairs(0, mean_new, dims.window_tokens, dims.local);
     t += kind.count * op.time.value * pairs / mean_pairs;
   }
@@ -805,11 +805,10 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   const Impl& m = *impl_;
   double t = 0;
   for (const LayerKind& kind : m.sh.kinds) {
-    const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km,
-                                          m.sh.attention_share(sequences),
-                                          std::max(1.0, mean_context_tokens),
-                                          m.sh.attention(kind.local, true), m.sh.attn_math,
-                                          m.sh.a, m.sh.kv);
+    const OpCost op =
+        attention_decode_op(m.spec.hardware, m.sh.km, m.sh.attention_share(sequences),
+                            std::max(1.0, mean_context_tokens), m.sh.attention(kind.local, true),
+                            m.sh.attn_math, m.sh.a, m.sh.kv);
     t += kind.count * op.time.value;
   }
   return t;

@@ -194,7 +194,8 @@ TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttent
   // parameters, against 36,634,624 per TP-8 rank: 61 · 150,470,656 fp8 bytes more.
   EXPECT_NEAR(rd.memory.weights_bytes - rt.memory.weights_bytes, 61 * 150470656.0, 1e3);
   // The MoE FFN stays tensor-parallel over all 8 sequences' tokens: same bytes either way.
-  EXPECT_DOUBLE_EQ(item(rd, "decode", "moe_experts").bytes, item(rt, "decode", "moe_experts").bytes);
+  EXPECT_DOUBLE_EQ(item(rd, "decode", "moe_experts").bytes,
+                   item(rt, "decode", "moe_experts").bytes);
 }
 
 TEST(Architectures, DataParallelAttentionNeedsTensorParallelGpus) {
