@@ -195,6 +195,12 @@ std::variant<json, std::string> row_model(const json& row, int context_tokens) {
 std::optional<std::string> hardware_preset_for(std::string_view gpu) {
   const std::string g = lower_case(gpu);
   if (has_preset("hardware", g)) return g;
+  // A preset's alias ("B300-SXM", "RTX-PRO-6000-BSE", "H800").
+  for (const json& p : io::presets().at("hardware")) {
+    for (const json& a : p.value("aliases", json::array())) {
+      if (a == g) return p.at("id").get<std::string>();
+    }
+  }
   // Order matters: "gb200" contains "b200", "l40s" contains "l4".
   if (contains(g, "gb200")) return has_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
   if (contains(g, "b200")) return "b200";

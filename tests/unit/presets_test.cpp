@@ -2,6 +2,9 @@
 // Every preset loads strictly, and derived parameter counts match the published ones (unit).
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <utility>
+
 #include "flopcast/model.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
@@ -14,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 14u);
+  EXPECT_EQ(all["hardware"].size(), 27u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
@@ -30,9 +33,12 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
                          "mistral-large-2407"}) {
     EXPECT_NO_THROW((void)io::preset("models", id, "model")) << id;
   }
-  for (const char* id : {"h100-sxm", "h100-pcie", "h200-sxm", "b200", "a100-sxm-80g",
-                         "a100-sxm-40g", "a100-pcie-80g", "l40s", "l4", "t4", "v100-sxm",
-                         "mi300x", "mi250x"}) {
+  for (const char* id :
+       {"h100-sxm",      "h100-pcie", "h200-sxm", "b200",     "a100-sxm-80g", "a100-sxm-40g",
+        "a100-pcie-80g", "l40s",      "l4",       "t4",       "v100-sxm",     "mi300x",
+        "mi250x",        "mi325x",    "mi355x",   "h800-sxm", "h20",          "l40",
+        "a10",           "rtx-3090",  "rtx-4090", "rtx-5090", "b300",         "gb300",
+        "rtx-pro-6000",  "a40"}) {
     EXPECT_NO_THROW((void)io::preset("hardware", id, "hardware")) << id;
   }
 }
@@ -109,6 +115,110 @@ TEST(Presets, HardwarePeaksAreDense) {
   // T4 and V100 have no bf16 tensor cores: no peak, so bf16 math is an explicit error.
   EXPECT_FALSE(io::detail::resolve_hardware(json("t4"), "hardware").peak(DType::bf16));
   EXPECT_FALSE(io::detail::resolve_hardware(json("v100-sxm"), "hardware").peak(DType::bf16));
+}
+
+/// One row per hardware preset: the datasheet's dense 16-bit tensor peak (half the 2:4-sparse
+/// figure NVIDIA and AMD headline; GeForce cards at their FP32-accumulate rate, half the
+/// FP16-accumulate one), memory, bandwidth, SMs or CUs, board power and per-direction scale-up.
+struct Datasheet {
+  const char* id;
+  double tflops16;  ///< dense bf16 (fp16 where there is no bf16)
+  double memory_GB, bandwidth_GBps;
+  int sms;
+  double tdp_W, scaleup_GBps;
+};
+const Datasheet kDatasheets[] = {
+    {"a10", 125, 24, 600, 72, 150, 32},              // 250 sparse; PCIe 4 x16
+    {"a40", 149.7, 48, 696, 84, 300, 32},            // 299.4 sparse
+    {"a100-pcie-80g", 312, 80, 1935, 108, 300, 32},  // 624 sparse
+    {"a100-sxm-40g", 312, 40, 1555, 108, 400, 300},  // NVLink3 600 bidirectional
+    {"a100-sxm-80g", 312, 80, 2039, 108, 400, 300},
+    {"b200", 2250, 180, 8000, 148, 1000, 900},     // HGX B200 4.5 PF sparse; NVLink5 1.8 TB/s
+    {"b300", 2250, 288, 8000, 160, 1100, 900},     // HGX B300: B200 rates but FP4 x1.5
+    {"gb200", 2500, 186, 8000, 148, 1200, 900},    // NVL72 per GPU: 5 PF sparse
+    {"gb300", 2500, 288, 8000, 160, 1400, 900},    // NVL72 per GPU: 5 PF sparse
+    {"h100-pcie", 756.5, 80, 2000, 114, 350, 64},  // 1513 sparse; NVLink bridge 128 bidir.
+    {"h100-sxm", 989.4, 80, 3350, 132, 700, 450},  // 1979 sparse; NVLink4 900 bidirectional
+    {"h20", 148, 96, 4000, 78, 400, 450},          // 296 FP8; NVLink4 as H100
+    {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
+    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},   // H100 with NVLink 400 bidirectional
+    {"l4", 121, 24, 300, 58, 72, 32},               // 242 sparse (fp16 = bf16)
+    {"l40", 181.05, 48, 864, 142, 300, 32},         // 362.1 sparse
+    {"l40s", 362.05, 48, 864, 142, 350, 32},        // 733 sparse
+    {"mi250x", 383, 128, 3276.8, 220, 560, 400},    // no sparsity on CDNA 2
+    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},   // 2614.9 sparse; 7 x 64 GB/s xGMI
+    {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},  // MI300X compute, HBM3E
+    {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},  // 256 CUs x 4,096 x 2.4 GHz
+    {"rtx-3090", 71, 24, 936, 82, 350, 32},         // 142 with FP16 accumulate
+    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},    // 330.3 with FP16 accumulate
+    {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},    // 419 with FP16 accumulate; PCIe 5
+    {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},  // full-rate FP32 accumulate (approx.)
+    {"t4", 65, 16, 320, 40, 70, 16},                // fp16 only (no bf16)
+    {"v100-sxm", 125, 32, 900, 80, 300, 150},       // fp16 only; NVLink2 300 bidirectional
+};
+
+TEST(Presets, EveryHardwarePresetMatchesItsDatasheet) {
+  EXPECT_EQ(std::size(kDatasheets), io::presets()["hardware"].size());
+  for (const Datasheet& d : kDatasheets) {
+    const HardwareSpec h = io::detail::resolve_hardware(json(d.id), "hardware");
+    const auto peak16 = h.peak(DType::bf16) ? h.peak(DType::bf16) : h.peak(DType::fp16);
+    ASSERT_TRUE(peak16) << d.id;
+    EXPECT_TRUE(test::near_rel(peak16->value, d.tflops16 * 1e12, 1e-6)) << d.id;
+    EXPECT_TRUE(test::near_rel(h.hbm_capacity.value, d.memory_GB * 1e9, 1e-6)) << d.id;
+    EXPECT_TRUE(test::near_rel(h.hbm_bandwidth.value, d.bandwidth_GBps * 1e9, 1e-6)) << d.id;
+    EXPECT_EQ(h.num_sms, d.sms) << d.id;
+    EXPECT_TRUE(test::near_rel(h.tdp_W, d.tdp_W, 1e-9)) << d.id;
+    EXPECT_TRUE(test::near_rel(h.scaleup_bandwidth.value, d.scaleup_GBps * 1e9, 1e-6)) << d.id;
+  }
+}
+
+TEST(Presets, LowPrecisionPeaksFollowTheTensorCores) {
+  // FP8 is twice the 16-bit rate where the tensor cores have it (Ada, Hopper, Blackwell, CDNA 3
+  // and 4), FP4 twice FP8 on datacenter Blackwell and CDNA 4; Ampere and older have no FP8 key.
+  for (const char* id : {"rtx-4090", "rtx-5090", "h100-sxm", "h20", "mi300x", "mi355x", "b200"}) {
+    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    EXPECT_TRUE(test::near_rel(h.peak(DType::fp8)->value, 2 * h.peak(DType::bf16)->value, 2e-3))
+        << id;
+  }
+  for (const char* id : {"mi355x", "b200", "gb200", "rtx-pro-6000"}) {
+    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    EXPECT_TRUE(test::near_rel(h.peak(DType::fp4)->value, 4 * h.peak(DType::bf16)->value, 2e-3))
+        << id;
+  }
+  // Blackwell Ultra (B300, GB300) raises only FP4, by 1.5x: 6 x the 16-bit rate.
+  for (const char* id : {"b300", "gb300"}) {
+    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    EXPECT_TRUE(test::near_rel(h.peak(DType::fp4)->value, 6 * h.peak(DType::bf16)->value, 1e-3))
+        << id;
+  }
+  // GeForce halves the 16-bit and FP8 rates under FP32 accumulation but quotes FP4 (which only
+  // accumulates in FP32) at full rate: the RTX 5090's 1,676 dense FP4 is 8 x its 209.5 BF16.
+  const HardwareSpec rtx = io::detail::resolve_hardware(json("rtx-5090"), "hardware");
+  EXPECT_TRUE(test::near_rel(rtx.peak(DType::fp4)->value, 8 * rtx.peak(DType::bf16)->value, 1e-3));
+  for (const char* id : {"rtx-3090", "a10", "a100-sxm-80g"}) {
+    EXPECT_FALSE(io::detail::resolve_hardware(json(id), "hardware").peak(DType::fp8)) << id;
+  }
+}
+
+TEST(Presets, HardwareAliasesNameTheirPreset) {
+  // What people type: the model number, the marketing name, a bare "h100" (the SXM part, as in
+  // every HGX/DGX server), any case.
+  const std::pair<const char*, const char*> kAliases[] = {{"4090", "rtx-4090"},
+                                                          {"RTX4090", "rtx-4090"},
+                                                          {"geforce-rtx-4090", "rtx-4090"},
+                                                          {"5090", "rtx-5090"},
+                                                          {"3090", "rtx-3090"},
+                                                          {"h100", "h100-sxm"},
+                                                          {"H100-SXM", "h100-sxm"},
+                                                          {"h200", "h200-sxm"},
+                                                          {"a100", "a100-sxm-80g"},
+                                                          {"h800", "h800-sxm"},
+                                                          {"mi355", "mi355x"},
+                                                          {"B300-SXM", "b300"},
+                                                          {"RTX-PRO-6000-BSE", "rtx-pro-6000"}};
+  for (const auto& [alias, id] : kAliases) {
+    EXPECT_EQ(io::preset("hardware", alias, "hardware").at("id"), id) << alias;
+  }
 }
 
 TEST(Presets, EveryScenarioRuns) {

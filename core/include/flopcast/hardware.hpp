@@ -32,8 +32,8 @@ struct FabricModel {
 struct HardwareSpec {
   std::string name;
   std::string vendor;
-  /// GPU architecture family (volta, turing, ampere, ada, hopper, blackwell, cdna2, cdna3); ""
-  /// when not stated. Training framework constants are fitted per family.
+  /// GPU architecture family (volta, turing, ampere, ada, hopper, blackwell, cdna2, cdna3,
+  /// cdna4); "" when not stated. Training framework constants are fitted per family.
   std::string architecture;
   std::map<DType, FlopsPerSecond> dense_peak;  ///< dense (never 2:4 sparse) tensor/matrix peaks
   Bytes hbm_capacity;

@@ -34,8 +34,9 @@ TrainingFramework read_constants(const ObjectReader& r) {
   if (!(overhead_ms >= 0)) fail(r.child("step_overhead_ms"), "must be >= 0", overhead_ms);
   f.step_overhead_s = overhead_ms * kMilli;
   const json& archs = r.require("architectures");
-  ObjectReader ar(archs, r.child("architectures"),
-                  {"volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3"});
+  ObjectReader ar(
+      archs, r.child("architectures"),
+      {"volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4"});
   for (const auto& item : archs.items()) {
     ObjectReader sr(item.value(), ar.child(item.key().c_str()),
                     {"compute_scale", "attention_scale"});

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,26 @@ namespace {
 
 /// Parses and strictly checks every embedded preset once. A broken preset is a build defect:
 /// it raises flopcast::Error naming the file, and the preset test fails.
+/// `aliases`: lower-case names (letters, digits, '-', '.') other than the preset's id.
+void check_aliases(const json& doc) {
+  const auto it = doc.find("aliases");
+  if (it == doc.end()) return;
+  if (!it->is_array()) throw SpecError("aliases", "must be an array of names");
+  for (const json& a : *it) {
+    const bool ok = a.is_string() && !a.get<std::string>().empty() &&
+                    std::all_of(a.get_ref<const std::string&>().begin(),
+                                a.get_ref<const std::string&>().end(), [](char c) {
+                                  return std::islower(static_cast<unsigned char>(c)) ||
+                                         std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
+                                         c == '.';
+                                });
+    if (!ok) {
+      throw SpecError("aliases", "must be lower-case names of letters, digits, '-' and '.' (got " +
+                                     detail::describe_value(a) + ")");
+    }
+  }
+}
+
 json load_all() {
   json all = {{"models", json::array()},
               {"hardware", json::array()},
@@ -42,9 +63,10 @@ json load_all() {
         (void)r.string("published_params_source");
         (void)detail::read_model(r.require("model"), "model");
       } else if (kind == "hardware") {
-        detail::ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes",
-                                         "hardware"});
+        detail::ObjectReader r(
+            doc, "", {"schema_version", "id", "name", "source", "notes", "aliases", "hardware"});
         (void)detail::read_hardware(r.require("hardware"), "hardware");
+        check_aliases(doc);
       } else if (kind == "scenarios") {
         detail::ObjectReader r(doc, "",
                                {"schema_version", "id", "name", "source", "notes", "request"});
@@ -62,11 +84,27 @@ json load_all() {
       } else {
         throw Error(where + ": unknown preset kind " + kind);
       }
-      detail::ObjectReader head(doc, "", {"schema_version", "id", "name", "source", "notes",
-                                          "published_params_B", "published_active_params_B",
-                                          "published_params_source", "model", "hardware",
-                                          "request", "fits", "tier", "fit", "engine", "fabrics",
-                                          "bands", "framework", "same_as"});
+      detail::ObjectReader head(doc, "",
+                                {"schema_version",
+                                 "id",
+                                 "name",
+                                 "source",
+                                 "notes",
+                                 "published_params_B",
+                                 "published_active_params_B",
+                                 "published_params_source",
+                                 "model",
+                                 "hardware",
+                                 "request",
+                                 "fits",
+                                 "tier",
+                                 "fit",
+                                 "engine",
+                                 "fabrics",
+                                 "bands",
+                                 "framework",
+                                 "same_as",
+                                 "aliases"});
       if (head.integer("schema_version") != kSchemaVersion) {
         throw SpecError("schema_version", "must be 1");
       }
@@ -81,6 +119,19 @@ json load_all() {
       throw Error(where + ": " + e.what());
     }
     all[kind].push_back(std::move(doc));
+  }
+  // An alias names one preset: never another preset's id or alias.
+  for (const auto& [kind, list] : all.items()) {
+    std::vector<std::string> names;
+    for (const json& p : list) {
+      names.push_back(p.at("id").get<std::string>());
+      for (const json& a : p.value("aliases", json::array())) names.push_back(a.get<std::string>());
+    }
+    std::sort(names.begin(), names.end());
+    const auto dup = std::adjacent_find(names.begin(), names.end());
+    if (dup != names.end()) {
+      throw Error("presets/" + kind + ": \"" + *dup + "\" names two presets (an id or an alias)");
+    }
   }
   return all;
 }
@@ -98,6 +149,15 @@ const json& preset(std::string_view kind, std::string_view id, const std::string
   for (const json& p : list) {
     if (p.at("id") == id) return p;
     ids.push_back(p.at("id").get<std::string>());
+  }
+  // The names people type ("4090", "RTX4090", "h100"): a preset's aliases, in any case.
+  std::string lower(id);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const json& p : list) {
+    if (p.at("id") == lower) return p;
+    for (const json& a : p.value("aliases", json::array())) {
+      if (a == lower) return p;
+    }
   }
   std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind == "engines" ? "engine" : kind) + " preset \"" +
                      std::string(id) + "\"";

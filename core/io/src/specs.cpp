@@ -139,11 +139,17 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
                                               {"intel", "intel"}, {"other", "other"}},
                                    "other");
-  h.architecture = r.choice<std::string>(
-      "architecture",
-      {{"volta", "volta"}, {"turing", "turing"}, {"ampere", "ampere"}, {"ada", "ada"},
-       {"hopper", "hopper"}, {"blackwell", "blackwell"}, {"cdna2", "cdna2"}, {"cdna3", "cdna3"}},
-      "");
+  h.architecture = r.choice<std::string>("architecture",
+                                         {{"volta", "volta"},
+                                          {"turing", "turing"},
+                                          {"ampere", "ampere"},
+                                          {"ada", "ada"},
+                                          {"hopper", "hopper"},
+                                          {"blackwell", "blackwell"},
+                                          {"cdna2", "cdna2"},
+                                          {"cdna3", "cdna3"},
+                                          {"cdna4", "cdna4"}},
+                                         "");
   ObjectReader peaks(r.require("dense_peak_TFLOPS"), r.child("dense_peak_TFLOPS"),
                      {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"});
   for (const auto& item : r.require("dense_peak_TFLOPS").items()) {
