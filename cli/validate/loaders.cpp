@@ -289,22 +289,23 @@ std::size_t load_moe(const CsvFile& f, Context& ctx) {
     const Outcome o = predict_row(
         ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
         [&](const HardwareSpec& hw) -> Outcome {
-          if (parse_number(r[moe_ep], f, line, "moe_ep") != 1) {
-            return Outcome::skipped("expert parallelism not modelled");
-          }
           const auto types = linear_types(r[dtype]);
           if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
           const double tp = parse_number(r[moe_tp], f, line, "moe_tp");
           const auto n_experts = count_of(parse_number(r[experts], f, line, "num_experts"));
           const auto k = count_of(parse_number(r[topk], f, line, "topk"));
-          if (!n_experts || !k || !(tp >= 1)) {
-            return Outcome::skipped("missing num_experts, topk or moe_tp");
+          const auto ep = count_of(parse_number(r[moe_ep], f, line, "moe_ep"));
+          if (!n_experts || !k || !(tp >= 1) || !ep) {
+            return Outcome::skipped("missing num_experts, topk, moe_tp or moe_ep");
           }
-          return micros(
-              moe_experts_op(hw, ctx.km_for(framework_of(r)), parse_number(r[tokens], f, line, "num_tokens"),
-                             parse_number(r[hidden], f, line, "hidden_size"),
-                             parse_number(r[inter], f, line, "inter_size") / tp, *n_experts, *k,
-                             parse_number(r[gated], f, line, "gated") == 1, *types, router));
+          if (*n_experts % *ep != 0) return Outcome::skipped("moe_ep does not divide num_experts");
+          // num_tokens are the EP group's tokens: this rank holds num_experts / moe_ep whole
+          // experts (each sliced moe_tp ways) and computes the tokens routed to them.
+          return micros(moe_experts_op(
+              hw, ctx.km_for(framework_of(r)), parse_number(r[tokens], f, line, "num_tokens"),
+              parse_number(r[hidden], f, line, "hidden_size"),
+              parse_number(r[inter], f, line, "inter_size") / tp, *n_experts, *k,
+              parse_number(r[gated], f, line, "gated") == 1, *types, router, *ep));
         });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
