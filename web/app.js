@@ -10,7 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-import { $, CUSTOM, clone, flatten, fmtGB, fmtInt, fmtNum, isPlainObject, parseObject, setPath, svg } from './ui.js';
+import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, parseObject, presetIdFor, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -94,23 +94,6 @@ const state = {
 };
 
 // ---------------------------------------------------------------- utilities
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  if (attrs) {
-    for (const [k, v] of Object.entries(attrs)) {
-      if (v === undefined || v === null || v === false) continue;
-      if (k === 'class') node.className = v;
-      else if (k === 'text') node.textContent = v;
-      else node.setAttribute(k, v === true ? '' : String(v));
-    }
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return node;
-}
 
 function getPath(obj, path) {
   let cur = obj;
@@ -340,7 +323,9 @@ function applyRequest(req) {
       const kind = path;
       const select = $(kind);
       if (typeof value === 'string') {
-        if (setSelectValue(select, value)) {
+        // A link may name a preset by an alias ("4090"): the select shows the preset's id.
+        const list = kind === 'model' ? state.presets.models : state.presets.hardware;
+        if (setSelectValue(select, presetIdFor(list, value) ?? value)) {
           state.lastPreset[kind] = value;
           showCustomBox(kind, false);
         } else {
@@ -744,7 +729,8 @@ async function share() {
 // -------------------------------------------------------------- presets UI
 
 function fillSelect(select, items, withCustom) {
-  const opts = items.map((p) => el('option', { value: p.id, text: p.name || p.id }));
+  const opts = select.id === 'hardware' ? hardwareOptions(items)
+    : items.map((p) => el('option', { value: p.id, text: p.name || p.id }));
   if (withCustom) opts.push(el('option', { value: CUSTOM, text: 'Custom…' }));
   select.replaceChildren(...opts);
 }

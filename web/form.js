@@ -2,7 +2,10 @@
 // link) back into them, keeps request keys it has no input for, and shows each error beside the
 // input that owns the error's `path`. Used by the training and serving views.
 
-import { $, el, CUSTOM, call, clone, field, flatten, isPlainObject, numberInput, parseObject, select, setPath } from './ui.js';
+import {
+  $, el, CUSTOM, call, clone, field, flatten, hardwareOptions, isPlainObject, numberInput, parseObject, presetIdFor, select,
+  setPath,
+} from './ui.js';
 
 // Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
 // hardware: preset select plus a custom JSON box), pick (one select that sets one of several
@@ -22,7 +25,9 @@ export class Form {
     const id = this.id(f);
     if (f.kind === 'spec') {
       const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
-      const sel = select([...list.map((p) => [p.id, p.name || p.id]), [CUSTOM, 'Custom…']]);
+      const sel = f.path === 'hardware'
+        ? el('select', null, ...hardwareOptions(list), el('option', { value: CUSTOM, text: 'Custom…' }))
+        : select([...list.map((p) => [p.id, p.name || p.id]), [CUSTOM, 'Custom…']]);
       const ta = el('textarea', { rows: 8, spellcheck: 'false' });
       const box = field(`${id}-custom`, `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`, ta);
       box.hidden = true;
@@ -109,8 +114,11 @@ export class Form {
       const id = this.id(f);
       const input = $(id);
       if (f.kind === 'spec') {
-        if (typeof value === 'string' && [...input.options].some((o) => o.value === value)) {
-          input.value = value;
+        const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
+        const presetId = typeof value === 'string' ? (presetIdFor(list, value) ?? value) : null;
+        if (presetId !== null && [...input.options].some((o) => o.value === presetId)) {
+          input.value = presetId;
+          (this.lastPreset ||= {})[f.path] = presetId; // what a custom box starts from
         } else if (isPlainObject(value)) {
           input.value = CUSTOM;
           $(`${id}-custom`).value = JSON.stringify(value, null, 2);

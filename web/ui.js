@@ -218,6 +218,46 @@ export function select(options) {
     ? el('option', { value: o[0], text: o[1] }) : el('option', { value: o, text: o }))));
 }
 
+/** The family a hardware preset is listed under in the pickers. */
+export function hardwareFamily(p) {
+  const hw = (p && p.hardware) || {};
+  if (hw.vendor === 'amd') return 'AMD Instinct';
+  if (/geforce/i.test(hw.name || p.name || '')) return 'NVIDIA GeForce (consumer)';
+  if (String(hw.scaleup_link || '').startsWith('nvlink')) return 'NVIDIA datacenter (NVLink)';
+  return 'NVIDIA PCIe (datacenter and workstation)';
+}
+
+/** A preset's key figures for a picker: memory, bandwidth, dense 16-bit peak. */
+export function hardwareFigures(p) {
+  const hw = (p && p.hardware) || {};
+  const peaks = hw.dense_peak_TFLOPS || {};
+  const tflops = peaks.bf16 ?? peaks.fp16;
+  const bits = [];
+  if (hw.hbm_GB) bits.push(`${hw.hbm_GB} GB`);
+  if (hw.hbm_bandwidth_GBps) bits.push(`${Number((hw.hbm_bandwidth_GBps / 1000).toFixed(2))} TB/s`);
+  if (tflops) bits.push(`${Math.round(tflops)} TFLOPS`);
+  return bits.join(' · ');
+}
+
+/** <optgroup>s of hardware presets by family (in the order first met), each option with its figures. */
+export function hardwareOptions(list) {
+  const groups = new Map();
+  for (const p of list) {
+    const family = hardwareFamily(p);
+    if (!groups.has(family)) groups.set(family, []);
+    const figures = hardwareFigures(p);
+    groups.get(family).push(el('option', { value: p.id, text: figures ? `${p.name || p.id} — ${figures}` : (p.name || p.id) }));
+  }
+  return [...groups].map(([label, opts]) => el('optgroup', { label }, ...opts));
+}
+
+/** The preset id a name stands for: the id itself, or the preset whose `aliases` hold it (any case). */
+export function presetIdFor(list, name) {
+  const n = String(name).toLowerCase();
+  const p = list.find((x) => x.id === name || x.id === n || (Array.isArray(x.aliases) && x.aliases.includes(n)));
+  return p ? p.id : null;
+}
+
 /** A JSON object pasted into a custom box: {value} or {error} (not JSON, or not an object). */
 export function parseObject(text) {
   let obj;

@@ -498,6 +498,29 @@ test('an invalid custom hardware JSON shows an error beside its box', async () =
   await p.done();
 });
 
+test('the GPU picker groups presets by family with their figures, and a link may use an alias', async () => {
+  const p = await openPage();
+  const groups = await p.page.$$eval('#hardware optgroup', (gs) => gs.map((g) => ({
+    label: g.label, ids: [...g.querySelectorAll('option')].map((o) => o.value),
+  })));
+  const geforce = groups.find((g) => /GeForce/.test(g.label));
+  assert.ok(geforce && geforce.ids.includes('rtx-4090'), `a GeForce group holds rtx-4090: ${JSON.stringify(groups)}`);
+  assert.ok(groups.find((g) => /AMD/.test(g.label)).ids.includes('mi300x'));
+  assert.ok(groups.find((g) => /NVLink/.test(g.label)).ids.includes('h100-sxm'));
+  // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label).
+  assert.match(await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent), /80 GB · 3\.35 TB\/s · 989 TFLOPS/);
+  const link = await p.page.evaluate(() => JSON.parse(window.flopcast.module.encode_link(JSON.stringify({
+    task: 'inference', model: 'llama-3.1-8b', hardware: '4090', workload: { prompt_tokens: 512, output_tokens: 64 },
+  }))));
+  assert.equal(link.ok, true);
+  await p.done();
+  const q = await openPage(link.result);
+  assert.equal(await q.page.inputValue('#hardware'), 'rtx-4090');
+  assert.equal(await status(q.page), 'ready');
+  assert.equal(await fieldError(q.page, 'hardware'), '');
+  await q.done();
+});
+
 test('scenario picker fills the form', async () => {
   const p = await openPage();
   const { page } = p;
