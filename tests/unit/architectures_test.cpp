@@ -73,6 +73,16 @@ InferenceSpec inference(const ModelSpec& m, const char* gpu, int tp, int prompt,
   return s;
 }
 
+/// The estimate of `s` fails with exactly `message` (field, rule, value).
+void expect_rejected(const InferenceSpec& s, const std::string& message) {
+  try {
+    (void)estimate_inference(s);
+    ADD_FAILURE() << "no error, expected: " << message;
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
 const BreakdownItem& item(const InferenceResult& r, const std::string& phase,
                           const std::string& op) {
   for (const auto& b : r.breakdown) {
@@ -202,14 +212,9 @@ TEST(Architectures, DataParallelAttentionNeedsTensorParallelGpus) {
   InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 1, 1024, 2);
   s.weights = DType::fp8;
   s.dp_attention = true;
-  try {
-    (void)estimate_inference(s);
-    ADD_FAILURE() << "no error";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "parallelism.dp_attention: needs parallelism.tp > 1, the GPUs attention is "
-              "data-parallel over (got true, with tp 1)");
-  }
+  expect_rejected(s,
+                  "parallelism.dp_attention: needs parallelism.tp > 1, the GPUs attention is "
+                  "data-parallel over (got true, with tp 1)");
 }
 
 TEST(Architectures, ExpertParallelismRunsWholeExpertsOnAShareOfTheGpus) {
@@ -240,23 +245,12 @@ TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {
   InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 1024, 2);
   s.weights = DType::fp8;
   s.ep = 3;
-  try {
-    (void)estimate_inference(s);
-    ADD_FAILURE() << "no error";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "parallelism.ep: must divide parallelism.tp (8): the experts are sharded over the "
-              "replica's tp GPUs (got 3)");
-  }
+  expect_rejected(s,
+                  "parallelism.ep: must divide parallelism.tp (8): the experts are sharded over the "
+                  "replica's tp GPUs (got 3)");
   InferenceSpec dense = inference(mistral_v01(), "h100-sxm", 2, 1024, 2);
   dense.ep = 2;
-  try {
-    (void)estimate_inference(dense);
-    ADD_FAILURE() << "no error";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "parallelism.ep: needs a MoE model (model.num_experts > 1) (got 2)");
-  }
+  expect_rejected(dense, "parallelism.ep: needs a MoE model (model.num_experts > 1) (got 2)");
 }
 
 TEST(Architectures, SlidingWindowBoundsDecodeReadsAndKvMemory) {
