@@ -245,9 +245,10 @@ TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {
   InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 1024, 2);
   s.weights = DType::fp8;
   s.ep = 3;
-  expect_rejected(s,
-                  "parallelism.ep: must divide parallelism.tp (8): the experts are sharded over the "
-                  "replica's tp GPUs (got 3)");
+  expect_rejected(
+      s,
+      "parallelism.ep: must divide parallelism.tp (8): the experts are sharded over the "
+      "replica's tp GPUs (got 3)");
   InferenceSpec dense = inference(mistral_v01(), "h100-sxm", 2, 1024, 2);
   dense.ep = 2;
   expect_rejected(dense, "parallelism.ep: needs a MoE model (model.num_experts > 1) (got 2)");
