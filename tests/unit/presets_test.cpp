@@ -17,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 27u);
+  EXPECT_EQ(all["hardware"].size(), 29u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
@@ -34,11 +34,11 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
     EXPECT_NO_THROW((void)io::preset("models", id, "model")) << id;
   }
   for (const char* id :
-       {"h100-sxm",      "h100-pcie", "h200-sxm", "b200",     "a100-sxm-80g", "a100-sxm-40g",
-        "a100-pcie-80g", "l40s",      "l4",       "t4",       "v100-sxm",     "mi300x",
-        "mi250x",        "mi325x",    "mi355x",   "h800-sxm", "h20",          "l40",
-        "a10",           "rtx-3090",  "rtx-4090", "rtx-5090", "b300",         "gb300",
-        "rtx-pro-6000",  "a40"}) {
+       {"h100-sxm",      "h100-pcie", "h200-sxm",  "b200",      "a100-sxm-80g", "a100-sxm-40g",
+        "a100-pcie-80g", "l40s",      "l4",        "t4",        "v100-sxm",     "mi300x",
+        "mi250x",        "mi325x",    "mi355x",    "h800-sxm",  "h20",          "l40",
+        "a10",           "rtx-3090",  "rtx-4090",  "rtx-5090",  "b300",         "gb300",
+        "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g"}) {
     EXPECT_NO_THROW((void)io::preset("hardware", id, "hardware")) << id;
   }
 }
@@ -133,13 +133,15 @@ const Datasheet kDatasheets[] = {
     {"a100-pcie-80g", 312, 80, 1935, 108, 300, 32},  // 624 sparse
     {"a100-sxm-40g", 312, 40, 1555, 108, 400, 300},  // NVLink3 600 bidirectional
     {"a100-sxm-80g", 312, 80, 2039, 108, 400, 300},
-    {"b200", 2250, 180, 8000, 148, 1000, 900},     // HGX B200 4.5 PF sparse; NVLink5 1.8 TB/s
-    {"b300", 2250, 288, 8000, 160, 1100, 900},     // HGX B300: B200 rates but FP4 x1.5
-    {"gb200", 2500, 186, 8000, 148, 1200, 900},    // NVL72 per GPU: 5 PF sparse
-    {"gb300", 2500, 288, 8000, 160, 1400, 900},    // NVL72 per GPU: 5 PF sparse
-    {"h100-pcie", 756.5, 80, 2000, 114, 350, 64},  // 1513 sparse; NVLink bridge 128 bidir.
-    {"h100-sxm", 989.4, 80, 3350, 132, 700, 450},  // 1979 sparse; NVLink4 900 bidirectional
-    {"h20", 148, 96, 4000, 78, 400, 450},          // 296 FP8; NVLink4 as H100
+    {"b200", 2250, 180, 8000, 148, 1000, 900},         // HGX B200 4.5 PF sparse; NVLink5 1.8 TB/s
+    {"b300", 2250, 288, 8000, 160, 1100, 900},         // HGX B300: B200 rates but FP4 x1.5
+    {"gb200", 2500, 186, 8000, 148, 1200, 900},        // NVL72 per GPU: 5 PF sparse
+    {"gb300", 2500, 288, 8000, 160, 1400, 900},        // NVL72 per GPU: 5 PF sparse
+    {"h100-pcie", 756.5, 80, 2000, 114, 350, 64},      // 1513 sparse; NVLink bridge 128 bidir.
+    {"h100-sxm", 989.4, 80, 3350, 132, 700, 450},      // 1979 sparse; NVLink4 900 bidirectional
+    {"gh200-96g", 989.4, 96, 4000, 132, 1000, 450},    // H100 GPU; module power 450-1000 W
+    {"gh200-144g", 989.4, 144, 4900, 132, 1000, 450},  // HBM3e
+    {"h20", 148, 96, 4000, 78, 400, 450},              // 296 FP8; NVLink4 as H100
     {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
     {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},   // H100 with NVLink 400 bidirectional
     {"l4", 121, 24, 300, 58, 72, 32},               // 242 sparse (fp16 = bf16)
