@@ -147,6 +147,33 @@ TEST(ServingScenarioI3, I3_4ThroughputRisesWithMaxNumSeqsUntilKvBinds) {
   EXPECT_DOUBLE_EQ(rates[3], rates[2]);  // 128 and 256 both hit the KV limit
 }
 
+TEST(ServingDeepSeekLayout, DataParallelAttentionWithExpertParallelismHoldsMoreSequences) {
+  // DeepSeek-R1 FP8 on 8 H200 (EP 8), 4000-token prompts and 1000-token outputs at 2 req/s. Under
+  // TP attention every GPU caches every sequence's 576-element latent (61 layers x 576 x 2 B =
+  // 70,272 B per token); with attention data-parallel a GPU caches only its own sequences, 70,272
+  // / 8 = 8,784 B per token of the replica. In exchange each GPU keeps the whole attention
+  // weights: 61 layers x 150,470,656 fp8 bytes more (architectures_test derives the 150,470,656),
+  // all taken from the KV pool. So pool_tp - pool_dp = 9,178,710,016 B, with pool = capacity
+  // tokens x bytes per token (to a 16-token block of either layout), and the KV-bound saturation
+  // rate rises.
+  json r = serving("deepseek-r1", "h200-sxm", 2, "analytic", 8, 8);
+  r["precision"] = {{"weights", "fp8"}};
+  r["workload"]["prompt_tokens"] = 4000;
+  r["workload"]["output_tokens"] = 1000;
+  r["parallelism"]["ep"] = 8;
+  const json tp = io::run(r);
+  r["parallelism"]["dp_attention"] = true;
+  const json dp = io::run(r);
+  const double cap_tp = tp["kv_cache"]["capacity_tokens"],
+               cap_dp = dp["kv_cache"]["capacity_tokens"];
+  EXPECT_NEAR(cap_tp * 70272 - cap_dp * 8784, 61 * 150470656.0, 16 * (70272 + 8784));
+  EXPECT_GT(cap_dp / cap_tp, 6.0);  // 8 x (pool_dp / pool_tp) = 8 x 31.25 / 40.43 = 6.18
+  EXPECT_GT(dp["saturation_rate_per_s"].get<double>(),
+            1.2 * tp["saturation_rate_per_s"].get<double>());
+  EXPECT_EQ(dp["request"]["parallelism"]["dp_attention"], true);
+  EXPECT_EQ(dp["request"]["parallelism"]["ep"], 8);
+}
+
 TEST(ServingScenarioI4, I4_2MoeImbalanceCostsThroughput) {
   // Mixtral-8x7B on 2×A100 TP2. A 1.3× load imbalance on the busiest GPU's experts plus two
   // all-to-alls per layer (expert parallelism) lower the saturation rate by 10-30% (suite).
