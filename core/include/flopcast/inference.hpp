@@ -33,7 +33,8 @@ namespace flopcast {
 /// per GPU are those of plain TP; what changes is the grouped GEMMs: a GPU runs 1/ep of the
 /// touched experts, each ep times wider. The tokens travel as in TP (the all-reduce pair of a
 /// layer, which moves the bytes of an all-gather before and a reduce-scatter after the experts);
-/// DeepEP-style all-to-all dispatch of only the routed tokens is not modelled.
+/// All-to-all dispatch of only the routed tokens is priced in serving alone
+/// (features.moe.expert_parallel, on top of the step).
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;
