@@ -20,7 +20,9 @@
 // Each row simulates at most kMaxRequests requests, or two waves of a closed loop wider than
 // that (at most kMaxClosedLoopRequests); rows of one run share a simulation.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <variant>
@@ -166,6 +168,52 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks) {
   return e;
 }
 
+/// The number after `tag` in `text` ("tp2 x ep4", "ep" -> 4); NaN when there is none.
+double number_after(const std::string& text, const std::string& tag) {
+  const auto at = text.find(tag);
+  if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+  std::size_t i = at + tag.size();
+  while (i < text.size() && (text[i] == ' ' || text[i] == 'x')) ++i;
+  std::size_t j = i;
+  while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+  return j > i ? std::stod(text.substr(i, j - i)) : std::numeric_limits<double>::quiet_NaN();
+}
+
+/// The acceptance rate a of k draft tokens whose mean accepted length per verify step is L:
+/// (1 - a^(k+1)) / (1 - a) = L, by bisection (L rises with a from 1 to k + 1).
+double acceptance_for(int k, double accepted) {
+  double lo = 0, hi = 0.999;
+  for (int i = 0; i < 60; ++i) {
+    const double a = 0.5 * (lo + hi);
+    ((1 - std::pow(a, k + 1)) / (1 - a) < accepted ? lo : hi) = a;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/// A row's speculative decoding as `features.speculative`: none, DeepSeek MTP with k draft
+/// tokens ("MTP x3") and the mean accepted length the source states (TensorRT-LLM calls it the
+/// acceptance rate: `related.mtp_acceptance_rate`), or a reason to skip.
+std::variant<std::optional<json>, std::string> speculative_of(const json& row) {
+  const json wl = row.value("workload", json::object());
+  const std::string text = lower_case(json_string(wl, "speculative"));
+  if (text.empty() || text == "none") {
+    if (row_number(row.value("parallelism", json::object()), "mtp_layers") > 0 && text.empty()) {
+      return std::string("speculative decoding rows need the draft's acceptance; not predicted");
+    }
+    return std::optional<json>();
+  }
+  const double accepted = row_number(row.value("related", json::object()), "mtp_acceptance_rate");
+  const double k = number_after(text, "mtp");
+  if (!contains(text, "mtp") || !std::isfinite(k) || k < 1 || !std::isfinite(accepted) ||
+      accepted < 1 || accepted > k + 1) {
+    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
+  }
+  return std::optional<json>(
+      json{{"num_tokens", static_cast<int>(k)},
+           {"acceptance_rate", acceptance_for(static_cast<int>(k), accepted)},
+           {"draft", "mtp"}});
+}
+
 }  // namespace
 
 std::variant<json, std::string> serving_request_of(const json& row, int tier) {
@@ -180,13 +228,16 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   if (const auto* reason = std::get_if<std::string>(&hw)) return *reason;
   const auto precision = row_precision(row);
   if (const auto* reason = std::get_if<std::string>(&precision)) return *reason;
-  const double tp = row_number_or(par, "tp", 1);
+  // TensorRT-LLM's blog layouts name attention's TP and the MoE's "TPa x EPb" apart.
+  const double tp = std::isfinite(row_number(par, "tp")) ? row_number(par, "tp")
+                                                         : row_number_or(par, "attention_tp", 1);
+  double ep = row_number(par, "ep");
+  if (!std::isfinite(ep)) ep = number_after(lower_case(json_string(par, "moe")), "ep");
   const double pp = row_number_or(par, "pp", 1);
   if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
   const bool dp_attention = row_bool(par, "attention_dp").value_or(false);
-  if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
-    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
-  }
+  const auto speculative = speculative_of(row);
+  if (const auto* reason = std::get_if<std::string>(&speculative)) return *reason;
   const double num_gpus = row_number(row, "num_gpus");
   json r{{"task", "serving"},
          {"mode", "simulate"},
@@ -202,8 +253,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
   if (!std::isfinite(prompts)) prompts = row_number(wl, "num_requests");
   if (dp_attention) r["parallelism"]["dp_attention"] = true;
-  if (const double ep = row_number(par, "ep"); ep > 1)
-    r["parallelism"]["ep"] = static_cast<int>(ep);
+  if (ep > 1) r["parallelism"]["ep"] = static_cast<int>(ep);
   const double qps = row_number(wl, "qps");
   const double concurrency = std::isfinite(row_number(wl, "max_concurrency"))
                                  ? row_number(wl, "max_concurrency")
@@ -233,8 +283,11 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                    {"output_tokens", len.output},
                    {"num_requests", n}};
   r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1);
+  if (const auto& draft = std::get<std::optional<json>>(speculative)) {
+    r["features"]["speculative"] = *draft;
+  }
   if (len.shared_prefix > 0) {
-    r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", len.shared_prefix}}}};
+    r["features"]["prefix_caching"] = {{"shared_prefix_tokens", len.shared_prefix}};
   }
   return r;
 }

@@ -57,6 +57,7 @@ void validate(const ModelSpec& m, const std::string& path) {
   check_range(p + "dense_intermediate_size", m.dense_intermediate_size, 0, 10'000'000);
   check_range(p + "first_dense_layers", m.first_dense_layers, 0, m.num_layers);
   check_range(p + "moe_layer_interval", m.moe_layer_interval, 1, m.num_layers);
+  check_range(p + "mtp_layers", m.mtp_layers, 0, std::min(16, m.num_layers - 1));
   if (m.is_moe() && m.first_dense_layers + m.moe_layer_interval > m.num_layers) {
     fail(p + "first_dense_layers",
          "leaves no layer with experts (model.num_layers " + std::to_string(m.num_layers) +

@@ -132,6 +132,30 @@ int sample_length(const LengthDist& d, Sampler& rng) {
 
 namespace {
 
+/// The draft of speculative decoding as a model the engine runs: the draft model, or the target's
+/// own multi-token-prediction layers; none for a draft given as a cost fraction.
+std::optional<InferenceSpec> draft_spec(const ServingSpec& spec, const InferenceSpec& target) {
+  if (spec.speculative.num_tokens == 0) return std::nullopt;
+  InferenceSpec d = target;
+  if (spec.speculative.draft_model) {
+    d.model = *spec.speculative.draft_model;
+    return d;
+  }
+  if (!spec.speculative.mtp) return std::nullopt;
+  // DeepSeek's MTP module: one transformer layer like the model's last (MoE, full attention),
+  // run once per draft token, with the shared embedding and LM head. Its [2h -> h] projection
+  // (0.1 GB at fp8 for DeepSeek-V3, over tp GPUs) is left out of the time.
+  ModelSpec& m = d.model;
+  m.num_layers = target.model.mtp_layers;
+  m.first_dense_layers = 0;
+  m.moe_layer_interval = 1;
+  m.window_tokens = 0;
+  m.global_attention_every = 0;
+  m.mtp_layers = 0;
+  d.pp = 1;
+  return d;
+}
+
 void check_range(const std::string& path, double v, double lo, double hi) {
   if (!std::isfinite(v) || v < lo || v > hi) {
     fail(path, "must be between " + format_number(lo) + " and " + format_number(hi), v);
@@ -211,6 +235,12 @@ void validate(const ServingSpec& s) {
   check_range("features.speculative.num_tokens", s.speculative.num_tokens, 0, 16);
   check_range("features.speculative.acceptance_rate", s.speculative.acceptance_rate, 0, 0.999);
   check_range("features.speculative.draft_cost_fraction", s.speculative.draft_cost_fraction, 0, 1);
+  if (s.speculative.mtp && s.speculative.num_tokens > 0 && s.inference.model.mtp_layers == 0) {
+    fail("features.speculative.draft",
+         "needs a model with multi-token-prediction layers (model.mtp_layers > 0: DeepSeek-V3 and "
+         "R1 have 1)",
+         "\"mtp\"");
+  }
   if (s.speculative.num_tokens > 0 && s.batching == Batching::static_batch) {
     throw NotModelledError("features.speculative",
                            "speculative decoding with static batching is not modelled");
@@ -306,9 +336,18 @@ ServingSetup make_setup(const ServingSpec& spec) {
   const MemoryResult& m = probe.memory;
   double draft_bytes = 0;
   if (spec.speculative.num_tokens > 0 && spec.speculative.draft_model) {
-    InferenceSpec d = inf;
-    d.model = *spec.speculative.draft_model;
-    draft_bytes = weight_bytes_per_gpu(d);
+    draft_bytes = weight_bytes_per_gpu(*draft_spec(spec, inf));
+  } else if (spec.speculative.num_tokens > 0 && spec.speculative.mtp) {
+    // The MTP layers: as many of the target's last layers (the weights a model that long less
+    // them would not hold) plus each one's [2h -> h] projection; embedding and LM head are shared.
+    InferenceSpec shorter = inf;
+    shorter.model.num_layers -= inf.model.mtp_layers;
+    shorter.pp = 1;
+    InferenceSpec whole = inf;
+    whole.pp = 1;
+    const double h = inf.model.hidden_size;
+    draft_bytes = weight_bytes_per_gpu(whole) - weight_bytes_per_gpu(shorter) +
+                  inf.model.mtp_layers * 2 * h * h * bytes_per_element(inf.weights) / inf.tp;
   }
   const double free = m.budget_bytes - m.weights_bytes - m.reserve_bytes - m.activations_bytes -
                       draft_bytes;
@@ -326,6 +365,10 @@ ServingSetup make_setup(const ServingSpec& spec) {
     st.kv_bytes_per_token = kv_cache_bytes_per_token(inf, std::min<double>(typical, max_context));
   }
   st.kv_bytes_per_token *= std::max(1, inf.pp);
+  if (spec.speculative.num_tokens > 0 && spec.speculative.mtp) {
+    // Each MTP layer keeps its own attention's KV cache, one layer's worth per token.
+    st.kv_bytes_per_token *= 1.0 + double(inf.model.mtp_layers) / inf.model.num_layers;
+  }
   const double block_bytes = inf.kv_block_tokens * st.kv_bytes_per_token;
   st.kv_blocks = free > 0 ? static_cast<long long>(std::floor(free / block_bytes)) : 0;
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;
@@ -379,11 +422,9 @@ ServingSetup make_setup(const ServingSpec& spec) {
 
 StepCoster::StepCoster(const ServingSpec& spec, const ServingSetup& setup)
     : spec_(spec), setup_(setup), model_(setup.inference, spec.moe.imbalance_factor) {
-  if (spec.speculative.num_tokens > 0 && spec.speculative.draft_model) {
-    InferenceSpec d = setup.inference;
-    d.model = *spec.speculative.draft_model;
-    d.step_overhead_s = 0;  // the draft runs inside the target's engine step
-    draft_.emplace(d);
+  if (auto d = draft_spec(spec, setup.inference)) {
+    d->step_overhead_s = 0;  // the draft runs inside the target's engine step
+    draft_.emplace(*d);
   }
 }
 

@@ -199,6 +199,34 @@ TEST(ServingScenarioI5, I5_1SpeculativeDecodingSpeedsUpDecode) {
   EXPECT_LT(base / spec, 3.2);
 }
 
+TEST(ServingScenarioI5, MtpDraftIsOneLayerOfTheModel) {
+  // DeepSeek-R1 FP8 on 8 H200 drafting with its own multi-token-prediction module (k = 1,
+  // acceptance 0.85, DeepSeek-V3's reported 85-90 %): E = (1 - 0.85^2) / 0.15 = 1.85 tokens per
+  // verify step, for one MoE layer and the LM head more per step (~4 % of a decode step).
+  // The MTP module's weights come out of the KV pool: per GPU, 256 routed + 1 shared experts of
+  // 3 x 7168 x 2048 over 8 GPUs (1,414,791,168 B at fp8), attention q_a 1536 x 7168 and kv_a
+  // 576 x 7168 whole (15,138,816) and q_b, kv_b, o over 8 GPUs (21,495,808), the 16-bit router
+  // 256 x 7168 x 2 B (3,670,016) and the [2h -> h] projection 2 x 7168^2 / 8 (12,845,056):
+  // 1,467,940,864 B (+ norms). The KV per token grows by the MTP layer's own cache, 62/61.
+  json r = serving("deepseek-r1", "h200-sxm", 0.2, "simulate", 8, 8);
+  r["precision"] = {{"weights", "fp8"}};
+  r["workload"]["prompt_tokens"] = 1000;
+  r["workload"]["output_tokens"] = 500;
+  r["workload"]["num_requests"] = 60;
+  const json base = io::run(r);
+  r["features"] = {
+      {"speculative", {{"num_tokens", 1}, {"acceptance_rate", 0.85}, {"draft", "mtp"}}}};
+  const json mtp = io::run(r);
+  const double cap0 = base["kv_cache"]["capacity_tokens"],
+               cap1 = mtp["kv_cache"]["capacity_tokens"];
+  EXPECT_NEAR(cap0 * 70272 - cap1 * 70272 * 62 / 61, 1467940864.0, 0.003 * 1467940864.0);
+  const double speedup = at(base, "tpot_ms", "mean") / at(mtp, "tpot_ms", "mean");
+  EXPECT_GT(speedup, 1.4);
+  EXPECT_LT(speedup, 1.85);  // never more than the accepted tokens per step
+  // At 0.2 req/s a prompt rarely waits: speculation leaves the first token alone.
+  EXPECT_TRUE(test::near_rel(at(mtp, "ttft_ms", "mean"), at(base, "ttft_ms", "mean"), 0.05));
+}
+
 TEST(ServingScenarioI5, I5_2PrefixCachingCutsTtft) {
   // Llama-3-8B on H100, 5120-token prompts of which 4096 are a cached shared prefix: only 1024
   // tokens are prefilled (attending to all 5120). The suite expects ~20% of the uncached TTFT;

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Serving: samplers, the per-step cost API, the analytic queueing model and the discrete-event
 // simulator (hand-simulated cases with a constant step time), and bad input.
+#include "flopcast/serving.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
+#include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
-#include "flopcast/serving.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
 
@@ -15,6 +18,40 @@ namespace {
 
 using io::json;
 using test::near_rel;
+
+// ---- Bad input ----
+
+std::string error_of(const json& request) {
+  try {
+    (void)io::run(request);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ServingErrors, MtpDraftNeedsMtpLayersAndIsOneChoiceOfThree) {
+  json r{{"task", "serving"},
+         {"model", "llama-3-8b"},
+         {"hardware", "h100-sxm"},
+         {"features",
+          {{"speculative", {{"num_tokens", 1}, {"acceptance_rate", 0.8}, {"draft", "mtp"}}}}},
+         {"workload",
+          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 1}}},
+           {"prompt_tokens", 100},
+           {"output_tokens", 100}}}};
+  EXPECT_EQ(error_of(r),
+            "features.speculative.draft: needs a model with multi-token-prediction layers "
+            "(model.mtp_layers > 0: DeepSeek-V3 and R1 have 1) (got \"mtp\")");
+  r["features"]["speculative"]["draft"] = "eagle";
+  EXPECT_EQ(error_of(r), "features.speculative.draft: must be one of mtp (got \"eagle\")");
+  r["model"] = "deepseek-v3";
+  r["features"]["speculative"]["draft"] = "mtp";
+  r["features"]["speculative"]["draft_cost_fraction"] = 0.1;
+  EXPECT_EQ(error_of(r),
+            "features.speculative.draft_cost_fraction: give draft, draft_model or "
+            "draft_cost_fraction, not two");
+}
 
 // ---- Samplers ----
 

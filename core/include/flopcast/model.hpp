@@ -44,6 +44,11 @@ struct ModelSpec {
   int shared_expert_intermediate_size = 0;  ///< width of one shared expert
   int dense_intermediate_size = 0;          ///< FFN width of the dense layers of an MoE model
   int first_dense_layers = 0;               ///< DeepSeek first_k_dense_replace
+  /// Multi-token-prediction modules (DeepSeek num_nextn_predict_layers): each one transformer
+  /// layer like the model's last plus a 2h -> h projection, sharing the embedding and LM head.
+  /// A speculative-decoding draft in serving; not in the parameter count (DeepSeek-V3's 671B
+  /// leaves its 14B MTP module out).
+  int mtp_layers = 0;
   int moe_layer_interval = 1;               ///< Llama 4 Maverick interleave_moe_layer_step 2
   /// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); 0: standard multi-/grouped-query.
   int kv_lora_rank = 0;

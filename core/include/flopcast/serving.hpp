@@ -96,6 +96,7 @@ struct Speculative {
   double acceptance_rate = 0.7;
   std::optional<ModelSpec> draft_model;
   double draft_cost_fraction = 0;
+  bool mtp = false;  ///< the draft is the target's own multi-token-prediction layers
 };
 
 /// Disaggregated prefill and decode pools (DistServe / Splitwise): prefill instances emit the

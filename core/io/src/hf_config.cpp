@@ -258,6 +258,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
     if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
       m["first_dense_layers"] = k;
     }
+    if (const int k = optional_int(c, {"num_nextn_predict_layers"}, 0); k > 0) {
+      m["mtp_layers"] = k;
+    }
     if (const int step = optional_int(
             c, {"interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq"}, 1);
         step != 1) {

@@ -204,13 +204,23 @@ Parsed parse_request(const json& request) {
                                   {"hit_rate", s.prefix.hit_rate}};
   }
   if (const json* v = fe.find("speculative")) {
-    ObjectReader f(*v, "features.speculative",
-                   {"num_tokens", "acceptance_rate", "draft_model", "draft_cost_fraction"});
+    ObjectReader f(
+        *v, "features.speculative",
+        {"num_tokens", "acceptance_rate", "draft", "draft_model", "draft_cost_fraction"});
     s.speculative.num_tokens = f.integer("num_tokens");
     s.speculative.acceptance_rate = f.number("acceptance_rate");
     json out{{"num_tokens", s.speculative.num_tokens},
              {"acceptance_rate", s.speculative.acceptance_rate}};
-    if (const json* dm = f.find("draft_model")) {
+    if (f.find("draft")) {
+      // The model's own multi-token-prediction layers (DeepSeek MTP) draft the tokens.
+      s.speculative.mtp = f.choice<bool>("draft", {{"mtp", true}}, false);
+      for (const char* other : {"draft_model", "draft_cost_fraction"}) {
+        if (f.find(other))
+          throw SpecError(f.child(other),
+                          "give draft, draft_model or draft_cost_fraction, not two");
+      }
+      out["draft"] = "mtp";
+    } else if (const json* dm = f.find("draft_model")) {
       if (f.find("draft_cost_fraction")) {
         throw SpecError(f.child("draft_cost_fraction"),
                         "give draft_model or draft_cost_fraction, not both");

@@ -29,14 +29,37 @@ const char* name_of(std::initializer_list<std::pair<const char*, E>> table, E va
 
 ModelSpec read_model(const json& j, const std::string& path) {
   ObjectReader r(j, path,
-                 {"name", "num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim",
-                  "intermediate_size", "ffn", "vocab_size", "tie_embeddings", "max_context_tokens",
-                  "norm", "qkv_bias", "linear_bias", "position_embedding", "num_experts",
-                  "experts_per_token", "shared_experts", "shared_expert_intermediate_size",
-                  "dense_intermediate_size", "first_dense_layers", "moe_layer_interval",
-                  "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-                  "v_head_dim", "sliding_window_tokens", "local_attention",
-                  "global_attention_every"});
+                 {"name",
+                  "num_layers",
+                  "hidden_size",
+                  "num_heads",
+                  "num_kv_heads",
+                  "head_dim",
+                  "intermediate_size",
+                  "ffn",
+                  "vocab_size",
+                  "tie_embeddings",
+                  "max_context_tokens",
+                  "norm",
+                  "qkv_bias",
+                  "linear_bias",
+                  "position_embedding",
+                  "num_experts",
+                  "experts_per_token",
+                  "shared_experts",
+                  "shared_expert_intermediate_size",
+                  "dense_intermediate_size",
+                  "first_dense_layers",
+                  "moe_layer_interval",
+                  "kv_lora_rank",
+                  "q_lora_rank",
+                  "qk_rope_head_dim",
+                  "qk_nope_head_dim",
+                  "v_head_dim",
+                  "sliding_window_tokens",
+                  "local_attention",
+                  "global_attention_every",
+                  "mtp_layers"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
   m.num_layers = r.integer("num_layers");
@@ -66,6 +89,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.shared_expert_intermediate_size = r.integer("shared_expert_intermediate_size", 0);
   m.dense_intermediate_size = r.integer("dense_intermediate_size", 0);
   m.first_dense_layers = r.integer("first_dense_layers", 0);
+  m.mtp_layers = r.integer("mtp_layers", 0);
   m.moe_layer_interval = r.integer("moe_layer_interval", 1);
   m.kv_lora_rank = r.integer("kv_lora_rank", 0);
   m.q_lora_rank = r.integer("q_lora_rank", 0);
@@ -119,6 +143,7 @@ json model_to_json(const ModelSpec& m) {
       {"v_head_dim", m.v_head_dim},
       {"sliding_window_tokens", m.window_tokens},
       {"global_attention_every", m.global_attention_every},
+      {"mtp_layers", m.mtp_layers},
   };
   for (const auto& [key, value] : extra) {
     if (value != 0) j[key] = value;
