@@ -254,6 +254,39 @@ TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {
   expect_rejected(dense, "parallelism.ep: needs a MoE model (model.num_experts > 1) (got 2)");
 }
 
+TEST(Architectures, TensorParallelismAcrossNodesRunsItsAllReducesOverTheNetwork) {
+  // Llama-3.1-405B BF16 on H100 nodes of 8 GPUs, batch 16: TP 16 spans two nodes. Each GPU holds
+  // half of TP 8's weights (the embedding and LM head are vocab-parallel too) except two kinds
+  // that do not shrink: its KV head (8 KV heads over 16 GPUs: each is held twice), K and V of
+  // 128 x 16,384 at 2 B, 8,388,608 B per layer where half would be 4,194,304; and the norms,
+  // whole on every GPU (2 x 16,384 x 2 B per layer and the final 32,768 B: 8,290,304 B, of which
+  // TP 8's half counts 4,145,152). So TP 16 holds TP 8's / 2 + 126 x 4,194,304 + 4,145,152 =
+  // + 532,627,456 B. Each of the 2 x 126 all-reduces of a decode step (16 tokens x 16,384 x 2 B =
+  // 524,288 B) crosses InfiniBand, which costs more than inside a node's NVLink.
+  const ModelSpec llama = io::detail::resolve_model(io::json("llama-3.1-405b"), "model");
+  InferenceSpec s8 = inference(llama, "h100-sxm", 8, 2000, 2);
+  s8.batch_size = 16;
+  InferenceSpec s16 = s8;
+  s16.tp = s16.num_gpus = 16;
+  const InferenceResult r8 = estimate_inference(s8);
+  const InferenceResult r16 = estimate_inference(s16);
+  EXPECT_NEAR(r16.memory.weights_bytes - r8.memory.weights_bytes / 2, 532627456.0, 1.0);
+  EXPECT_GT(item(r16, "decode", "tp_comm").time_s, item(r8, "decode", "tp_comm").time_s);
+  // Without a scale-out network there is nothing to span nodes with; a group of partial nodes is
+  // refused (GPT-3's 96 heads divide by 12, which is not a multiple of 8).
+  InferenceSpec pcie = s16;
+  pcie.hardware = hw("l40s");
+  expect_rejected(pcie,
+                  "parallelism.tp: tensor parallelism across nodes needs a scale-out network; "
+                  "hardware.scaleout_nics_per_node is 0, so tp must be <= hardware.gpus_per_node "
+                  "(8) (got 16)");
+  InferenceSpec gpt3 = inference(io::detail::resolve_model(io::json("gpt-3-175b"), "model"),
+                                 "h100-sxm", 12, 1000, 2);
+  expect_rejected(gpt3,
+                  "parallelism.tp: must be a multiple of hardware.gpus_per_node (8) when it spans "
+                  "nodes (got 12)");
+}
+
 TEST(Architectures, SlidingWindowBoundsDecodeReadsAndKvMemory) {
   // Mistral-7B-v0.1 at context 8192 (prompt 8191, output 2): each of 32 layers reads only the
   // window, 4096 tokens · 8 KV heads · 256 (K and V) · 2 B = 16,777,216 B, plus Q and O of 32 heads

@@ -443,12 +443,15 @@ TEST(IoErrors, NumGpusDefaultsToTp) {
   EXPECT_EQ(out["result"]["replicas"], 1);
 }
 
-TEST(IoErrors, TpAcrossNodesIsNotModelled) {
+TEST(IoErrors, TpAcrossNodesNeedsAScaleOutNetwork) {
+  // The A100 preset has 8 NICs per node: TP 16 spans two nodes. The L40S preset has none.
   json r = base_request();
   r["parallelism"]["tp"] = 16;
   r["num_gpus"] = 16;
+  EXPECT_TRUE(envelope_of(r.dump()).at("ok").get<bool>());
+  r["hardware"] = "l40s";
   EXPECT_FAILURE(failure_of(r), "not_modelled", "parallelism.tp",
-                 "must be <= hardware.gpus_per_node (8) (got 16)");
+                 "so tp must be <= hardware.gpus_per_node (8) (got 16)");
 }
 
 TEST(IoErrors, Bf16ActivationsOnT4) {
