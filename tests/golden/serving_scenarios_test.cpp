@@ -33,6 +33,15 @@ json serving(const std::string& model, const std::string& hw, double rate, const
 
 double at(const json& r, const char* metric, const char* stat) { return r[metric][stat]; }
 
+/// DeepSeek-R1 with FP8 weights on 8 H200 (TP 8), prompts and outputs of fixed lengths.
+json deepseek_r1_fp8(double rate, const std::string& mode, int prompt_tokens, int output_tokens) {
+  json r = serving("deepseek-r1", "h200-sxm", rate, mode, 8, 8);
+  r["precision"] = {{"weights", "fp8"}};
+  r["workload"]["prompt_tokens"] = prompt_tokens;
+  r["workload"]["output_tokens"] = output_tokens;
+  return r;
+}
+
 TEST(ServingScenarioI2, I2_1LowLoadTailStaysNearTheMedian) {
   // Llama-2-7B, 1×A100, 2 req/s: ~2.4 sequences in flight of a ~16 req/s capacity, so requests
   // barely queue and P99 E2E stays within 30% of P50 (fixed lengths: the spread is interference).
@@ -156,10 +165,7 @@ TEST(ServingDeepSeekLayout, DataParallelAttentionWithExpertParallelismHoldsMoreS
   // all taken from the KV pool. So pool_tp - pool_dp = 9,178,710,016 B, with pool = capacity
   // tokens x bytes per token (to a 16-token block of either layout), and the KV-bound saturation
   // rate rises.
-  json r = serving("deepseek-r1", "h200-sxm", 2, "analytic", 8, 8);
-  r["precision"] = {{"weights", "fp8"}};
-  r["workload"]["prompt_tokens"] = 4000;
-  r["workload"]["output_tokens"] = 1000;
+  json r = deepseek_r1_fp8(2, "analytic", 4000, 1000);
   r["parallelism"]["ep"] = 8;
   const json tp = io::run(r);
   r["parallelism"]["dp_attention"] = true;
@@ -208,10 +214,7 @@ TEST(ServingScenarioI5, MtpDraftIsOneLayerOfTheModel) {
   // 576 x 7168 whole (15,138,816) and q_b, kv_b, o over 8 GPUs (21,495,808), the 16-bit router
   // 256 x 7168 x 2 B (3,670,016) and the [2h -> h] projection 2 x 7168^2 / 8 (12,845,056):
   // 1,467,940,864 B (+ norms). The KV per token grows by the MTP layer's own cache, 62/61.
-  json r = serving("deepseek-r1", "h200-sxm", 0.2, "simulate", 8, 8);
-  r["precision"] = {{"weights", "fp8"}};
-  r["workload"]["prompt_tokens"] = 1000;
-  r["workload"]["output_tokens"] = 500;
+  json r = deepseek_r1_fp8(0.2, "simulate", 1000, 500);
   r["workload"]["num_requests"] = 60;
   const json base = io::run(r);
   r["features"] = {
