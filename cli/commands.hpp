@@ -118,6 +118,9 @@ struct ServeOptions {
   std::optional<int> max_num_seqs, max_num_batched_tokens;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms;
   std::optional<int> concurrency;
+  std::string draft;                ///< speculative draft: "mtp" or a model preset id
+  std::optional<int> draft_tokens;  ///< k
+  std::optional<double> acceptance_rate;
   std::string arrival = "poisson";
   std::string engine, policy;
   std::optional<std::string> chunked_prefill;

@@ -104,6 +104,20 @@ json build_serve_request(const ServeOptions& o) {
   if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
   if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
   if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
+  if (!o.draft.empty()) {
+    json& spec = r["features"]["speculative"];
+    if (o.draft == "mtp") {
+      spec["draft"] = "mtp";
+    } else {
+      spec["draft_model"] = o.draft;
+    }
+    if (o.draft_tokens) spec["num_tokens"] = *o.draft_tokens;
+    if (o.acceptance_rate) spec["acceptance_rate"] = *o.acceptance_rate;
+  } else if (o.draft_tokens || o.acceptance_rate) {
+    throw SpecError(
+        "features.speculative",
+        "--draft-tokens and --acceptance-rate need --draft (mtp, or a model preset id)");
+  }
   return r;
 }
 
@@ -205,6 +219,13 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"decode_first", "prefill_first"}));
   sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
   sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
+  sub->add_option("--draft", o.draft,
+                  "Speculative decoding draft: mtp (the model's own multi-token-prediction layer) "
+                  "or a model preset id");
+  sub->add_option("--draft-tokens", o.draft_tokens, "Draft tokens per verify step (k)");
+  sub->add_option(
+      "--acceptance-rate", o.acceptance_rate,
+      "Probability that each draft token is accepted (DeepSeek reports 0.85-0.9 for MTP)");
   sub->add_flag("--simulate", o.simulate, "Run the discrete-event simulator");
   sub->add_option("--trace", o.trace_file,
                   "Trace CSV: arrival_s,prompt_tokens,output_tokens per line (implies --simulate)");

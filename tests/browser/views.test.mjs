@@ -360,6 +360,29 @@ test('serving view: share link round-trips', async () => {
   await p.done();
 });
 
+test('serving view: an MTP draft goes into the request for DeepSeek and is refused for a dense model', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  // Llama-3-8B has no multi-token-prediction layer: the core's error sits beside the draft select.
+  await page.selectOption('#sv-draft', 'features.speculative.draft="mtp"');
+  await page.fill('#sv-draft_tokens', '1');
+  await page.fill('#sv-acceptance', '0.85');
+  assert.match(await fieldError(page, 'sv-draft'), /features\.speculative\.draft: needs a model with multi-token-prediction layers/);
+  // DeepSeek-R1 fp8 on 8 H200 has one: the request carries the draft and the view computes.
+  await page.selectOption('#sv-model', 'deepseek-r1');
+  await page.selectOption('#sv-hardware', 'h200-sxm');
+  await page.fill('#sv-num_gpus', '8');
+  await page.fill('#sv-tp', '8');
+  await page.selectOption('#sv-weights', 'fp8');
+  await page.fill('#sv-rate', '1');
+  await sweepDone(page);
+  assert.equal(await fieldError(page, 'sv-draft'), '');
+  const req = await viewRequest(page, 'serving');
+  assert.deepEqual(req.features.speculative, { draft: 'mtp', num_tokens: 1, acceptance_rate: 0.85 });
+  await p.done();
+});
+
 test('switching tabs makes no request and keeps each view', async () => {
   const p = await openPage();
   const { page, requests } = p;
