@@ -18,13 +18,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool has_preset(std::string_view kind, std::string_view id) {
-  for (const json& p : io::presets().at(std::string(kind))) {
-    if (p.at("id") == id) return true;
-  }
-  return false;
-}
-
 /// "meta-llama/Llama-3.1-405B-Instruct-FP8 (Meta FP8)" → "llama-3.1-405b": the organisation,
 /// anything in parentheses, and the suffixes of fine-tuned or re-quantised checkpoints (same
 /// architecture) are dropped; spaces and underscores become dashes.
@@ -164,7 +157,7 @@ std::optional<std::string> model_preset_for(std::string_view model) {
   for (const auto& [alias, preset] : kAliases) {
     if (id == alias) return std::string(preset);
   }
-  if (has_preset("models", id)) return id;
+  if (io::find_preset("models", id)) return id;
   // A dated checkpoint of the same architecture (DeepSeek-R1-0528, DeepSeek-V3-0324,
   // Qwen3-235B-A22B-Instruct-2507) is its base model, unless the date is in a preset's id.
   const std::size_t n = id.size();
@@ -194,15 +187,11 @@ std::variant<json, std::string> row_model(const json& row, int context_tokens) {
 
 std::optional<std::string> hardware_preset_for(std::string_view gpu) {
   const std::string g = lower_case(gpu);
-  if (has_preset("hardware", g)) return g;
-  // A preset's alias ("B300-SXM", "RTX-PRO-6000-BSE", "H800").
-  for (const json& p : io::presets().at("hardware")) {
-    for (const json& a : p.value("aliases", json::array())) {
-      if (a == g) return p.at("id").get<std::string>();
-    }
-  }
+  // A preset by id or alias ("B300-SXM", "RTX-PRO-6000-BSE", "H800").
+  if (const json* p = io::find_preset("hardware", g)) return p->at("id").get<std::string>();
   // Order matters: "gb200" contains "b200", "l40s" contains "l4".
-  if (contains(g, "gb200")) return has_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
+  if (contains(g, "gb200"))
+    return io::find_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
   if (contains(g, "b200")) return "b200";
   if (contains(g, "h200")) return "h200-sxm";
   if (contains(g, "h100")) return contains(g, "pcie") ? "h100-pcie" : "h100-sxm";

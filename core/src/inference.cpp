@@ -470,8 +470,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // Linear layers in the weight type, per GPU (what the kernels read) and in the whole model.
   const auto sum = layer_ops::linear_params;
   auto linear = [&](int tp) {
-    // Data-parallel attention keeps the whole attention weights on every GPU.
-    const double attn = sum(layer_ops::attention_linears(m, s.dp_attention ? 1 : tp));
+    // Per GPU the shard's attention split (whole under data-parallel attention).
+    const double attn = sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
     const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
     const double shared = sum(layer_ops::ffn_linears(

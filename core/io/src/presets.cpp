@@ -143,22 +143,28 @@ const json& presets() {
   return all;
 }
 
-const json& preset(std::string_view kind, std::string_view id, const std::string& path) {
+const json* find_preset(std::string_view kind, std::string_view name) {
   const json& list = presets().at(std::string(kind));
-  std::vector<std::string> ids;
   for (const json& p : list) {
-    if (p.at("id") == id) return p;
-    ids.push_back(p.at("id").get<std::string>());
+    if (p.at("id") == name) return &p;
   }
   // The names people type ("4090", "RTX4090", "h100"): a preset's aliases, in any case.
-  std::string lower(id);
+  std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const json& p : list) {
-    if (p.at("id") == lower) return p;
+    if (p.at("id") == lower) return &p;
     for (const json& a : p.value("aliases", json::array())) {
-      if (a == lower) return p;
+      if (a == lower) return &p;
     }
   }
+  return nullptr;
+}
+
+const json& preset(std::string_view kind, std::string_view id, const std::string& path) {
+  if (const json* p = find_preset(kind, id)) return *p;
+  std::vector<std::string> ids;
+  for (const json& p : presets().at(std::string(kind)))
+    ids.push_back(p.at("id").get<std::string>());
   std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind == "engines" ? "engine" : kind) + " preset \"" +
                      std::string(id) + "\"";
   if (auto guess = detail::nearest(id, ids)) rule += " (did you mean \"" + *guess + "\"?)";

@@ -42,7 +42,9 @@ std::string handle(std::string_view request_text);
 
 /// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
 const json& presets();
-/// One preset by kind ("models", "hardware", "scenarios") and id; SpecError with a
+/// The preset of a kind named by its id or one of its `aliases` (any case), or null.
+const json* find_preset(std::string_view kind, std::string_view name);
+/// One preset by kind ("models", "hardware", "scenarios") and id or alias; SpecError with a
 /// "did you mean" suggestion when unknown.
 const json& preset(std::string_view kind, std::string_view id, const std::string& path);
 
