@@ -196,12 +196,10 @@ double acceptance_for(int k, double accepted) {
 std::variant<std::optional<json>, std::string> speculative_of(const json& row) {
   const json wl = row.value("workload", json::object());
   const std::string text = lower_case(json_string(wl, "speculative"));
-  if (text.empty() || text == "none") {
-    if (row_number(row.value("parallelism", json::object()), "mtp_layers") > 0 && text.empty()) {
-      return std::string("speculative decoding rows need the draft's acceptance; not predicted");
-    }
-    return std::optional<json>();
+  if (text.empty() && row_number(row.value("parallelism", json::object()), "mtp_layers") > 0) {
+    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
   }
+  if (text.empty() || text == "none") return std::optional<json>();
   const double accepted = row_number(row.value("related", json::object()), "mtp_acceptance_rate");
   const double k = number_after(text, "mtp");
   if (!contains(text, "mtp") || !std::isfinite(k) || k < 1 || !std::isfinite(accepted) ||
