@@ -193,7 +193,7 @@ json fitted_framework(const json& fit) {
     for (const json& s : a.at("sources")) sources.insert(s.get<std::string>());
     if (a.at("compute_scale").is_null()) continue;
     architectures[family] = {{"compute_scale", a.at("compute_scale")},
-                             {"attention_scale", attention}};
+                             {"attention_scale", a.at("attention_scale")}};
   }
   std::string source_list;
   for (const std::string& s : sources) source_list += (source_list.empty() ? "" : ", ") + s;
@@ -201,10 +201,10 @@ json fitted_framework(const json& fit) {
       {"schema_version", 1},
       {"id", "fitted"},
       {"name", "Trainer constants fitted on end-to-end training runs"},
-      {"source", "flopcast fit --training on every end-to-end training row of "
-                 "../shared/groundtruth/e2e (" +
-                     source_list + ": " + std::to_string(rows) +
-                     " rows), each source weighted alike"},
+      {"source",
+       "flopcast fit --training on every end-to-end training row of "
+       "../shared/groundtruth/e2e (" +
+           source_list + ": " + std::to_string(rows) + " rows), each source weighted alike"},
       {"notes",
        "Constants on top of Tier-0 kernel pricing, the same for every trainer (the pytorch_fsdp "
        "and megatron profiles take them too: per-trainer constants fitted on one source each "
@@ -221,7 +221,9 @@ json fitted_framework(const json& fit) {
       {"fit",
        {{"method",
          "attention_scale: the value of 1, 1.25, 1.5, 1.75, 2, 2.5, 3 with the least mean "
-         "|ln(predicted / measured)| (sources weighted alike); compute_scale of each architecture "
+         "|ln(predicted / measured)| (sources weighted alike), per architecture measured by at "
+         "least two sources and over all sources for `unmeasured`; compute_scale of each "
+         "architecture "
          "measured by at least two sources: exp of the sum over sources of their mean "
          "ln(measured / predicted) divided by (sources + 1), i.e. shrunk toward physics by one "
          "pseudo-source at 1, clamped to [1, 2.5]"},
@@ -233,7 +235,8 @@ json fitted_framework(const json& fit) {
         {"step_overhead_ms", 0},
         {"architectures", architectures},
         {"unmeasured",
-         {{"compute_scale", fit.at("unmeasured_compute_scale")}, {"attention_scale", attention}}}}}};
+         {{"compute_scale", fit.at("unmeasured_compute_scale")},
+          {"attention_scale", attention}}}}}};
 }
 
 /// Engine → source → the train rows a fit of that engine's overheads is fitted on. Training

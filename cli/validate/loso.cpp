@@ -200,11 +200,23 @@ std::vector<Residuals> residuals_per_attention(const std::vector<std::string>& f
 }
 
 struct TrainingFit {
-  double attention = 1.0;
-  std::map<std::string, double> scales;  ///< per architecture
+  double attention = 1.0;                    ///< architectures without a fit of their own
+  std::map<std::string, double> attentions;  ///< per architecture with a scale of its own
+  std::map<std::string, double> scales;      ///< per architecture; "" : the others
 };
 
-/// The attention multiplier and architecture scales that fit every source but `held_out` best.
+/// The residuals of one architecture alone.
+Residuals only(const Residuals& r, const std::string& family) {
+  Residuals out;
+  const auto it = r.find(family);
+  if (it != r.end()) out[family] = it->second;
+  return out;
+}
+
+/// The attention multipliers and architecture scales that fit every source but `held_out` best.
+/// Each architecture measured by enough sources gets its own multiplier (the attention kernels a
+/// trainer runs differ by GPU generation: FlashAttention-2 reaches a smaller share of the peak
+/// on Hopper than on Ampere); the others get the one that fits all sources together best.
 TrainingFit fit_training(const std::vector<Residuals>& per_attention, const std::string& held_out) {
   TrainingFit best;
   double best_loss = INFINITY;
@@ -213,7 +225,21 @@ TrainingFit fit_training(const std::vector<Residuals>& per_attention, const std:
     const double loss = fit_loss(per_attention[i], scales, held_out);
     if (loss < best_loss - 1e-9) {
       best_loss = loss;
-      best = TrainingFit{kAttentionGrid[i], scales};
+      best = TrainingFit{kAttentionGrid[i], {}, scales};
+    }
+  }
+  for (const auto& [family, by_source] : per_attention.front()) {
+    if (!best.scales.count(family)) continue;  // too few sources: the common constants
+    double family_loss = INFINITY;
+    for (std::size_t i = 0; i < per_attention.size(); ++i) {
+      const Residuals r = only(per_attention[i], family);
+      const auto scales = scales_without(r, held_out);
+      const double loss = fit_loss(r, scales, held_out);
+      if (loss < family_loss - 1e-9) {
+        family_loss = loss;
+        best.attentions[family] = kAttentionGrid[i];
+        best.scales[family] = scales.at(family);
+      }
     }
   }
   return best;
@@ -223,7 +249,8 @@ json scale_override(const TrainingFit& fit) {
   json o = physics_override(fit.attention);
   o["*"]["compute_scale"] = fit.scales.at("");  // architectures without a scale of their own
   for (const auto& [f, s] : fit.scales) {
-    if (!f.empty()) o["*@" + f] = {{"compute_scale", s}};  // every kernel, attention included
+    if (f.empty()) continue;  // every kernel, attention included
+    o["*@" + f] = {{"compute_scale", s}, {"attention_scale", fit.attentions.at(f)}};
   }
   return o;
 }
@@ -262,8 +289,10 @@ json fit_training_scales(const std::vector<std::string>& files) {
       sources.push_back(source);
     }
     const auto it = fit.scales.find(f);
+    const auto at = fit.attentions.find(f);
     out["architectures"][f] = {
         {"compute_scale", it != fit.scales.end() ? json(round6(it->second)) : json(nullptr)},
+        {"attention_scale", at != fit.attentions.end() ? json(at->second) : json(nullptr)},
         {"sources", sources},
         {"rows", rows}};
   }
@@ -343,6 +372,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       json used{{"attention_scale", fit.attention}};
       for (const auto& [f, s] : fit.scales) {
         used[f.empty() ? std::string("unmeasured") : f] = round6(s);
+        if (!f.empty()) used["attention_scale@" + f] = fit.attentions.at(f);
         fitted = fitted || s > 1;
       }
       scales_used[source] = used;
