@@ -24,12 +24,7 @@ std::string read_text(const std::string& path) {
 }
 
 json read_json_file(const std::string& path) {
-  try {
-    return json::parse(read_text(path));
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    throw SpecError("", "malformed JSON in " + (path == "-" ? std::string("stdin") : path) + ": " +
-                            e.what());
-  }
+  return io::parse_json(read_text(path), path == "-" ? std::string("stdin") : path);
 }
 
 void add_request_options(CLI::App& app, RequestOptions& o) {

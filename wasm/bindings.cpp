@@ -24,11 +24,7 @@ std::string envelope(F&& f) {
 }
 
 json parse(const std::string& text, const char* what) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    throw flopcast::SpecError("", std::string("malformed JSON in ") + what + ": " + e.what());
-  }
+  return flopcast::io::parse_json(text, what);
 }
 
 std::string estimate(const std::string& request) { return flopcast::io::handle(request); }

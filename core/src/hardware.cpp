@@ -20,6 +20,16 @@ void non_negative(const std::string& path, double si_value, double scale) {
   if (!std::isfinite(si_value) || si_value < 0) fail(path, "must be >= 0", si_value * scale);
 }
 
+/// Positive, then within physical bounds given in the field's unit: below `lo` times overflow or
+/// nothing could run, above `hi` capacities overflow the counts derived from them.
+void bounded(const std::string& path, double si_value, double scale, double lo, double hi) {
+  positive(path, si_value, scale);
+  const double v = si_value * scale;
+  if (!(v >= lo && v <= hi)) {
+    fail(path, "must be between " + format_number(lo) + " and " + format_number(hi), v);
+  }
+}
+
 }  // namespace
 
 void validate(const HardwareSpec& h, const std::string& path) {
@@ -28,15 +38,19 @@ void validate(const HardwareSpec& h, const std::string& path) {
     throw SpecError(p + "dense_peak_TFLOPS", "must name at least one data type (got {})");
   }
   for (const auto& [type, peak] : h.dense_peak) {
-    positive(p + "dense_peak_TFLOPS." + std::string(to_string(type)), peak.value, 1 / kTera);
+    // 1 GFLOP/s (a microcontroller) to 1 EFLOP/s per device.
+    bounded(p + "dense_peak_TFLOPS." + std::string(to_string(type)), peak.value, 1 / kTera, 1e-3,
+            1e6);
   }
-  positive(p + "hbm_GB", h.hbm_capacity.value, 1 / kGB);
-  positive(p + "hbm_bandwidth_GBps", h.hbm_bandwidth.value, 1 / kGB);
+  bounded(p + "hbm_GB", h.hbm_capacity.value, 1 / kGB, 1e-3, 1e5);  // 1 MB to 100 TB
+  bounded(p + "hbm_bandwidth_GBps", h.hbm_bandwidth.value, 1 / kGB, 0.1, 1e6);
   non_negative(p + "l2_cache_MB", h.l2_cache.value, 1 / kMB);
+  if (h.l2_cache.value / kMB > 1e5)
+    fail(p + "l2_cache_MB", "must be <= 100000", h.l2_cache.value / kMB);
   if (h.num_sms < 1 || h.num_sms > 100'000) {
     fail(p + "num_sms", "must be between 1 and 100000", h.num_sms);
   }
-  positive(p + "scaleup_bandwidth_GBps", h.scaleup_bandwidth.value, 1 / kGB);
+  bounded(p + "scaleup_bandwidth_GBps", h.scaleup_bandwidth.value, 1 / kGB, 1e-3, 1e6);
   non_negative(p + "scaleup_latency_us", h.scaleup_latency_s, 1 / kMicro);
   if (h.gpus_per_node < 1 || h.gpus_per_node > 1024) {
     fail(p + "gpus_per_node", "must be between 1 and 1024", h.gpus_per_node);
@@ -45,7 +59,7 @@ void validate(const HardwareSpec& h, const std::string& path) {
     fail(p + "scaleout_nics_per_node", "must be between 0 and 64", h.scaleout_nics_per_node);
   }
   if (h.scaleout_nics_per_node > 0) {
-    positive(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
+    bounded(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB, 1e-3, 1e7);
   } else {
     non_negative(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
   }

@@ -168,7 +168,7 @@ Workload make_workload(const ServingSpec& spec, int instances) {
 /// Erlang C: probability that an arrival waits with c servers at offered load a < c.
 double erlang_c(double c, double a) {
   if (a <= 0) return 0;
-  const int servers = static_cast<int>(std::floor(c));
+  const int servers = static_cast<int>(std::clamp(std::floor(c), 0.0, 1e9));
   double b = 1;  // Erlang B by the stable recursion
   for (int k = 1; k <= servers; ++k) b = a * b / (k + a * b);
   const double rho = a / servers;
@@ -347,7 +347,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double block = setup.inference.kv_block_tokens;
   const double per_seq_tokens = std::max(1.0, m.c_mean - w.hit_tokens) + block / 2;
   const double b_kv = setup.kv_capacity_tokens / per_seq_tokens;
-  r.max_batch_kv = static_cast<int>(std::floor(b_kv));
+  r.max_batch_kv = static_cast<int>(std::clamp(std::floor(b_kv), 0.0, 1e9));  // no int overflow
   const double tokens_per_seq_step =
       (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
   const double b_budget = spec.engine.max_num_batched_tokens / tokens_per_seq_step;

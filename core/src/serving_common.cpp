@@ -370,7 +370,9 @@ ServingSetup make_setup(const ServingSpec& spec) {
     st.kv_bytes_per_token *= 1.0 + double(inf.model.mtp_layers) / inf.model.num_layers;
   }
   const double block_bytes = inf.kv_block_tokens * st.kv_bytes_per_token;
-  st.kv_blocks = free > 0 ? static_cast<long long>(std::floor(free / block_bytes)) : 0;
+  // Clamped: a long long holds 9.2e18; 1e15 blocks is far past any memory (and stays exact).
+  st.kv_blocks =
+      free > 0 ? static_cast<long long>(std::min(std::floor(free / block_bytes), 1e15)) : 0;
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;
   st.fits = st.kv_blocks > 0;
   if (!st.fits) {

@@ -75,11 +75,11 @@ class Timeline {
  public:
   explicit Timeline(int points) : cap_(static_cast<std::size_t>(points)) {}
   void add(double t, double batch, double kv, double waiting) {
-    std::size_t i = static_cast<std::size_t>(t / width_);
-    while (i >= cap_) {
-      merge();
-      i = static_cast<std::size_t>(t / width_);
-    }
+    // A bucket index past the cap is never cast (a double beyond size_t is undefined
+    // behaviour): the width doubles until t falls inside; the loop ends for any finite t.
+    if (!std::isfinite(t) || t < 0) return;
+    while (t / width_ >= static_cast<double>(cap_)) merge();
+    const auto i = static_cast<std::size_t>(t / width_);
     if (buckets_.size() <= i) buckets_.resize(i + 1);
     Bucket& b = buckets_[i];
     b.n += 1;

@@ -84,6 +84,81 @@ TEST(IoErrors, NaNLiteralIsMalformedJson) {
   EXPECT_FAILURE(failure_of_text(text), "invalid_json", "", "malformed JSON");
 }
 
+// Issue 12, defect 1: 65,000 nested arrays overflowed the stack (segfault natively, a RangeError
+// and a leak in WebAssembly). The parser stops at kMaxJsonDepth (64) levels, before any recursion.
+TEST(IoErrors, DeepNestingIsRejectedBeforeAnyRecursion) {
+  const auto nested = [](int levels) {
+    return "{\"task\":" + std::string(levels, '[') + std::string(levels, ']') + "}";
+  };
+  EXPECT_FAILURE(failure_of_text(nested(70000)), "invalid_json", "",
+                 "malformed JSON: nested deeper than 64 levels");
+  // 63 arrays inside the top-level object: 64 levels, allowed; the task is then simply wrong.
+  EXPECT_FAILURE(failure_of_text(nested(63)), "invalid_request", "task", "must be a string");
+  EXPECT_FAILURE(failure_of_text(nested(64)), "invalid_json", "", "nested deeper than 64");
+}
+
+// Issue 12, defect 7: duplicate keys were accepted (last wins), and a NUL ended the input early.
+TEST(IoErrors, DuplicateKeysAndTrailingBytesAreRejected) {
+  EXPECT_FAILURE(failure_of_text(R"({"task":"inference","task":"training"})"), "invalid_request",
+                 "task", "task: duplicate key");
+  EXPECT_FAILURE(failure_of_text(R"({"task":"inference","model":{"a":[{"b":1},{"b":1,"b":2}]}})"),
+                 "invalid_request", "model.a[1].b", "duplicate key");
+  std::string text = base_request().dump();
+  ASSERT_TRUE(envelope_of(text).at("ok").get<bool>());
+  EXPECT_FAILURE(failure_of_text(text + std::string(1, '\0') + "garbage"), "invalid_json", "",
+                 "NUL byte at offset " + std::to_string(text.size()));
+  EXPECT_FAILURE(failure_of_text(text + " x"), "invalid_json", "", "malformed JSON");
+  EXPECT_FAILURE(failure_of_text(std::string(io::kMaxRequestBytes + 1, ' ')), "invalid_json", "",
+                 "more than the 1048576 a request may have");
+}
+
+// Issue 12, defect 6: the empty key had an empty path; control characters and bidirectional
+// overrides from the request reached the terminal raw; a long unknown id was echoed whole.
+TEST(IoErrors, MessagesAreEscapedAndShort) {
+  json r = base_request();
+  r[""] = 1;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "\"\"", "\"\": unknown key");
+  r = base_request();
+  r["model"] = "llama\x1b[31m\xe2\x80\xae";
+  const Failure f = failure_of(r);
+  EXPECT_EQ(f.path, "model");
+  EXPECT_TRUE(contains(f.message, "\"llama\\u001b[31m\\u202e\"")) << f.message;
+  EXPECT_EQ(f.message.find('\x1b'), std::string::npos);
+  r = base_request();
+  r[std::string(100000, 'k')] = 1;
+  const Failure k = failure_of(r);
+  EXPECT_EQ(k.code, "invalid_request");
+  EXPECT_LE(k.path.size(), SpecError::kMaxPathBytes + 3);  // cut, "..." marking the cut
+  EXPECT_TRUE(contains(k.path, "kkk...")) << k.path.substr(0, 200);
+}
+
+// Issue 12, defects 2 and 3: capacities and rates outside physical bounds overflowed integer
+// counts (hbm_GB 1e9: max batch -2147483648) or gave infinite times written as null.
+TEST(IoErrors, HardwareOutsidePhysicalBounds) {
+  json r = base_request();
+  json hw = custom_hardware();
+  hw["hbm_GB"] = 1e9;
+  r["hardware"] = hw;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.hbm_GB",
+                 "hardware.hbm_GB: must be between 0.001 and 100000 (got 1e+09)");
+  hw = custom_hardware();
+  hw["dense_peak_TFLOPS"]["bf16"] = 2.2e-308;
+  r["hardware"] = hw;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.dense_peak_TFLOPS.bf16",
+                 "must be between 0.001 and 1000000");
+  hw = custom_hardware();
+  hw["hbm_bandwidth_GBps"] = -1;  // the documented form stays
+  r["hardware"] = hw;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.hbm_bandwidth_GBps",
+                 "hardware.hbm_bandwidth_GBps: must be > 0 (got -1)");
+  json c{{"task", "collective"},
+         {"hardware", "h100-sxm"},
+         {"collective", {{"op", "all_reduce"}, {"bytes", 1 << 20}, {"ranks", 16}}},
+         {"network", {{"nic_bandwidth_Gbps", 5e-324}}}};
+  EXPECT_FAILURE(failure_of(c), "invalid_request", "network.nic_bandwidth_Gbps",
+                 "must be between 0.001 and 10000000");
+}
+
 TEST(IoErrors, TopLevelMustBeAnObject) {
   EXPECT_FAILURE(failure_of(json::array({1, 2})), "invalid_request", "",
                  "a request must be a JSON object (got [1,2])");

@@ -61,6 +61,26 @@ test('malformed JSON is invalid_json', () => {
   assert.equal(out.error.path, '');
 });
 
+// Issue 12: ~4,830 nested levels threw a RangeError out of the module (not an envelope) and
+// leaked ~300 KB a call, until every call failed. Now an invalid_json envelope, and the module
+// stays healthy after thousands of them.
+test('deep nesting is an invalid_json envelope, thousands of times, without a leak', () => {
+  const deep = '{"task":' + '['.repeat(10000) + ']'.repeat(10000) + '}';
+  for (let i = 0; i < 3000; i++) {
+    const out = call('estimate', deep);
+    assert.equal(out.ok, false);
+    assert.equal(out.error.code, 'invalid_json');
+    assert.equal(out.error.message, 'malformed JSON: nested deeper than 64 levels');
+  }
+  const hf = call('model_from_hf_config', '['.repeat(10000) + ']'.repeat(10000), 'config.json');
+  assert.equal(hf.ok, false);
+  assert.equal(hf.error.code, 'invalid_json');
+  const link = call('decode_link', 'v=1&model=' + encodeURIComponent('{"a":' + '['.repeat(5000)));
+  assert.equal(link.ok, true);
+  assert.match(link.result.errors[0].message, /nested deeper than 64 levels/);
+  assert.equal(call('estimate', baseRequest).ok, true);
+});
+
 test('presets lists 41 models, 29 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);

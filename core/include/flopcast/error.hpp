@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -17,11 +18,23 @@ class Error : public std::runtime_error {
 /// `<path>: <rule> (got <value>)`.
 class SpecError : public Error {
  public:
-  SpecError(std::string path, const std::string& rule)
-      : Error(path.empty() ? rule : path + ": " + rule), path_(std::move(path)) {}
+  SpecError(const std::string& path, const std::string& rule)
+      : SpecError(Safe{safe_text(path, kMaxPathBytes), safe_text(rule, kMaxRuleBytes)}) {}
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
+  /// `text` fit to show in a terminal or beside a field: control characters and bidirectional
+  /// overrides escaped as \u00XX / \u202E (a request cannot drive the terminal or reorder
+  /// what the user reads), cut to `max_bytes` on a character boundary, "..." marking the cut.
+  static std::string safe_text(const std::string& text, std::size_t max_bytes);
+  static constexpr std::size_t kMaxPathBytes = 160;
+  static constexpr std::size_t kMaxRuleBytes = 2000;
+
  private:
+  struct Safe {
+    std::string path, rule;
+  };
+  explicit SpecError(Safe s)
+      : Error(s.path.empty() ? s.rule : s.path + ": " + s.rule), path_(std::move(s.path)) {}
   std::string path_;
 };
 

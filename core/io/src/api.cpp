@@ -53,15 +53,7 @@ json run(const json& request) {
   fail("task", rule, "\"" + name + "\"");
 }
 
-json run_text(std::string_view text) {
-  json request;
-  try {
-    request = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    throw SpecError("", std::string("malformed JSON: ") + e.what());
-  }
-  return run(request);
-}
+json run_text(std::string_view text) { return run(parse_json(text)); }
 
 ErrorInfo describe_current_exception() noexcept {
   try {

@@ -73,18 +73,7 @@ CollectiveKind read_op(const ObjectReader& r) {
 void apply_network(const json& j, HardwareSpec& hw) {
   ObjectReader n(j, "network", {"link", "nics_per_node", "nic_bandwidth_Gbps", "latency_us"});
   hw.scaleout_link = n.string("link", hw.scaleout_link);
-  hw.scaleout_nics_per_node = n.integer("nics_per_node", hw.scaleout_nics_per_node);
-  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
-    fail("network.nics_per_node", "must be between 0 and 64", hw.scaleout_nics_per_node);
-  }
-  const double gbps = n.number("nic_bandwidth_Gbps", hw.scaleout_nic_bandwidth.value * 8 / kGB);
-  if (gbps < 0 || (hw.scaleout_nics_per_node > 0 && !(gbps > 0))) {
-    fail("network.nic_bandwidth_Gbps", "must be > 0", gbps);
-  }
-  hw.scaleout_nic_bandwidth = BytesPerSecond(gbps * kGB / 8);
-  const double latency_us = n.number("latency_us", hw.scaleout_latency_s / kMicro);
-  if (latency_us < 0) fail("network.latency_us", "must be >= 0", latency_us);
-  hw.scaleout_latency_s = latency_us * kMicro;
+  read_network_fields(n, hw);
   hw.scaleout_fabric = FabricModel{};
   attach_collective_fits(hw);
 }

@@ -105,9 +105,10 @@ json typed_value(const Field& f, const std::string& text) {
     case Kind::spec:
       if (!text.empty() && text.front() == '{') {
         try {
-          return json::parse(text);
-        } catch (const json::exception&) {
-          throw SpecError(f.key, "must be a preset id or a JSON object (got malformed JSON)");
+          return parse_json(text);
+        } catch (const SpecError& e) {
+          throw SpecError(
+              f.key, std::string("must be a preset id or a JSON object (got ") + e.what() + ")");
         }
       }
       return text;
@@ -162,8 +163,14 @@ json decode_link(std::string_view fragment) {
   json errors = json::array();
   std::vector<std::string> seen;
   auto error = [&](const std::string& path, const std::string& message) {
-    errors.push_back({{"path", path}, {"message", message}});
+    errors.push_back({{"path", SpecError::safe_text(path, SpecError::kMaxPathBytes)},
+                      {"message", SpecError::safe_text(message, SpecError::kMaxRuleBytes)}});
   };
+  if (fragment.size() > kMaxRequestBytes) {
+    error("", "link: " + std::to_string(fragment.size()) + " characters, more than the " +
+                  std::to_string(kMaxRequestBytes) + " a link may have");
+    return json{{"request", request}, {"errors", errors}};
+  }
   while (!fragment.empty()) {
     const std::size_t amp = fragment.find('&');
     const std::string_view pair = fragment.substr(0, amp);

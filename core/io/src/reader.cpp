@@ -24,8 +24,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& options) {
   // A truncated id ("h100" for "h100-sxm") is the likeliest slip: prefer the shortest option
-  // that starts with the word.
+  // that starts with the word. No word this long is a slip of a short one (and the edit distance
+  // is quadratic in it).
   std::optional<std::string> best;
+  if (word.size() > 128) return best;
   if (!word.empty()) {
     for (const auto& option : options) {
       if (option.size() > word.size() && option.compare(0, word.size(), word) == 0 &&
@@ -47,7 +49,8 @@ std::optional<std::string> nearest(std::string_view word, const std::vector<std:
 }
 
 std::string describe_value(const json& j) {
-  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  // ASCII only: control characters and anything that could reorder the text come out escaped.
+  std::string text = j.dump(-1, ' ', true, json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
 }
@@ -68,7 +71,8 @@ ObjectReader::ObjectReader(const json& j, std::string path,
 }
 
 std::string ObjectReader::child(const char* key) const {
-  return path_.empty() ? std::string(key) : path_ + "." + key;
+  const std::string k = *key != '\0' ? std::string(key) : std::string("\"\"");  // the empty key
+  return path_.empty() ? k : path_ + "." + k;
 }
 
 const json* ObjectReader::find(const char* key) const {

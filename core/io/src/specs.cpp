@@ -153,6 +153,26 @@ json model_to_json(const ModelSpec& m) {
   return j;
 }
 
+void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {
+  hw.scaleout_nics_per_node = n.integer("nics_per_node", hw.scaleout_nics_per_node);
+  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
+    fail(n.child("nics_per_node"), "must be between 0 and 64", hw.scaleout_nics_per_node);
+  }
+  const double gbps = n.number("nic_bandwidth_Gbps", hw.scaleout_nic_bandwidth.value * 8 / kGB);
+  if (gbps < 0 || (hw.scaleout_nics_per_node > 0 && !(gbps > 0))) {
+    fail(n.child("nic_bandwidth_Gbps"), "must be > 0", gbps);
+  }
+  if (hw.scaleout_nics_per_node > 0 && !(gbps >= 1e-3 && gbps <= 1e7)) {
+    fail(n.child("nic_bandwidth_Gbps"), "must be between 0.001 and 10000000", gbps);
+  }
+  hw.scaleout_nic_bandwidth = BytesPerSecond(gbps * kGB / 8);
+  const double latency_us = n.number("latency_us", hw.scaleout_latency_s / kMicro);
+  if (!(latency_us >= 0 && latency_us <= 1e6)) {
+    fail(n.child("latency_us"), "must be between 0 and 1000000", latency_us);
+  }
+  hw.scaleout_latency_s = latency_us * kMicro;
+}
+
 HardwareSpec read_hardware(const json& j, const std::string& path) {
   ObjectReader r(j, path,
                  {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",

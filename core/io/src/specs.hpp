@@ -18,8 +18,14 @@ namespace flopcast::io::detail {
 
 using nlohmann::json;
 
+class ObjectReader;
+
 /// Strict readers: every key checked, units converted once to SI.
 ModelSpec read_model(const json& j, const std::string& path);
+/// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
+/// hardware's scale-out fields, each checked under its own key.
+void read_network_fields(const ObjectReader& n, HardwareSpec& hw);
+
 HardwareSpec read_hardware(const json& j, const std::string& path);
 /// Resolves a preset id (string) or reads an object; `kind` is "models" or "hardware".
 ModelSpec resolve_model(const json& j, const std::string& path);
@@ -42,7 +48,6 @@ void attach_collective_fits(HardwareSpec& h);
 /// Engine profiles (presets/engines/<id>.json).
 EngineProfile read_engine_profile(const json& doc, const std::string& path);
 /// An `engine` object's optional `kernel_fixed_us` into `e` (validate(EngineProfile) checks it).
-class ObjectReader;
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
 /// The tier of a request's engine: the profile's, or 0 once the request sets any of the overheads
 /// (step, request, per kernel) that a Tier-1 profile fitted.

@@ -164,18 +164,7 @@ void read_network(const ObjectReader& r, TrainingSpec& s) {
   HardwareSpec& hw = s.hardware;
   // Each GPU keeps its own NIC share: fewer GPUs per node, fewer NICs (unless `network` says).
   hw = with_gpus_per_node(hw, s.gpus_per_node);
-  hw.scaleout_nics_per_node = nr.integer("nics_per_node", hw.scaleout_nics_per_node);
-  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
-    fail(nr.child("nics_per_node"), "must be between 0 and 64", hw.scaleout_nics_per_node);
-  }
-  const double gbps = nr.number("nic_bandwidth_Gbps", hw.scaleout_nic_bandwidth.value * 8 / kGB);
-  if (!(gbps > 0) && hw.scaleout_nics_per_node > 0) {
-    fail(nr.child("nic_bandwidth_Gbps"), "must be > 0", gbps);
-  }
-  hw.scaleout_nic_bandwidth = BytesPerSecond(gbps * kGB / 8);
-  const double latency_us = nr.number("latency_us", hw.scaleout_latency_s / kMicro);
-  if (latency_us < 0) fail(nr.child("latency_us"), "must be >= 0", latency_us);
-  hw.scaleout_latency_s = latency_us * kMicro;
+  read_network_fields(nr, hw);
   s.cluster = cluster_of(hw);
   s.cluster.gpus_per_node = s.gpus_per_node;
 }

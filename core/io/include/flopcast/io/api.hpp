@@ -4,6 +4,7 @@
 /// The one JSON layer shared by the CLI and the WebAssembly module: both call these functions, so
 /// the same request gives the same response, byte for byte.
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -26,7 +27,17 @@ double round6(double x);
 /// Throws flopcast::SpecError (invalid input, with the field's path) or flopcast::Error.
 json run(const json& request);
 
-/// Parses `text` as JSON (SpecError with path "" on malformed JSON) and runs it.
+/// Limits a request document is held to before any work (docs/schema.md, "Input limits").
+inline constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;  ///< 1 MiB
+inline constexpr int kMaxJsonDepth = 64;  ///< nested objects and arrays
+
+/// Parses a request document strictly: at most kMaxRequestBytes and kMaxJsonDepth levels, no
+/// duplicate key, nothing but whitespace after the value. SpecError with path "" and a message
+/// starting "malformed JSON[ in <where>]: " on malformed or oversized text; with the key's path
+/// on a duplicate key.
+json parse_json(std::string_view text, std::string_view where = {});
+
+/// Parses `text` with parse_json and runs it.
 json run_text(std::string_view text);
 
 /// Machine-readable description of a caught exception.
