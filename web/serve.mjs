@@ -65,11 +65,23 @@ if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
 }
 const rootReal = fs.realpathSync(root);
 
+// Sent with every response: the page's own CSP (index.html carries it as a meta tag too) plus
+// what a meta tag cannot say: no framing (clickjacking), no MIME sniffing, no referrer.
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; " +
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; " +
+    "frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-cache',
+};
+
 function send(res, status, body, headers = {}) {
   res.writeHead(status, {
     'Content-Type': 'text/plain; charset=utf-8',
-    'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': 'no-cache',
+    ...SECURITY_HEADERS,
     ...headers,
   });
   res.end(body);
@@ -135,8 +147,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, {
       'Content-Type': type,
       'Content-Length': st.size,
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-cache',
+      ...SECURITY_HEADERS,
     });
     if (req.method === 'HEAD') {
       res.end();

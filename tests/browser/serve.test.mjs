@@ -63,12 +63,25 @@ function get(rawPath) {
     const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method: 'GET' }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body: Buffer.concat(chunks).toString() }));
+      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], headers: res.headers, body: Buffer.concat(chunks).toString() }));
     });
     req.on('error', reject);
     req.end();
   });
 }
+
+// Issue 12: the CSP was a meta tag only (no frame-ancestors: the page could be framed) and the
+// server sent no X-Frame-Options or Referrer-Policy.
+test('every response carries the security headers', async () => {
+  for (const p of ['/', '/app.js', '/flopcast.wasm', '/no-such-file', '/../secret.txt']) {
+    const r = await get(p);
+    assert.match(r.headers['content-security-policy'] ?? '', /frame-ancestors 'none'/, p);
+    assert.match(r.headers['content-security-policy'], /default-src 'self'/, p);
+    assert.equal(r.headers['x-frame-options'], 'DENY', p);
+    assert.equal(r.headers['x-content-type-options'], 'nosniff', p);
+    assert.equal(r.headers['referrer-policy'], 'no-referrer', p);
+  }
+});
 
 test('serves files with the right MIME types', async () => {
   const cases = {
