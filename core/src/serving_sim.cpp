@@ -221,6 +221,16 @@ struct ServingSimulation::State {
       r.computed = r.cached;
       r.target = r.prompt;
     }
+    // Bounded work, checked before any step: every generated token is a sequence in a step.
+    double generated = 0;
+    for (const Req& r : reqs) generated += r.output;
+    if (generated > kMaxSimOutputTokens) {
+      fail(spec.arrival.kind == ArrivalKind::trace ? "workload.arrival.requests"
+                                                   : "workload.num_requests",
+           "the simulation may generate at most 5e8 tokens in all (num_requests x output_tokens); "
+           "simulate fewer or shorter requests",
+           generated);
+    }
   }
 
   void make_instances() {
@@ -658,7 +668,8 @@ struct ServingSimulation::State {
       const double t_arrival = next_arrival < reqs.size() ? reqs[next_arrival].arrival : kInf;
       const double t_event = events.empty() ? kInf : events.top().t;
       if (t_arrival == kInf && t_event == kInf) return true;
-      if (steps > kMaxSimSteps) {
+      // Preemptions recompute prompts: the work cap holds at run time too (steps × batch).
+      if (steps > kMaxSimSteps || batch_sum > 2 * kMaxSimOutputTokens) {
         throw NotModelledError("workload.num_requests",
                                "the simulation exceeded " + std::to_string(kMaxSimSteps) +
                                    " steps; simulate fewer requests");

@@ -53,6 +53,27 @@ TEST(ServingErrors, MtpDraftNeedsMtpLayersAndIsOneChoiceOfThree) {
             "draft_cost_fraction, not two");
 }
 
+// Issue 12, defect 5: a valid 652-byte request (200,000 requests x 100,000 output tokens) ran the
+// simulator for 5 minutes. Its work, 2·10^10 generated tokens, is refused before any step; the
+// same request at 2,000 requests x 100 tokens (2·10^5) runs.
+TEST(ServingErrors, SimulationWorkIsBoundedBeforeAnyStep) {
+  json r{{"task", "serving"},
+         {"mode", "simulate"},
+         {"model", "llama-3.1-8b"},
+         {"hardware", "h100-sxm"},
+         {"workload",
+          {{"arrival", {{"kind", "concurrency"}, {"concurrency", 256}}},
+           {"prompt_tokens", 100},
+           {"output_tokens", 100000},
+           {"num_requests", 200000}}}};
+  EXPECT_EQ(error_of(r),
+            "workload.num_requests: the simulation may generate at most 5e8 tokens in all "
+            "(num_requests x output_tokens); simulate fewer or shorter requests (got 20000000000)");
+  r["workload"]["output_tokens"] = 100;
+  r["workload"]["num_requests"] = 2000;
+  EXPECT_EQ(error_of(r), "no error");
+}
+
 // ---- Samplers ----
 
 struct Moments {

@@ -138,6 +138,9 @@ inline constexpr int kMaxSimRequests = 200'000;
 inline constexpr int kMaxTraceRequests = 200'000;
 inline constexpr double kMaxSimDuration_s = 7.0 * 24 * 3600;
 inline constexpr int kMaxSimSteps = 20'000'000;
+/// The simulator's work: tokens generated in all (Σ output_tokens), each one a sequence in one
+/// step. ~5·10^7 a second natively, so at most ~10 s (the page's worker: ~20 s).
+inline constexpr double kMaxSimOutputTokens = 5e8;
 inline constexpr int kMaxReplicas = 1024;
 inline constexpr int kMaxTimelinePoints = 4096;
 
