@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What every successful result of the JSON entry point must satisfy, whatever the request: the
+// fuzz target traps on a violation, the property test reports it. Header-only (the fuzz build
+// links no test library).
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace flopcast::test {
+
+namespace invariants_detail {
+
+using nlohmann::json;
+
+inline std::string non_finite(const json& j, const std::string& path) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) return path + " is not finite";
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (auto e = non_finite(v, path + "." + k); !e.empty()) return e;
+    }
+  }
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (auto e = non_finite(j[i], path + "[" + std::to_string(i) + "]"); !e.empty()) return e;
+    }
+  }
+  return {};
+}
+
+inline bool number(const json& r, const char* key) {
+  return r.contains(key) && r.at(key).is_number();
+}
+
+/// A number > 0 (strict: a time or a rate of a result that fits).
+inline std::string positive(const json& r, const char* key, const std::string& task) {
+  if (!number(r, key)) return task + "." + key + " is not a number";
+  if (!(r.at(key).get<double>() > 0)) return task + "." + key + " is not > 0";
+  return {};
+}
+
+/// {low, high} holds `point` (each 6-significant-digit rounded: a relative slack of 1e-5).
+inline std::string holds(const json& band, double point, const std::string& path) {
+  if (!band.is_object() || !band.contains("low") || !band.contains("high")) return {};
+  const double lo = band.at("low").get<double>(), hi = band.at("high").get<double>();
+  const double slack = 1e-5 * std::fabs(point);
+  if (!(lo <= hi)) return path + ": band low > high";
+  if (point < lo - slack || point > hi + slack) return path + ": point outside its band";
+  return {};
+}
+
+}  // namespace invariants_detail
+
+/// "" when `result` (the `result` of an ok envelope) is physically possible, else what is not.
+inline std::string violation(const nlohmann::json& result) {
+  using namespace invariants_detail;
+  if (!result.is_object()) return "result is not an object";
+  if (auto e = non_finite(result, "result"); !e.empty()) return e;
+  const std::string task = result.value("task", std::string());
+  const json interval = result.value("interval", json(nullptr));
+  std::string e;
+  if (task == "inference") {
+    for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s"}) {
+      if (e = positive(result, k, task); !e.empty()) return e;
+      if (interval.is_object() && interval.contains(k)) {
+        if (e = holds(interval.at(k), result.at(k).get<double>(), std::string("interval.") + k);
+            !e.empty()) {
+          return e;
+        }
+      }
+    }
+  } else if (task == "training") {
+    for (const char* k : {"step_time_s", "tokens_per_s", "mfu", "hfu"}) {
+      if (e = positive(result, k, task); !e.empty()) return e;
+    }
+    if (result.at("mfu").get<double>() > 1) return "training.mfu > 1";
+    if (result.at("hfu").get<double>() > 1) return "training.hfu > 1";
+    if (interval.is_object()) {
+      for (const char* k : {"step_time_s", "tokens_per_s", "mfu"}) {
+        if (!interval.contains(k)) continue;
+        if (e = holds(interval.at(k), result.at(k).get<double>(), std::string("interval.") + k);
+            !e.empty()) {
+          return e;
+        }
+      }
+    }
+  } else if (task == "collective") {
+    if (e = positive(result, "time_us", task); !e.empty()) return e;
+  } else if (task == "serving") {
+    const bool fits = result.value("fits", false), saturated = result.value("saturated", true);
+    for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"}) {
+      const json& v = result.at(k);
+      if (v.is_null()) {
+        // Null latencies only where the schema says: no steady state (saturated) or no fit.
+        if (fits && !saturated) return std::string("serving.") + k + " is null but not saturated";
+        continue;
+      }
+      for (const char* q : {"mean", "p50", "p90", "p99"}) {
+        if (!number(v, q) || v.at(q).get<double>() < 0) {
+          return std::string("serving.") + k + "." + q + " is not a number >= 0";
+        }
+      }
+      if (!(v.at("p50").get<double>() <= v.at("p90").get<double>() * (1 + 1e-5) &&
+            v.at("p90").get<double>() <= v.at("p99").get<double>() * (1 + 1e-5))) {
+        return std::string("serving.") + k + ": percentiles out of order";
+      }
+      if (interval.is_object() && interval.contains(k)) {
+        for (const char* q : {"mean", "p50", "p99"}) {
+          if (!interval.at(k).contains(q)) continue;
+          if (e = holds(interval.at(k).at(q), v.at(q).get<double>(),
+                        std::string("interval.") + k + "." + q);
+              !e.empty()) {
+            return e;
+          }
+        }
+      }
+    }
+  } else {
+    return "result.task is \"" + task + "\"";
+  }
+  return {};
+}
+
+}  // namespace flopcast::test
