@@ -385,8 +385,10 @@ struct Accumulator {
       it->flops += weight * op.flops.value;
       it->bytes += weight * op.bytes.value;
       if (op.bound == Bound::compute) it->bound = Bound::compute;
-      low_s += weight * op.time.value * std::exp(op.log_residual_p10);
-      high_s += weight * op.time.value * std::exp(op.log_residual_p90);
+      // A band holds its estimate: where an op's measured errors all lean one way (Tier 0 slower
+      // than every measurement), its band reaches from the estimate to where they lie.
+      low_s += weight * op.time.value * std::exp(std::min(op.log_residual_p10, 0.0));
+      high_s += weight * op.time.value * std::exp(std::max(op.log_residual_p90, 0.0));
       outside_range = outside_range || op.outside_calibrated_range;
       const bool priced = op.bound == Bound::compute || op.bound == Bound::memory;
       if (!priced) continue;

@@ -191,3 +191,70 @@ for (const [label, request] of Object.entries(otherTasks)) {
     assert.deepStrictEqual(native.envelope.result, wasm.result, label);
   });
 }
+
+// A generated set of every task (issue 12): seeded random requests drawn as a user would, each
+// through the native CLI and the WASM module, compared value for value, errors included.
+function generator(seed) {
+  let x = seed >>> 0;
+  const next = () => {  // mulberry32
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = x;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
+  const pick = (list) => list[int(0, list.length - 1)];
+  return { next, int, pick };
+}
+const models = ['llama-3.2-1b', 'llama-3.1-8b', 'qwen3-8b', 'qwen3-30b-a3b', 'mixtral-8x7b', 'gpt-oss-20b',
+  'gemma-3-4b', 'mistral-7b', 'llama-3.1-70b', 'deepseek-v3'];
+const gpus = ['h100-sxm', 'h200-sxm', 'b200', 'a100-sxm-80g', 'l40s', 'mi300x', 'rtx-4090'];
+const generated = {
+  inference: (g) => {
+    const tp = 2 ** g.int(0, 3);
+    return { task: 'inference', model: g.pick(models), hardware: g.pick(gpus), num_gpus: tp, parallelism: { tp },
+      precision: { weights: g.pick(['bf16', 'fp8', 'int4']) },
+      workload: { prompt_tokens: g.int(1, 8000), output_tokens: g.int(1, 2000), batch_size: g.int(1, 128) } };
+  },
+  training: (g) => {
+    const tp = 2 ** g.int(0, 3), dp = 2 ** g.int(0, 4);
+    return { task: 'training', model: g.pick(models), hardware: g.pick(gpus), num_gpus: tp * dp,
+      parallelism: { tp, fsdp: 'full_shard' },
+      workload: { seq_len: 2 ** g.int(10, 14), global_batch_size: dp * g.int(1, 8),
+        recompute: g.pick(['none', 'selective', 'full']) } };
+  },
+  serving: (g) => {
+    const tp = 2 ** g.int(0, 3);
+    const simulate = g.int(0, 3) === 0;
+    return { task: 'serving', mode: simulate ? 'simulate' : 'analytic', model: g.pick(models), hardware: g.pick(gpus),
+      num_gpus: tp, parallelism: { tp },
+      workload: { arrival: { kind: g.pick(['poisson', 'gamma']), rate_per_s: 0.1 + 20 * g.next(), cv: 2 },
+        prompt_tokens: { kind: 'lognormal', mean: 200 + g.int(0, 3000), sigma: 0.7 },
+        output_tokens: { kind: 'uniform', min: 1, max: g.int(1, 800) }, num_requests: simulate ? g.int(1, 80) : 1000,
+        seed: g.int(1, 1000) } };
+  },
+  collective: (g) => ({ task: 'collective', hardware: g.pick(gpus),
+    collective: { op: g.pick(['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all']),
+      bytes: Math.round(10 ** (9 * g.next())), ranks: g.int(1, 64) } }),
+};
+for (const [task, make] of Object.entries(generated)) {
+  test(`generated ${task} requests: native and wasm agree`, () => {
+    const g = generator(task.length * 7919);
+    let ok = 0;
+    for (let i = 0; i < 40; i++) {
+      const request = make(g);
+      const native = runCli(request);
+      const wasm = wasmEstimate(request);
+      const label = `${task} #${i} ${JSON.stringify(request)}`;
+      assert.equal(native.envelope.ok, wasm.ok, label);
+      if (wasm.ok) {
+        ok++;
+        assert.deepStrictEqual(native.envelope.result, wasm.result, label);
+      } else {
+        assert.deepStrictEqual(native.envelope.error, wasm.error, label);
+      }
+    }
+    assert.ok(ok >= 20, `${task}: only ${ok} of 40 generated requests were valid`);
+  });
+}
