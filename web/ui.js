@@ -31,8 +31,13 @@ export function svg(tag, attrs, text) {
 export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 export const clone = (v) => JSON.parse(JSON.stringify(v));
 
+/** Keys that would reach an object's prototype rather than a field of its own. */
+export const UNSAFE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
 export function setPath(obj, path, value) {
   const keys = path.split('.');
+  // A link or a form must never write through to Object.prototype (`__proto__.hint=...`).
+  if (keys.some((k) => UNSAFE_KEYS.has(k))) throw new Error(`${path}: not a request field`);
   let cur = obj;
   for (const k of keys.slice(0, -1)) {
     if (!isPlainObject(cur[k])) cur[k] = {};

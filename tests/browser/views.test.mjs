@@ -223,6 +223,22 @@ test('training view: share link round-trips, and a bad link value shows beside i
   await p.done();
 });
 
+// Issue 11: `__proto__.hint=...` in a training link wrote attacker text under every training
+// field, and `__proto__.path=...` broke the serving form. Such keys are refused by name.
+test('a link cannot write through __proto__', async () => {
+  for (const hash of ['v=1&task=training&__proto__.hint=INJECTED-HINT&model=llama-3-8b',
+    'v=1&task=serving&__proto__.path=workload.prompt_tokens&constructor.prototype.x=1']) {
+    const p = await openPage(hash);
+    const task = hash.includes('training') ? 'training' : 'serving';
+    await p.page.waitForFunction((t) => ['ready', 'stale'].includes(document.getElementById(`view-${t}`).dataset.status), task);
+    assert.equal(await p.page.evaluate(() => ({}).hint ?? ({}).path ?? ({}).x ?? null), null, 'Object.prototype untouched');
+    const text = await p.page.evaluate((t) => document.getElementById(`view-${t}`).textContent, task);
+    assert.ok(!text.includes('INJECTED'), 'no injected text on the page');
+    assert.match(text, /__proto__[^ ]*: not a request field/);
+    await p.done();
+  }
+});
+
 // ------------------------------------------------------------------ serving
 
 const sweepDone = (page) => page.waitForFunction(() => document.getElementById('view-serving').dataset.sweep === 'done');
