@@ -40,6 +40,7 @@ struct RequestOptions {
   bool dp_attention = false;
   std::string weights, kv_cache, activations;
   std::optional<double> gpu_memory_utilization;
+  std::optional<double> cost_per_gpu_hour_usd;
 };
 void add_request_options(CLI::App& app, RequestOptions& o);
 /// The request document: the --request file, or one built from the flags that were given
@@ -116,7 +117,7 @@ struct ServeOptions {
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
   std::optional<int> max_num_seqs, max_num_batched_tokens;
-  std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms;
+  std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;
   std::string draft;                ///< speculative draft: "mtp" or a model preset id
   std::optional<int> draft_tokens;  ///< k

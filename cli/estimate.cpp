@@ -50,14 +50,16 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
   app.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
                  "Fraction of device memory the engine may use (default 0.9)");
+  app.add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
+                 "$ per GPU-hour: adds $ per million output tokens");
 }
 
 json build_request(const RequestOptions& o) {
-  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
-                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
-                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
-                        !o.kv_cache.empty() || !o.activations.empty() || o.prompt_tokens ||
-                        o.output_tokens || o.batch_size || o.gpu_memory_utilization;
+  const bool any_flag =
+      !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() || !o.hardware.empty() ||
+      !o.hardware_file.empty() || o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
+      !o.weights.empty() || !o.kv_cache.empty() || !o.activations.empty() || o.prompt_tokens ||
+      o.output_tokens || o.batch_size || o.gpu_memory_utilization || o.cost_per_gpu_hour_usd;
   if (!o.request_file.empty()) {
     if (any_flag) {
       throw SpecError("", "--request cannot be combined with request flags such as --model; "
@@ -100,6 +102,7 @@ json build_request(const RequestOptions& o) {
   if (o.output_tokens) r["workload"]["output_tokens"] = *o.output_tokens;
   if (o.batch_size) r["workload"]["batch_size"] = *o.batch_size;
   if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
+  if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
   if (!r.contains("workload")) {
     throw SpecError("workload", "give --prompt-tokens and --output-tokens");
   }

@@ -70,6 +70,10 @@ std::string format_table(const json& r) {
   line("End-to-end latency", num(r.at("e2e_ms")), banded("e2e_ms", "ms"));
   line("Output throughput", num(r.at("output_tokens_per_s")),
        banded("output_tokens_per_s", "tokens/s"));
+  if (r.contains("usd_per_million_output_tokens") &&
+      r.at("usd_per_million_output_tokens").is_number()) {
+    line("Cost", "$" + num(r.at("usd_per_million_output_tokens")), "per million output tokens");
+  }
   line("Prefill throughput", num(r.at("prefill_tokens_per_s")), "tokens/s");
 
   out << "\nMemory per GPU (budget " << num(mem.at("budget_GB")) << " of "

@@ -104,6 +104,7 @@ json build_serve_request(const ServeOptions& o) {
   if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
   if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
   if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
+  if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
   if (!o.draft.empty()) {
     json& spec = r["features"]["speculative"];
     if (o.draft == "mtp") {
@@ -151,6 +152,11 @@ void print_table(const json& r) {
   std::cout << "\n  throughput: " << fmt(t.at("requests_per_s")) << " req/s, "
             << fmt(t.at("input_tokens_per_s")) << " input tok/s, "
             << fmt(t.at("output_tokens_per_s")) << " output tok/s\n";
+  if (r.contains("usd_per_million_output_tokens") &&
+      r.at("usd_per_million_output_tokens").is_number()) {
+    std::cout << "  cost: $" << fmt(r.at("usd_per_million_output_tokens"))
+              << " per million output tokens at this load\n";
+  }
   if (!r.at("goodput").at("fraction").is_null()) {
     std::cout << "  goodput: " << fmt(r.at("goodput").at("requests_per_s")) << " req/s ("
               << fmt(r.at("goodput").at("fraction")) << " of requests meet the SLOs)\n";
@@ -219,6 +225,8 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"decode_first", "prefill_first"}));
   sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
   sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
+  sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
+                  "$ per GPU-hour: adds $ per million output tokens at this load");
   sub->add_option("--draft", o.draft,
                   "Speculative decoding draft: mtp (the model's own multi-token-prediction layer) "
                   "or a model preset id");

@@ -38,6 +38,8 @@ const SIMPLE_FIELDS = [
   { id: 'output_tokens', path: 'workload.output_tokens', numeric: true },
   { id: 'batch_size', path: 'workload.batch_size', numeric: true },
   { id: 'gpu_memory_utilization', path: 'engine.gpu_memory_utilization', numeric: true },
+  // Optional: empty leaves the price (and the cost) out.
+  { id: 'cost_per_gpu_hour_usd', path: 'cost_per_gpu_hour_usd', numeric: true, optional: true },
 ];
 const FIELD_BY_PATH = new Map(SIMPLE_FIELDS.map((f) => [f.path, f]));
 // Every place an error can be shown ("general" is the banner at the top).
@@ -284,6 +286,7 @@ function buildRequest() {
     const raw = input.value.trim();
     if (f.numeric) {
       const n = Number(raw);
+      if (raw === '' && f.optional) continue;
       if (raw === '' || !Number.isFinite(n)) {
         state.inputErrors.set(f.id, input.validity && input.validity.badInput ? 'Enter a number.' : 'Enter a number.');
         continue;
@@ -476,7 +479,9 @@ function renderResult(res) {
   setBand('tpot', band.tpot_ms, 'duration');
   setBand('e2e', band.e2e_ms, 'duration');
   setBand('tps', band.output_tokens_per_s);
-  $('tps-sub').textContent = replicas > 1 ? `across ${replicas} replicas` : 'one replica';
+  $('tps-sub').textContent = (replicas > 1 ? `across ${replicas} replicas` : 'one replica')
+    + (typeof res.usd_per_million_output_tokens === 'number'
+      ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : '');
 
   renderMemory(res.memory || {}, res);
   const bd = Array.isArray(res.breakdown) ? res.breakdown : [];

@@ -34,6 +34,7 @@ const FIELDS = [
   { key: 'acceptance', path: 'features.speculative.acceptance_rate', kind: 'num', label: 'Acceptance rate', optional: true, placeholder: '0.85', min: 0 },
   { key: 'slo_ttft', path: 'slo.ttft_ms', kind: 'num', label: 'SLO: TTFT (ms)', optional: true, placeholder: 'none' },
   { key: 'slo_tpot', path: 'slo.tpot_ms', kind: 'num', label: 'SLO: TPOT (ms)', optional: true, placeholder: 'none' },
+  { key: 'cost', path: 'cost_per_gpu_hour_usd', kind: 'num', label: '$ per GPU-hour', optional: true, placeholder: 'optional' },
 ];
 
 export const DEFAULT_SERVING = Object.freeze({
@@ -90,7 +91,7 @@ export class ServingView {
       el('fieldset', null, el('legend', { text: 'Engine' }), row('', f('engine'), f('chunked_prefill')),
         row('', f('max_num_seqs'), f('max_num_batched_tokens')), f('draft'), row('', f('draft_tokens'), f('acceptance'))),
       el('fieldset', null, el('legend', { text: 'Traffic' }), row('', f('arrival'), f('rate')), f('cv'),
-        row('', f('prompt_tokens'), f('output_tokens')), row('', f('slo_ttft'), f('slo_tpot'))),
+        row('', f('prompt_tokens'), f('output_tokens')), row('', f('slo_ttft'), f('slo_tpot')), f('cost')),
       el('fieldset', null, el('legend', { text: 'Simulation' }), row('', f('num_requests'), f('seed')),
         el('p', { class: 'hint', id: `${P}-extras` })));
     wireForm(form, this, () => {
@@ -174,7 +175,9 @@ export class ServingView {
       const v = res[key];
       set(id, v ? v.p50 : null, v ? fmtMs(v.p50) : ['—', ''], v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded');
     }
-    set('thr', res.throughput.output_tokens_per_s, [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'], `${fmtNum(res.throughput.requests_per_s)} req/s`);
+    set('thr', res.throughput.output_tokens_per_s, [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'],
+      `${fmtNum(res.throughput.requests_per_s)} req/s`
+      + (typeof res.usd_per_million_output_tokens === 'number' ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : ''));
     set('sat', res.saturation_rate_per_s, [fmtNum(res.saturation_rate_per_s), 'req/s'], `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`);
     set('util', res.utilization, [fmtPct(res.utilization), '']);
     showWarnings(P, res.warnings);

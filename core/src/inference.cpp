@@ -465,6 +465,11 @@ std::string join(const std::vector<std::string>& names) {
 
 }  // namespace
 
+double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
+  if (!(usd_per_gpu_hour > 0) || !(tokens_per_s > 0) || gpus < 1) return 0;
+  return usd_per_gpu_hour * gpus / 3600.0 * 1e6 / tokens_per_s;
+}
+
 double weight_bytes_per_gpu(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   const Shard sh = make_shard(s);

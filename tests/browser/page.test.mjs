@@ -251,6 +251,15 @@ test('numbers shown equal what the module returns for the same request', async (
   assert.equal(await status(page), 'ready');
   await check('edited');
   await shot(page, 'edited');
+  // A price per GPU-hour adds $ per million output tokens: 2 GPUs at $2.50 an hour over the
+  // output tokens/s, exactly the module's figure; emptied, the price leaves the request.
+  await page.fill('#cost_per_gpu_hour_usd', '2.5');
+  const priced = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(await page.evaluate(() => window.flopcast.request().cost_per_gpu_hour_usd), 2.5);
+  assert.ok(near(priced.usd_per_million_output_tokens, 2 * 2.5 / 3600 * 1e6 / priced.output_tokens_per_s, 1e-4));
+  assert.match(await page.textContent('#tps-sub'), /\$[0-9.,]+ per million tokens/);
+  await page.fill('#cost_per_gpu_hour_usd', '');
+  assert.equal(await page.evaluate(() => 'cost_per_gpu_hour_usd' in window.flopcast.request()), false);
   await p.done();
 });
 

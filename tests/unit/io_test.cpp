@@ -159,6 +159,35 @@ TEST(IoErrors, HardwareOutsidePhysicalBounds) {
                  "must be between 0.001 and 10000000");
 }
 
+// $ per million output tokens: the GPUs' price over the tokens they produce. Inference: 8 GPUs at
+// $2.50 an hour cost 8 · 2.5 / 3600 = $0.0055556 a second; over output_tokens_per_s tokens a
+// second, times 10^6. Serving: the same over the throughput at the offered load. No price: null.
+TEST(IoCost, UsdPerMillionOutputTokens) {
+  json r = base_request();
+  EXPECT_FALSE(io::run(r).contains("usd_per_million_output_tokens"));
+  r["cost_per_gpu_hour_usd"] = 2.5;
+  r["num_gpus"] = 8;
+  const json out = io::run(r);
+  const double tps = out.at("output_tokens_per_s").get<double>();
+  EXPECT_NEAR(out.at("usd_per_million_output_tokens").get<double>(), 8 * 2.5 / 3600 * 1e6 / tps,
+              1e-5 * 8 * 2.5 / 3600 * 1e6 / tps);
+  EXPECT_EQ(out.at("request").at("cost_per_gpu_hour_usd"), 2.5);
+  json s{{"task", "serving"},
+         {"model", "llama-3.1-8b"},
+         {"hardware", "h100-sxm"},
+         {"cost_per_gpu_hour_usd", 3.0},
+         {"workload",
+          {{"arrival", {{"rate_per_s", 5}}}, {"prompt_tokens", 1000}, {"output_tokens", 300}}}};
+  const json served = io::run(s);
+  // Not saturated: throughput = 5 req/s · 300 tokens = 1500 tokens/s; 3 / 3600 · 10^6 / 1500.
+  ASSERT_FALSE(served.at("saturated").get<bool>());
+  EXPECT_NEAR(served.at("usd_per_million_output_tokens").get<double>(), 3.0 / 3600 * 1e6 / 1500,
+              1e-6);
+  r["cost_per_gpu_hour_usd"] = -1;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "cost_per_gpu_hour_usd",
+                 "cost_per_gpu_hour_usd: must be between 0 and 1000000 (got -1)");
+}
+
 TEST(IoErrors, TopLevelMustBeAnObject) {
   EXPECT_FAILURE(failure_of(json::array({1, 2})), "invalid_request", "",
                  "a request must be a JSON object (got [1,2])");

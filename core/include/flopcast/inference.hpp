@@ -134,6 +134,11 @@ InferenceResult estimate_inference(const InferenceSpec& spec);
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
 
+/// Dollars per million tokens of `gpus` GPUs rented at `usd_per_gpu_hour` that together produce
+/// `tokens_per_s`: usd_per_gpu_hour · gpus / 3600 s · 10^6 / tokens_per_s. 0 without a price or
+/// tokens (nothing to divide).
+double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_per_s);
+
 /// KV-cache bytes per token on one GPU, averaged over a sequence of `context_tokens` (whole
 /// blocks): every layer's for full attention; a local layer holds at most its window, so for
 /// models with local layers the figure falls as the context grows.

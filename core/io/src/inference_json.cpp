@@ -14,6 +14,7 @@ namespace {
 
 struct Parsed {
   InferenceSpec spec;
+  double usd_per_gpu_hour = 0;  // cost_per_gpu_hour_usd; 0: not asked
   int engine_tier = 0;  // 1: the engine's overheads are a Tier-1 fit
   json resolved;  // the request with every default filled in
 };
@@ -21,7 +22,7 @@ struct Parsed {
 Parsed parse_request(const json& request) {
   ObjectReader r(request, "",
                  {"schema_version", "task", "model", "hardware", "num_gpus", "parallelism",
-                  "precision", "workload", "engine", "max_tier"});
+                  "precision", "workload", "engine", "max_tier", "cost_per_gpu_hour_usd"});
   Parsed p;
   InferenceSpec& s = p.spec;
   read_target(r, s.model, s.hardware, s.kernel);
@@ -55,6 +56,7 @@ Parsed parse_request(const json& request) {
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
   p.engine_tier = engine_tier(en, profile);
+  p.usd_per_gpu_hour = read_gpu_hour_price(r);
 
   p.resolved = json{
       {"schema_version", kSchemaVersion},
@@ -81,6 +83,7 @@ Parsed parse_request(const json& request) {
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
   }
+  if (p.usd_per_gpu_hour > 0) p.resolved["cost_per_gpu_hour_usd"] = p.usd_per_gpu_hour;
   return p;
 }
 
@@ -124,39 +127,44 @@ json run_inference(const json& request) {
     row["bytes"] = round6(b.bytes);
     breakdown.push_back(row);
   }
-  return json{
-      {"schema_version", kSchemaVersion},
-      {"task", "inference"},
-      {"tier", r.tier},
-      {"engine_tier", p.engine_tier},
-      {"tier2_time_share", round6(r.tier2_time_share)},
-      {"model", model},
-      {"hardware", identity(request.at("hardware"), s.hardware.name)},
-      {"num_gpus", s.num_gpus},
-      {"replicas", r.replicas},
-      {"interval", inference_interval(r, s.hardware)},
-      {"outside_calibrated_range", r.outside_calibrated_range},
-      {"ttft_ms", round6(r.ttft_s / kMilli)},
-      {"tpot_ms", round6(r.tpot_s / kMilli)},
-      {"e2e_ms", round6(r.e2e_s / kMilli)},
-      {"output_tokens_per_s", round6(r.output_tokens_per_s)},
-      {"prefill_tokens_per_s", round6(r.prefill_tokens_per_s)},
-      {"memory",
-       {{"capacity_GB", round6(m.capacity_bytes / kGB)},
-        {"budget_GB", round6(m.budget_bytes / kGB)},
-        {"weights_GB", round6(m.weights_bytes / kGB)},
-        {"kv_cache_GB", round6(m.kv_cache_bytes / kGB)},
-        {"activations_GB", round6(m.activations_bytes / kGB)},
-        {"reserve_GB", round6(m.reserve_bytes / kGB)},
-        {"free_GB", round6(m.free_bytes / kGB)},
-        {"fits", m.fits},
-        {"max_batch_size", m.max_batch_size},
-        {"max_context_tokens", m.max_context_tokens},
-        {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
-      {"breakdown", breakdown},
-      {"assumptions", assumptions_json(r.assumptions)},
-      {"warnings", r.warnings},
-      {"request", p.resolved}};
+  json out{{"schema_version", kSchemaVersion},
+           {"task", "inference"},
+           {"tier", r.tier},
+           {"engine_tier", p.engine_tier},
+           {"tier2_time_share", round6(r.tier2_time_share)},
+           {"model", model},
+           {"hardware", identity(request.at("hardware"), s.hardware.name)},
+           {"num_gpus", s.num_gpus},
+           {"replicas", r.replicas},
+           {"interval", inference_interval(r, s.hardware)},
+           {"outside_calibrated_range", r.outside_calibrated_range},
+           {"ttft_ms", round6(r.ttft_s / kMilli)},
+           {"tpot_ms", round6(r.tpot_s / kMilli)},
+           {"e2e_ms", round6(r.e2e_s / kMilli)},
+           {"output_tokens_per_s", round6(r.output_tokens_per_s)},
+           {"prefill_tokens_per_s", round6(r.prefill_tokens_per_s)},
+           {"memory",
+            {{"capacity_GB", round6(m.capacity_bytes / kGB)},
+             {"budget_GB", round6(m.budget_bytes / kGB)},
+             {"weights_GB", round6(m.weights_bytes / kGB)},
+             {"kv_cache_GB", round6(m.kv_cache_bytes / kGB)},
+             {"activations_GB", round6(m.activations_bytes / kGB)},
+             {"reserve_GB", round6(m.reserve_bytes / kGB)},
+             {"free_GB", round6(m.free_bytes / kGB)},
+             {"fits", m.fits},
+             {"max_batch_size", m.max_batch_size},
+             {"max_context_tokens", m.max_context_tokens},
+             {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
+           {"breakdown", breakdown},
+           {"assumptions", assumptions_json(r.assumptions)},
+           {"warnings", r.warnings},
+           {"request", p.resolved}};
+  // Present when a price was given (cost_per_gpu_hour_usd).
+  if (p.usd_per_gpu_hour > 0) {
+    out["usd_per_million_output_tokens"] =
+        cost_per_million_json(p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
+  }
+  return out;
 }
 
 }  // namespace flopcast::io::detail

@@ -27,6 +27,7 @@ constexpr Field kFields[] = {
     {"hardware", Kind::spec},
     {"num_gpus", Kind::integer},
     {"max_tier", Kind::integer},
+    {"cost_per_gpu_hour_usd", Kind::number},
     {"parallelism.tp", Kind::integer},
     {"parallelism.pp", Kind::integer},
     {"parallelism.dp_attention", Kind::boolean},

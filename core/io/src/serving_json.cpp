@@ -82,6 +82,7 @@ std::vector<TraceRequest> read_trace(const json& v, const std::string& path) {
 struct Parsed {
   ServingSpec spec;
   bool simulate = false;
+  double usd_per_gpu_hour = 0;  // cost_per_gpu_hour_usd; 0: not asked
   json resolved;
 };
 
@@ -89,11 +90,12 @@ Parsed parse_request(const json& request) {
   ObjectReader r(request, "",
                  {"schema_version", "task", "mode", "model", "hardware", "num_gpus", "parallelism",
                   "precision", "max_tier", "workload", "engine", "features", "router", "slo",
-                  "output"});
+                  "output", "cost_per_gpu_hour_usd"});
   Parsed p;
   ServingSpec& s = p.spec;
   InferenceSpec& inf = s.inference;
   p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
+  p.usd_per_gpu_hour = read_gpu_hour_price(r);
   read_target(r, inf.model, inf.hardware, inf.kernel);
   read_replica(r, inf);
 
@@ -313,6 +315,7 @@ Parsed parse_request(const json& request) {
                       {"e2e_ms", round6(s.slo.e2e_s / kMilli)}}},
                     {"output",
                      {{"per_request", s.per_request}, {"timeline_points", s.timeline_points}}}};
+  if (p.usd_per_gpu_hour > 0) p.resolved["cost_per_gpu_hour_usd"] = p.usd_per_gpu_hour;
   return p;
 }
 
@@ -432,6 +435,11 @@ json run_serving(const json& request) {
                       {"instance", q.instance}});
     }
     out["requests"] = rows;
+  }
+  // Present when a price was given: at the offered load (saturated: at the saturation rate).
+  if (p.usd_per_gpu_hour > 0) {
+    out["usd_per_million_output_tokens"] =
+        cost_per_million_json(p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
   }
   return out;
 }

@@ -153,6 +153,19 @@ json model_to_json(const ModelSpec& m) {
   return j;
 }
 
+double read_gpu_hour_price(const ObjectReader& r) {
+  const double usd = r.number("cost_per_gpu_hour_usd", 0);
+  if (!(usd >= 0 && usd <= 1e6))
+    fail("cost_per_gpu_hour_usd", "must be between 0 and 1000000", usd);
+  return usd;
+}
+
+json cost_per_million_json(double usd_per_gpu_hour, int gpus, double output_tokens_per_s) {
+  if (!(usd_per_gpu_hour > 0)) return nullptr;
+  const double usd = usd_per_million_tokens(usd_per_gpu_hour, gpus, output_tokens_per_s);
+  return usd > 0 ? json(round6(usd)) : json(nullptr);
+}
+
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {
   hw.scaleout_nics_per_node = n.integer("nics_per_node", hw.scaleout_nics_per_node);
   if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {

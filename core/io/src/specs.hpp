@@ -22,6 +22,11 @@ class ObjectReader;
 
 /// Strict readers: every key checked, units converted once to SI.
 ModelSpec read_model(const json& j, const std::string& path);
+/// The request's optional `cost_per_gpu_hour_usd` (0: not asked), checked to be 0..1e6.
+double read_gpu_hour_price(const ObjectReader& r);
+/// `usd_per_million_output_tokens` of a result: null when no price was given.
+json cost_per_million_json(double usd_per_gpu_hour, int gpus, double output_tokens_per_s);
+
 /// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
 /// hardware's scale-out fields, each checked under its own key.
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw);
