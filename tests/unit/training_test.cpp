@@ -183,6 +183,21 @@ TEST(TrainingSearch, LargestFastestMicroBatch) {
   EXPECT_TRUE(full["memory_per_gpu"]["fits"]);
 }
 
+// Issue 12, defect 4: framework.compute_scale 0.1 (then allowed) gave MFU 3.23. The trainer
+// scales multiply the kernel model's times; below 1 a trainer would beat the roofline.
+TEST(TrainingErrors, TrainerScalesBelowOneAreRefused) {
+  json req = request();
+  req["framework"] = {{"compute_scale", 0.1}};
+  try {
+    (void)io::run(req);
+    ADD_FAILURE() << "compute_scale 0.1 was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(), "framework.compute_scale: must be between 1 and 10 (got 0.1)");
+  }
+  req["framework"] = {{"compute_scale", 1.0}, {"attention_scale", 1.0}};
+  EXPECT_LE(io::run(req).at("mfu").get<double>(), 1.0);
+}
+
 TEST(TrainingMfu, MfuAndHfuDefinitions) {
   // MFU = model FLOPs per token · tokens/s/GPU / peak; full recompute adds the forward of the
   // layers (1/3 of the layers' FLOPs) to HFU only.
