@@ -580,23 +580,32 @@ StageParams stage_params(const TrainingSpec& s) {
   return p;
 }
 
-/// Model FLOPs per token under this spec's fine-tuning: 6·N for trained weights, 4·N for frozen
-/// ones (forward and dgrad, no wgrad), plus attention; and the hardware FLOPs with recompute.
-std::pair<double, double> flops_per_token(const TrainingSpec& s) {
+/// FLOPs per token: the model's under this spec's fine-tuning (6·N for trained weights, 4·N for
+/// frozen ones: forward and dgrad, no wgrad; plus attention over the square), the hardware's as
+/// Megatron counts them (recompute added), and what the GPUs execute (causal attention).
+struct TokenFlops {
+  double model = 0, hardware = 0, executed = 0;
+};
+
+TokenFlops flops_per_token(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
   const double attention = training_detail::attention_flops_per_token(m, s.seq_len);
   double model = model_flops_per_token(m, s.seq_len);
   const double n_matmul = (model - attention) / 6;
   if (s.finetune != Finetune::full) model = 4 * n_matmul + 6 * trainable_params(s) + attention;
   const double head = double(m.vocab_size) * m.hidden_size;
-  // The model FLOPs count attention over the whole s × s square, as published MFU does (PaLM,
-  // Megatron); a causal kernel computes only the pairs at or below the diagonal, (s + 1) / 2s of
-  // it, and that is what the hardware FLOPs count: HFU is the executed work, never above 1.
-  const double executed = attention * (double(s.seq_len) + 1) / (2.0 * s.seq_len);
-  double hardware = model - attention + executed;
-  if (s.recompute == Recompute::full) hardware += 2 * (n_matmul - head) + executed / 3;
-  if (s.recompute == Recompute::selective) hardware += executed / 3;
-  return {model, hardware};
+  // Published MFU and HFU count attention over the whole s × s square (PaLM, Megatron); a causal
+  // kernel computes only the pairs at or below the diagonal, (s + 1) / 2s of it. HFU here is the
+  // executed work, so it never exceeds 1; hardware_flops_per_token keeps Megatron's count, which
+  // its papers' TFLOP/s per GPU use.
+  const double causal = attention * (double(s.seq_len) + 1) / (2.0 * s.seq_len);
+  const auto with_recompute = [&](double base, double attn) {
+    if (s.recompute == Recompute::full) return base + 2 * (n_matmul - head) + attn / 3;
+    if (s.recompute == Recompute::selective) return base + attn / 3;
+    return base;
+  };
+  return {model, with_recompute(model, attention),
+          with_recompute(model - attention + causal, causal)};
 }
 
 /// Everything of one step at micro-batch `b` except the memory.
@@ -707,12 +716,12 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   r.tokens_per_step = double(s.global_batch_size) * s.seq_len;
   r.tokens_per_s = r.tokens_per_step / r.step_time_s;
   r.tokens_per_s_per_gpu = r.tokens_per_s / s.num_gpus;
-  const auto [model_f, hw_f] = flops_per_token(s);
-  r.model_flops_per_token = model_f;
-  r.hardware_flops_per_token = hw_f;
+  const TokenFlops f = flops_per_token(s);
+  r.model_flops_per_token = f.model;
+  r.hardware_flops_per_token = f.hardware;
   r.peak_flops_per_gpu = s.hardware.peak(s.compute)->value;
-  r.mfu = model_f * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
-  r.hfu = hw_f * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
+  r.mfu = f.model * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
+  r.hfu = f.executed * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
   if (s.total_tokens > 0) {
     r.total_time_s = s.total_tokens / r.tokens_per_s;
     r.gpu_hours = r.total_time_s * s.num_gpus / 3600;

@@ -208,14 +208,18 @@ TEST(TrainingMfu, MfuAndHfuDefinitions) {
   const double mfu = r["model_flops_per_token"].get<double>() *
                      r["tokens_per_s_per_gpu"].get<double>() / 989.4e12;
   EXPECT_TRUE(near_rel(r["mfu"], mfu, 1e-5));
-  // The model FLOPs count attention over the full square, 12 · 32 · 4096 · 4096 = 6.44245e9 per
-  // token; the hardware FLOPs what the causal kernel computes, 4097 / 8192 of it = 3.22201e9,
-  // plus the recomputed layers' forward: 2 · 6.476005e9 + 3.22201e9 / 3. Difference:
-  // 1.2952e10 + 1.07400e9 − (6.44245e9 − 3.22201e9) = 1.08056e10.
+  // Megatron's hardware FLOPs add the recomputed layers' forward, attention over the square:
+  // 2 · 6.476005e9 + 4 · 32 · 4096 · 4096 = 1.50995e10.
   const double square = 12.0 * 32 * 4096 * 4096, executed = square * 4097 / 8192;
   EXPECT_TRUE(near_rel(
       r["hardware_flops_per_token"].get<double>() - r["model_flops_per_token"].get<double>(),
-      2 * 6.476005e9 + executed / 3 - (square - executed), 1e-4));
+      2 * 6.476005e9 + square / 3, 1e-4));
+  // HFU counts what the causal kernel computes, 4097 / 8192 of the square (3.22201e9 of
+  // 6.44245e9 per token): model − square + executed + 2 · 6.476005e9 + executed / 3 per token.
+  const double executed_per_token =
+      r["model_flops_per_token"].get<double>() - square + executed + 2 * 6.476005e9 + executed / 3;
+  EXPECT_TRUE(near_rel(
+      r["hfu"], executed_per_token * r["tokens_per_s_per_gpu"].get<double>() / 989.4e12, 1e-4));
   // Issue 12: a million-token sequence at Tier 0 (attention at 60 % of the peak, causal) gave
   // HFU 1.057 when the hardware FLOPs counted the whole square; executed work stays below 1.
   json longest{

@@ -167,7 +167,8 @@ struct TrainingResult {
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
   double model_flops_per_token = 0;     ///< 6·N_matmul + 12·L·Hq·d·s (see model_flops_per_token)
-  double hardware_flops_per_token = 0;  ///< model FLOPs + recomputed forward FLOPs
+  /// Model FLOPs + recomputed forward FLOPs, attention over the square (Megatron's count).
+  double hardware_flops_per_token = 0;
   double mfu = 0;
   double hfu = 0;
   double peak_flops_per_gpu = 0;        ///< the dense peak MFU/HFU divide by
