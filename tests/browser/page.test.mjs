@@ -435,6 +435,20 @@ const LLAMA2_7B_HF_CONFIG = {
   vocab_size: 32000,
 };
 
+// Issue 11: a 5,000-character model name (one word, from a link) made the page 51,874 px wide.
+test('a very long model name wraps instead of widening the page', async () => {
+  const model = { name: 'x'.repeat(5000), num_layers: 4, hidden_size: 512, num_heads: 8, num_kv_heads: 8,
+    intermediate_size: 1376, vocab_size: 32000, max_context_tokens: 8192 };
+  const hash = `v=1&task=inference&model=${encodeURIComponent(JSON.stringify(model))}&hardware=h100-sxm`
+    + '&workload.prompt_tokens=128&workload.output_tokens=128';
+  const p = await openPage(hash);
+  const { page } = p;
+  assert.equal(await page.evaluate(() => window.flopcast.request().model.name.length), 5000);
+  const width = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
+  assert.ok(width.doc <= width.view, `page ${width.doc} px wide in a ${width.view} px window`);
+  await p.done();
+});
+
 test('a pasted Hugging Face config.json works as a custom model', async () => {
   const p = await openPage();
   const { page } = p;
