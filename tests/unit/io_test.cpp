@@ -141,6 +141,12 @@ TEST(IoErrors, HardwareOutsidePhysicalBounds) {
   r["hardware"] = hw;
   EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.hbm_GB",
                  "hardware.hbm_GB: must be between 0.001 and 100000 (got 1e+09)");
+  // Issue 12, defect 6: checked after conversion to SI, 1e300 GB read "got Infinity".
+  hw = custom_hardware();
+  hw["hbm_GB"] = 1e300;
+  r["hardware"] = hw;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.hbm_GB",
+                 "hardware.hbm_GB: too large (got 1e+300)");
   hw = custom_hardware();
   hw["dense_peak_TFLOPS"]["bf16"] = 2.2e-308;
   r["hardware"] = hw;

@@ -186,6 +186,22 @@ void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {
   hw.scaleout_latency_s = latency_us * kMicro;
 }
 
+namespace {
+
+/// `key` as written times `scale` (its unit to SI). A value whose SI form overflows is refused
+/// here, with the value as written: checked after conversion, 1e300 GB would read "Infinity".
+double si(const ObjectReader& r, const char* key, double scale) {
+  const double v = r.number(key);
+  if (!std::isfinite(v * scale)) fail(r.child(key), "too large", v);
+  return v * scale;
+}
+
+double si(const ObjectReader& r, const char* key, double scale, double fallback) {
+  return r.find(key) ? si(r, key, scale) : fallback * scale;
+}
+
+}  // namespace
+
 HardwareSpec read_hardware(const json& j, const std::string& path) {
   ObjectReader r(j, path,
                  {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
@@ -212,14 +228,14 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
                      {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"});
   for (const auto& item : r.require("dense_peak_TFLOPS").items()) {
     const DType type = *parse_dtype(item.key());
-    h.dense_peak[type] = FlopsPerSecond(peaks.number(item.key().c_str()) * kTera);
+    h.dense_peak[type] = FlopsPerSecond(si(peaks, item.key().c_str(), kTera));
   }
-  h.hbm_capacity = Bytes(r.number("hbm_GB") * kGB);
-  h.hbm_bandwidth = BytesPerSecond(r.number("hbm_bandwidth_GBps") * kGB);
-  h.l2_cache = Bytes(r.number("l2_cache_MB", 0) * kMB);
+  h.hbm_capacity = Bytes(si(r, "hbm_GB", kGB));
+  h.hbm_bandwidth = BytesPerSecond(si(r, "hbm_bandwidth_GBps", kGB));
+  h.l2_cache = Bytes(si(r, "l2_cache_MB", kMB, 0));
   h.num_sms = r.integer("num_sms");
   h.scaleup_link = r.string("scaleup_link", "unspecified");
-  h.scaleup_bandwidth = BytesPerSecond(r.number("scaleup_bandwidth_GBps") * kGB);
+  h.scaleup_bandwidth = BytesPerSecond(si(r, "scaleup_bandwidth_GBps", kGB));
   h.scaleup_latency_s = r.number("scaleup_latency_us") * kMicro;
   h.gpus_per_node = r.integer("gpus_per_node");
   h.scaleout_link = r.string("scaleout_link", "none");
