@@ -66,6 +66,29 @@ const BOUND_LABELS = {
   communication: 'comm.',
   overhead: 'overhead',
 };
+/**
+ * A setup that does not fit in memory has no latency: its headline numbers would describe memory
+ * the GPUs do not have, so the verdict and what would make it fit replace them.
+ */
+function renderVerdict(mem, res) {
+  const unfit = mem.fits === false;
+  $('headline').hidden = unfit;
+  const verdict = $('unfit-verdict');
+  verdict.hidden = !unfit;
+  if (!unfit) {
+    verdict.textContent = '';
+    return;
+  }
+  const need = ['weights_GB', 'kv_cache_GB', 'activations_GB', 'reserve_GB'].reduce((a, k) => a + (Number(mem[k]) || 0), 0);
+  const short = need > mem.budget_GB ? ` — short by ${fmtGB(need - mem.budget_GB)} per GPU` : '';
+  const batch = mem.max_batch_size > 0
+    ? `A batch of ${fmtInt(mem.max_batch_size)} fits at this context. `
+    : 'Not even one sequence fits at this context. ';
+  const tp = res.request?.parallelism?.tp || 1;
+  verdict.textContent = `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. `
+    + batch + `To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, tensor parallelism above ${tp}, or a GPU with more memory.`;
+}
+
 const MEMORY_PARTS = [
   { key: 'weights_GB', label: 'Weights', cls: 'mem-weights' },
   { key: 'kv_cache_GB', label: 'KV cache', cls: 'mem-kv' },
@@ -484,6 +507,7 @@ function renderResult(res) {
       ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : '');
 
   renderMemory(res.memory || {}, res);
+  renderVerdict(res.memory || {}, res);
   const bd = Array.isArray(res.breakdown) ? res.breakdown : [];
   renderPhase('prefill', bd.filter((r) => r.phase === 'prefill'), res.ttft_ms);
   renderPhase('decode', bd.filter((r) => r.phase === 'decode'), res.tpot_ms);

@@ -81,10 +81,11 @@ export class TrainingView {
         el('p', { class: 'hint', id: `${P}-extras` })));
     wireForm(form, this, () => this.recompute());
 
-    const metrics = el('div', { class: 'headline wide' }, ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })));
+    const metrics = el('div', { class: 'headline wide', id: `${P}-headline` }, ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })));
     const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
       el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
       ...banners(P),
+      el('div', { class: 'unfit-verdict', id: `${P}-unfit`, role: 'status', hidden: true }),
       metrics,
       el('div', { class: 'panel' },
         el('div', { class: 'panel-head' }, el('h3', { text: 'Where a step goes' }), bandLegend()),
@@ -155,6 +156,19 @@ export class TrainingView {
       typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '');
     this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);
     this.renderMemory(res.memory_per_gpu || {}, res);
+    // A step that does not fit in memory has no step time: its headline numbers would describe
+    // memory the GPUs do not have, so the verdict and what would make it fit replace them.
+    const mem = res.memory_per_gpu || {};
+    const unfit = mem.fits === false;
+    $(`${P}-headline`).hidden = unfit;
+    const verdict = $(`${P}-unfit`);
+    verdict.hidden = !unfit;
+    verdict.textContent = unfit
+      ? `Does not fit: a GPU needs ${fmtGB(mem.total_GB)} of its ${fmtGB(mem.capacity_GB)}, so no step time is shown. `
+        + (res.max_micro_batch_size > 0 ? `A micro-batch of ${fmtInt(res.max_micro_batch_size)} fits. ` : 'Not even a micro-batch of 1 fits. ')
+        + 'To fit: shard weights, gradients and optimizer states (FSDP full_shard or ZeRO-3), recompute activations, '
+        + 'raise tensor or pipeline parallelism, or use more GPUs.'
+      : '';
     showWarnings(P, res.warnings);
     $(`${P}-assumptions`).replaceChildren(el('tbody', null, ...(res.assumptions || []).map((a) => el('tr', null,
       el('th', { scope: 'row', text: String(a.name).replace(/_/g, ' ') }), el('td', { class: 'num', text: `${a.value}${a.unit ? ` ${a.unit}` : ''}` }),

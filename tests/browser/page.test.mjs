@@ -435,6 +435,24 @@ const LLAMA2_7B_HF_CONFIG = {
   vocab_size: 32000,
 };
 
+// Issue 11: 70B on one L4 showed TTFT 573 ms and 1.83 tok/s for a setup that cannot load. The
+// verdict and what would make it fit replace the headline numbers.
+test('a setup that does not fit shows the verdict instead of latency', async () => {
+  const p = await openPage('v=1&task=inference&model=llama-3.1-70b&hardware=l4&workload.prompt_tokens=128&workload.output_tokens=128');
+  const { page } = p;
+  const r = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(r.memory.fits, false);
+  const seen = await page.evaluate(() => ({ headline: document.getElementById('headline').hidden,
+    verdict: document.getElementById('unfit-verdict').hidden, text: document.getElementById('unfit-verdict').textContent }));
+  assert.equal(seen.headline, true, 'headline numbers hidden');
+  assert.equal(seen.verdict, false, 'verdict shown');
+  assert.match(seen.text, /^Does not fit in the [0-9.]+ GB memory budget — short by [0-9,.]+ GB per GPU, so no latency is shown\. Not even one sequence fits/);
+  await page.selectOption('#model', 'llama-3.2-1b');
+  assert.equal(await page.evaluate(() => document.getElementById('headline').hidden), false);
+  assert.equal(await page.evaluate(() => document.getElementById('unfit-verdict').hidden), true);
+  await p.done();
+});
+
 // Issue 11: a 5,000-character model name (one word, from a link) made the page 51,874 px wide.
 test('a very long model name wraps instead of widening the page', async () => {
   const model = { name: 'x'.repeat(5000), num_layers: 4, hidden_size: 512, num_heads: 8, num_kv_heads: 8,

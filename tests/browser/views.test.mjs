@@ -126,6 +126,33 @@ test('training view: numbers equal the module result, recomputed on each input',
   await p.done();
 });
 
+// Issue 11: Llama-3.1-405B in plain DDP on 8 H100 showed MFU 76 %, 48.6 days and 9,324 GPU-hours
+// with "Does not fit" below the fold. The verdict and what would make it fit replace the headline.
+test('training view: a step that does not fit shows the verdict instead of headline numbers', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-model', 'llama-3.1-405b');
+  await page.selectOption('#tr-hardware', 'h100-sxm');
+  await page.fill('#tr-num_gpus', '8');
+  await page.selectOption('#tr-sharding', 'parallelism.zero=0');
+  const r = await viewResult(page, 'training');
+  assert.equal(r.memory_per_gpu.fits, false);
+  const seen = await page.evaluate(() => ({ headline: document.getElementById('tr-headline').hidden,
+    verdict: document.getElementById('tr-unfit').hidden, text: document.getElementById('tr-unfit').textContent }));
+  assert.equal(seen.headline, true, 'headline numbers hidden');
+  assert.equal(seen.verdict, false, 'verdict shown');
+  assert.match(seen.text, /^Does not fit: a GPU needs [0-9,.]+ (GB|TB) of its 80(\.0)? GB, so no step time is shown\./);
+  assert.match(seen.text, /FSDP full_shard or ZeRO-3/);
+  // Llama-3.1-8B sharded with FSDP fits, and the numbers come back.
+  await page.selectOption('#tr-model', 'llama-3.1-8b');
+  await page.selectOption('#tr-sharding', 'parallelism.fsdp="full_shard"');
+  assert.equal((await viewResult(page, 'training')).memory_per_gpu.fits, true);
+  assert.equal(await page.evaluate(() => document.getElementById('tr-headline').hidden), false);
+  assert.equal(await page.evaluate(() => document.getElementById('tr-unfit').hidden), true);
+  await p.done();
+});
+
 test('training view: a bad field shows its error beside that field', async () => {
   const p = await openPage();
   const { page } = p;
