@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace flopcast {
 
@@ -19,41 +20,46 @@ std::string format_number(double value) {
   return buf;
 }
 
+namespace {
+
+/// Bytes of the UTF-8 sequence a lead byte starts (1 for ASCII and for stray bytes).
+std::size_t sequence_length(unsigned char lead) {
+  if (lead >= 0xf0 && lead < 0xf8) return 4;
+  if (lead >= 0xe0) return lead < 0xf0 ? 3 : 1;
+  if (lead >= 0xc0) return 2;
+  return 1;
+}
+
+/// U+200E/F, U+202A-E and U+2066-9: the marks and overrides that reorder displayed text.
+bool is_bidi_control(unsigned char b0, unsigned char b1, unsigned char b2) {
+  return b0 == 0xe2 && ((b1 == 0x80 && (b2 == 0x8e || b2 == 0x8f || (b2 >= 0xaa && b2 <= 0xae))) ||
+                        (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9));
+}
+
+}  // namespace
+
 std::string SpecError::safe_text(const std::string& text, std::size_t max_bytes) {
   std::string out;
   out.reserve(std::min(text.size(), max_bytes) + 8);
-  char buf[8];
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  char escaped[8];
+  // One character at a time, so a cut never splits one.
+  for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = 1;
+    const std::size_t len = std::min(sequence_length(c), text.size() - i);
+    std::string_view piece(text.data() + i, len);
     if (c < 0x20 || c == 0x7f) {
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-    } else if (c == 0xe2 && i + 2 < text.size()) {
-      // U+200E/F, U+202A-E and U+2066-9: the marks and overrides that reorder displayed text.
-      const auto b1 = static_cast<unsigned char>(text[i + 1]);
-      const auto b2 = static_cast<unsigned char>(text[i + 2]);
-      const bool bidi = (b1 == 0x80 && (b2 == 0x8e || b2 == 0x8f || (b2 >= 0xaa && b2 <= 0xae))) ||
-                        (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9);
-      if (bidi) {
-        const unsigned code = 0x2000u + ((b1 & 0x0fu) << 6) + (b2 & 0x3fu);
-        std::snprintf(buf, sizeof buf, "\\u%04x", code);
-        len = 3;
-      } else {
-        buf[0] = '\0';
-      }
-    } else {
-      buf[0] = '\0';
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      piece = escaped;
+    } else if (len == 3 && is_bidi_control(c, static_cast<unsigned char>(text[i + 1]),
+                                           static_cast<unsigned char>(text[i + 2]))) {
+      const unsigned code = 0x2000u + ((static_cast<unsigned char>(text[i + 1]) & 0x0fu) << 6) +
+                            (static_cast<unsigned char>(text[i + 2]) & 0x3fu);
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", code);
+      piece = escaped;
     }
-    const std::string piece = buf[0] != '\0' ? std::string(buf) : std::string(1, text[i]);
-    if (out.size() + piece.size() > max_bytes) {
-      // Cut on a character boundary: drop continuation bytes of a split UTF-8 sequence.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80)
-        out.pop_back();
-      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
-      return out + "...";
-    }
+    if (out.size() + piece.size() > max_bytes) return out + "...";
     out += piece;
-    i += len - 1;
+    i += len;
   }
   return out;
 }

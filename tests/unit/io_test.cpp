@@ -130,6 +130,15 @@ TEST(IoErrors, MessagesAreEscapedAndShort) {
   EXPECT_EQ(k.code, "invalid_request");
   EXPECT_LE(k.path.size(), SpecError::kMaxPathBytes + 3);  // cut, "..." marking the cut
   EXPECT_TRUE(contains(k.path, "kkk...")) << k.path.substr(0, 200);
+  // Cut between characters, never inside one: 100 two-byte characters keep the 80 that fit in
+  // the 160-byte path.
+  std::string wide;
+  for (int i = 0; i < 100; ++i) wide += "\xc3\xa9";  // é
+  r = base_request();
+  r[wide] = 1;
+  std::string kept;
+  for (int i = 0; i < 80; ++i) kept += "\xc3\xa9";
+  EXPECT_EQ(failure_of(r).path, kept + "...");
 }
 
 // Issue 12, defects 2 and 3: capacities and rates outside physical bounds overflowed integer
