@@ -159,11 +159,7 @@ json run_inference(const json& request) {
            {"assumptions", assumptions_json(r.assumptions)},
            {"warnings", r.warnings},
            {"request", p.resolved}};
-  // Present when a price was given (cost_per_gpu_hour_usd).
-  if (p.usd_per_gpu_hour > 0) {
-    out["usd_per_million_output_tokens"] =
-        cost_per_million_json(p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
-  }
+  add_cost_per_million(out, p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
   return out;
 }
 

@@ -436,11 +436,8 @@ json run_serving(const json& request) {
     }
     out["requests"] = rows;
   }
-  // Present when a price was given: at the offered load (saturated: at the saturation rate).
-  if (p.usd_per_gpu_hour > 0) {
-    out["usd_per_million_output_tokens"] =
-        cost_per_million_json(p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
-  }
+  // At the offered load (saturated: at the saturation rate).
+  add_cost_per_million(out, p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
   return out;
 }
 

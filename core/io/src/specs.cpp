@@ -155,15 +155,17 @@ json model_to_json(const ModelSpec& m) {
 
 double read_gpu_hour_price(const ObjectReader& r) {
   const double usd = r.number("cost_per_gpu_hour_usd", 0);
-  if (!(usd >= 0 && usd <= 1e6))
+  if (!(usd >= 0 && usd <= 1e6)) {
     fail("cost_per_gpu_hour_usd", "must be between 0 and 1000000", usd);
+  }
   return usd;
 }
 
-json cost_per_million_json(double usd_per_gpu_hour, int gpus, double output_tokens_per_s) {
-  if (!(usd_per_gpu_hour > 0)) return nullptr;
+void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
+                          double output_tokens_per_s) {
+  if (!(usd_per_gpu_hour > 0)) return;
   const double usd = usd_per_million_tokens(usd_per_gpu_hour, gpus, output_tokens_per_s);
-  return usd > 0 ? json(round6(usd)) : json(nullptr);
+  result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
 }
 
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {

@@ -24,8 +24,10 @@ class ObjectReader;
 ModelSpec read_model(const json& j, const std::string& path);
 /// The request's optional `cost_per_gpu_hour_usd` (0: not asked), checked to be 0..1e6.
 double read_gpu_hour_price(const ObjectReader& r);
-/// `usd_per_million_output_tokens` of a result: null when no price was given.
-json cost_per_million_json(double usd_per_gpu_hour, int gpus, double output_tokens_per_s);
+/// Adds `usd_per_million_output_tokens` to a result when a price was given (null when nothing
+/// is produced to divide by); without a price the key is left out.
+void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
+                          double output_tokens_per_s);
 
 /// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
 /// hardware's scale-out fields, each checked under its own key.
