@@ -32,7 +32,7 @@ export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Arra
 export const clone = (v) => JSON.parse(JSON.stringify(v));
 
 /** Keys that would reach an object's prototype rather than a field of its own. */
-export const UNSAFE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+const UNSAFE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
 export function setPath(obj, path, value) {
   const keys = path.split('.');

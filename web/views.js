@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, encodeLink, linkParams, linkValue, setPath, UNSAFE_KEYS } from './ui.js';
+import { $, encodeLink, linkParams, linkValue, setPath } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView, prewarmWorker } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -81,11 +81,15 @@ export function routeLink(fragment) {
       if (text !== '1') problems.push(`v: unsupported link version (got "${text}")`);
       continue;
     }
-    if (!/^[a-z_]+(\.[a-z_A-Z0-9]+)*$/.test(key) || key.split('.').some((k) => UNSAFE_KEYS.has(k))) {
+    if (!/^[a-z_]+(\.[a-z_A-Z0-9]+)*$/.test(key)) {
       problems.push(`${key}: not a request field`);
       continue;
     }
-    setPath(request, key, key === 'model' || key === 'hardware' ? (text.startsWith('{') ? linkValue(text) : text) : linkValue(text));
+    try {
+      setPath(request, key, key === 'model' || key === 'hardware' ? (text.startsWith('{') ? linkValue(text) : text) : linkValue(text));
+    } catch (e) {
+      problems.push(e.message); // setPath refuses keys that reach the prototype (__proto__, ...)
+    }
   }
   const view = show(task);
   view.applyRequest(request);
