@@ -131,7 +131,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
                   "Sequences per micro-batch (default: searched)");
   sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
   sub->add_option("--recompute", o.recompute, "none (default), selective, full");
-  sub->add_option("--precision", o.precision, "bf16 (default), fp16, fp8");
+  sub->add_option("--precision", o.precision,
+                  "bf16 (default), fp16, fp8, fp4 (NVFP4 on GPUs with FP4 tensor cores)");
   sub->add_option("--optimizer", o.optimizer, "adamw (default), sgd, adam_8bit");
   sub->add_option("--lora", o.lora, "lora or qlora (frozen base, adapters only)");
   sub->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)");

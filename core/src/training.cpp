@@ -125,8 +125,10 @@ void validate(const TrainingSpec& s) {
     }
   }
   check_real("workload.total_tokens", s.total_tokens, 0, 1e18);
-  if (s.compute != DType::bf16 && s.compute != DType::fp16 && s.compute != DType::fp8) {
-    fail("precision.compute", "must be one of bf16, fp16, fp8", std::string(to_string(s.compute)));
+  if (s.compute != DType::bf16 && s.compute != DType::fp16 && s.compute != DType::fp8 &&
+      s.compute != DType::fp4) {
+    fail("precision.compute", "must be one of bf16, fp16, fp8, fp4",
+         std::string(to_string(s.compute)));
   }
   if (!s.hardware.peak(s.compute)) {
     fail("precision.compute",
@@ -134,10 +136,17 @@ void validate(const TrainingSpec& s) {
              " peak (hardware.dense_peak_TFLOPS)",
          std::string(to_string(s.compute)));
   }
-  if (s.compute == DType::fp8 && !s.hardware.peak(DType::bf16) && !s.hardware.peak(DType::fp16)) {
-    fail("precision.compute", "fp8 training keeps attention in 16 bits; the hardware has no "
-                              "bf16 or fp16 peak", "fp8");
+  const bool low_precision = s.compute == DType::fp8 || s.compute == DType::fp4;
+  if (low_precision && !s.hardware.peak(DType::bf16) && !s.hardware.peak(DType::fp16)) {
+    fail("precision.compute",
+         std::string(to_string(s.compute)) +
+             " training keeps attention in 16 bits; the hardware has no bf16 or fp16 peak",
+         std::string(to_string(s.compute)));
   }
+  if (s.bf16_last_layers != 0 && !low_precision) {
+    fail("precision.bf16_last_layers", "needs precision.compute fp8 or fp4", s.bf16_last_layers);
+  }
+  check_int("precision.bf16_last_layers", s.bf16_last_layers, 0, s.model.num_layers);
   if (s.finetune != Finetune::full) check_int("lora.rank", s.lora_rank, 1, 65536);
   if (s.grad_reduce_bytes != 2 && s.grad_reduce_bytes != 4) {
     fail("precision.grad_reduce", "must be bf16 or fp32 (2 or 4 bytes)", s.grad_reduce_bytes);
@@ -236,6 +245,16 @@ struct Shard {
   double a = 2;
 };
 
+/// Bytes the cast of a 16-bit GEMM operand to the low-precision training format moves per
+/// element. fp8 (Transformer Engine, torchao): read 2 B, write 1 B. NVFP4 (NVIDIA's recipe,
+/// arXiv:2509.25149, as Transformer Engine runs it): three passes over the 16-bit tensor, the
+/// per-tensor amax that sets the global scale, then a row-wise cast for the forward / dgrad GEMM
+/// and a column-wise one (after the 16-point random Hadamard transform) for wgrad, each writing
+/// 0.5625 B (E2M1 plus an E4M3 scale per 16).
+double cast_bytes_per_element(DType compute) {
+  return compute == DType::fp4 ? 3 * 2 + 2 * stored_bytes_per_element(DType::fp4) : 3;
+}
+
 Shard make_shard(const TrainingSpec& s, int b) {
   const ModelSpec& m = s.model;
   Shard sh{};
@@ -250,12 +269,13 @@ Shard make_shard(const TrainingSpec& s, int b) {
   sh.tokens = double(b) * s.seq_len / s.cp;
   sh.norm_tokens = s.sp ? sh.tokens / s.tp : sh.tokens;
   sh.kinds = layer_kinds(m);
-  const DType half = s.compute == DType::fp8 ? (s.hardware.peak(DType::bf16) ? DType::bf16
-                                                                             : DType::fp16)
-                                             : s.compute;
+  const bool low = s.compute == DType::fp8 || s.compute == DType::fp4;
+  const DType half = low ? (s.hardware.peak(DType::bf16) ? DType::bf16 : DType::fp16) : s.compute;
   sh.a = 2;
   sh.dense16 = GemmTypes{half, 2, 2, 2};
-  sh.linear = s.compute == DType::fp8 ? GemmTypes{DType::fp8, 1, 1, 2} : sh.dense16;
+  // Both GEMM operands in the low-precision format with its scales (NVFP4: 0.5625 B), output bf16.
+  const double q = stored_bytes_per_element(s.compute);
+  sh.linear = low ? GemmTypes{s.compute, q, q, 2} : sh.dense16;
   sh.attn_math = half;
   return sh;
 }
@@ -409,11 +429,8 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   bytes += 2 * sh.tokens * layer_ops::rope_elements_per_token(m, s.tp) * sh.a;
   bytes += sh.tokens * layer_ops::activation_fn_elements(m, kind.moe, s.tp, s.moe_capacity_factor) *
            sh.a;
-  if (s.compute == DType::fp8) {
-    // Casts of GEMM inputs to fp8 (read 2 B, write 1 B) and their transposes for wgrad. The
-    // weights' cast is not here: it runs once per step (estimate_step).
-    bytes += 3 * sh.tokens * cast_elems;
-  }
+  if (sh.linear.math != sh.dense16.math)
+    bytes += cast_bytes_per_element(s.compute) * sh.tokens * cast_elems;
   const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
   p.fwd.add("forward", elementwise);
   p.bwd.add("backward", elementwise, 2);
@@ -431,9 +448,18 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
 /// layers of one pipeline stage are taken as a cross-section of the model's).
 LayerPass price_mean_layer(const TrainingSpec& s, const Shard& sh) {
   LayerPass mean;
+  // The last bf16_last_layers layers keep 16-bit linears; they are taken as a cross-section of
+  // the layer kinds, like the layers of a stage.
+  const double tail = double(s.bf16_last_layers) / s.model.num_layers;
+  Shard sh16 = sh;
+  sh16.linear = sh.dense16;
+  std::vector<std::pair<LayerPass, double>> passes;
   for (const LayerKind& kind : sh.kinds) {
-    const LayerPass p = price_layer(s, sh, kind);
-    const double w = double(kind.count) / s.model.num_layers;
+    const double share = double(kind.count) / s.model.num_layers;
+    if (tail < 1) passes.emplace_back(price_layer(s, sh, kind), share * (1 - tail));
+    if (tail > 0) passes.emplace_back(price_layer(s, sh16, kind), share * tail);
+  }
+  for (const auto& [p, w] : passes) {
     mean.fwd.append(p.fwd, w);
     mean.bwd.append(p.bwd, w);
     mean.recompute.append(p.recompute, w);
@@ -657,13 +683,16 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
 
   Ledger step;
   step.append(mb, micro);
-  if (s.compute == DType::fp8) {
-    // Transformer Engine and torchao cast each weight to fp8 on the first micro-batch of a step
-    // and reuse the cached copy until the optimizer changes it: read 2 B, write 1 B per linear
-    // weight of the stage, once per step (one cast kernel per layer).
-    const OpCost cast = memory_op("fp8_weight_cast", s.hardware, s.kernel, Flops(0),
-                                  Bytes(3 * layer_params(s).linear), 1);
-    step.add("forward", cast, layers * s.compute_scale);
+  if (sh.linear.math != sh.dense16.math) {
+    // Transformer Engine and torchao cast each weight to fp8 / NVFP4 on the first micro-batch of
+    // a step and reuse the cached copy until the optimizer changes it: once per step per linear
+    // weight of the stage's low-precision layers (one cast kernel per layer).
+    const std::string op = std::string(to_string(s.compute)) + "_weight_cast";
+    const OpCost cast =
+        memory_op(op, s.hardware, s.kernel, Flops(0),
+                  Bytes(cast_bytes_per_element(s.compute) * layer_params(s).linear), 1);
+    const double tail = double(s.bf16_last_layers) / s.model.num_layers;
+    step.add("forward", cast, layers * (1 - tail) * s.compute_scale);
   }
   TrainingResult r;
   if (s.pp > 1) {

@@ -178,6 +178,21 @@ test('training view: a bad field shows its error beside that field', async () =>
   assert.equal(await viewStatus(page, 'training'), 'ready');
   await checkTraining(page, 'fixed');
 
+  // NVFP4 needs FP4 tensor cores: the H100 has none, a B200 has; a bf16 tail is then accepted.
+  await page.selectOption('#tr-compute', 'fp4');
+  assert.match(await fieldError(page, 'tr-compute'), /^precision\.compute: the hardware has no dense fp4 peak/);
+  await page.selectOption('#tr-hardware', 'b200');
+  assert.equal(await fieldError(page, 'tr-compute'), '');
+  await page.fill('#tr-bf16_last_layers', '4');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  assert.deepEqual((await viewRequest(page, 'training')).precision, { compute: 'fp4', bf16_last_layers: 4 });
+  await checkTraining(page, 'nvfp4 on b200');
+  await page.selectOption('#tr-compute', 'bf16');
+  assert.match(await fieldError(page, 'tr-bf16_last_layers'), /^precision\.bf16_last_layers: needs precision\.compute fp8 or fp4/);
+  await page.fill('#tr-bf16_last_layers', '');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  await page.selectOption('#tr-hardware', 'h100-sxm');
+
   // A custom GPU starts from the preset; its errors show beside the custom box.
   await page.selectOption('#tr-hardware', '__custom__');
   assert.equal(await page.isVisible('#tr-hardware-custom'), true);

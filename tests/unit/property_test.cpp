@@ -96,13 +96,14 @@ json training(Draw& d) {
          {"hardware", d.pick(kHardware)},
          {"num_gpus", tp * pp * dp},
          {"parallelism", {{"tp", tp}, {"pp", pp}}},
-         {"precision", {{"compute", d.pick(std::vector<std::string>{"bf16", "fp8"})}}},
+         {"precision", {{"compute", d.pick(std::vector<std::string>{"bf16", "fp8", "fp4"})}}},
          {"workload",
           {{"seq_len", 1 << d.between(9, 15)},
            {"global_batch_size", dp * pp * d.between(1, 16)},
            {"recompute", d.pick(std::vector<std::string>{"none", "selective", "full"})}}}};
   if (d.chance(50) && pp == 1) r["parallelism"]["fsdp"] = "full_shard";
   if (d.chance(30)) r["parallelism"]["sp"] = tp > 1;
+  if (d.chance(20)) r["precision"]["bf16_last_layers"] = d.between(0, 8);
   if (d.chance(20)) r["max_tier"] = 0;
   return r;
 }

@@ -381,6 +381,81 @@ TEST(TrainingFp8, WeightsAreCastOncePerStep) {
   }
 }
 
+/// Time of (phase, op) summed over a training response's breakdown, in ms.
+double breakdown_ms(const json& r, const std::string& phase, const std::string& op) {
+  double ms = 0;
+  for (const json& b : r.at("breakdown")) {
+    if (b.at("phase") == phase && b.at("op") == op) ms += b.at("time_ms").get<double>();
+  }
+  return ms;
+}
+
+TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
+  // Llama-2-7B on 8 B200 (DDP), one 4,096-token micro-batch per GPU, Tier 0. The forward MLP,
+  // [4096 x 4096]·[4096 x 22016] and [4096 x 11008]·[11008 x 4096], is compute-bound in both
+  // formats with the same tiles and waves, so less its 2 kernels x 2 us per layer it is
+  // 9000 / 2250 = 4x faster on the NVFP4 tensor cores. The casts of the GEMM inputs add to the
+  // forward elementwise work 7.125 B (three 2-byte reads: amax, row-wise and column-wise cast;
+  // two 0.5625-byte writes) per input element: Σk = 4096 (qkv) + 4096 (o) + 4096 (gate/up) +
+  // 11008 (down) = 23,296 per token, x 4096 tokens = 679,870,464 B / (8000e9 · 0.85 B/s) =
+  // 0.0999809 ms per layer, 3.19939 ms over 32. Weights are cast once per step: 202,375,168
+  // linear weights per layer x 7.125 B / 6.8e12 B/s = 0.212047 ms + 2 us, x 32 = 6.84952 ms.
+  json req = request();
+  req["hardware"] = "b200";
+  req["workload"]["global_batch_size"] = 8;
+  const json bf16 = io::run(req);
+  req["precision"] = {{"compute", "fp4"}};
+  const json fp4 = io::run(req);
+  const double fixed_ms = 32 * 2 * 0.002;
+  EXPECT_TRUE(near_rel((breakdown_ms(bf16, "forward", "mlp") - fixed_ms) /
+                           (breakdown_ms(fp4, "forward", "mlp") - fixed_ms),
+                       4.0, 1e-4));
+  EXPECT_TRUE(near_rel(breakdown_ms(fp4, "forward", "norm_elementwise") -
+                           breakdown_ms(bf16, "forward", "norm_elementwise"),
+                       3.19939, 1e-4));
+  EXPECT_TRUE(near_rel(breakdown_ms(fp4, "forward", "fp4_weight_cast"), 6.84952, 1e-4));
+  EXPECT_EQ(fp4.at("request").at("precision").at("compute"), "fp4");
+  // MFU against the fp4 peak, 4x the bf16 one.
+  EXPECT_TRUE(near_rel(fp4.at("peak_tflops_per_gpu").get<double>(), 9000, 1e-12));
+}
+
+TEST(TrainingFp4, Bf16LastLayersAreA16BitShareOfTheLayers) {
+  // All 32 layers kept in BF16 is the BF16 step: the same GEMMs, no cast of inputs and no weight
+  // cast. Half of them (16) puts the forward MLP halfway between the two.
+  json req = request();
+  req["hardware"] = "b200";
+  req["workload"]["global_batch_size"] = 8;
+  const json bf16 = io::run(req);
+  req["precision"] = {{"compute", "fp4"}};
+  const json fp4 = io::run(req);
+  req["precision"]["bf16_last_layers"] = 32;
+  const json all16 = io::run(req);
+  EXPECT_TRUE(
+      near_rel(all16.at("step_time_s").get<double>(), bf16.at("step_time_s").get<double>(), 1e-12));
+  req["precision"]["bf16_last_layers"] = 16;
+  const json half = io::run(req);
+  EXPECT_TRUE(
+      near_rel(breakdown_ms(half, "forward", "mlp"),
+               0.5 * (breakdown_ms(bf16, "forward", "mlp") + breakdown_ms(fp4, "forward", "mlp")),
+               1e-5));  // the response rounds to 6 digits
+  EXPECT_TRUE(near_rel(breakdown_ms(half, "forward", "fp4_weight_cast"),
+                       0.5 * breakdown_ms(fp4, "forward", "fp4_weight_cast"),
+                       1e-5));  // the response rounds to 6 digits
+}
+
+TEST(TrainingFp4, BadPrecisionIsNamed) {
+  json req = request();
+  req["precision"] = {{"compute", "fp4"}};  // H100: no FP4 tensor cores
+  EXPECT_EQ(failure_of(req).path, "precision.compute");
+  req["hardware"] = "b200";
+  req["precision"] = {{"compute", "bf16"}, {"bf16_last_layers", 4}};
+  const Failure f = failure_of(req);
+  EXPECT_EQ(f.path, "precision.bf16_last_layers");
+  EXPECT_NE(f.message.find("needs precision.compute fp8 or fp4"), std::string::npos) << f.message;
+  req["precision"] = {{"compute", "fp4"}, {"bf16_last_layers", 33}};
+  EXPECT_EQ(failure_of(req).path, "precision.bf16_last_layers");
+}
+
 // ---- Framework profiles: presets/frameworks/<id>.json, read by the JSON layer ----
 
 TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {

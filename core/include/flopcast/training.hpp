@@ -100,7 +100,12 @@ struct TrainingSpec {
   Recompute recompute = Recompute::none;
   bool flash_attention = true;
   // Precision and optimizer.
-  DType compute = DType::bf16;  ///< bf16, fp16, or fp8 (GEMMs at the fp8 peak, attention in 16 bit)
+  /// bf16 or fp16; fp8 (GEMMs at the fp8 peak) or fp4 (NVFP4 GEMMs at the fp4 peak); attention
+  /// stays in 16 bits.
+  DType compute = DType::bf16;
+  /// With fp8 or fp4 compute: the last layers whose linears stay in 16 bits (NVIDIA's NVFP4
+  /// recipe keeps about the last 15 % in BF16).
+  int bf16_last_layers = 0;
   Optimizer optimizer = Optimizer::adamw;
   /// Element size of the gradient reduction (2: bf16; 4: fp32, e.g. PyTorch FSDP with an fp32
   /// reduce_dtype).

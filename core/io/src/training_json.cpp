@@ -27,7 +27,7 @@ constexpr std::initializer_list<std::pair<const char*, LoraTargets>> kTargets{
     {"qv", LoraTargets::qv}, {"attention", LoraTargets::attention},
     {"all_linear", LoraTargets::all_linear}};
 constexpr std::initializer_list<std::pair<const char*, DType>> kCompute{
-    {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8", DType::fp8}};
+    {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8", DType::fp8}, {"fp4", DType::fp4}};
 
 struct Parsed {
   TrainingSpec spec;
@@ -190,9 +190,11 @@ Parsed parse_request(const json& request) {
   read_parallelism(r, s);
   read_workload(r, s);
 
-  ObjectReader pc(object_or_empty(r, "precision"), "precision", {"compute", "grad_reduce"});
+  ObjectReader pc(object_or_empty(r, "precision"), "precision",
+                  {"compute", "grad_reduce", "bf16_last_layers"});
   const DType half = s.hardware.peak(DType::bf16) ? DType::bf16 : DType::fp16;
   s.compute = pc.choice("compute", kCompute, half);
+  s.bf16_last_layers = pc.integer("bf16_last_layers", 0);
   s.grad_reduce_bytes = pc.choice<double>("grad_reduce", {{"bf16", 2.0}, {"fp32", 4.0}}, 2.0);
   s.optimizer = r.choice("optimizer", kOptimizer, Optimizer::adamw);
   read_finetune(r, s);
@@ -219,33 +221,34 @@ Parsed parse_request(const json& request) {
                 {"flash_attention", s.flash_attention}};
   if (s.micro_batch_size > 0) workload["micro_batch_size"] = s.micro_batch_size;
   if (s.total_tokens > 0) workload["total_tokens"] = s.total_tokens;
-  p.resolved = json{
-      {"schema_version", kSchemaVersion},
-      {"task", "training"},
-      {"model", request.at("model")},
-      {"hardware", request.at("hardware")},
-      {"num_gpus", s.num_gpus},
-      {"gpus_per_node", s.gpus_per_node},
-      {"max_tier", fitted_constants ? 2 : 0},
-      {"parallelism", parallelism},
-      {"workload", workload},
-      {"precision",
-       {{"compute", to_string(s.compute)},
-        {"grad_reduce", s.grad_reduce_bytes == 4 ? "fp32" : "bf16"}}},
-      {"optimizer", to_string(s.optimizer)},
-      {"moe", {{"capacity_factor", s.moe_capacity_factor}}},
-      {"framework",
-       {{"profile", s.framework},
-        {"comm_overlap", s.comm_overlap},
-        {"step_overhead_ms", round6(s.step_overhead_s / kMilli)},
-        {"compute_scale", s.compute_scale},
-        {"attention_scale", s.attention_scale},
-        {"reserve_GB", round6(s.framework_reserve_bytes / kGB)}}},
-      {"network",
-       {{"nics_per_node", s.hardware.scaleout_nics_per_node},
-        {"nic_bandwidth_Gbps", round6(s.hardware.scaleout_nic_bandwidth.value * 8 / kGB)},
-        {"latency_us", round6(s.hardware.scaleout_latency_s / kMicro)}}},
-      {"cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd}};
+  p.resolved =
+      json{{"schema_version", kSchemaVersion},
+           {"task", "training"},
+           {"model", request.at("model")},
+           {"hardware", request.at("hardware")},
+           {"num_gpus", s.num_gpus},
+           {"gpus_per_node", s.gpus_per_node},
+           {"max_tier", fitted_constants ? 2 : 0},
+           {"parallelism", parallelism},
+           {"workload", workload},
+           {"precision",
+            {{"compute", to_string(s.compute)},
+             {"bf16_last_layers", s.bf16_last_layers},
+             {"grad_reduce", s.grad_reduce_bytes == 4 ? "fp32" : "bf16"}}},
+           {"optimizer", to_string(s.optimizer)},
+           {"moe", {{"capacity_factor", s.moe_capacity_factor}}},
+           {"framework",
+            {{"profile", s.framework},
+             {"comm_overlap", s.comm_overlap},
+             {"step_overhead_ms", round6(s.step_overhead_s / kMilli)},
+             {"compute_scale", s.compute_scale},
+             {"attention_scale", s.attention_scale},
+             {"reserve_GB", round6(s.framework_reserve_bytes / kGB)}}},
+           {"network",
+            {{"nics_per_node", s.hardware.scaleout_nics_per_node},
+             {"nic_bandwidth_Gbps", round6(s.hardware.scaleout_nic_bandwidth.value * 8 / kGB)},
+             {"latency_us", round6(s.hardware.scaleout_latency_s / kMicro)}}},
+           {"cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd}};
   if (s.finetune != Finetune::full) {
     p.resolved["lora"] = {{"method", to_string(s.finetune)},
                           {"rank", s.lora_rank},
