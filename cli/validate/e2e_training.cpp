@@ -15,6 +15,7 @@
 // (SC21) counts the FLOPs of full recomputation and ran without FlashAttention or sequence
 // parallelism.
 #include <cmath>
+#include <cstdio>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -46,6 +47,19 @@ std::optional<std::string> recompute_of(const json& wl) {
   if (contains(ac, "full")) return "full";
   if (ac == "none" || ac == "no" || ac == "off") return "none";
   return std::nullopt;
+}
+
+/// Layers whose linears stay in BF16 under an fp8 / fp4 recipe: `workload.bf16_last_layers`, or
+/// a dtype that names them ("NVFP4 linears in layers 0-26, layers 27-31 + LM head BF16" → 5).
+int bf16_tail_of(const json& row) {
+  const double stated = row_number(row.value("workload", json::object()), "bf16_last_layers");
+  if (std::isfinite(stated) && stated >= 0) return static_cast<int>(stated);
+  const std::string d = lower_case(json_string(row, "dtype"));
+  const std::size_t comma = d.find(", layers ");
+  if (comma == std::string::npos || d.find("bf16", comma) == std::string::npos) return 0;
+  int first = 0, last = -1;
+  if (std::sscanf(d.c_str() + comma + 9, "%d-%d", &first, &last) != 2 || last < first) return 0;
+  return last - first + 1;
 }
 
 /// The response's value of the row's metric, in the row's unit; nullopt when not comparable.
@@ -158,7 +172,9 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     workload["recompute"] = "selective";  // Megatron-Core's default recomputation
   }
   const std::string compute = std::get<RowPrecision>(precision).compute;
-  json prec{{"compute", compute == "fp8" ? "fp8" : "bf16"}};
+  if (compute == "mxfp4") return Outcome::skipped("MXFP4 training compute is not modelled");
+  json prec{{"compute", compute == "fp8" || compute == "fp4" ? compute : "bf16"}};
+  if (const int tail = bf16_tail_of(row); tail > 0) prec["bf16_last_layers"] = tail;
   if (profile == "pytorch_fsdp") {
     // PyTorch FSDP mixed precision reduces gradients in fp32 unless told otherwise (Composer's
     // DEFAULT, torchtitan's mixed_precision_reduce); Composer's PURE reduces in bf16.
