@@ -149,7 +149,8 @@ struct TrainOptions {
   std::string model = "llama-2-7b";
   std::string hardware = "h100-sxm";
   int num_gpus = 8;
-  std::optional<int> gpus_per_node, tp, pp, dp, cp, ep, vpp, zero, micro_batch_size, lora_rank;
+  std::optional<int> gpus_per_node, tp, pp, dp, cp, ep, vpp, zero, micro_batch_size, lora_rank,
+      mtp_layers, bf16_last_layers;
   std::optional<int> first_stage_layers, last_stage_layers;
   std::optional<int> max_tier;
   bool sp = false;

@@ -32,8 +32,10 @@ json build_train_request(const TrainOptions& o) {
   if (o.micro_batch_size) wl["micro_batch_size"] = *o.micro_batch_size;
   if (o.total_tokens) wl["total_tokens"] = *o.total_tokens;
   if (!o.recompute.empty()) wl["recompute"] = o.recompute;
+  if (o.mtp_layers) wl["mtp_layers"] = *o.mtp_layers;
   r["workload"] = wl;
-  if (!o.precision.empty()) r["precision"] = {{"compute", o.precision}};
+  if (!o.precision.empty()) r["precision"]["compute"] = o.precision;
+  if (o.bf16_last_layers) r["precision"]["bf16_last_layers"] = *o.bf16_last_layers;
   if (!o.optimizer.empty()) r["optimizer"] = o.optimizer;
   if (!o.lora.empty()) {
     json lora{{"method", o.lora}};
@@ -133,6 +135,10 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--recompute", o.recompute, "none (default), selective, full");
   sub->add_option("--precision", o.precision,
                   "bf16 (default), fp16, fp8, fp4 (NVFP4 on GPUs with FP4 tensor cores)");
+  sub->add_option("--bf16-last-layers", o.bf16_last_layers,
+                  "With fp8 or fp4: the last layers whose linears stay in 16 bits");
+  sub->add_option("--mtp-layers", o.mtp_layers,
+                  "Multi-token-prediction modules trained (default: the model's)");
   sub->add_option("--optimizer", o.optimizer, "adamw (default), sgd, adam_8bit");
   sub->add_option("--lora", o.lora, "lora or qlora (frozen base, adapters only)");
   sub->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)");

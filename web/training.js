@@ -33,6 +33,7 @@ const FIELDS = [
   { key: 'micro_batch_size', path: 'workload.micro_batch_size', kind: 'int', label: 'Micro-batch', optional: true, placeholder: 'search', min: 1 },
   { key: 'total_tokens', path: 'workload.total_tokens', kind: 'num', label: 'Total tokens', optional: true, placeholder: 'e.g. 1e12' },
   { key: 'recompute', path: 'workload.recompute', kind: 'choice', label: 'Activation recomputation', choices: ['none', 'selective', 'full'] },
+  { key: 'mtp_layers', path: 'workload.mtp_layers', kind: 'int', label: 'MTP modules trained', optional: true, placeholder: "model's", min: 0 },
   { key: 'compute', path: 'precision.compute', kind: 'choice', label: 'Compute precision', choices: ['bf16', 'fp16', 'fp8', ['fp4', 'fp4 (NVFP4)']] },
   { key: 'bf16_last_layers', path: 'precision.bf16_last_layers', kind: 'int', label: 'Last layers kept in bf16', optional: true, placeholder: 'none', min: 0 },
   { key: 'optimizer', path: 'optimizer', kind: 'choice', label: 'Optimizer', choices: [['adamw', 'AdamW (fp32 master + 2 moments)'], ['adam_8bit', '8-bit Adam'], ['sgd', 'SGD with momentum']] },
@@ -77,7 +78,7 @@ export class TrainingView {
         row('three', f('tp'), f('pp'), f('dp')), row('three', f('cp'), f('ep'), f('vpp')),
         row('', f('first_stage_layers'), f('last_stage_layers')), f('sp'), f('sharding')),
       el('fieldset', null, el('legend', { text: 'Workload' }), row('', f('seq_len'), f('global_batch_size')),
-        row('', f('micro_batch_size'), f('total_tokens')), f('recompute')),
+        row('', f('micro_batch_size'), f('total_tokens')), row('', f('recompute'), f('mtp_layers'))),
       el('fieldset', null, el('legend', { text: 'Precision and optimizer' }), row('', f('compute'), f('bf16_last_layers')), row('', f('optimizer'), f('cost')),
         el('p', { class: 'hint', id: `${P}-extras` })));
     wireForm(form, this, () => this.recompute());

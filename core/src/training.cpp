@@ -147,6 +147,11 @@ void validate(const TrainingSpec& s) {
     fail("precision.bf16_last_layers", "needs precision.compute fp8 or fp4", s.bf16_last_layers);
   }
   check_int("precision.bf16_last_layers", s.bf16_last_layers, 0, s.model.num_layers);
+  check_int("workload.mtp_layers", s.mtp_layers, 0, 16);
+  if (s.mtp_layers > 0 && s.finetune != Finetune::full) {
+    fail("workload.mtp_layers", "must be 0 with LoRA / QLoRA (the adapters train no MTP module)",
+         s.mtp_layers);
+  }
   if (s.finetune != Finetune::full) check_int("lora.rank", s.lora_rank, 1, 65536);
   if (s.grad_reduce_bytes != 2 && s.grad_reduce_bytes != 4) {
     fail("precision.grad_reduce", "must be bf16 or fp32 (2 or 4 bytes)", s.grad_reduce_bytes);
@@ -212,6 +217,10 @@ class Ledger {
     return t;
   }
   [[nodiscard]] const std::vector<Item>& items() const { return items_; }
+  /// Puts every item under one op name (a module shown as one line).
+  void rename(const std::string& op) {
+    for (Item& i : items_) i.op = op;
+  }
   void scale(double k) {
     for (Item& i : items_) {
       i.time_s *= k;
@@ -497,6 +506,37 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
   return l;
 }
 
+/// The MTP modules of the last stage, shown as one `mtp_module` line per phase: each a
+/// transformer layer like the model's last (an MoE layer in an MoE model), the norms of the
+/// hidden state and of the next token's embedding, the [T x 2h]·[2h x h] projection, and the
+/// shared embedding, LM head and loss again.
+Ledger price_mtp(const TrainingSpec& s, const Shard& sh) {
+  Ledger l;
+  if (s.mtp_layers == 0) return l;
+  const LayerKind* last = &sh.kinds.back();
+  for (const LayerKind& k : sh.kinds) {
+    if (k.moe == s.model.is_moe() && !k.local) last = &k;
+  }
+  const LayerPass layer = price_layer(s, sh, *last);
+  l.append(layer.fwd, 1);
+  l.append(layer.bwd, 1);
+  l.append(layer.recompute, 1);
+  const LinearCosts proj =
+      price_linear(s, sh, {"mtp_projection", sh.h / s.tp, 2 * sh.h}, true, sh.dense16);
+  l.add("forward", proj.fwd);
+  l.add("backward", proj.dgrad);
+  l.add("backward", proj.wgrad);
+  const OpCost norms = memory_op("norm_elementwise", s.hardware, s.kernel, Flops(0),
+                                 Bytes(2 * 4 * sh.norm_tokens * sh.h * sh.a), 2);
+  l.add("forward", norms);
+  l.add("backward", norms, 2);
+  l.append(price_ends(s, sh, true, true), 1);
+  l.rename("mtp_module");
+  Ledger out;
+  out.append(l, s.mtp_layers);
+  return out;
+}
+
 /// A collective over `ranks` GPUs of one parallel group whose consecutive members are `stride`
 /// GPUs apart (TP innermost, then CP, then DP; PP outermost).
 double collective_s(const TrainingSpec& s, CollectiveKind kind, double bytes, int ranks,
@@ -598,7 +638,8 @@ StageParams stage_params(const TrainingSpec& s) {
   const LayerParams lp = layer_params(s);
   const ParamCounts c = count_params(s.model);
   const double layers = training_detail::stage_layers(s).last;
-  double ends = (s.model.tie_embeddings ? c.embedding : c.lm_head) / s.tp + c.final_norm;
+  double ends = (s.model.tie_embeddings ? c.embedding : c.lm_head) / s.tp + c.final_norm +
+                s.mtp_layers * training_detail::mtp_module_params(s);
   if (s.pp == 1 && !s.model.tie_embeddings) ends += c.embedding / s.tp;
   StageParams p;
   p.weights = layers * lp.total + ends;
@@ -615,8 +656,26 @@ struct TokenFlops {
 
 TokenFlops flops_per_token(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
-  const double attention = training_detail::attention_flops_per_token(m, s.seq_len);
+  double attention = training_detail::attention_flops_per_token(m, s.seq_len);
   double model = model_flops_per_token(m, s.seq_len);
+  if (s.mtp_layers > 0) {
+    // Each MTP module: 6 FLOPs per weight a token touches in its layer (like the model's last,
+    // global attention), projection and the LM head again, plus that layer's attention.
+    const ParamCounts c = count_params(m);
+    const double h = m.hidden_size;
+    const double ffn = m.is_moe() ? m.experts_per_token * c.expert_per_layer +
+                                        c.shared_expert_per_layer + c.router_per_layer
+                                  : c.dense_ffn_per_layer;
+    ModelSpec global = m;
+    global.window_tokens = 0;
+    global.global_attention_every = 0;
+    const double attn_layer =
+        training_detail::attention_flops_per_token(global, s.seq_len) / m.num_layers;
+    model +=
+        s.mtp_layers *
+        (6 * (c.attention_per_layer + ffn + 2 * h * h + double(m.vocab_size) * h) + attn_layer);
+    attention += s.mtp_layers * attn_layer;
+  }
   const double n_matmul = (model - attention) / 6;
   if (s.finetune != Finetune::full) model = 4 * n_matmul + 6 * trainable_params(s) + attention;
   const double head = double(m.vocab_size) * m.hidden_size;
@@ -645,7 +704,8 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   // uneven split gives another stage more layers (the first also holds the embedding).
   const StageLayers sl = training_detail::stage_layers(s);
   const double layer_s = lp.fwd.time() + lp.bwd.time() + lp.recompute.time();
-  const Ledger head = price_ends(s, sh, s.pp == 1, true);
+  Ledger head = price_ends(s, sh, s.pp == 1, true);
+  head.append(price_mtp(s, sh), 1);
   const Ledger embedding = price_ends(s, sh, true, false);
   double layers = sl.last;
   const Ledger* ends_ledger = &head;
@@ -666,7 +726,8 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   mb.scale(s.compute_scale);
   const double fwd_s = mb.time("forward"), bwd_s = mb.time("backward") + mb.time("recompute");
 
-  const MicroComm mc = micro_comm(s, sh, lp, layers);
+  // The last stage's MTP layers communicate as its other layers do.
+  const MicroComm mc = micro_comm(s, sh, lp, layers + (ends_ledger == &head ? s.mtp_layers : 0));
   mb.add_time("communication", "tp_collectives", mc.tp_exposed_s, Bound::communication);
   mb.add_time("communication", "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
   mb.add_time("communication", "ep_all_to_all", mc.ep_s, Bound::communication);
@@ -812,6 +873,12 @@ std::vector<Assumption> assumptions(const TrainingSpec& s) {
        "Tier 0 (when no Tier-2 fit)"},
       {"hbm_efficiency", km.hbm_efficiency, "of HBM bandwidth", "Tier 0 (when no Tier-2 fit)"},
   };
+  if (s.mtp_layers > 0) {
+    out.push_back({"mtp_layers", double(s.mtp_layers), "modules on the last stage",
+                   "multi-token prediction trained with the model (DeepSeek-V3 §2.2): a layer, "
+                   "a [2h -> h] projection, the shared embedding and LM head again per module; "
+                   "workload.mtp_layers 0 leaves them out"});
+  }
   if (s.pp > 1 && (s.model.num_layers % s.pp != 0 || s.pp_first_stage_layers > 0 ||
                    s.pp_last_stage_layers > 0)) {
     const training_detail::StageLayers sl = training_detail::stage_layers(s);

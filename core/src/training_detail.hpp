@@ -42,6 +42,10 @@ struct LayerParams {
 };
 LayerParams layer_params(const TrainingSpec& s);
 
+/// Parameters of one MTP module on one GPU (all trainable): a layer like the model's last (MoE in
+/// an MoE model), its [2h -> h] projection and three norms; embedding and LM head are shared.
+double mtp_module_params(const TrainingSpec& s);
+
 /// Trainable parameters of the whole model (all GPUs, no sharding).
 double trainable_params(const TrainingSpec& s);
 

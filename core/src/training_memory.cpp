@@ -131,6 +131,21 @@ LayerParams layer_params(const TrainingSpec& s) {
   return p;
 }
 
+double mtp_module_params(const TrainingSpec& s) {
+  using layer_ops::linear_params;
+  const ModelSpec& m = s.model;
+  const ParamCounts c = count_params(m);
+  const double attn =
+      linear_params(layer_ops::attention_linears(m, s.tp)) +
+      (c.attention_per_layer - linear_params(layer_ops::attention_linears(m, 1))) / s.tp;
+  const double ffn =
+      m.is_moe() ? double(m.num_experts) / s.ep * c.expert_per_layer + c.shared_expert_per_layer
+                 : c.dense_ffn_per_layer;
+  const double h = m.hidden_size;
+  return attn + ffn / s.tp + (m.is_moe() ? c.router_per_layer : 0) + c.norms_per_layer +
+         2 * h * h / s.tp + 3 * h;
+}
+
 double trainable_params(const TrainingSpec& s) {
   if (s.finetune == Finetune::full) return count_params(s.model).total;
   return s.model.num_layers * lora_params_per_layer(s);
@@ -149,7 +164,9 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
   // One stage: layers plus the embedding (first) or LM head and loss (last); pp == 1: both.
   auto stage = [&](bool first, bool last) {
     const double layers = first ? sl.first : sl.last;
-    const double end_params = (first ? e.embedding : 0) + (last ? e.lm_head + e.final_norm : 0);
+    const double mtp = last ? s.mtp_layers : 0;  // MTP modules live on the last stage
+    const double end_params = (first ? e.embedding : 0) + (last ? e.lm_head + e.final_norm : 0) +
+                              mtp * mtp_module_params(s);
     const double frozen_linear = lora ? layers * lp.linear : 0;
     const double weights_16 = layers * lp.total + end_params - frozen_linear;
     const double base_bytes =
@@ -173,7 +190,7 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
     const double per_layer = activation_bytes_per_layer(md, b, seq, s.tp, s.sp, s.recompute,
                                                          s.flash_attention);
     mem.activations_per_layer_bytes = per_layer;
-    mem.activations_bytes = per_layer * layers * in_flight;
+    mem.activations_bytes = per_layer * (layers + mtp) * in_flight;
     // Recomputation rebuilds one layer's activations during its backward.
     if (s.recompute != Recompute::none) {
       mem.activations_bytes += activation_bytes_per_layer(md, b, seq, s.tp, s.sp, Recompute::none,
@@ -183,7 +200,8 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
     double temp = 0;
     if (first) temp += 2 * tokens * md.hidden_size;  // embedding output
     // Logits: the bf16 GEMM output and the fp32 log-softmax the cross-entropy keeps (6 B each).
-    if (last) temp += 6 * tokens * std::ceil(double(md.vocab_size) / s.tp);
+    // Each MTP module's loss keeps logits of its own.
+    if (last) temp += (1 + mtp) * 6 * tokens * std::ceil(double(md.vocab_size) / s.tp);
     // Gathered layers of ZeRO-3 / FSDP: the running and the prefetched one, with their 16-bit
     // gradients before the reduce-scatter.
     if (div.weights > 1) temp += 2 * lp.total * (kWeightBytes + g_bytes);

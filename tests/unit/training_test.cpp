@@ -456,6 +456,63 @@ TEST(TrainingFp4, BadPrecisionIsNamed) {
   EXPECT_EQ(failure_of(req).path, "precision.bf16_last_layers");
 }
 
+TEST(TrainingMtp, ModuleCostsALayerAProjectionAndTheHeadAgain) {
+  // Llama-2-7B on 8 H100 (DDP), one 4,096-token micro-batch, Tier 0, one MTP module. Its forward
+  // is one layer's forward (the mean of the 32 without MTP), the embedding and LM head forward
+  // again, the projection [4096 x 8192]·[8192 x 4096]: 2.74878e11 FLOPs / (989.4e12 · 0.8 ·
+  // 1024 tiles / (8 waves · 132 SMs)) = 0.358131 ms + 2 us; and the two norms, 2 · 4 · 4096 ·
+  // 4096 · 2 B / (3.35e12 · 0.85) = 0.0942706 ms + 2 · 2 us.
+  json req = request();
+  req["workload"]["global_batch_size"] = 8;
+  req["workload"]["mtp_layers"] = 0;
+  const json base = io::run(req);
+  double layers_fwd = 0;
+  for (const json& b : base.at("breakdown")) {
+    if (b.at("phase") == "forward" && b.at("op") != "embedding" && b.at("op") != "lm_head") {
+      layers_fwd += b.at("time_ms").get<double>();
+    }
+  }
+  req["workload"]["mtp_layers"] = 1;
+  const json mtp = io::run(req);
+  const double expected = layers_fwd / 32 + breakdown_ms(base, "forward", "embedding") +
+                          breakdown_ms(base, "forward", "lm_head") + 0.360131 + 0.0982706;
+  EXPECT_TRUE(near_rel(breakdown_ms(mtp, "forward", "mtp_module"), expected, 1e-4));
+  // Model FLOPs per token: 6 · (attention 4h² = 67,108,864 + FFN 3·h·I = 135,266,304 + projection
+  // 2h² = 33,554,432 + head V·h = 131,072,000) + attention 12 · 32 · 128 · 4096 = 201,326,592:
+  // 2,403,336,192 more.
+  EXPECT_TRUE(near_rel(mtp.at("model_flops_per_token").get<double>() -
+                           base.at("model_flops_per_token").get<double>(),
+                       2.403336192e9, 1e-4));
+  // Weights: 67,108,864 + 135,266,304 + 2 · 4096 (layer norms) + 33,554,432 + 3 · 4096 (its
+  // norms) = 235,950,080 parameters x 2 B = 0.471900 GB more on the (one) stage.
+  EXPECT_TRUE(near_rel(mtp.at("memory_per_gpu").at("weights_GB").get<double>() -
+                           base.at("memory_per_gpu").at("weights_GB").get<double>(),
+                       0.4719, 1e-3));
+}
+
+TEST(TrainingMtp, DeepSeekTrainsItsModuleUnlessAdaptersOrTheRequestSayOtherwise) {
+  json req{{"task", "training"},
+           {"model", "deepseek-v3"},
+           {"hardware", "h200"},
+           {"num_gpus", 256},
+           {"parallelism", {{"pp", 8}, {"ep", 32}, {"zero", 1}}},
+           {"workload", {{"seq_len", 4096}, {"global_batch_size", 1024}, {"micro_batch_size", 1}}},
+           {"precision", {{"compute", "fp8"}}}};
+  const json r = io::run(req);
+  EXPECT_EQ(r.at("request").at("workload").at("mtp_layers"), 1);  // the preset's one module
+  EXPECT_GT(breakdown_ms(r, "forward", "mtp_module"), 0);
+  req["workload"]["mtp_layers"] = 0;
+  EXPECT_EQ(breakdown_ms(io::run(req), "forward", "mtp_module"), 0);
+  req["workload"].erase("mtp_layers");
+  req["lora"] = {{"method", "lora"}};
+  EXPECT_EQ(io::run(req).at("request").at("workload").at("mtp_layers"), 0);
+  req["workload"]["mtp_layers"] = 1;
+  EXPECT_EQ(failure_of(req).path, "workload.mtp_layers");
+  req.erase("lora");
+  req["workload"]["mtp_layers"] = 17;
+  EXPECT_EQ(failure_of(req).path, "workload.mtp_layers");
+}
+
 // ---- Framework profiles: presets/frameworks/<id>.json, read by the JSON layer ----
 
 TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {

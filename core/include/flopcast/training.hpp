@@ -99,6 +99,10 @@ struct TrainingSpec {
   double total_tokens = 0;    ///< token budget; 0: no total time
   Recompute recompute = Recompute::none;
   bool flash_attention = true;
+  /// Multi-token-prediction modules trained with the model (DeepSeek-V3 §2.2), on the last
+  /// stage: each a transformer layer like the model's last, a [2h -> h] projection and the
+  /// shared embedding and LM head run again with their own loss.
+  int mtp_layers = 0;
   // Precision and optimizer.
   /// bf16 or fp16; fp8 (GEMMs at the fp8 peak) or fp4 (NVFP4 GEMMs at the fp4 peak); attention
   /// stays in 16 bits.

@@ -73,10 +73,11 @@ void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
   }
 }
 
-void read_workload(const ObjectReader& r, TrainingSpec& s) {
+/// Returns whether the workload states mtp_layers.
+bool read_workload(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader wl(r.require("workload"), "workload",
-                  {"seq_len", "global_batch_size", "micro_batch_size", "total_tokens",
-                   "recompute", "flash_attention"});
+                  {"seq_len", "global_batch_size", "micro_batch_size", "total_tokens", "recompute",
+                   "flash_attention", "mtp_layers"});
   s.seq_len = wl.integer("seq_len");
   s.global_batch_size = wl.integer("global_batch_size");
   s.micro_batch_size = 0;
@@ -89,6 +90,8 @@ void read_workload(const ObjectReader& r, TrainingSpec& s) {
   s.total_tokens = wl.number("total_tokens", 0);
   s.recompute = wl.choice("recompute", kRecompute, Recompute::none);
   s.flash_attention = wl.boolean("flash_attention", true);
+  s.mtp_layers = wl.integer("mtp_layers", 0);
+  return wl.find("mtp_layers") != nullptr;
 }
 
 void read_finetune(const ObjectReader& r, TrainingSpec& s) {
@@ -188,7 +191,7 @@ Parsed parse_request(const json& request) {
   s.gpus_per_node = r.integer("gpus_per_node", s.hardware.gpus_per_node);
   if (s.gpus_per_node < 1) fail("gpus_per_node", "must be >= 1", s.gpus_per_node);
   read_parallelism(r, s);
-  read_workload(r, s);
+  const bool mtp_given = read_workload(r, s);
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",
                   {"compute", "grad_reduce", "bf16_last_layers"});
@@ -198,6 +201,8 @@ Parsed parse_request(const json& request) {
   s.grad_reduce_bytes = pc.choice<double>("grad_reduce", {{"bf16", 2.0}, {"fp32", 4.0}}, 2.0);
   s.optimizer = r.choice("optimizer", kOptimizer, Optimizer::adamw);
   read_finetune(r, s);
+  // Pre-training trains the model's MTP modules (DeepSeek-V3); adapters leave them out.
+  if (!mtp_given) s.mtp_layers = s.finetune == Finetune::full ? s.model.mtp_layers : 0;
   ObjectReader mr(object_or_empty(r, "moe"), "moe", {"capacity_factor"});
   s.moe_capacity_factor = mr.number("capacity_factor", s.moe_capacity_factor);
   read_framework(r, s, fitted_constants);
@@ -218,6 +223,7 @@ Parsed parse_request(const json& request) {
   json workload{{"seq_len", s.seq_len},
                 {"global_batch_size", s.global_batch_size},
                 {"recompute", to_string(s.recompute)},
+                {"mtp_layers", s.mtp_layers},
                 {"flash_attention", s.flash_attention}};
   if (s.micro_batch_size > 0) workload["micro_batch_size"] = s.micro_batch_size;
   if (s.total_tokens > 0) workload["total_tokens"] = s.total_tokens;
