@@ -55,11 +55,13 @@ void validate(const HardwareSpec& h, const std::string& path) {
   if (h.gpus_per_node < 1 || h.gpus_per_node > 1024) {
     fail(p + "gpus_per_node", "must be between 1 and 1024", h.gpus_per_node);
   }
-  if (h.scaleout_nics_per_node < 0 || h.scaleout_nics_per_node > 64) {
-    fail(p + "scaleout_nics_per_node", "must be between 0 and 64", h.scaleout_nics_per_node);
+  if (h.scaleout_nics_per_node < 0 || h.scaleout_nics_per_node > kMaxNicsPerNode) {
+    fail(p + "scaleout_nics_per_node", "must be between 0 and " + std::to_string(kMaxNicsPerNode),
+         h.scaleout_nics_per_node);
   }
   if (h.scaleout_nics_per_node > 0) {
-    bounded(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB, 1e-3, 1e7);
+    bounded(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB, kMinNicGbps,
+            kMaxNicGbps);
   } else {
     non_negative(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
   }

@@ -76,6 +76,11 @@ struct HardwareSpec {
 
 void validate(const HardwareSpec& h, const std::string& path);
 
+/// Bounds of the scale-out network, shared by validate() and the requests' `network` override
+/// (which reports them under its own field names).
+inline constexpr int kMaxNicsPerNode = 64;
+inline constexpr double kMinNicGbps = 1e-3, kMaxNicGbps = 1e7;
+
 /// `h` with `gpus_per_node` GPUs per node, each GPU keeping its own share of the node's NICs
 /// (the preset's NICs per GPU): nics_per_node scales with gpus_per_node, rounded to a whole NIC
 /// (at least 1, at most 64) whose bandwidth absorbs the rounding, so that

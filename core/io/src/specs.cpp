@@ -170,15 +170,18 @@ void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
 
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {
   hw.scaleout_nics_per_node = n.integer("nics_per_node", hw.scaleout_nics_per_node);
-  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > 64) {
-    fail(n.child("nics_per_node"), "must be between 0 and 64", hw.scaleout_nics_per_node);
+  if (hw.scaleout_nics_per_node < 0 || hw.scaleout_nics_per_node > kMaxNicsPerNode) {
+    fail(n.child("nics_per_node"), "must be between 0 and " + std::to_string(kMaxNicsPerNode),
+         hw.scaleout_nics_per_node);
   }
   const double gbps = n.number("nic_bandwidth_Gbps", hw.scaleout_nic_bandwidth.value * 8 / kGB);
   if (gbps < 0 || (hw.scaleout_nics_per_node > 0 && !(gbps > 0))) {
     fail(n.child("nic_bandwidth_Gbps"), "must be > 0", gbps);
   }
-  if (hw.scaleout_nics_per_node > 0 && !(gbps >= 1e-3 && gbps <= 1e7)) {
-    fail(n.child("nic_bandwidth_Gbps"), "must be between 0.001 and 10000000", gbps);
+  if (hw.scaleout_nics_per_node > 0 && !(gbps >= kMinNicGbps && gbps <= kMaxNicGbps)) {
+    fail(n.child("nic_bandwidth_Gbps"),
+         "must be between " + format_number(kMinNicGbps) + " and " + format_number(kMaxNicGbps),
+         gbps);
   }
   hw.scaleout_nic_bandwidth = BytesPerSecond(gbps * kGB / 8);
   const double latency_us = n.number("latency_us", hw.scaleout_latency_s / kMicro);
