@@ -390,6 +390,14 @@ double breakdown_ms(const json& r, const std::string& phase, const std::string& 
   return ms;
 }
 
+/// request() on B200s with one micro-batch per GPU.
+json b200_one_micro_batch() {
+  json req = request();
+  req["hardware"] = "b200";
+  req["workload"]["global_batch_size"] = 8;
+  return req;
+}
+
 TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
   // Llama-2-7B on 8 B200 (DDP), one 4,096-token micro-batch per GPU, Tier 0. The forward MLP,
   // [4096 x 4096]·[4096 x 22016] and [4096 x 11008]·[11008 x 4096], is compute-bound in both
@@ -400,9 +408,7 @@ TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
   // 11008 (down) = 23,296 per token, x 4096 tokens = 679,870,464 B / (8000e9 · 0.85 B/s) =
   // 0.0999809 ms per layer, 3.19939 ms over 32. Weights are cast once per step: 202,375,168
   // linear weights per layer x 7.125 B / 6.8e12 B/s = 0.212047 ms + 2 us, x 32 = 6.84952 ms.
-  json req = request();
-  req["hardware"] = "b200";
-  req["workload"]["global_batch_size"] = 8;
+  json req = b200_one_micro_batch();
   const json bf16 = io::run(req);
   req["precision"] = {{"compute", "fp4"}};
   const json fp4 = io::run(req);
@@ -422,9 +428,7 @@ TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
 TEST(TrainingFp4, Bf16LastLayersAreA16BitShareOfTheLayers) {
   // All 32 layers kept in BF16 is the BF16 step: the same GEMMs, no cast of inputs and no weight
   // cast. Half of them (16) puts the forward MLP halfway between the two.
-  json req = request();
-  req["hardware"] = "b200";
-  req["workload"]["global_batch_size"] = 8;
+  json req = b200_one_micro_batch();
   const json bf16 = io::run(req);
   req["precision"] = {{"compute", "fp4"}};
   const json fp4 = io::run(req);
