@@ -42,7 +42,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_flag("--dp-attention", o.dp_attention,
                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
                "--enable-dp-attention)");
-  app.add_option("--weights", o.weights, "Weight precision: bf16, fp16, fp8, int8, int4");
+  app.add_option("--weights", o.weights,
+                 "Weight precision: bf16, fp16, fp8, int8, int4, fp4, mxfp4; GGUF q4_0, q4_k_m, "
+                 "q5_k_m, q6_k, q8_0");
   app.add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16, fp16, fp8, int8");
   app.add_option("--activations", o.activations, "Activation precision: bf16, fp16");
   app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");

@@ -15,7 +15,7 @@ const FIELDS = [
   { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert-parallel groups (MoE)', optional: true, placeholder: '1', min: 1 },
   { key: 'dp_attention', kind: 'pick', optional: true, unset: false, label: 'Attention across the TP GPUs',
     choices: [['', 'tensor-parallel (heads split)'], ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)']] },
-  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4'] },
+  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'] },
   { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'] },
   { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
   { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },

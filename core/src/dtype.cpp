@@ -6,7 +6,7 @@
 
 namespace flopcast {
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<DType, std::string_view>, 14> kNames{{
     {DType::fp32, "fp32"},
     {DType::tf32, "tf32"},
     {DType::fp16, "fp16"},
@@ -16,6 +16,11 @@ constexpr std::array<std::pair<DType, std::string_view>, 9> kNames{{
     {DType::int4, "int4"},
     {DType::fp4, "fp4"},
     {DType::mxfp4, "mxfp4"},
+    {DType::q4_0, "q4_0"},
+    {DType::q4_k_m, "q4_k_m"},
+    {DType::q5_k_m, "q5_k_m"},
+    {DType::q6_k, "q6_k"},
+    {DType::q8_0, "q8_0"},
 }};
 }  // namespace
 
@@ -34,6 +39,12 @@ double bytes_per_element(DType t) noexcept {
     case DType::fp4:
     case DType::mxfp4:
       return 0.5;
+    case DType::q4_0:
+    case DType::q4_k_m:
+    case DType::q5_k_m:
+    case DType::q6_k:
+    case DType::q8_0:
+      return stored_bytes_per_element(t);
   }
   return 2.0;
 }
@@ -46,9 +57,24 @@ double stored_bytes_per_element(DType t) noexcept {
       return 0.5 + 1.0 / 16;
     case DType::mxfp4:
       return 0.5 + 1.0 / 32;
+    case DType::q4_0:
+      return 18.0 / 32;
+    case DType::q4_k_m:
+      return 4.84 / 8;
+    case DType::q5_k_m:
+      return 5.68 / 8;
+    case DType::q6_k:
+      return 210.0 / 256;
+    case DType::q8_0:
+      return 34.0 / 32;
     default:
       return bytes_per_element(t);
   }
+}
+
+bool is_gguf(DType t) noexcept {
+  return t == DType::q4_0 || t == DType::q4_k_m || t == DType::q5_k_m || t == DType::q6_k ||
+         t == DType::q8_0;
 }
 
 DType math_type(DType t) noexcept { return t == DType::mxfp4 ? DType::fp4 : t; }

@@ -50,6 +50,9 @@ void validate(const HardwareSpec& h, const std::string& path) {
   if (h.num_sms < 1 || h.num_sms > 100'000) {
     fail(p + "num_sms", "must be between 1 and 100000", h.num_sms);
   }
+  if (h.min_gemm_rows < 0 || h.min_gemm_rows > 128) {
+    fail(p + "min_gemm_rows", "must be between 0 and 128", h.min_gemm_rows);
+  }
   bounded(p + "scaleup_bandwidth_GBps", h.scaleup_bandwidth.value, 1 / kGB, 1e-3, 1e6);
   non_negative(p + "scaleup_latency_us", h.scaleup_latency_s, 1 / kMicro);
   if (h.gpus_per_node < 1 || h.gpus_per_node > 1024) {

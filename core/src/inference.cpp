@@ -90,7 +90,7 @@ void validate(const InferenceSpec& s) {
   }
   check_dtype("precision.weights", s.weights,
               {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4,
-               DType::mxfp4});
+               DType::mxfp4, DType::q4_0, DType::q4_k_m, DType::q5_k_m, DType::q6_k, DType::q8_0});
   check_dtype("precision.kv_cache", s.kv_cache,
               {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4});
   if (s.kv_cache == DType::fp4 && !s.hardware.peak(DType::fp4)) {
@@ -150,7 +150,9 @@ struct Shard {
   double w;        // linear-layer weight bytes per element, scales included
   double kv;       // KV-cache bytes per element
   GemmTypes linear;
-  GemmTypes dense16;  // LM head and router: 16-bit weights in every quantization scheme
+  GemmTypes dense16;  // router (and LM head): 16-bit weights in every quantization scheme
+  GemmTypes head;     // LM head: dense16, but quantized like the linears in a GGUF file
+  double vocab_w;     // bytes per element of the embedding and LM head matrices
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
@@ -189,6 +191,11 @@ Shard make_shard(const InferenceSpec& s) {
   sh.linear = low_precision_math ? GemmTypes{math, sh.w, sh.w, sh.a}
                                  : GemmTypes{s.activations, sh.w, sh.a, sh.a};
   sh.dense16 = GemmTypes{s.activations, sh.a, sh.a, sh.a};
+  // llama.cpp quantizes the token embedding and output matrices too (Q4_K_M: q4_k and q6_k);
+  // the GGUF bits per weight are the whole file's average.
+  if (is_gguf(s.weights)) sh.linear.variant = KernelVariant::weight_gguf;
+  sh.head = is_gguf(s.weights) ? sh.linear : sh.dense16;
+  sh.vocab_w = is_gguf(s.weights) ? sh.w : sh.a;
   sh.attn_math = s.activations;
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.kv_block_tokens;
@@ -334,7 +341,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
 
   // Final norm over every token; logits only for the last token of each sequence.
   const OpCost& final_norm = tok.final_norm;
-  OpCost lm_head = gemm_op("lm_head", hw, km, st.sequences, sh.vocab, sh.h, sh.dense16);
+  OpCost lm_head = gemm_op("lm_head", hw, km, st.sequences, sh.vocab, sh.h, sh.head);
   lm_head.time += final_norm.time;
   lm_head.bytes += final_norm.bytes;
   lm_head.kernels += final_norm.kernels;
@@ -486,13 +493,14 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
     return m.num_layers * attn + (m.num_layers - pc.moe_layers) * dense +
            pc.moe_layers * (m.num_experts * expert + shared);
   };
-  // Everything else stays in 16 bits: vocab-parallel embedding and LM head, and replicated
-  // learned positions, norms, routers and biases (tiny). Under pipeline parallelism a GPU of the
-  // largest stage holds that stage's layers and at most one of embedding and LM head.
+  // Everything else stays in 16 bits: vocab-parallel embedding and LM head (in a GGUF file
+  // quantized too), and replicated learned positions, norms, routers and biases (tiny). Under
+  // pipeline parallelism a GPU of the largest stage holds that stage's layers and at most one of
+  // embedding and LM head.
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
-  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.a;
+  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.vocab_w;
 }
 
 double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {
@@ -742,7 +750,7 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
 }
 
 double head_ops_s(const InferenceSpec& s, const Shard& sh, double b) {
-  double t = op_time_s(gemm_op("lm_head", s.hardware, sh.km, b, sh.vocab, sh.h, sh.dense16));
+  double t = op_time_s(gemm_op("lm_head", s.hardware, sh.km, b, sh.vocab, sh.h, sh.head));
   if (s.tp > 1) {
     t += op_time_s(all_gather_op("tp_comm", s.hardware, sh.km,
                                  Bytes(b * sh.vocab * s.tp * sh.a), s.tp));

@@ -117,7 +117,8 @@ KernelVariant weight_variant(const GemmTypes& t) {
 Work gemm_work(const HardwareSpec& hw, const KernelModel& km, double m, double n, double k,
                const GemmTypes& types, double count) {
   const FlopsPerSecond peak = peak_or_throw(hw, types.math);
-  const double tile_m = pow2_tile(m, km.min_tile_m, km.max_tile_m);
+  const double tile_m =
+      pow2_tile(m, hw.min_gemm_rows > 0 ? hw.min_gemm_rows : km.min_tile_m, km.max_tile_m);
   const double padded_m = round_up(m, tile_m);
   const double padded_n = round_up(n, km.tile_n);
   const double tile_eff = (m * n) / (padded_m * padded_n);

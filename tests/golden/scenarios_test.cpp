@@ -136,5 +136,30 @@ TEST(ScenarioI4, I4_4FalconIsGqaNotMqa) {
   EXPECT_LT(r["tpot_ms"].get<double>(), 15.5);
 }
 
+// ---- A laptop: llama.cpp's GGUF weights on Apple silicon ----
+
+TEST(ScenarioLocal, Llama31_8bQ4KMOnM3MaxStreamsItsQuantizedWeights) {
+  // Llama-3.1-8B in Q4_K_M (4.84 bits = 0.605 B per weight) on an M3 Max (400 GB/s, 14.3 TFLOPS,
+  // no tensor cores: batch-1 GEMMs are matrix-vector kernels). Weights: the linears, 32 layers x
+  // (qkv 4096 x 6144 + o 4096 x 4096 + MLP 3 x 4096 x 14336 = 218,103,808) = 6,979,321,856, and
+  // the embedding and LM head, 2 x 128,256 x 4096 = 1,050,673,152, all at 0.605 B, plus 266,240
+  // norm weights at 2 B: 4.85868 GB (llama.cpp's Q4_K_M file of this model is 4.9 GB).
+  const json r = io::run(json{{"task", "inference"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "m3-max"},
+                              {"precision", {{"weights", "q4_k_m"}}},
+                              {"workload", {{"prompt_tokens", 512}, {"output_tokens", 128}}}});
+  EXPECT_TRUE(near_rel(r["memory"]["weights_GB"], 4.85868, 1e-4));
+  // Decode MLP per layer: 176,160,768 weights x 0.605 B + 102,400 B of activations in and out =
+  // 106,679,665 B / (400e9 x 0.85 B/s) = 0.313764 ms + 2 kernels x 2 us; x 32 = 10.1684 ms.
+  double mlp_ms = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["phase"] == "decode" && b["op"] == "mlp") mlp_ms = b["time_ms"];
+  }
+  EXPECT_TRUE(near_rel(mlp_ms, 10.1684, 1e-4));
+  EXPECT_EQ(r["request"]["precision"]["weights"], "q4_k_m");
+  EXPECT_EQ(r["tier"], 0);  // no measured llama.cpp or Apple kernel
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -52,6 +52,7 @@ const varied = {
     precision: { weights: 'fp8', kv_cache: 'fp8' } },
   'fp8 on h100-sxm': { ...base, hardware: 'h100-sxm', precision: { weights: 'fp8', kv_cache: 'fp8' } },
   'int4 weights': { ...base, model: 'llama-3-70b', precision: { weights: 'int4' } },
+  'gguf q4_k_m on an m3 max': { ...base, model: 'llama-3.1-8b', hardware: 'm3-max', precision: { weights: 'q4_k_m', kv_cache: 'fp16' } },
   'int8 weights, fp16 on t4': { ...base, model: 'mistral-7b', hardware: 't4', precision: { weights: 'int8' },
     workload: { prompt_tokens: 512, output_tokens: 64, batch_size: 2 } },
   'tp 16 across two nodes': { ...base, model: 'llama-3.1-405b', hardware: 'h100-sxm', num_gpus: 16,

@@ -17,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 29u);
+  EXPECT_EQ(all["hardware"].size(), 30u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
@@ -34,11 +34,11 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
     EXPECT_NO_THROW((void)io::preset("models", id, "model")) << id;
   }
   for (const char* id :
-       {"h100-sxm",      "h100-pcie", "h200-sxm",  "b200",      "a100-sxm-80g", "a100-sxm-40g",
-        "a100-pcie-80g", "l40s",      "l4",        "t4",        "v100-sxm",     "mi300x",
-        "mi250x",        "mi325x",    "mi355x",    "h800-sxm",  "h20",          "l40",
-        "a10",           "rtx-3090",  "rtx-4090",  "rtx-5090",  "b300",         "gb300",
-        "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g"}) {
+       {"h100-sxm",      "h100-pcie", "h200-sxm",  "b200",       "a100-sxm-80g", "a100-sxm-40g",
+        "a100-pcie-80g", "l40s",      "l4",        "t4",         "v100-sxm",     "mi300x",
+        "mi250x",        "mi325x",    "mi355x",    "h800-sxm",   "h20",          "l40",
+        "a10",           "rtx-3090",  "rtx-4090",  "rtx-5090",   "b300",         "gb300",
+        "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g", "m3-max"}) {
     EXPECT_NO_THROW((void)io::preset("hardware", id, "hardware")) << id;
   }
 }
@@ -145,6 +145,7 @@ const Datasheet kDatasheets[] = {
     {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
     {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},   // H100 with NVLink 400 bidirectional
     {"l4", 121, 24, 300, 58, 72, 32},               // 242 sparse (fp16 = bf16)
+    {"m3-max", 14.3, 128, 400, 40, 0, 5},           // 40 cores x 128 x 2 x 1.398 GHz; no TDP
     {"l40", 181.05, 48, 864, 142, 300, 32},         // 362.1 sparse
     {"l40s", 362.05, 48, 864, 142, 350, 32},        // 733 sparse
     {"mi250x", 383, 128, 3276.8, 220, 560, 400},    // no sparsity on CDNA 2
@@ -211,6 +212,7 @@ TEST(Presets, HardwareAliasesNameTheirPreset) {
                                                           {"5090", "rtx-5090"},
                                                           {"3090", "rtx-3090"},
                                                           {"h100", "h100-sxm"},
+                                                          {"M3-Max", "m3-max"},
                                                           {"H100-SXM", "h100-sxm"},
                                                           {"h200", "h200-sxm"},
                                                           {"a100", "a100-sxm-80g"},

@@ -51,7 +51,7 @@ struct CalibratedEfficiency {
 /// Kernel families the math type alone does not tell apart: weight-only int8/int4 GEMMs,
 /// block-scaled fp8 GEMMs, and decode attention over an 8-bit KV cache (dequantized in registers,
 /// so it reaches a different fraction of the bandwidth than 16-bit KV).
-enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8 };
+enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8, weight_gguf };
 
 /// Whose kernels: the same op on the same GPU runs different kernels in TensorRT-LLM, vLLM and
 /// SGLang (cuBLAS vs CUTLASS vs Triton GEMMs, XQA vs FlashInfer vs FlashAttention decode), and

@@ -40,6 +40,9 @@ struct HardwareSpec {
   BytesPerSecond hbm_bandwidth;
   Bytes l2_cache;
   int num_sms = 0;  ///< streaming multiprocessors (NVIDIA) or compute units (AMD)
+  /// Fewest GEMM rows a kernel computes at once: tensor-core MMA tiles pad a batch-1 GEMM to 16
+  /// rows; GPUs without tensor cores run matrix-vector kernels (1). 0: the kernel model's (16).
+  int min_gemm_rows = 0;
   std::string scaleup_link;
   BytesPerSecond scaleup_bandwidth;  ///< per GPU, per direction
   double scaleup_latency_s = 0;      ///< fixed cost of one small collective on the fabric

@@ -208,15 +208,20 @@ double si(const ObjectReader& r, const char* key, double scale, double fallback)
 }  // namespace
 
 HardwareSpec read_hardware(const json& j, const std::string& path) {
-  ObjectReader r(j, path,
-                 {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
-                  "l2_cache_MB", "num_sms", "scaleup_link", "scaleup_bandwidth_GBps",
-                  "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
-                  "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W", "power_limit_W"});
+  ObjectReader r(
+      j, path,
+      {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
+       "l2_cache_MB", "num_sms", "min_gemm_rows", "scaleup_link", "scaleup_bandwidth_GBps",
+       "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
+       "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W", "power_limit_W"});
   HardwareSpec h;
   h.name = r.string("name", "custom hardware");
-  h.vendor = r.choice<std::string>("vendor", {{"nvidia", "nvidia"}, {"amd", "amd"},
-                                              {"intel", "intel"}, {"other", "other"}},
+  h.vendor = r.choice<std::string>("vendor",
+                                   {{"nvidia", "nvidia"},
+                                    {"amd", "amd"},
+                                    {"intel", "intel"},
+                                    {"apple", "apple"},
+                                    {"other", "other"}},
                                    "other");
   h.architecture = r.choice<std::string>("architecture",
                                          {{"volta", "volta"},
@@ -239,6 +244,7 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.hbm_bandwidth = BytesPerSecond(si(r, "hbm_bandwidth_GBps", kGB));
   h.l2_cache = Bytes(si(r, "l2_cache_MB", kMB, 0));
   h.num_sms = r.integer("num_sms");
+  h.min_gemm_rows = r.integer("min_gemm_rows", 0);
   h.scaleup_link = r.string("scaleup_link", "unspecified");
   h.scaleup_bandwidth = BytesPerSecond(si(r, "scaleup_bandwidth_GBps", kGB));
   h.scaleup_latency_s = r.number("scaleup_latency_us") * kMicro;
@@ -273,6 +279,7 @@ json hardware_to_json(const HardwareSpec& h) {
               {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
               {"tdp_W", h.tdp_W}};
   if (!h.architecture.empty()) j["architecture"] = h.architecture;
+  if (h.min_gemm_rows > 0) j["min_gemm_rows"] = h.min_gemm_rows;
   if (h.power_limit_W > 0) j["power_limit_W"] = h.power_limit_W;
   return j;
 }
