@@ -31,7 +31,7 @@ const std::vector<std::string> kModels{
     "mistral-7b",   "phi-4",         "llama-4-scout-17b-16e", "deepseek-v3", "llama-2-7b"};
 const std::vector<std::string> kHardware{"h100-sxm", "h200-sxm", "b200",      "a100-sxm-80g",
                                          "l40s",     "mi300x",   "rtx-4090", "gb200",
-                                         "a10",      "h20"};
+                                         "a10",      "h20",      "m3-max"};
 
 class Draw {
  public:
@@ -79,7 +79,7 @@ json inference(Draw& d) {
          {"num_gpus", tp * d.between(1, 2)},
          {"parallelism", {{"tp", tp}}},
          {"precision",
-          {{"weights", d.pick(std::vector<std::string>{"bf16", "fp8", "int8", "int4"})},
+          {{"weights", d.pick(std::vector<std::string>{"bf16", "fp8", "int8", "int4", "q4_k_m"})},
            {"kv_cache", d.pick(std::vector<std::string>{"bf16", "fp8"})}}},
          {"workload",
           {{"prompt_tokens", d.between(1, 32768)},
