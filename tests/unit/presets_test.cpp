@@ -17,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 30u);
+  EXPECT_EQ(all["hardware"].size(), 32u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
@@ -38,7 +38,8 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
         "a100-pcie-80g", "l40s",      "l4",        "t4",         "v100-sxm",     "mi300x",
         "mi250x",        "mi325x",    "mi355x",    "h800-sxm",   "h20",          "l40",
         "a10",           "rtx-3090",  "rtx-4090",  "rtx-5090",   "b300",         "gb300",
-        "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g", "m3-max"}) {
+        "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g", "m3-max",       "a800-sxm-80g",
+        "rtx-6000-ada"}) {
     EXPECT_NO_THROW((void)io::preset("hardware", id, "hardware")) << id;
   }
 }
@@ -143,21 +144,23 @@ const Datasheet kDatasheets[] = {
     {"gh200-144g", 989.4, 144, 4900, 132, 1000, 450},  // HBM3e
     {"h20", 148, 96, 4000, 78, 400, 450},              // 296 FP8; NVLink4 as H100
     {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
-    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},   // H100 with NVLink 400 bidirectional
-    {"l4", 121, 24, 300, 58, 72, 32},               // 242 sparse (fp16 = bf16)
-    {"m3-max", 14.3, 128, 400, 40, 0, 5},           // 40 cores x 128 x 2 x 1.398 GHz; no TDP
-    {"l40", 181.05, 48, 864, 142, 300, 32},         // 362.1 sparse
-    {"l40s", 362.05, 48, 864, 142, 350, 32},        // 733 sparse
-    {"mi250x", 383, 128, 3276.8, 220, 560, 400},    // no sparsity on CDNA 2
-    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},   // 2614.9 sparse; 7 x 64 GB/s xGMI
-    {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},  // MI300X compute, HBM3E
-    {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},  // 256 CUs x 4,096 x 2.4 GHz
-    {"rtx-3090", 71, 24, 936, 82, 350, 32},         // 142 with FP16 accumulate
-    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},    // 330.3 with FP16 accumulate
-    {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},    // 419 with FP16 accumulate; PCIe 5
-    {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},  // full-rate FP32 accumulate (approx.)
-    {"t4", 65, 16, 320, 40, 70, 16},                // fp16 only (no bf16)
-    {"v100-sxm", 125, 32, 900, 80, 300, 150},       // fp16 only; NVLink2 300 bidirectional
+    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},     // H100 with NVLink 400 bidirectional
+    {"a800-sxm-80g", 312, 80, 2039, 108, 400, 200},   // A100 with NVLink 400 bidirectional
+    {"l4", 121, 24, 300, 58, 72, 32},                 // 242 sparse (fp16 = bf16)
+    {"m3-max", 14.3, 128, 400, 40, 0, 5},             // 40 cores x 128 x 2 x 1.398 GHz; no TDP
+    {"l40", 181.05, 48, 864, 142, 300, 32},           // 362.1 sparse
+    {"l40s", 362.05, 48, 864, 142, 350, 32},          // 733 sparse
+    {"mi250x", 383, 128, 3276.8, 220, 560, 400},      // no sparsity on CDNA 2
+    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},     // 2614.9 sparse; 7 x 64 GB/s xGMI
+    {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},    // MI300X compute, HBM3E
+    {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},    // 256 CUs x 4,096 x 2.4 GHz
+    {"rtx-3090", 71, 24, 936, 82, 350, 32},           // 142 with FP16 accumulate
+    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},      // 330.3 with FP16 accumulate
+    {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},      // 419 with FP16 accumulate; PCIe 5
+    {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},    // full-rate FP32 accumulate (approx.)
+    {"rtx-6000-ada", 364.25, 48, 960, 142, 300, 32},  // 1457 FP8 sparse / 4; full-rate accumulate
+    {"t4", 65, 16, 320, 40, 70, 16},                  // fp16 only (no bf16)
+    {"v100-sxm", 125, 32, 900, 80, 300, 150},         // fp16 only; NVLink2 300 bidirectional
 };
 
 TEST(Presets, EveryHardwarePresetMatchesItsDatasheet) {
@@ -178,7 +181,8 @@ TEST(Presets, EveryHardwarePresetMatchesItsDatasheet) {
 TEST(Presets, LowPrecisionPeaksFollowTheTensorCores) {
   // FP8 is twice the 16-bit rate where the tensor cores have it (Ada, Hopper, Blackwell, CDNA 3
   // and 4), FP4 twice FP8 on datacenter Blackwell and CDNA 4; Ampere and older have no FP8 key.
-  for (const char* id : {"rtx-4090", "rtx-5090", "h100-sxm", "h20", "mi300x", "mi355x", "b200"}) {
+  for (const char* id :
+       {"rtx-4090", "rtx-5090", "rtx-6000-ada", "h100-sxm", "h20", "mi300x", "mi355x", "b200"}) {
     const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
     EXPECT_TRUE(test::near_rel(h.peak(DType::fp8)->value, 2 * h.peak(DType::bf16)->value, 2e-3))
         << id;
@@ -213,6 +217,8 @@ TEST(Presets, HardwareAliasesNameTheirPreset) {
                                                           {"3090", "rtx-3090"},
                                                           {"h100", "h100-sxm"},
                                                           {"M3-Max", "m3-max"},
+                                                          {"a800", "a800-sxm-80g"},
+                                                          {"rtx6000-ada", "rtx-6000-ada"},
                                                           {"H100-SXM", "h100-sxm"},
                                                           {"h200", "h200-sxm"},
                                                           {"a100", "a100-sxm-80g"},
