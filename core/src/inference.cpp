@@ -151,8 +151,8 @@ struct Shard {
   double kv;       // KV-cache bytes per element
   GemmTypes linear;
   GemmTypes dense16;  // router (and LM head): 16-bit weights in every quantization scheme
-  GemmTypes head;     // LM head: dense16, but quantized like the linears in a GGUF file
-  double vocab_w;     // bytes per element of the embedding and LM head matrices
+  GemmTypes head;     // LM head (its weight bytes size the embedding too): dense16, but quantized
+                      // like the linears in a GGUF file
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
@@ -195,7 +195,6 @@ Shard make_shard(const InferenceSpec& s) {
   // the GGUF bits per weight are the whole file's average.
   if (is_gguf(s.weights)) sh.linear.variant = KernelVariant::weight_gguf;
   sh.head = is_gguf(s.weights) ? sh.linear : sh.dense16;
-  sh.vocab_w = is_gguf(s.weights) ? sh.w : sh.a;
   sh.attn_math = s.activations;
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.kv_block_tokens;
@@ -500,7 +499,7 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
-  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.vocab_w;
+  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.head.weight_bytes;
 }
 
 double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {

@@ -264,6 +264,11 @@ double cast_bytes_per_element(DType compute) {
   return compute == DType::fp4 ? 3 * 2 + 2 * stored_bytes_per_element(DType::fp4) : 3;
 }
 
+/// Share of the layers whose linears stay in 16 bits under an fp8 / fp4 recipe.
+double bf16_tail_share(const TrainingSpec& s) {
+  return double(s.bf16_last_layers) / s.model.num_layers;
+}
+
 Shard make_shard(const TrainingSpec& s, int b) {
   const ModelSpec& m = s.model;
   Shard sh{};
@@ -459,9 +464,12 @@ LayerPass price_mean_layer(const TrainingSpec& s, const Shard& sh) {
   LayerPass mean;
   // The last bf16_last_layers layers keep 16-bit linears; they are taken as a cross-section of
   // the layer kinds, like the layers of a stage.
-  const double tail = double(s.bf16_last_layers) / s.model.num_layers;
-  Shard sh16 = sh;
-  sh16.linear = sh.dense16;
+  const double tail = bf16_tail_share(s);
+  Shard sh16{};  // priced only when there is a tail
+  if (tail > 0) {
+    sh16 = sh;
+    sh16.linear = sh.dense16;
+  }
   std::vector<std::pair<LayerPass, double>> passes;
   for (const LayerKind& kind : sh.kinds) {
     const double share = double(kind.count) / s.model.num_layers;
@@ -752,8 +760,7 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
     const OpCost cast =
         memory_op(op, s.hardware, s.kernel, Flops(0),
                   Bytes(cast_bytes_per_element(s.compute) * layer_params(s).linear), 1);
-    const double tail = double(s.bf16_last_layers) / s.model.num_layers;
-    step.add("forward", cast, layers * (1 - tail) * s.compute_scale);
+    step.add("forward", cast, layers * (1 - bf16_tail_share(s)) * s.compute_scale);
   }
   TrainingResult r;
   if (s.pp > 1) {

@@ -111,39 +111,46 @@ ShardDivisors shard_divisors(const TrainingSpec& s) {
   return {1, 1, 1};
 }
 
-LayerParams layer_params(const TrainingSpec& s) {
+namespace {
+
+/// Attention weights of one layer on one GPU: the linears as layer_ops shards them (MLA's
+/// down-projections replicated across TP ranks), biases and latent norms split over TP.
+double attention_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
   using layer_ops::linear_params;
-  // The mean layer: dense and MoE layers weighted by their counts. Attention biases and the MLA
-  // down-projections (replicated across TP ranks) as layer_ops shards them.
+  return linear_params(layer_ops::attention_linears(s.model, s.tp)) +
+         (c.attention_per_layer - linear_params(layer_ops::attention_linears(s.model, 1))) / s.tp;
+}
+
+/// FFN weights of one MoE layer on one GPU before the TP split: its expert rank's routed experts
+/// and the shared ones.
+double moe_ffn_params(const TrainingSpec& s, const ParamCounts& c) {
+  const double routed =
+      s.model.is_moe() ? double(s.model.num_experts) / s.ep * c.expert_per_layer : 0;
+  return routed + c.shared_expert_per_layer;
+}
+
+}  // namespace
+
+LayerParams layer_params(const TrainingSpec& s) {
+  // The mean layer: dense and MoE layers weighted by their counts.
   const ModelSpec& m = s.model;
   const ParamCounts c = count_params(m);
   const double moe_share = double(c.moe_layers) / m.num_layers;
-  const double attn_linear_1 = linear_params(layer_ops::attention_linears(m, 1));
-  const double attn = linear_params(layer_ops::attention_linears(m, s.tp)) +
-                      (c.attention_per_layer - attn_linear_1) / s.tp;
-  const double routed = m.is_moe() ? double(m.num_experts) / s.ep * c.expert_per_layer : 0;
-  const double ffn = (1 - moe_share) * c.dense_ffn_per_layer +
-                     moe_share * (routed + c.shared_expert_per_layer);
+  const double ffn = (1 - moe_share) * c.dense_ffn_per_layer + moe_share * moe_ffn_params(s, c);
   LayerParams p;
-  p.linear = attn + ffn / s.tp;
+  p.linear = attention_params_on_gpu(s, c) + ffn / s.tp;
   p.total = p.linear + moe_share * c.router_per_layer + c.norms_per_layer;
   p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
   return p;
 }
 
 double mtp_module_params(const TrainingSpec& s) {
-  using layer_ops::linear_params;
   const ModelSpec& m = s.model;
   const ParamCounts c = count_params(m);
-  const double attn =
-      linear_params(layer_ops::attention_linears(m, s.tp)) +
-      (c.attention_per_layer - linear_params(layer_ops::attention_linears(m, 1))) / s.tp;
-  const double ffn =
-      m.is_moe() ? double(m.num_experts) / s.ep * c.expert_per_layer + c.shared_expert_per_layer
-                 : c.dense_ffn_per_layer;
+  const double ffn = m.is_moe() ? moe_ffn_params(s, c) : c.dense_ffn_per_layer;
   const double h = m.hidden_size;
-  return attn + ffn / s.tp + (m.is_moe() ? c.router_per_layer : 0) + c.norms_per_layer +
-         2 * h * h / s.tp + 3 * h;
+  return attention_params_on_gpu(s, c) + ffn / s.tp + (m.is_moe() ? c.router_per_layer : 0) +
+         c.norms_per_layer + 2 * h * h / s.tp + 3 * h;
 }
 
 double trainable_params(const TrainingSpec& s) {
