@@ -134,13 +134,6 @@ test('training view: a step that does not fit shows the verdict instead of headl
   await openTab(page, 'training');
   await page.selectOption('#tr-model', 'llama-3.1-405b');
   await page.selectOption('#tr-hardware', 'h100-sxm');
-  // Llama-3-8B has no MTP module; training one is allowed, 17 is past the bound.
-  await page.fill('#tr-mtp_layers', '17');
-  assert.match(await fieldError(page, 'tr-mtp_layers'), /^workload\.mtp_layers: /);
-  await page.fill('#tr-mtp_layers', '1');
-  assert.equal(await viewStatus(page, 'training'), 'ready');
-  assert.ok((await viewResult(page, 'training')).breakdown.some((b) => b.op === 'mtp_module'));
-  await page.fill('#tr-mtp_layers', '');
   await page.fill('#tr-num_gpus', '8');
   await page.selectOption('#tr-sharding', 'parallelism.zero=0');
   const r = await viewResult(page, 'training');
@@ -199,6 +192,13 @@ test('training view: a bad field shows its error beside that field', async () =>
   await page.fill('#tr-bf16_last_layers', '');
   assert.equal(await viewStatus(page, 'training'), 'ready');
   await page.selectOption('#tr-hardware', 'h100-sxm');
+  // Llama-3-8B has no MTP module; training one is allowed, 17 is past the bound.
+  await page.fill('#tr-mtp_layers', '17');
+  assert.match(await fieldError(page, 'tr-mtp_layers'), /^workload\.mtp_layers: /);
+  await page.fill('#tr-mtp_layers', '1');
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  assert.ok((await viewResult(page, 'training')).breakdown.some((b) => b.op === 'mtp_module'));
+  await page.fill('#tr-mtp_layers', '');
 
   // A custom GPU starts from the preset; its errors show beside the custom box.
   await page.selectOption('#tr-hardware', '__custom__');
