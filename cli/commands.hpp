@@ -38,7 +38,7 @@ struct RequestOptions {
   std::string hardware, hardware_file;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
-  std::string weights, kv_cache, activations;
+  std::string weights, attention_weights, kv_cache, activations;
   std::optional<double> gpu_memory_utilization;
   std::optional<double> cost_per_gpu_hour_usd;
 };
@@ -113,7 +113,7 @@ int run_fit(const FitOptions& o);
 int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
-  std::string request_file, model, hardware, weights, kv_cache;
+  std::string request_file, model, hardware, weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
   std::optional<int> max_num_seqs, max_num_batched_tokens;

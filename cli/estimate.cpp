@@ -45,6 +45,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--weights", o.weights,
                  "Weight precision: bf16, fp16, fp8, int8, int4, fp4, mxfp4; GGUF q4_0, q4_k_m, "
                  "q5_k_m, q6_k, q8_0");
+  app.add_option("--attention-weights", o.attention_weights,
+                 "Attention projections' precision where the checkpoint keeps them apart "
+                 "(Meta's Llama 3.1 FP8, gpt-oss: bf16); default: --weights");
   app.add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16, fp16, fp8, int8");
   app.add_option("--activations", o.activations, "Activation precision: bf16, fp16");
   app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");
@@ -57,11 +60,12 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
 }
 
 json build_request(const RequestOptions& o) {
-  const bool any_flag =
-      !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() || !o.hardware.empty() ||
-      !o.hardware_file.empty() || o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
-      !o.weights.empty() || !o.kv_cache.empty() || !o.activations.empty() || o.prompt_tokens ||
-      o.output_tokens || o.batch_size || o.gpu_memory_utilization || o.cost_per_gpu_hour_usd;
+  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
+                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
+                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
+                        !o.attention_weights.empty() || !o.kv_cache.empty() ||
+                        !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
+                        o.batch_size || o.gpu_memory_utilization || o.cost_per_gpu_hour_usd;
   if (!o.request_file.empty()) {
     if (any_flag) {
       throw SpecError("", "--request cannot be combined with request flags such as --model; "
@@ -89,6 +93,12 @@ json build_request(const RequestOptions& o) {
       r["precision"]["weights"] = precision.at("weights");
       std::cerr << "flopcast: note: weights precision " << precision.at("weights").get<std::string>()
                 << " from " << o.hf_config << " (quantization_config)\n";
+      if (o.attention_weights.empty() && precision.contains("attention_weights")) {
+        r["precision"]["attention_weights"] = precision.at("attention_weights");
+        std::cerr << "flopcast: note: attention weights "
+                  << precision.at("attention_weights").get<std::string>()
+                  << " (quantization_config leaves the attention projections unquantized)\n";
+      }
     }
   }
   r["hardware"] = o.hardware.empty() ? read_json_file(o.hardware_file) : json(o.hardware);
@@ -98,6 +108,7 @@ json build_request(const RequestOptions& o) {
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
+  if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   if (!o.activations.empty()) r["precision"]["activations"] = o.activations;
   if (o.prompt_tokens) r["workload"]["prompt_tokens"] = *o.prompt_tokens;

@@ -73,6 +73,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
+  if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
   json arrival;
   if (!o.trace_file.empty()) {
@@ -204,6 +205,8 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_flag("--dp-attention", o.dp_attention,
                 "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
   sub->add_option("--weights", o.weights, "Weight precision");
+  sub->add_option("--attention-weights", o.attention_weights,
+                  "Attention projections' precision (default: --weights)");
   sub->add_option("--kv-cache", o.kv_cache, "KV-cache precision");
   sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
   sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")

@@ -33,6 +33,8 @@ const SIMPLE_FIELDS = [
   // A yes/no select: only `true` goes into the request (false is the core's default).
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
   { id: 'weights', path: 'precision.weights' },
+  // Empty ("same as weights") leaves the key out: the core's default.
+  { id: 'attention_weights', path: 'precision.attention_weights', optional: true },
   { id: 'kv_cache', path: 'precision.kv_cache' },
   { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
   { id: 'output_tokens', path: 'workload.output_tokens', numeric: true },
@@ -318,7 +320,7 @@ function buildRequest() {
       setPath(req, f.path, n);
     } else if (f.bool) {
       if (raw === 'true') setPath(req, f.path, true);
-    } else {
+    } else if (raw !== '' || !f.optional) {
       setPath(req, f.path, raw);
     }
   }

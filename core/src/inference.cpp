@@ -110,6 +110,22 @@ void validate(const InferenceSpec& s) {
     fail("precision.weights",
          "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
   }
+  if (s.attention_weights) {
+    const DType t = *s.attention_weights;
+    check_dtype(
+        "precision.attention_weights", t,
+        {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4, DType::mxfp4});
+    if (is_gguf(s.weights)) {
+      fail("precision.attention_weights",
+           "a GGUF file's types are its own (precision.weights " +
+               std::string(to_string(s.weights)) + "); leave this key out",
+           std::string(to_string(t)));
+    }
+    if (t == DType::fp8 && !s.hardware.peak(DType::fp8)) {
+      fail("precision.attention_weights",
+           "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
+    }
+  }
   check_int("workload.prompt_tokens", s.prompt_tokens, 1, 100'000'000);
   check_int("workload.output_tokens", s.output_tokens, 1, 100'000'000);
   check_int("workload.batch_size", s.batch_size, 1, 1'000'000);
@@ -148,8 +164,10 @@ struct Shard {
   double h, vocab, layers;
   double a;        // activation bytes
   double w;        // linear-layer weight bytes per element, scales included
+  double attn_w;   // the same for the attention projections
   double kv;       // KV-cache bytes per element
   GemmTypes linear;
+  GemmTypes attn_linear;  // attention projections: `linear` unless the checkpoint keeps them apart
   GemmTypes dense16;  // router (and LM head): 16-bit weights in every quantization scheme
   GemmTypes head;     // LM head (its weight bytes size the embedding too): dense16, but quantized
                       // like the linears in a GGUF file
@@ -182,18 +200,26 @@ Shard make_shard(const InferenceSpec& s) {
   sh.layers = m.num_layers;
   sh.a = bytes_per_element(s.activations);
   sh.w = stored_bytes_per_element(s.weights);
+  sh.attn_w = stored_bytes_per_element(attention_weight_type(s));
   sh.kv = stored_bytes_per_element(s.kv_cache);
   // W8A8 fp8, and W4A4 fp4 where the GPU has FP4 tensor cores (activations quantized to the
   // weights' format); every other scheme is weight-only: 16-bit math on dequantized weights.
-  const DType math = math_type(s.weights);
-  const bool low_precision_math =
-      math == DType::fp8 || (math == DType::fp4 && s.hardware.peak(DType::fp4));
-  sh.linear = low_precision_math ? GemmTypes{math, sh.w, sh.w, sh.a}
-                                 : GemmTypes{s.activations, sh.w, sh.a, sh.a};
+  auto linear_types = [&](DType weights, double stored) {
+    const DType math = math_type(weights);
+    const bool low_precision_math =
+        math == DType::fp8 || (math == DType::fp4 && s.hardware.peak(DType::fp4));
+    return low_precision_math ? GemmTypes{math, stored, stored, sh.a}
+                              : GemmTypes{s.activations, stored, sh.a, sh.a};
+  };
+  sh.linear = linear_types(s.weights, sh.w);
+  sh.attn_linear = linear_types(attention_weight_type(s), sh.attn_w);
   sh.dense16 = GemmTypes{s.activations, sh.a, sh.a, sh.a};
   // llama.cpp quantizes the token embedding and output matrices too (Q4_K_M: q4_k and q6_k);
   // the GGUF bits per weight are the whole file's average.
-  if (is_gguf(s.weights)) sh.linear.variant = KernelVariant::weight_gguf;
+  if (is_gguf(s.weights)) {
+    sh.linear.variant = KernelVariant::weight_gguf;
+    sh.attn_linear = sh.linear;
+  }
   sh.head = is_gguf(s.weights) ? sh.linear : sh.dense16;
   sh.attn_math = s.activations;
   sh.km = s.kernel;
@@ -241,7 +267,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   ops.embedding = memory_op("embedding", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
   const double t_attn = sh.attention_share(t);  // the busiest GPU's tokens under DP attention
   for (const auto& l : sh.attn_linears) {
-    ops.attn_linears.push_back(gemm_op(l.name, hw, km, t_attn, l.n, l.k, sh.linear));
+    ops.attn_linears.push_back(gemm_op(l.name, hw, km, t_attn, l.n, l.k, sh.attn_linear));
   }
   // Two fused add+norm (read x and residual, write both) and rotary; then per FFN kind the
   // activation function.
@@ -482,14 +508,16 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const ParamCounts pc = count_params(m);
   // Linear layers in the weight type, per GPU (what the kernels read) and in the whole model.
   const auto sum = layer_ops::linear_params;
-  auto linear = [&](int tp) {
-    // Per GPU the shard's attention split (whole under data-parallel attention).
-    const double attn = sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
+  // Per GPU the shard's attention split (whole under data-parallel attention).
+  auto attention = [&](int tp) {
+    return m.num_layers * sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
+  };
+  auto ffn = [&](int tp) {
     const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
     const double shared = sum(layer_ops::ffn_linears(
         m, double(m.shared_experts) * m.shared_expert_width(), tp, ""));
-    return m.num_layers * attn + (m.num_layers - pc.moe_layers) * dense +
+    return (m.num_layers - pc.moe_layers) * dense +
            pc.moe_layers * (m.num_experts * expert + shared);
   };
   // Everything else stays in 16 bits: vocab-parallel embedding and LM head (in a GGUF file
@@ -498,8 +526,9 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // embedding and LM head.
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
-  const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - linear(1);
-  return sh.stage_share * (linear(s.tp) * sh.w + rest * sh.a) + vocab_rows * sh.head.weight_bytes;
+  const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) - ffn(1);
+  return sh.stage_share * (ffn(s.tp) * sh.w + attention(s.tp) * sh.attn_w + rest * sh.a) +
+         vocab_rows * sh.head.weight_bytes;
 }
 
 double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {

@@ -487,6 +487,40 @@ TEST(HfConfig, PrecisionFromQuantizationConfig) {
   EXPECT_EQ(io::precision_from_hf_config(nested), json({{"weights", "fp8"}}));
 }
 
+TEST(HfConfig, AttentionLeftUnquantized) {
+  // Meta's Llama 3.1 FP8 lists every self_attn projection layer by layer (Llama-2-7B here: 32
+  // layers, torch_dtype float16); half of the layers or more count as all, a few do not (they are
+  // priced quantized).
+  const auto listed = [](int layers) {
+    json names = json::array();
+    for (int i = 0; i < layers; ++i) {
+      for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+        names.push_back("model.layers." + std::to_string(i) + ".self_attn." + p);
+      }
+    }
+    names.push_back("lm_head");
+    return io::precision_from_hf_config(quantized({{"quant_method", "fbgemm_fp8"},
+                                                   {"activation_scale_ub", 1200.0},
+                                                   {"modules_to_not_convert", names}}));
+  };
+  EXPECT_EQ(listed(32), json({{"weights", "fp8"}, {"attention_weights", "fp16"}}));
+  EXPECT_EQ(listed(16), json({{"weights", "fp8"}, {"attention_weights", "fp16"}}));
+  EXPECT_EQ(listed(2), json({{"weights", "fp8"}}));
+  // A pattern (gpt-oss) or compressed-tensors' `ignore` regex; a bf16 checkpoint keeps bf16.
+  json q = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn"}}};
+  EXPECT_EQ(io::precision_from_hf_config(quantized(q)),
+            json({{"weights", "mxfp4"}, {"attention_weights", "fp16"}}));
+  json bf16 = quantized(q);
+  bf16["torch_dtype"] = "bfloat16";
+  EXPECT_EQ(io::precision_from_hf_config(bf16),
+            json({{"weights", "mxfp4"}, {"attention_weights", "bf16"}}));
+  json ct = {{"quant_method", "compressed-tensors"},
+             {"ignore", {"lm_head", "re:.*self_attn.*"}},
+             {"config_groups", {{"group_0", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}};
+  EXPECT_EQ(io::precision_from_hf_config(quantized(ct)),
+            json({{"weights", "fp8"}, {"attention_weights", "fp16"}}));
+}
+
 TEST(HfConfig, PrecisionErrorsNameTheKey) {
   HfFailure f = precision_failure(quantized({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}));
   EXPECT_EQ(f.code, "not_modelled");

@@ -172,6 +172,43 @@ TEST(Latency, Fp8PrefillIsFasterOnH100) {
   EXPECT_GT(fp8, 0.5 * bf16);
 }
 
+TEST(Memory, AttentionWeightsApartFromTheFfn) {
+  // Llama-3.1-405B on TP 8, Meta's FP8 checkpoint: attention projections per layer
+  // q 16384·16384 + k, v 2·16384·1024 + o 16384·16384 = 570,425,344; per GPU / 8 · 126 layers =
+  // 8,984,199,168 parameters. In bf16 (2 B) instead of fp8 (1 B) they add 8.984199 GB per GPU.
+  json req = base_request();
+  req["model"] = "llama-3.1-405b";
+  req["hardware"] = "h100-sxm";
+  req["num_gpus"] = 8;
+  req["parallelism"]["tp"] = 8;
+  req["precision"]["weights"] = "fp8";
+  const json all_fp8 = run(req);
+  req["precision"]["attention_weights"] = "bf16";
+  const json meta = run(req);
+  EXPECT_EQ(meta["request"]["precision"]["attention_weights"], "bf16");
+  EXPECT_EQ(all_fp8["request"]["precision"]["attention_weights"], "fp8");  // unset: the weights'
+  EXPECT_TRUE(near_rel(
+      meta["memory"]["weights_GB"].get<double>() - all_fp8["memory"]["weights_GB"].get<double>(),
+      8.984199, 1e-4));
+  // Decode streams the weights: 51.26 → 60.25 GB per GPU, so TPOT grows by at most that ratio
+  // (1.175; KV reads and fixed costs do not grow) and by more than a third of it.
+  const double ratio = meta["tpot_ms"].get<double>() / all_fp8["tpot_ms"].get<double>();
+  EXPECT_GT(ratio, 1.06);
+  EXPECT_LT(ratio, 1.176);
+  // The attention projections' own rows read twice the weight bytes: up to twice the fp8 time
+  // (the launch latency and the activations' bytes do not double), the MLP's rows do not move.
+  auto decode_op = [](const json& r, const std::string& op) {
+    for (const json& b : r["breakdown"]) {
+      if (b["phase"] == "decode" && b["op"] == op) return b["time_ms"].get<double>();
+    }
+    return 0.0;
+  };
+  const double o_proj = decode_op(meta, "o_proj") / decode_op(all_fp8, "o_proj");
+  EXPECT_GT(o_proj, 1.5);
+  EXPECT_LT(o_proj, 2.01);
+  EXPECT_TRUE(near_rel(decode_op(meta, "mlp"), decode_op(all_fp8, "mlp"), 1e-9));
+}
+
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;

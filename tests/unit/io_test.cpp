@@ -906,5 +906,18 @@ TEST(IoEngines, EngineFitsThatLoseToTierZeroOutOfSourceAreNotUsed) {
   }
 }
 
+TEST(Io, AttentionWeightsErrorsNameTheKey) {
+  json r = base_request();  // A100: no fp8 tensor cores
+  r["precision"]["attention_weights"] = "fp8";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.attention_weights",
+                 "needs FP8 tensor cores");
+  r["precision"]["attention_weights"] = "q4_k_m";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.attention_weights", "must be one of");
+  r["precision"]["weights"] = "q4_k_m";  // a GGUF file types its own tensors
+  r["precision"]["attention_weights"] = "bf16";
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.attention_weights",
+                 "a GGUF file's types are its own");
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -208,7 +208,9 @@ TEST(ModelZoo, GptOssAlternatingWindowBiasesAndMxfp4) {
                  {"global_attention_every", 2},  // layer_types: sliding, full, sliding, ...
                  {"qkv_bias", true}, {"linear_bias", true}, {"num_experts", 128},
                  {"experts_per_token", 4}, {"intermediate_size", 2880}});
-  EXPECT_EQ(io::precision_from_hf_config(fixture("gpt-oss-20b")), json({{"weights", "mxfp4"}}));
+  // MXFP4 experts; modules_to_not_convert keeps "model.layers.*.self_attn" in the config's bf16.
+  EXPECT_EQ(io::precision_from_hf_config(fixture("gpt-oss-20b")),
+            json({{"weights", "mxfp4"}, {"attention_weights", "bf16"}}));
 }
 
 TEST(ModelZoo, Gemma3TakesTheConfigClassDefaults) {

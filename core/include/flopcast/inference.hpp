@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct InferenceSpec {
   bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
   int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
   DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
+  /// The attention projections' type where a checkpoint keeps them apart from the other linear
+  /// layers (Meta's Llama 3.1 FP8 and gpt-oss's MXFP4 leave attention in bf16); unset: `weights`.
+  std::optional<DType> attention_weights;
   DType kv_cache = DType::bf16;     ///< bf16, fp16, fp8, int8
   DType activations = DType::bf16;  ///< bf16 or fp16: the type of activations and 16-bit math
   int prompt_tokens = 0;
@@ -129,6 +133,11 @@ struct InferenceResult {
 /// TPOT is the mean of the output_tokens − 1 decode steps as the context grows from prompt + 1 to
 /// prompt + output − 1. "Does not fit" is a result (memory.fits), not an error.
 InferenceResult estimate_inference(const InferenceSpec& spec);
+
+/// The type of the attention projections: `attention_weights` where set, else `weights`.
+inline DType attention_weight_type(const InferenceSpec& spec) {
+  return spec.attention_weights.value_or(spec.weights);
+}
 
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).

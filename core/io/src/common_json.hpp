@@ -63,8 +63,10 @@ inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
   s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",
-                  {"weights", "kv_cache", "activations"});
+                  {"weights", "attention_weights", "kv_cache", "activations"});
   s.weights = read_dtype(pc, "weights", DType::bf16);
+  if (pc.find("attention_weights"))
+    s.attention_weights = read_dtype(pc, "attention_weights", s.weights);
   const bool has_bf16 = s.hardware.peak(DType::bf16).has_value();
   const DType default_act = (s.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
   s.activations = read_dtype(pc, "activations", default_act);
@@ -74,6 +76,7 @@ inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
 /// The resolved `precision` object of read_replica.
 inline json precision_json(const InferenceSpec& s) {
   return json{{"weights", to_string(s.weights)},
+              {"attention_weights", to_string(attention_weight_type(s))},
               {"kv_cache", to_string(s.kv_cache)},
               {"activations", to_string(s.activations)}};
 }

@@ -4,6 +4,7 @@
 // architecture in ways flopcast does not model are rejected explicitly.
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -301,6 +302,40 @@ std::string compressed_tensors_weights(const json& weights, const std::string& p
 
 }  // namespace
 
+namespace {
+
+/// Whether a quantization_config leaves every layer's attention projections unquantized:
+/// `modules_to_not_convert` (fbgemm_fp8, mxfp4) or `ignore` (compressed-tensors) names them by a
+/// pattern ("model.layers.*.self_attn", "re:.*self_attn.*") or layer by layer for at least half of
+/// the layers (Meta's Llama 3.1 FP8 lists each self_attn projection of all 126 layers).
+bool attention_left_unquantized(const json& q, const json& config) {
+  std::set<std::string> layers;
+  bool pattern = false;
+  for (const char* key : {"modules_to_not_convert", "ignore"}) {
+    const auto list = q.find(key);
+    if (list == q.end() || !list->is_array()) continue;
+    for (const json& entry : *list) {
+      if (!entry.is_string()) continue;
+      const std::string name = entry.get<std::string>();
+      if (name.find("self_attn") == std::string::npos) continue;
+      if (name.find('*') != std::string::npos) {
+        pattern = true;
+        continue;
+      }
+      // "model.layers.<i>.self_attn.q_proj": the layer index.
+      const std::size_t at = name.find("layers.");
+      if (at != std::string::npos)
+        layers.insert(name.substr(at + 7, name.find('.', at + 7) - at - 7));
+    }
+  }
+  const auto n = language_config(config).find("num_hidden_layers");
+  const int num_layers =
+      n != language_config(config).end() && n->is_number_integer() ? n->get<int>() : 0;
+  return pattern || (num_layers > 0 && 2 * static_cast<int>(layers.size()) >= num_layers);
+}
+
+}  // namespace
+
 json precision_from_hf_config(const json& config) {
   require_object(config);
   const json* q = nullptr;
@@ -363,7 +398,13 @@ json precision_from_hf_config(const json& config) {
                                "\" is not modelled (awq, gptq, fp8, fbgemm_fp8, mxfp4, "
                                "compressed-tensors are)");
   }
-  return json{{"weights", weights}};
+  json out{{"weights", weights}};
+  if (attention_left_unquantized(*q, config)) {
+    const auto dtype = config.find("torch_dtype");
+    const bool fp16 = dtype != config.end() && dtype->is_string() && *dtype == "float16";
+    out["attention_weights"] = fp16 ? "fp16" : "bf16";
+  }
+  return out;
 }
 
 }  // namespace flopcast::io

@@ -77,7 +77,10 @@ json model_from_hf_config(const json& config, std::string_view file_name = {});
 /// "fp8", "mxfp4" (gpt-oss) "mxfp4", compressed-tensors from its config groups' weights (4- or
 /// 8-bit int: "int4", "int8"; 8-bit float: "fp8"; 4-bit float in groups of 16: "fp4", i.e.
 /// NVFP4; in groups of 32: "mxfp4"). Any other method is a NotModelledError at
-/// hf_config.quantization_config.quant_method.
+/// hf_config.quantization_config.quant_method. Where the config leaves every layer's attention
+/// unquantized (`modules_to_not_convert` / `ignore` naming self_attn by pattern or for at least
+/// half of the layers: gpt-oss, Meta's Llama 3.1 FP8) it adds "attention_weights": the config's
+/// torch_dtype, "bf16" or "fp16".
 json precision_from_hf_config(const json& config);
 
 }  // namespace flopcast::io
