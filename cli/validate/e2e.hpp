@@ -38,8 +38,13 @@ struct RowPrecision {
   std::string weights = "bf16";
   std::string kv_cache = "bf16";
   std::string compute = "bf16";  ///< training GEMMs
+  /// Attention projections where the checkpoint keeps them apart from `weights`; empty: the same.
+  std::string attention_weights;
 };
 std::variant<RowPrecision, std::string> row_precision(const nlohmann::json& row);
+
+/// The `precision` object of an inference or serving request for this row's precision.
+nlohmann::json inference_precision(const RowPrecision& p);
 
 /// The engine profile (trtllm, vllm, sglang, generic) that `workload.engine` names.
 std::string row_engine(const nlohmann::json& workload);

@@ -246,6 +246,10 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
     p.weights = "fp8";
     p.compute = "fp8";
     p.kv_cache = contains(d, "kv") && !contains(d, "16-bit kv") ? "fp8" : "bf16";
+    // Meta's Llama 3.1 FP8 checkpoints (fbgemm row-wise FP8) quantize the FFNs only: "we do not
+    // perform quantization in the self-attention layers" (Llama 3 paper, section 6.2; the
+    // checkpoint's quantization_config lists every self_attn projection as not converted).
+    if (contains(d, "meta-llama/") || contains(d, "fbgemm")) p.attention_weights = "bf16";
     return p;
   }
   if (contains(d, "int4") || contains(d, "awq") || contains(d, "gptq") || contains(d, "w4a16")) {
@@ -265,6 +269,12 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
   }
   if (contains(d, "16-bit") || contains(d, "half") || d.empty()) return p;
   return "precision \"" + dtype + "\" not recognised";
+}
+
+json inference_precision(const RowPrecision& p) {
+  json out{{"weights", p.weights}, {"kv_cache", p.kv_cache}};
+  if (!p.attention_weights.empty()) out["attention_weights"] = p.attention_weights;
+  return out;
 }
 
 std::string row_engine(const json& workload) {

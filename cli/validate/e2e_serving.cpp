@@ -6,13 +6,17 @@
 // - lengths: `measured_prompt_len_mean` / `output_len_nominal` where a client measured them,
 //   else `input_len` / `output_len` (uniform on [ratio·L, L] with `random_range_ratio`, SGLang's
 //   random dataset), else a ShareGPT dataset as log-normals (input mean 215, output mean 198,
-//   sigma 1, clamped to 4..1024: the bench_serving filter; our estimate, not from the data);
+//   sigma 1, clamped to 4..1024: the bench_serving filter; our estimate, not from the data; the
+//   means the client counted, `related.total_input_tokens` / `total_output_tokens` per prompt,
+//   where the row states them);
 // - arrivals: `qps` as Poisson (constant when `arrival` says so); "offline" rows and an infinite
 //   rate submit every prompt at once (a closed loop as wide as the prompt count);
 //   `max_concurrency` / `concurrency` is a closed loop of that many clients;
 // - vLLM before 0.8 (V0): prefill-first, chunked prefill off unless the row says on, a token
-//   budget of max_model_len (4,096 when not stated); vLLM V1 and unversioned: decode-first with
-//   chunked prefill; SGLang: prefill-first with chunked prefill; TensorRT-LLM: its profile;
+//   budget of max_model_len (4,096 when not stated); but a max_model_len over 32K turns V0's
+//   chunked prefill on (decode-first, 512 tokens a step) for models without MLA; vLLM V1 and
+//   unversioned: decode-first with chunked prefill; SGLang: prefill-first with chunked prefill;
+//   TensorRT-LLM: its profile;
 // - `max_num_seqs`, `max_num_batched_tokens`, `chunked_prefill`, `num_scheduler_steps`,
 //   `max_batch_size`, `max_num_tokens`, `kv_cache_free_gpu_mem_fraction` from the row or from
 //   "--flag N" in its engine string; a shared system prompt (`system_prompt_len`,
@@ -69,7 +73,7 @@ struct Lengths {
   int shared_prefix = 0;
 };
 
-std::variant<Lengths, std::string> lengths_of(const json& wl) {
+std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
   Lengths l;
   const double measured = row_number(wl, "measured_prompt_len_mean");
   const double nominal = row_number(wl, "output_len_nominal");
@@ -110,16 +114,25 @@ std::variant<Lengths, std::string> lengths_of(const json& wl) {
     return l;
   }
   if (contains(lower_case(json_string(wl, "dataset")), "sharegpt")) {
-    l.prompt = sharegpt_length(215);
-    l.output = sharegpt_length(198);
+    // Where the client counted the tokens of the run (vLLM's benchmark_serving prints
+    // total_input_tokens and total_output_tokens), their means replace the filter's: outputs stop
+    // at the model's end of sequence, well short of the dataset's lengths.
+    const json related = row.value("related", json::object());
+    const double n = row_number(wl, "num_prompts");
+    const double in_total = row_number(related, "total_input_tokens");
+    const double out_total = row_number(related, "total_output_tokens");
+    const bool counted = std::isfinite(n) && n >= 1 && in_total >= n && out_total >= n;
+    l.prompt = sharegpt_length(counted ? in_total / n : 215);
+    l.output = sharegpt_length(counted ? out_total / n : 198);
     l.max_total = 2048;
     return l;
   }
   return std::string("no request lengths (input_len and output_len, or a ShareGPT dataset)");
 }
 
-/// `attention_ranks`: the data-parallel attention ranks of a replica (1 without DP attention).
-json engine_of(const json& wl, const Lengths& lengths, int attention_ranks) {
+/// `attention_ranks`: the data-parallel attention ranks of a replica (1 without DP attention);
+/// `mla`: the model has multi-head latent attention.
+json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool mla) {
   const std::string name = row_engine(wl);
   json e{{"name", name}};
   if (name == "vllm") {
@@ -127,7 +140,15 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks) {
     const bool v0 = std::isfinite(version) && version < 0.08;
     const auto chunked_row = row_bool(wl, "chunked_prefill");
     const std::string text = json_string(wl, "engine");
-    bool chunked = !v0;
+    const double max_model_len = stated(wl, "max_model_len", "max-model-len");
+    double steps = stated(wl, "num_scheduler_steps", "num-scheduler-steps");
+    if (!std::isfinite(steps)) steps = engine_flag(wl, "num-scheduler-step");
+    // V0 turns chunked prefill on by itself where max_model_len > 32K ("Chunked prefill is
+    // enabled by default for models with max_model_len > 32K", vllm/engine/arg_utils.py 0.5-0.7;
+    // V0 kept MLA models out of it), with a budget of 512 tokens a step (SchedulerConfig;
+    // max(max_model_len, 2048) under multi-step scheduling).
+    const bool long_context_default = v0 && max_model_len > 32768 && !mla;
+    bool chunked = !v0 || long_context_default;
     if (chunked_row) chunked = *chunked_row;
     if (text.find("enable-chunked-prefill=False") != std::string::npos ||
         text.find("chunked prefill off") != std::string::npos) {
@@ -135,15 +156,18 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks) {
     }
     if (text.find("chunked prefill on") != std::string::npos) chunked = true;
     e["chunked_prefill"] = chunked;
-    e["policy"] = v0 ? "prefill_first" : "decode_first";
+    // V0 schedules prefills first without chunking and running decodes first with it.
+    e["policy"] = v0 && !chunked ? "prefill_first" : "decode_first";
     if (v0 && !chunked) {
       // V0 without chunking: one step may hold a whole prompt (budget = max_model_len).
-      const double max_model_len = stated(wl, "max_model_len", "max-model-len");
       e["max_num_batched_tokens"] = static_cast<int>(std::max<double>(
           lengths.max_total, std::isfinite(max_model_len) ? max_model_len : 4096));
+    } else if (v0) {
+      e["max_num_batched_tokens"] =
+          std::isfinite(steps) && steps > 1
+              ? static_cast<int>(std::max(std::isfinite(max_model_len) ? max_model_len : 0, 2048.0))
+              : 512;
     }
-    double steps = stated(wl, "num_scheduler_steps", "num-scheduler-steps");
-    if (!std::isfinite(steps)) steps = engine_flag(wl, "num-scheduler-step");
     if (std::isfinite(steps) && steps >= 1) e["num_scheduler_steps"] = static_cast<int>(steps);
   } else if (name == "sglang") {
     e["policy"] = "prefill_first";
@@ -217,7 +241,7 @@ std::variant<std::optional<json>, std::string> speculative_of(const json& row) {
 std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const json wl = row.value("workload", json::object());
   const json par = row.value("parallelism", json::object());
-  const auto lengths = lengths_of(wl);
+  const auto lengths = lengths_of(row, wl);
   if (const auto* reason = std::get_if<std::string>(&lengths)) return *reason;
   const Lengths& len = std::get<Lengths>(lengths);
   const auto model = row_model(row, len.max_total);
@@ -243,9 +267,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
          {"hardware", std::get<RowHardware>(hw).spec},
          {"num_gpus", std::isfinite(num_gpus) ? static_cast<int>(num_gpus) : static_cast<int>(tp)},
          {"parallelism", {{"tp", static_cast<int>(tp)}}},
-         {"precision",
-          {{"weights", std::get<RowPrecision>(precision).weights},
-           {"kv_cache", std::get<RowPrecision>(precision).kv_cache}}},
+         {"precision", inference_precision(std::get<RowPrecision>(precision))},
          {"max_tier", tier}};
   const double completed = row_number(wl, "completed_requests") + row_number(wl, "failed_requests");
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
@@ -280,7 +302,9 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                    {"prompt_tokens", len.prompt},
                    {"output_tokens", len.output},
                    {"num_requests", n}};
-  r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1);
+  const json& model_spec = r["model"];
+  const bool mla = model_spec.is_object() && model_spec.value("kv_lora_rank", 0) > 0;
+  r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1, mla);
   if (const auto& draft = std::get<std::optional<json>>(speculative)) {
     r["features"]["speculative"] = *draft;
   }
