@@ -277,9 +277,13 @@ test('share produces a link that reproduces the setup and numbers', async () => 
   await page.selectOption('#kv_cache', 'fp8');
   await page.fill('#gpu_memory_utilization', '0.8');
   await page.selectOption('#dp_attention', 'true');
+  // Meta's FP8 checkpoints: fp8 FFNs, bf16 attention.
+  await page.selectOption('#weights', 'fp8');
+  await page.selectOption('#attention_weights', 'bf16');
   const before1 = await shown(page);
   const req1 = await page.evaluate(() => window.flopcast.request());
   assert.equal(req1.parallelism.dp_attention, true, 'the DP-attention select sets a boolean');
+  assert.equal(req1.precision.attention_weights, 'bf16');
 
   await page.click('#share-button');
   await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
@@ -409,6 +413,17 @@ test('an invalid link shows the error beside the field and keeps the other field
   assert.equal(await fieldError(e.page, 'ep'), '');
   assert.equal(await status(e.page), 'ready');
   assert.equal(await e.page.evaluate(() => window.flopcast.request().parallelism.ep), undefined, 'ep 1 is left out');
+  // fp8 attention projections on an A100 (no FP8 tensor cores): the error sits beside the
+  // attention-weights select; "same as weights" takes the key out again.
+  await e.page.selectOption('#hardware', 'a100-sxm-80g');
+  await e.page.selectOption('#kv_cache', 'bf16');
+  assert.equal(await status(e.page), 'ready');
+  await e.page.selectOption('#attention_weights', 'fp8');
+  assert.match(await fieldError(e.page, 'attention_weights'), /precision\.attention_weights: fp8 \(W8A8\) needs FP8 tensor cores/);
+  assert.equal(await status(e.page), 'stale');
+  await e.page.selectOption('#attention_weights', '');
+  assert.equal(await fieldError(e.page, 'attention_weights'), '');
+  assert.equal(await e.page.evaluate(() => 'attention_weights' in window.flopcast.request().precision), false);
   await e.done();
 });
 
