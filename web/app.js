@@ -900,7 +900,16 @@ function scenarioIsInference(s) {
   return t === undefined || t === 'inference';
 }
 
+// The attention-weights choices are the weight types a layer can have alone: every one of the
+// weights select but llama.cpp's GGUF files, which type their tensors themselves.
+function fillAttentionWeights() {
+  for (const o of $('weights').options) {
+    if (!/GGUF/.test(o.textContent)) $('attention_weights').append(new Option(o.textContent, o.value));
+  }
+}
+
 async function main() {
+  fillAttentionWeights();
   const status = $('load-status');
   let createFlopcast;
   try {
