@@ -290,4 +290,13 @@ OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km
   return op;
 }
 
+double measured_gemm_ceiling(const HardwareSpec& hw, double tier0) {
+  if (!hw.calibration) return tier0;
+  for (DType t : {DType::bf16, DType::fp16}) {
+    const CalibratedEfficiency* fit = hw.calibration->find(CalibrationKey{OpClass::gemm, t});
+    if (fit) return std::min(tier0, fit->efficiency.compute);
+  }
+  return tier0;
+}
+
 }  // namespace flopcast

@@ -105,6 +105,12 @@ struct KernelModel {
   [[nodiscard]] Efficiency tier0(OpClass c) const;
 };
 
+/// The best fraction of the dense peak this GPU's 16-bit GEMMs reach in its kernel measurements
+/// (the compute efficiency of its pooled Tier-2 gemm/bf16 fit, gemm/fp16 without one), capped at
+/// `tier0`; `tier0` where the GPU has neither fit. B200 and GB200 measure 0.71 and 0.69 where the
+/// Tier-0 constant is 0.8 (H100 0.80, A100 0.82: capped).
+double measured_gemm_ceiling(const HardwareSpec& hw, double tier0);
+
 /// Element sizes of one op's operands.
 struct GemmTypes {
   DType math;              ///< tensor-core type the multiply runs in (bf16, fp16, fp8)

@@ -186,6 +186,11 @@ Parsed parse_request(const json& request) {
   // training estimates worse (pooled median APE 17.0 % against 14.2 %; docs/validation.md).
   const bool fitted_constants = s.kernel.use_calibration;
   s.kernel.use_calibration = false;
+  // What the kernels themselves measured still bounds them: a GPU whose 16-bit GEMMs never reach
+  // the Tier-0 share of the peak is priced at the share they reach.
+  if (fitted_constants) {
+    s.kernel.gemm_efficiency = measured_gemm_ceiling(s.hardware, s.kernel.gemm_efficiency);
+  }
   s.num_gpus = r.integer("num_gpus");
   if (s.num_gpus < 1) fail("num_gpus", "must be >= 1", s.num_gpus);
   s.gpus_per_node = r.integer("gpus_per_node", s.hardware.gpus_per_node);
