@@ -240,6 +240,10 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
     // them); the math is the weights' format, which training does not model (its error says so).
     p.weights = p.compute = contains(d, "mxfp4") ? "mxfp4" : "fp4";
     p.kv_cache = contains(d, "fp8 kv") ? "fp8" : "bf16";
+    // NVIDIA's FP4 DeepSeek-R1 checkpoints quantize "only the weights and activations of the
+    // linear operators within transformer blocks in MoE" (nvidia/DeepSeek-R1-FP4 model card):
+    // attention stays in bf16.
+    if (contains(d, "moe weights")) p.attention_weights = "bf16";
     return p;
   }
   if (contains(d, "fp8") || contains(d, "float8")) {

@@ -209,6 +209,26 @@ TEST(Memory, AttentionWeightsApartFromTheFfn) {
   EXPECT_TRUE(near_rel(decode_op(meta, "mlp"), decode_op(all_fp8, "mlp"), 1e-9));
 }
 
+TEST(Memory, GptOss120bCheckpointOnOneH100) {
+  // gpt-oss-120b as published: MXFP4 experts, everything else bf16. Experts 36 layers · 128 ·
+  // 3 · 2880² = 114.65e9 at 0.53125 B = 60.91 GB; attention 36 · (2 · 2880 · 4096 + 2 · 2880 ·
+  // 512) = 0.9555e9 in bf16 = 1.911 GB; embedding and LM head 2 · 201088 · 2880 · 2 B = 2.317 GB;
+  // routers and expert biases 36 · (2880 · 128 + 128 · 3 · 2880) · 2 B = 0.107 GB: 65.25 GB, in
+  // the 80 GB of one H100 (the checkpoint's files are about 65 GB).
+  json req = base_request();
+  req["model"] = "gpt-oss-120b";
+  req["hardware"] = "h100-sxm";
+  req["precision"] = {{"weights", "mxfp4"}, {"attention_weights", "bf16"}};
+  const json r = run(req);
+  EXPECT_TRUE(near_rel(r["memory"]["weights_GB"], 65.25, 2e-3));
+  EXPECT_TRUE(r["memory"]["fits"].get<bool>());
+  // Attention in MXFP4 as well would save 0.9555e9 · (2 − 0.53125) B = 1.403 GB.
+  req["precision"].erase("attention_weights");
+  EXPECT_TRUE(near_rel(
+      r["memory"]["weights_GB"].get<double>() - run(req)["memory"]["weights_GB"].get<double>(),
+      1.403, 5e-3));
+}
+
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;
