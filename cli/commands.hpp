@@ -41,6 +41,8 @@ struct RequestOptions {
   std::string weights, attention_weights, kv_cache, activations;
   std::optional<double> gpu_memory_utilization;
   std::optional<double> cost_per_gpu_hour_usd;
+  std::string engine;
+  std::optional<int> max_tier;
 };
 void add_request_options(CLI::App& app, RequestOptions& o);
 /// The request document: the --request file, or one built from the flags that were given

@@ -57,15 +57,20 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
                  "Fraction of device memory the engine may use (default 0.9)");
   app.add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
                  "$ per GPU-hour: adds $ per million output tokens");
+  app.add_option("--engine", o.engine,
+                 "Engine profile: generic (default), vllm, sglang, trtllm (scheduler defaults and "
+                 "that framework's kernel fits)");
+  app.add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0 physics")
+      ->check(CLI::IsMember({0, 2}));
 }
 
 json build_request(const RequestOptions& o) {
-  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
-                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
-                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
-                        !o.attention_weights.empty() || !o.kv_cache.empty() ||
-                        !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
-                        o.batch_size || o.gpu_memory_utilization || o.cost_per_gpu_hour_usd;
+  const bool any_flag =
+      !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() || !o.hardware.empty() ||
+      !o.hardware_file.empty() || o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
+      !o.weights.empty() || !o.attention_weights.empty() || !o.kv_cache.empty() ||
+      !o.activations.empty() || o.prompt_tokens || o.output_tokens || o.batch_size ||
+      o.gpu_memory_utilization || o.cost_per_gpu_hour_usd || !o.engine.empty() || o.max_tier;
   if (!o.request_file.empty()) {
     if (any_flag) {
       throw SpecError("", "--request cannot be combined with request flags such as --model; "
@@ -116,6 +121,8 @@ json build_request(const RequestOptions& o) {
   if (o.batch_size) r["workload"]["batch_size"] = *o.batch_size;
   if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
   if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
+  if (!o.engine.empty()) r["engine"]["name"] = o.engine;
+  if (o.max_tier) r["max_tier"] = *o.max_tier;
   if (!r.contains("workload")) {
     throw SpecError("workload", "give --prompt-tokens and --output-tokens");
   }
