@@ -17,6 +17,9 @@ const FIELDS = [
     choices: [['', 'tensor-parallel (heads split)'], ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)']] },
   { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'] },
   { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'] },
+  // Checkpoints that keep attention unquantized: Meta's Llama 3.1 FP8 and gpt-oss (bf16).
+  { key: 'attention_weights', kind: 'pick', optional: true, label: 'Attention weights',
+    choices: [['', 'same as weights'], ...['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4'].map((t) => [`precision.attention_weights="${t}"`, t])] },
   { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
   { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },
   { key: 'max_num_batched_tokens', path: 'engine.max_num_batched_tokens', kind: 'int', label: 'Token budget per step', optional: true, placeholder: 'engine default', min: 1 },
@@ -87,7 +90,7 @@ export class ServingView {
     const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
       el('h2', { text: 'Serving setup' }),
       el('fieldset', null, el('legend', { text: 'Model and GPUs' }), f('model'), f('hardware'), row('three', f('num_gpus'), f('tp'), f('pp')), row('two', f('ep'), f('dp_attention')),
-        row('', f('weights'), f('kv_cache'))),
+        row('three', f('weights'), f('attention_weights'), f('kv_cache'))),
       el('fieldset', null, el('legend', { text: 'Engine' }), row('', f('engine'), f('chunked_prefill')),
         row('', f('max_num_seqs'), f('max_num_batched_tokens')), f('draft'), row('', f('draft_tokens'), f('acceptance'))),
       el('fieldset', null, el('legend', { text: 'Traffic' }), row('', f('arrival'), f('rate')), f('cv'),
