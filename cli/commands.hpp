@@ -85,6 +85,7 @@ struct ValidateOptions {
   std::string write_loso, check_loso;
   std::string write_bands;  ///< with by_source: the 80% bands file (presets/bands/e2e.json)
   std::string engine_folds;  ///< with by_source: engine overheads refitted per held-out source
+  std::string explain;       ///< an end-to-end row id: print the request it became, and stop
 };
 void setup_validate(CLI::App& app, ValidateOptions& o);
 int run_validate(const ValidateOptions& o);

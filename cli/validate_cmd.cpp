@@ -154,6 +154,9 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
   sub->add_option("--check-loso-ceilings", o.check_loso,
                   "With --by-source: exit 5 when a (kind, source) median APE exceeds its ceiling "
                   "by more than 1 percentage point");
+  sub->add_option("--explain", o.explain,
+                  "Print the flopcast request(s) the end-to-end row with this id became (the "
+                  "validator's mapping of the row schema, docs/validation.md) as JSON, and stop");
   sub->add_option("--check-ceilings", o.check_ceilings,
                   "Exit 5 when a group's test-split MAPE exceeds its ceiling by more than 1 "
                   "percentage point");
@@ -172,7 +175,17 @@ int run_validate(const ValidateOptions& o) {
     km.use_calibration = o.max_tier == 2;
     km.tier0_residuals = io::detail::tier0_residuals();  // bands where Tier 0 prices an op
     validate::Context ctx(collector, km);
+    ctx.set_explain_id(o.explain);
     for (const std::string& file : expand_paths(o.paths)) validate::load_file(file, ctx);
+    if (!o.explain.empty()) {
+      if (ctx.explained().empty()) {
+        throw SpecError("", "validate --explain: no end-to-end row with id \"" + o.explain +
+                                "\" became a request (absent, or skipped: run without --explain "
+                                "for the reasons)");
+      }
+      std::cout << json{{"id", o.explain}, {"requests", ctx.explained()}}.dump(2) << "\n";
+      return kOk;
+    }
 
     std::optional<Split> only;
     if (o.split == "train") only = Split::train;

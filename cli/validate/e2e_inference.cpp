@@ -100,6 +100,7 @@ Outcome predict_static(const json& row, Context& ctx) {
     request["parallelism"]["ep"] = static_cast<int>(ep);
   }
   ctx.apply_engine_override(request["engine"]);
+  ctx.note_request(row, request);
   try {
     const json r = io::run(request);
     if (!r.at("memory").at("fits").get<bool>()) {

@@ -192,6 +192,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
                {"precision", prec},
                {"max_tier", ctx.km().use_calibration ? 2 : 0}};
   if (!framework.empty()) request["framework"] = framework;
+  ctx.note_request(row, request);
   try {
     const json r = io::run(request);
     if (!r.at("memory_per_gpu").at("fits").get<bool>()) {

@@ -528,6 +528,10 @@ const HardwareSpec* Context::hardware(std::string_view gpu) {
   return it->second.get();
 }
 
+void Context::note_request(const json& row, const json& request) {
+  if (!explain_id_.empty() && json_string(row, "id") == explain_id_) explained_.push_back(request);
+}
+
 KernelModel Context::km_for(std::string_view framework) const {
   KernelModel km = km_;
   if (framework == "TRTLLM") km.framework = Framework::trtllm;

@@ -64,12 +64,20 @@ class Context {
   void apply_training_override(json& framework, const std::string& hardware_id) const;
   void set_training_override(json overrides) { training_override_ = std::move(overrides); }
 
+  /// `validate --explain ID`: end-to-end predictors hand every request they run to
+  /// `note_request`; those of the row whose `id` is ID are kept, in order.
+  void set_explain_id(std::string id) { explain_id_ = std::move(id); }
+  void note_request(const json& row, const json& request);
+  [[nodiscard]] const std::vector<json>& explained() const { return explained_; }
+
  private:
   Collector& collector_;
   KernelModel km_;
   std::vector<EngineOverheads> engine_overrides_;
   json training_override_ = json::object();
   std::map<std::string, std::unique_ptr<HardwareSpec>, std::less<>> hardware_;
+  std::string explain_id_;
+  std::vector<json> explained_;
 };
 
 /// Reads one file (any supported format) into the collector. FileError when it cannot be read;
