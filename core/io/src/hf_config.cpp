@@ -300,10 +300,6 @@ std::string compressed_tensors_weights(const json& weights, const std::string& p
                                    "mxfp4 with groups of 32)");
 }
 
-}  // namespace
-
-namespace {
-
 /// Whether a quantization_config leaves every layer's attention projections unquantized:
 /// `modules_to_not_convert` (fbgemm_fp8, mxfp4) or `ignore` (compressed-tensors) names them by a
 /// pattern ("model.layers.*.self_attn", "re:.*self_attn.*") or layer by layer for at least half of
