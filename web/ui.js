@@ -228,6 +228,7 @@ export function hardwareFamily(p) {
   const hw = (p && p.hardware) || {};
   if (hw.vendor === 'amd') return 'AMD Instinct';
   if (hw.vendor === 'apple') return 'Apple silicon (unified memory)';
+  if (hw.vendor === 'intel') return 'Intel Gaudi';
   if (/geforce/i.test(hw.name || p.name || '')) return 'NVIDIA GeForce (consumer)';
   if (String(hw.scaleup_link || '').startsWith('nvlink')) return 'NVIDIA datacenter (NVLink)';
   return 'NVIDIA PCIe (datacenter and workstation)';
