@@ -194,7 +194,8 @@ int run_link(const LinkOptions& o) {
   try {
     const json request = build_request(o.request);
     (void)io::run(request);  // a link to an invalid request would only show errors
-    std::cout << o.base_url << "#" << io::encode_link(request) << "\n";
+    const std::string url = o.base_url + "#" + io::encode_link(request);  // whole, or nothing
+    std::cout << url << "\n";
     return kOk;
   } catch (...) {
     return report_error("table");

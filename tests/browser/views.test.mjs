@@ -256,6 +256,14 @@ test('training view: share link round-trips, and a bad link value shows beside i
   assert.equal(await q.page.evaluate(() => document.documentElement.dataset.status), 'ready');
   await q.done();
 
+  // `flopcast link` encodes in C++ (keys in another order): the page reads it as the same setup.
+  const cpp = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), req);
+  assert.equal(cpp.ok, true);
+  const c = await openPage(cpp.result);
+  await c.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  assert.deepEqual(await viewRequest(c.page, 'training'), req, 'the C++ link reproduces the request');
+  await c.done();
+
   const bad = link.hash.slice(1).replace(/parallelism\.tp=8/, 'parallelism.tp=3');
   const b = await openPage(bad);
   await b.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'stale');

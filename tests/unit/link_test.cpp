@@ -294,5 +294,19 @@ TEST(Link, GarbageNeverThrows) {
   }
 }
 
+TEST(Link, OtherTasksCarryEveryLeafByItsPath) {
+  // The page's encoding of its serving view (web/ui.js encodeLink): dotted paths of the leaves,
+  // strings as they are, other values as JSON, model and hardware objects whole; percent-encoded.
+  const json serving = {{"task", "serving"},
+                        {"model", "llama-3-8b"},
+                        {"hardware", {{"name", "x y"}}},
+                        {"workload", {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 2.5}}}}},
+                        {"features", {{"prefix_caching", true}}}};
+  EXPECT_EQ(io::encode_link(serving),
+            "v=1&features.prefix_caching=true&hardware=%7B%22name%22%3A%22x%20y%22%7D"
+            "&model=llama-3-8b&task=serving&workload.arrival.kind=poisson"
+            "&workload.arrival.rate_per_s=2.5");
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -133,10 +133,34 @@ json typed_value(const Field& f, const std::string& text) {
   return text;
 }
 
+/// Appends `&path=value` for every leaf of `j` under `prefix` (model and hardware objects whole),
+/// the page's encoding of training, serving and collective requests (web/ui.js encodeLink).
+void append_leaves(const json& j, const std::string& prefix, std::string& out) {
+  for (const auto& item : j.items()) {
+    const std::string path = prefix.empty() ? item.key() : prefix + "." + item.key();
+    if (path == "schema_version") continue;
+    const json& v = item.value();
+    if (v.is_object() && path != "model" && path != "hardware") {
+      append_leaves(v, path, out);
+    } else {
+      out += "&" + percent_encode(path) + "=" +
+             percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+}
+
 }  // namespace
 
 std::string encode_link(const json& request) {
   if (!request.is_object()) throw SpecError("", "a request must be a JSON object");
+  // Training, serving and collective links carry every leaf of the request by its dotted path,
+  // `task` included; the page decodes them in the task's view, whose reader checks the keys.
+  const auto task = request.find("task");
+  if (task != request.end() && task->is_string() && *task != "inference") {
+    std::string out = std::string("v=") + kLinkVersion;
+    append_leaves(request, "", out);
+    return out;
+  }
   // Reject keys a link cannot carry: the same strictness as the request reader.
   for (const auto& item : request.items()) {
     if (item.key() == "schema_version") continue;

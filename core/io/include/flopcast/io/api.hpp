@@ -60,6 +60,9 @@ const json* find_preset(std::string_view kind, std::string_view name);
 const json& preset(std::string_view kind, std::string_view id, const std::string& path);
 
 /// Shareable-link fragment (without '#') for a request: `v=1&model=llama-2-7b&parallelism.tp=1…`.
+/// Inference requests carry the inference fields only (unknown keys are errors); training,
+/// serving and collective requests carry every leaf by its dotted path, `task` included, the
+/// page's encoding of those views (web/ui.js encodeLink), whose readers check the keys.
 std::string encode_link(const json& request);
 /// Decodes a fragment into {"request": {...valid fields...}, "errors": [{path, message}, ...]}:
 /// each invalid field is reported and left out; the rest is kept. Never throws for bad content.
