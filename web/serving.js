@@ -6,6 +6,11 @@ import { Form } from './form.js';
 
 const P = 'sv';
 
+// Weight types of the precision selects; attention may take any of them but llama.cpp's GGUF
+// files, which type their tensors themselves.
+const WEIGHT_TYPES = ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'];
+const GGUF_TYPES = new Set(['q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0']);
+
 const FIELDS = [
   { key: 'model', path: 'model', kind: 'spec', label: 'Model' },
   { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
@@ -15,11 +20,11 @@ const FIELDS = [
   { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert-parallel groups (MoE)', optional: true, placeholder: '1', min: 1 },
   { key: 'dp_attention', kind: 'pick', optional: true, unset: false, label: 'Attention across the TP GPUs',
     choices: [['', 'tensor-parallel (heads split)'], ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)']] },
-  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'] },
+  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: WEIGHT_TYPES },
   { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'] },
   // Checkpoints that keep attention unquantized: Meta's Llama 3.1 FP8 and gpt-oss (bf16).
   { key: 'attention_weights', kind: 'pick', optional: true, label: 'Attention weights',
-    choices: [['', 'same as weights'], ...['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4'].map((t) => [`precision.attention_weights="${t}"`, t])] },
+    choices: [['', 'same as weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t])] },
   { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
   { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },
   { key: 'max_num_batched_tokens', path: 'engine.max_num_batched_tokens', kind: 'int', label: 'Token budget per step', optional: true, placeholder: 'engine default', min: 1 },

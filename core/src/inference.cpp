@@ -106,10 +106,13 @@ void validate(const InferenceSpec& s) {
              " peak (hardware.dense_peak_TFLOPS); choose a type it supports",
          std::string(to_string(s.activations)));
   }
-  if (s.weights == DType::fp8 && !s.hardware.peak(DType::fp8)) {
-    fail("precision.weights",
-         "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
-  }
+  // W8A8 fp8 linears, of the FFNs or of attention, need FP8 tensor cores.
+  auto check_fp8_peak = [&](const std::string& path, DType t) {
+    if (t == DType::fp8 && !s.hardware.peak(DType::fp8)) {
+      fail(path, "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
+    }
+  };
+  check_fp8_peak("precision.weights", s.weights);
   if (s.attention_weights) {
     const DType t = *s.attention_weights;
     check_dtype(
@@ -121,10 +124,7 @@ void validate(const InferenceSpec& s) {
                std::string(to_string(s.weights)) + "); leave this key out",
            std::string(to_string(t)));
     }
-    if (t == DType::fp8 && !s.hardware.peak(DType::fp8)) {
-      fail("precision.attention_weights",
-           "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
-    }
+    check_fp8_peak("precision.attention_weights", t);
   }
   check_int("workload.prompt_tokens", s.prompt_tokens, 1, 100'000'000);
   check_int("workload.output_tokens", s.output_tokens, 1, 100'000'000);

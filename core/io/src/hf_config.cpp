@@ -324,9 +324,9 @@ bool attention_left_unquantized(const json& q, const json& config) {
         layers.insert(name.substr(at + 7, name.find('.', at + 7) - at - 7));
     }
   }
-  const auto n = language_config(config).find("num_hidden_layers");
-  const int num_layers =
-      n != language_config(config).end() && n->is_number_integer() ? n->get<int>() : 0;
+  const json& text = language_config(config);
+  const auto n = text.find("num_hidden_layers");
+  const int num_layers = n != text.end() && n->is_number_integer() ? n->get<int>() : 0;
   return pattern || (num_layers > 0 && 2 * static_cast<int>(layers.size()) >= num_layers);
 }
 
