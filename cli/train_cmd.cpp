@@ -132,7 +132,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--micro-batch-size", o.micro_batch_size,
                   "Sequences per micro-batch (default: searched)");
   sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
-  sub->add_option("--recompute", o.recompute, "none (default), selective, full");
+  sub->add_option("--recompute", o.recompute,
+                  "none (default), selective (attention core), op (PyTorch op-level SAC), full");
   sub->add_option("--precision", o.precision,
                   "bf16 (default), fp16, fp8, fp4 (NVFP4 on GPUs with FP4 tensor cores)");
   sub->add_option("--bf16-last-layers", o.bf16_last_layers,

@@ -32,7 +32,7 @@ const FIELDS = [
   { key: 'global_batch_size', path: 'workload.global_batch_size', kind: 'int', label: 'Global batch (sequences)', min: 1 },
   { key: 'micro_batch_size', path: 'workload.micro_batch_size', kind: 'int', label: 'Micro-batch', optional: true, placeholder: 'search', min: 1 },
   { key: 'total_tokens', path: 'workload.total_tokens', kind: 'num', label: 'Total tokens', optional: true, placeholder: 'e.g. 1e12' },
-  { key: 'recompute', path: 'workload.recompute', kind: 'choice', label: 'Activation recomputation', choices: ['none', 'selective', 'full'] },
+  { key: 'recompute', path: 'workload.recompute', kind: 'choice', label: 'Activation recomputation', choices: ['none', 'selective', 'op', 'full'] },
   { key: 'mtp_layers', path: 'workload.mtp_layers', kind: 'int', label: 'MTP modules trained', optional: true, placeholder: "model's", min: 0 },
   { key: 'compute', path: 'precision.compute', kind: 'choice', label: 'Compute precision', choices: ['bf16', 'fp16', 'fp8', ['fp4', 'fp4 (NVFP4)']] },
   { key: 'bf16_last_layers', path: 'precision.bf16_last_layers', kind: 'int', label: 'Last layers kept in bf16', optional: true, placeholder: 'none', min: 0 },

@@ -6,8 +6,8 @@
 // cp, ep, vp, fsdp as a strategy, a flag or a group size, async_tp), `dtype` (fp8 / float8 /
 // mxfp8 compute, else 16 bit), `workload` (seq_len; global_batch, global_batch_tokens,
 // local_batch or micro_batch · grad_accum for the batch; micro_batch; activation_checkpointing as
-// a flag or none / selective / full; fsdp_mixed_precision_mode) and `workload.framework`, which
-// picks the framework profile: Megatron-LM and NeMo → megatron; llm-foundry, Composer,
+// a flag or none / selective / op / full; fsdp_mixed_precision_mode) and `workload.framework`,
+// which picks the framework profile: Megatron-LM and NeMo → megatron; llm-foundry, Composer,
 // torchtitan, DeepSpeed and other PyTorch data-parallel trainers → pytorch_fsdp; anything else →
 // the estimator's default for the layout.
 //
@@ -37,15 +37,20 @@ std::string profile_of(const json& wl) {
   return "";
 }
 
-/// Recomputation named by `activation_checkpointing`; nullopt when not stated.
-std::optional<std::string> recompute_of(const json& wl) {
+/// Recomputation named by `activation_checkpointing`, read the way the row's framework means
+/// it; nullopt when not stated and the framework has no default. torchtitan's `selective` is
+/// op-level unless it says `layer` (its Llama and Qwen train configs set selective_ac_option =
+/// "op", and they are what a run that does not restate it uses); Megatron's is the attention core.
+std::optional<std::string> recompute_of(const json& wl, const std::string& profile) {
+  const bool torchtitan = contains(lower_case(json_string(wl, "framework")), "torchtitan");
   if (const auto b = row_bool(wl, "activation_checkpointing")) return *b ? "full" : "none";
   const std::string ac = lower_case(json_string(wl, "activation_checkpointing"));
-  if (contains(ac, "selective") || contains(ac, "sac") || contains(ac, "per-op") || contains(ac, "op")) {
-    return "selective";
-  }
+  if (contains(ac, "per-op") || contains(ac, "(op)") || contains(ac, "sac")) return "op";
+  if (contains(ac, "selective")) return torchtitan && !contains(ac, "layer") ? "op" : "selective";
   if (contains(ac, "full")) return "full";
   if (ac == "none" || ac == "no" || ac == "off") return "none";
+  if (torchtitan) return "op";
+  if (profile == "megatron") return "selective";  // Megatron-Core's default recomputation
   return std::nullopt;
 }
 
@@ -166,10 +171,8 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     workload["recompute"] = "full";
     workload["flash_attention"] = false;  // FlashAttention (2022) postdates the 2021 runs
     parallelism["zero"] = 0;
-  } else if (const auto rc = recompute_of(wl)) {
+  } else if (const auto rc = recompute_of(wl, profile)) {
     workload["recompute"] = *rc;
-  } else if (profile == "megatron") {
-    workload["recompute"] = "selective";  // Megatron-Core's default recomputation
   }
   const std::string compute = std::get<RowPrecision>(precision).compute;
   if (compute == "mxfp4") return Outcome::skipped("MXFP4 training compute is not modelled");

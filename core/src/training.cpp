@@ -388,9 +388,18 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   GemmTypes base = sh.linear;
   if (s.finetune == Finetune::qlora) base = GemmTypes{sh.attn_math, 0.5 + 2.0 / 64, 2, 2};
   double cast_elems = 0;  // GEMM inputs cast to fp8 per token: Σ k · rows / T
+  const bool op_sac = s.recompute == Recompute::op;
+  const training_detail::OpSacLayer sac =
+      op_sac ? training_detail::op_sac_layer(m, kind.moe, s.tp) : training_detail::OpSacLayer{};
+  std::string previous;
   for (const Linear& l : layer_linears(s, sh, kind)) {
     cast_elems += l.k * (l.rows > 0 ? l.rows * l.count / sh.tokens : 1);
     const LinearCosts c = price_linear(s, sh, l, full, base);
+    if (op_sac)
+      p.recompute.add(
+          "recompute", c.fwd,
+          sac.recomputed_share.at(training_detail::op_sac_key(l.name, l.name != previous)));
+    previous = l.name;
     p.fwd.add("forward", c.fwd);
     p.bwd.add("backward", c.dgrad);
     if (c.has_wgrad) p.bwd.add("backward", c.wgrad);
@@ -400,6 +409,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   if (kind.moe) {
     const LinearCosts router = price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h},
                                             full, sh.dense16);
+    if (op_sac) p.recompute.add("recompute", router.fwd, sac.recomputed_share.at("moe_router"));
     p.fwd.add("forward", router.fwd);
     p.bwd.add("backward", router.dgrad);
     if (router.has_wgrad) p.bwd.add("backward", router.wgrad);
@@ -449,11 +459,14 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   p.fwd.add("forward", elementwise);
   p.bwd.add("backward", elementwise, 2);
 
-  // Recomputation in the backward: the whole forward (full) or the attention core (selective).
+  // Recomputation in the backward: the whole forward (full), the attention core (selective), or
+  // the elementwise ops beside the matmuls op-level checkpointing recomputes (above).
   if (s.recompute == Recompute::full) {
     p.recompute.append(p.fwd, 1, "recompute");
   } else if (s.recompute == Recompute::selective) {
     p.recompute.add("recompute", attn, 1.0 / s.cp);
+  } else if (op_sac) {
+    p.recompute.add("recompute", elementwise);
   }
   return p;
 }
@@ -692,9 +705,19 @@ TokenFlops flops_per_token(const TrainingSpec& s) {
   // executed work, so it never exceeds 1; hardware_flops_per_token keeps Megatron's count, which
   // its papers' TFLOP/s per GPU use.
   const double causal = attention * (double(s.seq_len) + 1) / (2.0 * s.seq_len);
+  // Op-level checkpointing: the recomputed matmuls of every layer, forward only (2 FLOPs each).
+  double op_recomputed = 0;
+  if (s.recompute == Recompute::op) {
+    const ParamCounts pc = count_params(m);
+    op_recomputed = (m.num_layers - pc.moe_layers) *
+                    training_detail::op_sac_layer(m, false, 1).recomputed_params;
+    if (pc.moe_layers > 0)
+      op_recomputed += pc.moe_layers * training_detail::op_sac_layer(m, true, 1).recomputed_params;
+  }
   const auto with_recompute = [&](double base, double attn) {
     if (s.recompute == Recompute::full) return base + 2 * (n_matmul - head) + attn / 3;
     if (s.recompute == Recompute::selective) return base + attn / 3;
+    if (s.recompute == Recompute::op) return base + 2 * op_recomputed;
     return base;
   };
   return {model, with_recompute(model, attention),
@@ -908,6 +931,8 @@ std::string_view to_string(Recompute r) noexcept {
       return "none";
     case Recompute::selective:
       return "selective";
+    case Recompute::op:
+      return "op";
     case Recompute::full:
       return "full";
   }

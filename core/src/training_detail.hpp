@@ -3,6 +3,9 @@
 
 /// Internals shared by training.cpp (time) and training_memory.cpp (parameters and memory).
 
+#include <map>
+#include <string>
+
 #include "flopcast/training.hpp"
 
 namespace flopcast::training_detail {
@@ -48,6 +51,25 @@ double mtp_module_params(const TrainingSpec& s);
 
 /// Trainable parameters of the whole model (all GPUs, no sharding).
 double trainable_params(const TrainingSpec& s);
+
+/// PyTorch op-level selective activation checkpointing of one layer (torchtitan's `op` policy,
+/// torchtitan/distributed/activation_checkpoint.py, 2024-25): the outputs of the 1st, 3rd, 5th …
+/// `aten.mm` of the layer are saved, counted in the order the layer runs them (q, k, v, o, then
+/// the router, gate, up, down; MLA: q_a, q_b, kv_a, kv_b, o), with the attention kernel's; the
+/// even-numbered matmuls, the grouped expert GEMMs (not `aten.mm`) and every elementwise op are
+/// recomputed in the backward.
+struct OpSacLayer {
+  /// Share of each breakdown group's forward GEMM FLOPs recomputed: qkv_proj, o_proj,
+  /// moe_router, and <ffn>.up / <ffn>.down for mlp, moe_experts and shared_experts.
+  std::map<std::string, double> recomputed_share;
+  double saved_elements = 0;     ///< matmul outputs saved per token on this rank (16-bit)
+  double recomputed_params = 0;  ///< weights of the recomputed matmuls a token passes through
+};
+OpSacLayer op_sac_layer(const ModelSpec& m, bool moe, int tp);
+
+/// The group key op_sac_layer uses for a linear of the layer: its name, and for FFN groups
+/// `.up` for the first (gate+up or up) and `.down` for the second.
+std::string op_sac_key(const std::string& name, bool first_of_group);
 
 /// Memory of the worst pipeline stage for micro-batch `b` and `m` micro-batches per step.
 TrainingMemory training_memory(const TrainingSpec& s, int b, int m);

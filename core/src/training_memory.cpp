@@ -2,6 +2,9 @@
 // Parameters, model FLOPs and memory per GPU of a training run.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "layer_ops.hpp"
 #include "training_detail.hpp"
@@ -72,6 +75,73 @@ StageLayers stage_layers(const TrainingSpec& s) {
   }
   const int base = layers / pp, extra = layers % pp;  // stages 0 … extra−1 take base + 1
   return {base + (extra > 0), pp > 2 ? base + (extra > 1) : 0, base + (extra >= pp)};
+}
+
+std::string op_sac_key(const std::string& name, bool first_of_group) {
+  if (name == "mlp" || name == "moe_experts" || name == "shared_experts") {
+    return name + (first_of_group ? ".up" : ".down");
+  }
+  return name;
+}
+
+OpSacLayer op_sac_layer(const ModelSpec& m, bool moe, int tp) {
+  struct Matmul {
+    std::string key;
+    double k, n;           // [1 × k]·[k × n] per token on this rank
+    bool grouped = false;  // the experts' grouped GEMM: not an aten.mm, always recomputed
+    double per_token = 1;  // times a token passes through it (top-k experts)
+  };
+  const double h = m.hidden_size, t = tp, hq = double(m.num_heads) / t;
+  std::vector<Matmul> mms;
+  if (!m.is_mla()) {
+    const double hkv = std::max(1.0, double(m.num_kv_heads) / t), d = m.head_dim;
+    mms = {{"qkv_proj", h, hq * d},
+           {"qkv_proj", h, hkv * d},
+           {"qkv_proj", h, hkv * d},
+           {"o_proj", hq * d, h}};
+  } else {
+    if (m.q_lora_rank > 0) {
+      mms.push_back({"qkv_proj", h, double(m.q_lora_rank)});
+      mms.push_back({"qkv_proj", double(m.q_lora_rank), hq * m.head_dim});
+    } else {
+      mms.push_back({"qkv_proj", h, hq * m.head_dim});
+    }
+    mms.push_back({"qkv_proj", h, double(m.kv_lora_rank + m.qk_rope_head_dim)});
+    mms.push_back({"qkv_proj", double(m.kv_lora_rank), hq * (m.qk_nope_head_dim + m.v_head_dim)});
+    mms.push_back({"o_proj", hq * m.v_head_dim, h});
+  }
+  const auto ffn = [&](const std::string& name, double width, bool grouped, double per_token) {
+    const double w = width / t;
+    for (int i = 0; i < (m.ffn == FfnKind::gated ? 2 : 1); ++i) {
+      mms.push_back({name + ".up", h, w, grouped, per_token});
+    }
+    mms.push_back({name + ".down", w, h, grouped, per_token});
+  };
+  if (moe) {
+    mms.push_back({"moe_router", h, double(m.num_experts)});
+    ffn("moe_experts", m.intermediate_size, true, m.experts_per_token);
+    if (m.shared_experts > 0) {
+      ffn("shared_experts", double(m.shared_experts) * m.shared_expert_width(), false, 1);
+    }
+  } else {
+    ffn("mlp", m.dense_ffn_width(), false, 1);
+  }
+  OpSacLayer out;
+  std::map<std::string, double> total;
+  int counted = 0;
+  for (const Matmul& mm : mms) {
+    const double flops = mm.k * mm.n * mm.per_token;
+    const bool saved = !mm.grouped && ++counted % 2 == 1;
+    total[mm.key] += flops;
+    out.recomputed_share[mm.key] += saved ? 0 : flops;
+    if (saved) {
+      out.saved_elements += mm.n;
+    } else {
+      out.recomputed_params += flops;
+    }
+  }
+  for (auto& [key, share] : out.recomputed_share) share /= total[key];
+  return out;
 }
 
 double attention_flops_per_token(const ModelSpec& m, int seq) {
@@ -262,6 +332,12 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   const double ffn = 2 * ((1 - moe_share) * layer_ops::activation_fn_elements(m, false, 1) +
                           moe_share * layer_ops::activation_fn_elements(m, true, 1));
   double bytes = s * b * (replicated + (attention + ffn) / t);
+  if (recompute == Recompute::op) {
+    // The layer input, the outputs of the saved matmuls and the attention output, 2 bytes each.
+    double saved = (1 - moe_share) * training_detail::op_sac_layer(m, false, 1).saved_elements;
+    if (m.is_moe()) saved += moe_share * training_detail::op_sac_layer(m, true, 1).saved_elements;
+    bytes = s * b * (2 * h / t_sp + 2 * (saved + a.heads * a.v_dim) / t);
+  }
   if (m.is_moe()) bytes += moe_share * s * b * 2 * h * m.experts_per_token / t;  // dispatched
   if (flash_attention) {
     bytes += 4 * b * a.heads * s / t;  // fp32 log-sum-exp per query row

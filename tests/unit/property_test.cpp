@@ -100,7 +100,7 @@ json training(Draw& d) {
          {"workload",
           {{"seq_len", 1 << d.between(9, 15)},
            {"global_batch_size", dp * pp * d.between(1, 16)},
-           {"recompute", d.pick(std::vector<std::string>{"none", "selective", "full"})}}}};
+           {"recompute", d.pick(std::vector<std::string>{"none", "selective", "op", "full"})}}}};
   if (d.chance(50) && pp == 1) r["parallelism"]["fsdp"] = "full_shard";
   if (d.chance(30)) r["parallelism"]["sp"] = tp > 1;
   if (d.chance(20)) r["precision"]["bf16_last_layers"] = d.between(0, 8);

@@ -18,9 +18,12 @@
 
 namespace flopcast {
 
-/// What the backward pass recomputes (Korthikanti et al. 2022): nothing; the attention core
-/// (selective); or each layer's whole forward from its stored input (full).
-enum class Recompute { none, selective, full };
+/// What the backward pass recomputes: nothing; the attention core (selective, Korthikanti et
+/// al. 2022, Megatron's default); PyTorch's op-level selective checkpointing (op, torchtitan's
+/// `selective` + `op`: every other matmul of a layer, the grouped expert GEMMs and every
+/// elementwise op, keeping the attention kernel's output); or each layer's whole forward from its
+/// stored input (full).
+enum class Recompute { none, selective, op, full };
 std::string_view to_string(Recompute r) noexcept;
 
 /// Optimizer states per trainable parameter, beside the 16-bit weight and gradient:
@@ -208,6 +211,8 @@ double model_flops_per_token(const ModelSpec& m, int seq);
 /// (2022) to GQA and gated FFNs:
 ///   none:      s·b·[ (8h)/t_sp + (2(hq+2hkv)d + 2hq·d + ffn)/t ] + s²-term
 ///   selective: the same without the s²-term
+///   op:        s·b·[2h/t_sp + 2·(saved matmul outputs + hq·d_v)/t] + the s²-term: the layer
+///              input, the outputs of the odd-numbered matmuls and the attention output
 ///   full:      2·s·b·h / t_sp (the layer input only)
 /// with t_sp = t under sequence parallelism else 1; ffn = 6I (gated) or 4I (plain); the s²-term
 /// = 4·b·Hq·s²/t (scores and softmax, 2 bytes each) without FlashAttention, else the fp32

@@ -13,7 +13,10 @@ namespace flopcast::io::detail {
 namespace {
 
 constexpr std::initializer_list<std::pair<const char*, Recompute>> kRecompute{
-    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+    {"none", Recompute::none},
+    {"selective", Recompute::selective},
+    {"op", Recompute::op},
+    {"full", Recompute::full}};
 constexpr std::initializer_list<std::pair<const char*, Optimizer>> kOptimizer{
     {"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}, {"adam_8bit", Optimizer::adam_8bit}};
 constexpr std::initializer_list<std::pair<const char*, Sharding>> kFsdp{
