@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Speed of one training estimate including the micro-batch search (every divisor of the
-// per-rank batch that fits is priced), in the core and through the JSON round trip.
+// per-rank batch that fits is priced), in the core and through the JSON round trip, and of a
+// whole layout search.
 // Run: build/native-release/bench/flopcast_bench --benchmark_filter=Training
 #include <benchmark/benchmark.h>
 
@@ -48,5 +49,20 @@ void BM_TrainingJsonEstimateWithSearch(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_TrainingJsonEstimateWithSearch)->Unit(benchmark::kMicrosecond);
+
+/// Layout search (task "search"): Llama-3.1-405B on 1,024 H100, 2,048 sequences of 8,192 per
+/// step; every tp ≤ 8, pp ≤ 64, cp ≤ 8, ZeRO stage and recomputation (1,792 layouts, each with
+/// its micro-batch search).
+void BM_TrainingLayoutSearch405b(benchmark::State& state) {
+  const std::string text = json{{"task", "search"},
+                                {"search", {{"target", "training"}}},
+                                {"model", "llama-3.1-405b"},
+                                {"hardware", "h100-sxm"},
+                                {"num_gpus", 1024},
+                                {"workload", {{"seq_len", 8192}, {"global_batch_size", 2048}}}}
+                               .dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_TrainingLayoutSearch405b)->Unit(benchmark::kMillisecond);
 
 }  // namespace

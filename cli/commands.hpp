@@ -161,6 +161,8 @@ struct TrainOptions {
   int seq_len = 4096;
   int global_batch_size = 256;
   std::optional<double> total_tokens, cost_per_gpu_hour_usd;
+  bool search = false;            ///< task "search": the fastest layouts instead of one estimate
+  std::optional<int> search_top;  ///< layouts listed (search.top)
   std::string format = "table";
 };
 void setup_train(CLI::App& app, TrainOptions& o);

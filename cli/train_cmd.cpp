@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 
 namespace flopcast::cli {
@@ -48,7 +49,71 @@ json build_train_request(const TrainOptions& o) {
   return r;
 }
 
+/// --search: the same request as task "search"; the layout flags given pin their dimension
+/// (search.tp = [--tp], …), the others are searched.
+json build_search_request(const TrainOptions& o) {
+  json r = build_train_request(o);
+  if (!o.request_file.empty() && r.value("task", "") == "search") return r;
+  json search{{"target", "training"}};
+  if (o.search_top) search["top"] = *o.search_top;
+  const json par = r.value("parallelism", json::object());
+  for (const char* key : {"tp", "pp", "cp", "ep", "zero"}) {
+    if (par.contains(key)) search[key] = json::array({par.at(key)});
+  }
+  // An FSDP strategy pins the ZeRO stage it equals (full_shard = 3, shard_grad_op = 2).
+  if (par.contains("fsdp") && par.at("fsdp").is_string()) {
+    const std::string f = par.at("fsdp").get<std::string>();
+    if (f == "full_shard") search["zero"] = json::array({3});
+    if (f == "shard_grad_op") search["zero"] = json::array({2});
+    if (f == "no_shard") search["zero"] = json::array({0});
+  }
+  for (const char* key : {"dp", "vpp", "fsdp", "sp", "first_stage_layers", "last_stage_layers"}) {
+    if (par.contains(key) && !(std::string(key) == "fsdp" && search.contains("zero"))) {
+      throw SpecError(std::string("parallelism.") + key,
+                      "not searched: --search sets dp from the GPUs, no interleaving or hybrid "
+                      "sharding, and sequence parallelism with every TP > 1 (got " +
+                          par.at(key).dump() + ")");
+    }
+  }
+  r.erase("parallelism");
+  if (r["workload"].contains("recompute")) {
+    search["recompute"] = json::array({r["workload"]["recompute"]});
+    r["workload"].erase("recompute");
+  }
+  r["workload"].erase("micro_batch_size");
+  r["task"] = "search";
+  r["search"] = search;
+  return r;
+}
+
 std::string num(const json& v) { return v.is_null() ? "-" : v.dump(); }
+
+void print_search_table(const json& r) {
+  const json& q = r.at("request");
+  std::printf(
+      "fastest layouts of %s x %s: %s considered, %s fit\n", num(q.at("num_gpus")).c_str(),
+      q.at("hardware").is_string() ? q.at("hardware").get<std::string>().c_str() : "hardware",
+      num(r.at("evaluated")).c_str(), num(r.at("fitting")).c_str());
+  std::printf("  %4s %3s %3s %4s %3s %3s %4s %-9s %3s %12s %12s %8s %9s\n", "rank", "tp", "pp",
+              "dp", "cp", "ep", "zero", "recompute", "mb", "step_time_s", "tok/s/GPU", "MFU",
+              "mem_GB");
+  int rank = 0;
+  for (const json& c : r.at("candidates")) {
+    const json& p = c.at("parallelism");
+    std::printf("  %4d %3s %3s %4s %3s %3s %4s %-9s %3s %12s %12s %8s %9s\n", ++rank,
+                num(p.at("tp")).c_str(), num(p.at("pp")).c_str(), num(p.at("dp")).c_str(),
+                num(p.at("cp")).c_str(), num(p.at("ep")).c_str(), num(p.at("zero")).c_str(),
+                c.at("recompute").get<std::string>().c_str(), num(c.at("micro_batch_size")).c_str(),
+                num(c.at("step_time_s")).c_str(), num(c.at("tokens_per_s_per_gpu")).c_str(),
+                num(c.at("mfu")).c_str(), num(c.at("memory_GB")).c_str());
+  }
+  for (const json& x : r.at("rejected")) {
+    std::printf("  rejected %s: %s\n", num(x.at("count")).c_str(),
+                x.at("reason").get<std::string>().c_str());
+  }
+  for (const json& w : r.at("warnings"))
+    std::printf("  warning: %s\n", w.get<std::string>().c_str());
+}
 
 void print_table(const json& r) {
   const json& m = r.at("memory_per_gpu");
@@ -146,12 +211,29 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--framework", o.framework, "generic (default), pytorch_fsdp, megatron");
   sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd, "$ per GPU-hour");
   sub->add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0");
+  sub->add_flag("--search", o.search,
+                "Search the layouts (tp, pp, cp, ep, ZeRO stage, recompute, micro-batch) for the "
+                "fastest that fit; --tp etc. pin a dimension");
+  sub->add_option("--top", o.search_top, "With --search: layouts listed (default 10)");
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
 }
 
 int run_train(const TrainOptions& o) {
   try {
+    if (o.search) {
+      if (o.format == "csv")
+        throw SpecError("--format", "csv is not available with --search (got csv)");
+      const json r = io::run(build_search_request(o));
+      if (o.format == "json") {
+        std::cout << r.dump(2) << "\n";
+      } else {
+        print_search_table(r);
+      }
+      return kOk;
+    }
+    if (o.search_top)
+      throw SpecError("--top", "needs --search (got " + std::to_string(*o.search_top) + ")");
     const json r = io::run(build_train_request(o));
     if (o.format == "json") {
       std::cout << r.dump(2) << "\n";

@@ -186,6 +186,9 @@ const otherTasks = {
     precision: { weights: 'fp8' },
     workload: { arrival: { kind: 'poisson', rate_per_s: 2 }, prompt_tokens: 2000, output_tokens: 400, num_requests: 200 },
     features: { speculative: { num_tokens: 2, acceptance_rate: 0.8, draft: 'mtp' } } },
+  'search, training layouts of mixtral with experts': { task: 'search', model: 'mixtral-8x7b',
+    hardware: 'h100-sxm', num_gpus: 16, search: { target: 'training', top: 5 },
+    workload: { seq_len: 4096, global_batch_size: 256 } },
   'collective, all-reduce across nodes': { task: 'collective', hardware: 'h100-sxm',
     collective: { op: 'all_reduce', bytes: 67108864, ranks: 16 } },
 };

@@ -45,8 +45,9 @@ json run(const json& request) {
   if (name == "collective") return detail::run_collective(request);
   if (name == "training") return detail::run_training(request);
   if (name == "serving") return detail::run_serving(request);
-  const std::vector<std::string> tasks{"inference", "collective", "training", "serving"};
-  std::string rule = "unknown task; supported: inference, collective, training, serving";
+  if (name == "search") return detail::run_training_search(request);
+  const std::vector<std::string> tasks{"inference", "collective", "training", "serving", "search"};
+  std::string rule = "unknown task; supported: inference, collective, training, serving, search";
   if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {
     rule += " (did you mean \"" + *guess + "\"?)";
   }

@@ -44,6 +44,7 @@ json hardware_to_json(const HardwareSpec& h);
 json run_inference(const json& request);
 json run_collective(const json& request);
 json run_training(const json& request);
+json run_training_search(const json& request);  ///< task "search", target "training"
 /// task "serving": analytic queueing model or discrete-event simulation (serving_json.cpp).
 json run_serving(const json& request);
 

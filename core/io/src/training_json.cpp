@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Request document <-> TrainingSpec, TrainingResult -> response document (task "training").
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/training.hpp"
+#include "flopcast/training_search.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -288,7 +291,137 @@ json memory_json(const TrainingMemory& m) {
 
 json optional_number(bool present, double v) { return present ? json(round6(v)) : json(nullptr); }
 
+/// A non-empty list of at most 64 values at `search.<key>`, each read by `one`.
+template <typename T, typename Read>
+std::vector<T> read_list(const ObjectReader& r, const char* key, Read one) {
+  std::vector<T> out;
+  const json* v = r.find(key);
+  if (!v) return out;
+  const std::string path = r.child(key);
+  if (!v->is_array() || v->empty() || v->size() > 64) {
+    fail(path, "must be a list of 1 to 64 values", describe_value(*v));
+  }
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    out.push_back(one(v->at(i), path + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+/// One value of a choice list ("none", "selective", …) at `path`.
+template <typename E>
+E list_choice(const json& v, const std::string& path,
+              std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (v.is_string() && v.get<std::string>() == name) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  fail(path, "must be one of " + names, describe_value(v));
+}
+
 }  // namespace
+
+json run_training_search(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "search", "model", "hardware", "num_gpus",
+                  "gpus_per_node", "workload", "precision", "optimizer", "lora", "moe", "framework",
+                  "network", "cost_per_gpu_hour_usd", "max_tier"});
+  ObjectReader sr(r.require("search"), "search",
+                  {"target", "top", "tp", "pp", "cp", "ep", "zero", "recompute"});
+  const std::string target = sr.string("target");
+  if (target != "training") {
+    // Serving search (replicas, engine limits, disaggregated pools against SLOs) is not built.
+    throw NotModelledError(sr.child("target"),
+                           "only \"training\" is searched; serving search "
+                           "is not built (got " +
+                               describe_value(sr.require("target")) + ")");
+  }
+  const int top = sr.integer("top", 10);
+  TrainingSearchSpace space;
+  const auto integer = [](const json& v, const std::string& path) {
+    const int value = as_int(v, path);
+    if (value < 1) fail(path, "must be >= 1", value);
+    return value;
+  };
+  space.tp = read_list<int>(sr, "tp", integer);
+  space.pp = read_list<int>(sr, "pp", integer);
+  space.cp = read_list<int>(sr, "cp", integer);
+  space.ep = read_list<int>(sr, "ep", integer);
+  space.sharding = read_list<Sharding>(sr, "zero", [](const json& v, const std::string& path) {
+    const int stage = as_int(v, path);
+    if (stage < 0 || stage > 3) fail(path, "must be between 0 and 3", stage);
+    constexpr Sharding kStages[] = {Sharding::none, Sharding::zero1, Sharding::zero2,
+                                    Sharding::zero3};
+    return kStages[stage];
+  });
+  space.recompute = read_list<Recompute>(
+      sr, "recompute",
+      [](const json& v, const std::string& path) { return list_choice(v, path, kRecompute); });
+  // The searched keys come from the search; the workload must leave them to it.
+  const json& wl = r.require("workload");
+  for (const char* key : {"micro_batch_size", "recompute"}) {
+    if (wl.is_object() && wl.contains(key)) {
+      fail(std::string("workload.") + key,
+           "is searched by task \"search\" (pin it with search.recompute, or run task "
+           "\"training\")",
+           describe_value(wl.at(key)));
+    }
+  }
+  json base = request;
+  base.erase("search");
+  base["task"] = "training";
+  const Parsed p = parse_request(base);
+  const TrainingSearchResult found = search_training(p.spec, space, top);
+
+  json candidates = json::array();
+  for (const TrainingCandidate& c : found.best) {
+    const TrainingSpec& s = c.spec;
+    const TrainingResult& res = c.result;
+    json parallelism{{"tp", s.tp},
+                     {"pp", s.pp},
+                     {"dp", s.dp},
+                     {"cp", s.cp},
+                     {"ep", s.ep},
+                     {"sp", s.sp},
+                     {"zero", static_cast<int>(s.sharding)}};
+    json one = base;
+    one["parallelism"] = parallelism;
+    one["workload"]["recompute"] = to_string(s.recompute);
+    one["workload"]["micro_batch_size"] = s.micro_batch_size;
+    candidates.push_back({{"parallelism", parallelism},
+                          {"recompute", to_string(s.recompute)},
+                          {"micro_batch_size", s.micro_batch_size},
+                          {"num_micro_batches", res.num_micro_batches},
+                          {"step_time_s", round6(res.step_time_s)},
+                          {"tokens_per_s_per_gpu", round6(res.tokens_per_s_per_gpu)},
+                          {"mfu", round6(res.mfu)},
+                          {"bubble_fraction", round6(res.bubble_fraction)},
+                          {"memory_GB", gb(res.memory.total_bytes)},
+                          {"capacity_GB", gb(res.memory.capacity_bytes)},
+                          {"tier", res.tier},
+                          {"request", one}});
+  }
+  json rejected = json::array();
+  for (const auto& [reason, count] : found.rejected) {
+    rejected.push_back({{"reason", reason}, {"count", count}});
+  }
+  json resolved = p.resolved;
+  resolved["task"] = "search";
+  resolved.erase("parallelism");
+  resolved["workload"].erase("recompute");
+  resolved["workload"].erase("micro_batch_size");
+  resolved["search"] = request.at("search");
+  return json{{"schema_version", kSchemaVersion},
+              {"task", "search"},
+              {"target", "training"},
+              {"evaluated", found.evaluated},
+              {"fitting", found.fitting},
+              {"candidates", candidates},
+              {"rejected", rejected},
+              {"warnings", found.best.empty() ? json::array({"no layout fits in memory"})
+                                              : json(found.best.front().result.warnings)},
+              {"request", resolved}};
+}
 
 json run_training(const json& request) {
   const Parsed p = parse_request(request);

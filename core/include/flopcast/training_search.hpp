@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Training layout search: every tensor, pipeline, context and expert parallel size, data-parallel
+/// sharding and recomputation that the GPUs allow, each priced by estimate_training with its
+/// fastest micro-batch that fits; the fastest layouts first, and why the others were rejected.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flopcast/training.hpp"
+
+namespace flopcast {
+
+/// The values each dimension may take; an empty list enumerates it: tp over the powers of two
+/// up to the GPUs of a node, pp over the powers of two up to the layers, cp over 1, 2, 4, 8,
+/// ep over the powers of two dividing the experts (MoE only), sharding over ZeRO 0-3,
+/// recompute over none, selective, op, full. dp is what the GPUs leave.
+struct TrainingSearchSpace {
+  std::vector<int> tp, pp, cp, ep;
+  std::vector<Sharding> sharding;
+  std::vector<Recompute> recompute;
+};
+
+struct TrainingCandidate {
+  TrainingSpec spec;  ///< the layout, with the micro-batch the estimate chose
+  TrainingResult result;
+};
+
+struct TrainingSearchResult {
+  /// The fastest layouts that fit, by step time (ties: enumeration order, so the result does not
+  /// depend on anything but the request).
+  std::vector<TrainingCandidate> best;
+  int evaluated = 0;  ///< layouts considered (every combination of the space)
+  int fitting = 0;    ///< of which fit in memory
+  /// Layouts rejected, counted by reason: tp·pp·cp not dividing the GPUs, "does not fit in memory
+  /// at micro-batch 1", or the rule the estimate's validation gave (path and rule, no value).
+  std::map<std::string, int> rejected;
+};
+
+/// Searches the layouts of `base` (model, hardware, GPUs, workload, precision and framework kept;
+/// its parallelism, sharding, recompute and micro-batch replaced) and returns the `top` fastest.
+/// Throws SpecError for a bad `top` (1-100) or a space value that no layout could take.
+TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
+                                     int top);
+
+}  // namespace flopcast

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/training_search.hpp"
+
+#include <algorithm>
+
+#include "flopcast/error.hpp"
+
+namespace flopcast {
+namespace {
+
+/// 1, 2, 4, … up to `limit`.
+std::vector<int> powers_of_two(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+/// The rule of a validation error without the values it quotes, so that layouts failing the
+/// same rule count together: "parallelism.ep: must divide parallelism dp·cp (2) (got 4)" →
+/// "parallelism.ep: must divide parallelism dp·cp".
+std::string rule_of(const SpecError& e) {
+  std::string text = e.what();
+  const std::size_t colon = text.find(": ");
+  if (const std::size_t paren = text.find(" (", colon == std::string::npos ? 0 : colon);
+      paren != std::string::npos) {
+    text.resize(paren);
+  }
+  return text;
+}
+
+void check_positive(const std::vector<int>& values, const char* path) {
+  for (const int v : values) {
+    if (v < 1) fail(std::string("search.") + path, "every value must be >= 1", v);
+  }
+}
+
+}  // namespace
+
+TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
+                                     int top) {
+  if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
+  check_positive(space.tp, "tp");
+  check_positive(space.pp, "pp");
+  check_positive(space.cp, "cp");
+  check_positive(space.ep, "ep");
+  const int node = std::min(base.gpus_per_node, base.num_gpus);
+  const std::vector<int> tps = space.tp.empty() ? powers_of_two(node) : space.tp;
+  const std::vector<int> pps =
+      space.pp.empty() ? powers_of_two(std::min(base.num_gpus, base.model.num_layers)) : space.pp;
+  const std::vector<int> cps =
+      space.cp.empty() ? powers_of_two(std::min(base.num_gpus, 8)) : space.cp;
+  std::vector<int> eps = space.ep;
+  if (eps.empty()) {
+    eps = {1};
+    for (int e = 2; base.model.is_moe() && e <= base.model.num_experts && e <= base.num_gpus;
+         e *= 2) {
+      if (base.model.num_experts % e == 0) eps.push_back(e);
+    }
+  }
+  const std::vector<Sharding> shardings =
+      space.sharding.empty()
+          ? std::vector<Sharding>{Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3}
+          : space.sharding;
+  const std::vector<Recompute> recomputes =
+      space.recompute.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective,
+                                                       Recompute::op, Recompute::full}
+                              : space.recompute;
+
+  TrainingSearchResult out;
+  const auto faster = [](const TrainingCandidate& a, const TrainingCandidate& b) {
+    return a.result.step_time_s < b.result.step_time_s;
+  };
+  for (const int tp : tps) {
+    for (const int pp : pps) {
+      for (const int cp : cps) {
+        const long long model_parallel = 1LL * tp * pp * cp;
+        if (base.num_gpus % model_parallel != 0) {
+          const int layouts = static_cast<int>(eps.size() * shardings.size() * recomputes.size());
+          out.evaluated += layouts;
+          out.rejected["num_gpus: tp·pp·cp must divide it"] += layouts;
+          continue;
+        }
+        for (const int ep : eps) {
+          for (const Sharding sharding : shardings) {
+            for (const Recompute recompute : recomputes) {
+              TrainingSpec s = base;
+              s.tp = tp;
+              s.pp = pp;
+              s.cp = cp;
+              s.dp = static_cast<int>(base.num_gpus / model_parallel);
+              s.ep = ep;
+              s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
+              s.vpp = 1;
+              s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
+              s.sharding = sharding;
+              s.recompute = recompute;
+              s.micro_batch_size = 0;  // the fastest that fits
+              ++out.evaluated;
+              TrainingCandidate c{s, {}};
+              try {
+                c.result = estimate_training(s);
+              } catch (const SpecError& e) {
+                ++out.rejected[rule_of(e)];
+                continue;
+              }
+              if (!c.result.memory.fits) {
+                ++out.rejected["does not fit in memory at micro-batch 1"];
+                continue;
+              }
+              ++out.fitting;
+              c.spec.micro_batch_size = c.result.micro_batch_size;
+              if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back())) continue;
+              out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster),
+                              std::move(c));
+              if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace flopcast

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+// Training layout search (task "search", target "training"): the best layout equals the
+// exhaustive answer, every listed layout reproduces as a task-"training" request, rejected
+// layouts carry their reason, bad searches are errors naming the field.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "flopcast/io/api.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::failure_of;
+
+json search_request() {
+  return json{{"task", "search"},
+              {"search", {{"target", "training"}, {"top", 5}}},
+              {"model", "llama-2-7b"},
+              {"hardware", "h100-sxm"},
+              {"num_gpus", 8},
+              {"max_tier", 0},
+              {"workload", {{"seq_len", 4096}, {"global_batch_size", 64}}}};
+}
+
+TEST(LayoutSearch, BestLayoutIsTheExhaustiveMinimum) {
+  // Exhaustive: every tp, pp, cp in 1, 2, 4, 8 with tp·pp·cp dividing 8, every ZeRO stage and
+  // recomputation, each priced as task "training" with its micro-batch searched; the fastest
+  // that fits must be the search's first.
+  const json r = io::run(search_request());
+  double best = std::numeric_limits<double>::infinity();
+  int fitting = 0, priced = 0;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8}) {
+      for (int cp : {1, 2, 4, 8}) {
+        if (8 % (tp * pp * cp) != 0) continue;
+        for (int zero = 0; zero <= 3; ++zero) {
+          for (const char* rc : {"none", "selective", "op", "full"}) {
+            json q = search_request();
+            q.erase("search");
+            q["task"] = "training";
+            q["parallelism"] = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"sp", tp > 1}, {"zero", zero}};
+            q["workload"]["recompute"] = rc;
+            const json t = io::run(q);
+            ++priced;
+            if (!t["memory_per_gpu"]["fits"].get<bool>()) continue;
+            ++fitting;
+            best = std::min(best, t["step_time_s"].get<double>());
+          }
+        }
+      }
+    }
+  }
+  // 64 layouts: 4·4·4 = 64 (tp, pp, cp) triples of which 20 divide 8, × 4 stages × 4 recomputes
+  // = 320 priced; the rest (44 triples × 16) rejected for divisibility.
+  EXPECT_EQ(priced, 320);
+  EXPECT_EQ(r["evaluated"], 64 * 16);
+  EXPECT_EQ(r["fitting"], fitting);
+  ASSERT_EQ(r["candidates"].size(), 5u);
+  EXPECT_DOUBLE_EQ(r["candidates"][0]["step_time_s"].get<double>(), best);
+  // Fastest first, and each candidate is one task-"training" request away.
+  double previous = 0;
+  for (const json& c : r["candidates"]) {
+    EXPECT_GE(c["step_time_s"].get<double>(), previous);
+    previous = c["step_time_s"].get<double>();
+    const json t = io::run(c["request"]);
+    EXPECT_EQ(t["step_time_s"], c["step_time_s"]);
+    EXPECT_EQ(t["micro_batch_size"], c["micro_batch_size"]);
+    EXPECT_TRUE(t["memory_per_gpu"]["fits"].get<bool>());
+  }
+  // A 7B model fits on one H100 with room to spare: no layout beats plain data parallelism
+  // without recomputation (no TP or CP traffic, no pipeline bubble, nothing run twice).
+  const json& top = r["candidates"][0];
+  EXPECT_EQ(top["parallelism"]["tp"], 1);
+  EXPECT_EQ(top["parallelism"]["pp"], 1);
+  EXPECT_EQ(top["parallelism"]["dp"], 8 / top["parallelism"]["cp"].get<int>());
+  EXPECT_EQ(top["recompute"], "none");
+}
+
+TEST(LayoutSearch, RejectedLayoutsSayWhy) {
+  // Llama-3.1-70B on 8 H100 without sharding: 16 B per parameter of weights, gradients and AdamW
+  // (70.6e9 · 16 = 1.13 TB) over tp·pp ≤ 8 is ≥ 141 GB per GPU: nothing fits.
+  json q = search_request();
+  q["model"] = "llama-3.1-70b";
+  q["search"]["zero"] = {0};
+  q["search"]["recompute"] = {"full"};
+  q["search"]["cp"] = {1};
+  q["search"]["tp"] = {1, 3};
+  const json r = io::run(q);
+  EXPECT_TRUE(r["candidates"].empty());
+  EXPECT_EQ(r["fitting"], 0);
+  // tp 1: pp 1, 2, 4, 8 priced and too big; tp 3 does not divide 8 (4 layouts).
+  ASSERT_EQ(r["rejected"].size(), 2u);
+  EXPECT_EQ(r["rejected"][0]["reason"], "does not fit in memory at micro-batch 1");
+  EXPECT_EQ(r["rejected"][0]["count"], 4);
+  EXPECT_EQ(r["rejected"][1]["reason"], "num_gpus: tp·pp·cp must divide it");
+  EXPECT_EQ(r["rejected"][1]["count"], 4);
+  EXPECT_EQ(r["warnings"], json::array({"no layout fits in memory"}));
+}
+
+TEST(LayoutSearch, BadSearchesNameTheField) {
+  json q = search_request();
+  q["search"]["top"] = 0;
+  EXPECT_EQ(failure_of(q).message, "search.top: must be between 1 and 100 (got 0)");
+  q = search_request();
+  q["search"]["tp"] = {2, 0};
+  EXPECT_EQ(failure_of(q).message, "search.tp[1]: must be >= 1 (got 0)");
+  q = search_request();
+  q["search"]["recompute"] = {"partial"};
+  EXPECT_EQ(failure_of(q).message,
+            "search.recompute[0]: must be one of none, selective, op, full (got \"partial\")");
+  q = search_request();
+  q["search"]["target"] = "serving";
+  const test::Failure f = failure_of(q);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "search.target");
+  q = search_request();
+  q["workload"]["recompute"] = "full";
+  EXPECT_EQ(failure_of(q).path, "workload.recompute");
+  q = search_request();
+  q["parallelism"] = {{"tp", 2}};
+  EXPECT_EQ(failure_of(q).path, "parallelism");
+  q = search_request();
+  q.erase("search");
+  EXPECT_EQ(failure_of(q).path, "search");
+}
+
+}  // namespace
+}  // namespace flopcast
