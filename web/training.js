@@ -1,7 +1,7 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, banners, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
+import { $, el, svg, banners, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
@@ -99,10 +99,76 @@ export class TrainingView {
         el('div', { id: `${P}-memory-bar`, class: 'memory-bar', role: 'img' }),
         el('ul', { id: `${P}-memory-legend`, class: 'memory-legend' }),
         el('dl', { class: 'facts', id: `${P}-facts` })),
+      el('div', { class: 'panel', id: `${P}-search` },
+        el('div', { class: 'panel-head' }, el('h3', { text: 'Fastest layouts' }),
+          el('button', { type: 'button', id: `${P}-search-run`, text: 'Search layouts' })),
+        el('p', { class: 'hint', id: `${P}-search-note`, text: 'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.' }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' }))),
       warningsPanel(P),
       el('details', { class: 'panel' }, el('summary', null, el('h3', { text: 'Assumptions' })),
         el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
     this.root.replaceChildren(form, results);
+    $(`${P}-search-run`).addEventListener('click', () => this.search());
+  }
+
+  /** The search request of the current setup: its layout, recomputation and micro-batch left out. */
+  searchRequest() {
+    const { request, inputErrors } = this.form.build({ task: 'training' });
+    if (inputErrors.size > 0) return null;
+    const q = clone(request);
+    delete q.parallelism;
+    delete q.workload.recompute;
+    delete q.workload.micro_batch_size;
+    return { ...q, task: 'search', search: { target: 'training', top: 10 } };
+  }
+
+  /** Task "search": the fastest layouts, each with a button that loads it into the form. */
+  search() {
+    const q = this.searchRequest();
+    const note = $(`${P}-search-note`);
+    const table = $(`${P}-search-table`);
+    if (!q) {
+      note.textContent = 'Fix the highlighted fields first.';
+      return;
+    }
+    const r = call(this.M, 'estimate', JSON.stringify(q));
+    if (!r.ok) {
+      note.textContent = r.error.message;
+      table.replaceChildren();
+      return;
+    }
+    const res = r.result;
+    this.searchKey = JSON.stringify(q);
+    this.searchResult = res;
+    const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
+    this.searchNote = `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.`
+      + (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.')
+      + (rejected ? ` Rejected: ${rejected}.` : '');
+    note.textContent = this.searchNote;
+    const head = ['#', 'TP', 'PP', 'DP', 'CP', 'EP', 'ZeRO', 'Recompute', 'Micro-batch', 'Step time', 'Tok/s per GPU', 'MFU', 'Memory', ''];
+    table.dataset.stale = 'false';
+    table.replaceChildren(
+      el('thead', null, el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 9 && i <= 12 ? 'num' : null, text: h })))),
+      el('tbody', null, ...res.candidates.map((c, i) => {
+        const p = c.parallelism;
+        const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
+        use.addEventListener('click', () => this.applyRequest(c.request));
+        return el('tr', { 'data-rank': String(i + 1) }, el('th', { scope: 'row', text: String(i + 1) }),
+          ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
+          el('td', { text: c.recompute }), el('td', { text: String(c.micro_batch_size) }),
+          el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
+          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }), el('td', { class: 'num', text: fmtPct(c.mfu) }),
+          el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }), el('td', null, use));
+      })));
+  }
+
+  /** A search describes the setup it ran on: once the model, GPUs or workload change, it says so. */
+  markSearchStale() {
+    if (!this.searchKey) return;
+    const q = this.searchRequest();
+    const stale = !q || JSON.stringify(q) !== this.searchKey;
+    $(`${P}-search-table`).dataset.stale = String(stale);
+    $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : this.searchNote;
   }
 
   reset() {
@@ -130,6 +196,7 @@ export class TrainingView {
     }
     this.form.showErrors(errors, general);
     markStale(this, P, stale);
+    this.markSearchStale();
     $(`${P}-stale`).textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
       : 'No results yet — fix the highlighted fields to compute.';
   }

@@ -153,6 +153,48 @@ test('training view: a step that does not fit shows the verdict instead of headl
   await p.done();
 });
 
+// Issue 14: the fastest layouts of the setup, each one click from the form.
+test('training view: layout search lists the fastest layouts and Use loads one', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.fill('#tr-num_gpus', '16');
+  await page.click('#tr-search-run');
+  const rows = await page.evaluate(() => [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => ({
+    cells: [...tr.children].map((td) => td.textContent), step: Number(tr.querySelector('[data-value]').dataset.value) })));
+  // The table is the module's answer to the search request of this setup.
+  const q = await viewRequest(page, 'training');
+  delete q.parallelism;
+  delete q.workload.recompute;
+  delete q.workload.micro_batch_size;
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'training', top: 10 } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  assert.equal(rows.length, res.candidates.length);
+  assert.ok(rows.length >= 2 && rows.length <= 10);
+  rows.forEach((r, i) => {
+    assert.equal(r.step, res.candidates[i].step_time_s, `row ${i + 1}: step time`);
+    assert.equal(r.cells[1], String(res.candidates[i].parallelism.tp), `row ${i + 1}: tp`);
+    if (i > 0) assert.ok(r.step >= rows[i - 1].step, 'fastest first');
+  });
+  const note = await page.evaluate(() => document.getElementById('tr-search-note').textContent);
+  assert.match(note, new RegExp(`^${res.evaluated.toLocaleString('en-US')} layouts considered, ${res.fitting.toLocaleString('en-US')} fit\\.`));
+  // Use: the second layout goes into the form, and the estimate is that layout's.
+  const second = res.candidates[1];
+  await page.click('#tr-search-table button[data-rank="2"]');
+  const req = await viewRequest(page, 'training');
+  for (const k of ['tp', 'pp', 'dp', 'cp', 'ep', 'zero']) assert.equal(req.parallelism[k], second.parallelism[k], k);
+  assert.equal(req.workload.recompute, second.recompute);
+  assert.equal(req.workload.micro_batch_size, second.micro_batch_size);
+  assert.equal((await viewResult(page, 'training')).step_time_s, second.step_time_s);
+  assert.equal(await page.evaluate(() => document.getElementById('tr-search-table').dataset.stale), 'false');
+  // Another sequence length: the search no longer describes the setup.
+  await page.fill('#tr-seq_len', '2048');
+  assert.equal(await page.evaluate(() => document.getElementById('tr-search-table').dataset.stale), 'true');
+  await shot(page, 'training-search');
+  await p.done();
+});
+
 test('training view: a bad field shows its error beside that field', async () => {
   const p = await openPage();
   const { page } = p;
