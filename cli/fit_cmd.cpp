@@ -206,11 +206,13 @@ json fitted_framework(const json& fit) {
        "../shared/groundtruth/e2e (" +
            source_list + ": " + std::to_string(rows) + " rows), each source weighted alike"},
       {"notes",
-       "Constants on top of Tier-0 kernel pricing, the same for every trainer (the pytorch_fsdp "
+       "Constants on top of Tier-0 GEMM and elementwise pricing and the Tier-2 attention fits "
+       "(Tier 0 where a GPU has none), the same for every trainer (the pytorch_fsdp "
        "and megatron profiles take them too: per-trainer constants fitted on one source each "
        "did not carry over to new sources). attention_scale: trainers' attention "
        "(FlashAttention-2 backward above all; unfused softmax before it) runs that many times "
-       "longer than the Tier-0 roofline prices it. compute_scale per GPU architecture multiplies "
+       "longer than the inference attention kernels measured (or the Tier-0 roofline) price "
+       "it. compute_scale per GPU architecture multiplies "
        "every kernel of a micro-batch (launch gaps, unfused elementwise ops, clocks under load). "
        "An architecture measured by fewer than two sources gets `unmeasured` (the geometric mean "
        "of the fitted architectures' scales), with a warning. comm_overlap and step_overhead_ms "

@@ -27,7 +27,7 @@ using Stages = std::array<std::optional<Stage>, 2>;  // scale-up, scale-out
 /// The model a fabric is priced with: its fit, or Tier 0.
 FabricModel priced(const FabricModel& f, bool scaleout, const ClusterSpec& c,
                    const KernelModel& km) {
-  if (f.fitted && km.use_calibration) return f;
+  if (f.fitted && km.use_calibration && !km.calibrated_attention_only) return f;
   return tier0_fabric(scaleout ? FabricRole::scaleout : FabricRole::scaleup, c, km);
 }
 

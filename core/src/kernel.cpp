@@ -85,8 +85,10 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =
-      km.use_calibration && hw.calibration ? hw.calibration->find_for(op.calibration_key)
-                                            : nullptr;
+      km.use_calibration && hw.calibration &&
+              (!km.calibrated_attention_only || cls == OpClass::attention_prefill)
+          ? hw.calibration->find_for(op.calibration_key)
+          : nullptr;
   if (fit) {
     e = fit->efficiency;
     op.tier = 2;

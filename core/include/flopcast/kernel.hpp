@@ -81,6 +81,11 @@ struct KernelModel {
   int kv_page_tokens = 16;
   /// Use the hardware's Tier-2 fits where it has them (false: Tier 0 everywhere).
   bool use_calibration = true;
+  /// With use_calibration: only the attention kernels take their Tier-2 fit (the measured
+  /// efficiency against work, which rises with sequence length); GEMMs, elementwise ops and
+  /// collectives stay at Tier 0. Training sets it: left one source out, the measured attention
+  /// fits beat Tier-0 attention on every training source, the GEMM fits do not (docs/model.md).
+  bool calibrated_attention_only = false;
   /// Price an fp8 GEMM at most at the 16-bit time of the same shape and tier (gemm_op). True in
   /// training, where Transformer Engine prices its activation casts as separate kernels and
   /// cuBLASLt picks the faster path; false for the inference engines, whose measured fp8 GEMMs
