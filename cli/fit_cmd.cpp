@@ -222,7 +222,7 @@ json fitted_framework(const json& fit) {
       {"tier", 1},
       {"fit",
        {{"method",
-         "attention_scale: the value of 1, 1.25, 1.5, 1.75, 2, 2.5, 3 with the least mean "
+         "attention_scale: the value of 1, 1.25, …, 3 (steps of 0.25) with the least mean "
          "|ln(predicted / measured)| (sources weighted alike), per architecture measured by at "
          "least two sources and over all sources for `unmeasured`; compute_scale of each "
          "architecture "

@@ -188,7 +188,7 @@ double fit_loss(const Residuals& r, const std::map<std::string, double>& scales,
 
 /// Attention multipliers tried: trainers' attention (FlashAttention-2 backward above all) runs
 /// further below the roofline than their GEMMs; 1 is physics.
-constexpr double kAttentionGrid[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0};
+constexpr double kAttentionGrid[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
 
 /// Physics residuals at each attention multiplier of the grid.
 std::vector<Residuals> residuals_per_attention(const std::vector<std::string>& files) {
