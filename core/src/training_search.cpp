@@ -66,6 +66,17 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
                                                        Recompute::op, Recompute::full}
                               : space.recompute;
 
+  // Work budget: a layout costs up to ~0.3 ms natively (an MoE model with its micro-batch search),
+  // so 20,000 keep any search within a few seconds, and within the page's budget in WebAssembly.
+  const double space_size = double(tps.size()) * pps.size() * cps.size() * eps.size() *
+                            shardings.size() * recomputes.size();
+  if (space_size > kMaxSearchLayouts) {
+    fail("search",
+         "would consider more than 20,000 layouts; pin dimensions with search.tp, search.pp, "
+         "search.cp, search.ep, search.zero or search.recompute",
+         space_size);
+  }
+
   TrainingSearchResult out;
   const auto faster = [](const TrainingCandidate& a, const TrainingCandidate& b) {
     return a.result.step_time_s < b.result.step_time_s;

@@ -126,6 +126,19 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   q = search_request();
   q.erase("search");
   EXPECT_EQ(failure_of(q).path, "search");
+  // Work budget: 64 tp x 8 pp x 8 cp x 4 ZeRO x 4 recompute x 1 ep = 65,536 layouts, refused up
+  // front (8 tp values would make 8,192 and run).
+  q = search_request();
+  json many = json::array();
+  for (int i = 1; i <= 64; ++i) many.push_back(i);
+  q["search"]["tp"] = many;
+  q["search"]["pp"] = {1, 2, 4, 8, 16, 32, 64, 128};
+  q["search"]["cp"] = {1, 2, 4, 8, 16, 32, 64, 128};
+  const test::Failure budget = failure_of(q);
+  EXPECT_EQ(budget.path, "search");
+  EXPECT_EQ(budget.message,
+            "search: would consider more than 20,000 layouts; pin dimensions with search.tp, "
+            "search.pp, search.cp, search.ep, search.zero or search.recompute (got 65536)");
 }
 
 }  // namespace

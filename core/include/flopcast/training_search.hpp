@@ -39,9 +39,13 @@ struct TrainingSearchResult {
   std::map<std::string, int> rejected;
 };
 
+/// Layouts one search may consider (the product of the space's list sizes).
+inline constexpr double kMaxSearchLayouts = 20000;
+
 /// Searches the layouts of `base` (model, hardware, GPUs, workload, precision and framework kept;
 /// its parallelism, sharding, recompute and micro-batch replaced) and returns the `top` fastest.
-/// Throws SpecError for a bad `top` (1-100) or a space value that no layout could take.
+/// Throws SpecError for a bad `top` (1-100), a space value below 1, or a space of more than
+/// kMaxSearchLayouts layouts (blaming `search`).
 TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
                                      int top);
 
