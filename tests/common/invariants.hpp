@@ -126,6 +126,29 @@ inline std::string violation(const nlohmann::json& result) {
         }
       }
     }
+  } else if (task == "search") {
+    // Fastest first, each a layout that fits with a physical step; every layout considered is
+    // either one that fit or counted under a reason.
+    double previous = 0, rejected = 0;
+    const json& candidates = result.at("candidates");
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const json& c = candidates[i];
+      const std::string at = "search.candidates[" + std::to_string(i) + "]";
+      if (e = positive(c, "step_time_s", at); !e.empty()) return e;
+      if (e = positive(c, "mfu", at); !e.empty()) return e;
+      if (c.at("mfu").get<double>() > 1) return at + ".mfu > 1";
+      if (c.at("step_time_s").get<double>() < previous) return at + ": not fastest first";
+      previous = c.at("step_time_s").get<double>();
+      if (c.at("memory_GB").get<double>() > c.at("capacity_GB").get<double>() * (1 + 1e-5)) {
+        return at + ": listed but does not fit";
+      }
+    }
+    for (const json& r : result.at("rejected")) rejected += r.at("count").get<double>();
+    const double fitting = result.at("fitting").get<double>();
+    if (fitting < double(candidates.size())) return "search: fewer fitting than listed";
+    if (fitting + rejected != result.at("evaluated").get<double>()) {
+      return "search: evaluated is not fitting + rejected";
+    }
   } else {
     return "result.task is \"" + task + "\"";
   }

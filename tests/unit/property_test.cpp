@@ -153,14 +153,32 @@ json collective(Draw& d) {
                 {"ranks", d.between(1, 4096)}}}};
 }
 
+json search(Draw& d) {
+  const int gpus = 1 << d.between(0, 4);
+  json s{{"target", "training"}, {"top", d.between(1, 10)}};
+  if (d.chance(30)) s["zero"] = d.chance(50) ? json::array({3}) : json::array({0, 1});
+  if (d.chance(30))
+    s["recompute"] = json::array({d.pick(std::vector<std::string>{"none", "op", "full"})});
+  json r{{"task", "search"},
+         {"search", s},
+         {"model", d.pick(kModels)},
+         {"hardware", d.pick(kHardware)},
+         {"num_gpus", gpus},
+         {"precision", {{"compute", d.pick(std::vector<std::string>{"bf16", "fp8"})}}},
+         {"workload",
+          {{"seq_len", 1 << d.between(9, 13)}, {"global_batch_size", gpus * d.between(1, 8)}}}};
+  if (d.chance(20)) r["max_tier"] = 0;
+  return r;
+}
+
 int requests_per_task() {
   const char* env = std::getenv("FLOPCAST_PROPERTY_REQUESTS");
   return env ? std::max(1, std::atoi(env)) : 10000;
 }
 
-void check_task(const char* task, json (*make)(Draw&), std::uint64_t seed) {
+void check_task(const char* task, json (*make)(Draw&), std::uint64_t seed, int divide = 1) {
   Draw d(seed);
-  const int n = requests_per_task();
+  const int n = std::max(1, requests_per_task() / divide);
   int ok = 0;
   for (int i = 0; i < n; ++i) {
     const json request = make(d);
@@ -190,6 +208,8 @@ TEST(Property, InferenceRequests) { check_task("inference", inference, 1); }
 TEST(Property, TrainingRequests) { check_task("training", training, 2); }
 TEST(Property, ServingRequests) { check_task("serving", serving, 3); }
 TEST(Property, CollectiveRequests) { check_task("collective", collective, 4); }
+// A search prices hundreds of layouts: a fiftieth as many requests (200 by default).
+TEST(Property, SearchRequests) { check_task("search", search, 5, 50); }
 
 }  // namespace
 }  // namespace flopcast
