@@ -459,6 +459,19 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   p.fwd.add("forward", elementwise);
   p.bwd.add("backward", elementwise, 2);
 
+  // MoE token permutation (Megatron's and torchtitan's token dispatchers): the routed copies of
+  // the layer's tokens are gathered into expert order before the grouped GEMMs (read T·h, write
+  // T·k·c·h) and scattered back, weighted and summed after them (read T·k·c·h, write T·h), 16-bit
+  // each; the backward moves the gradients the same way. Index sort and top-k are small beside.
+  OpCost permute;
+  if (kind.moe) {
+    const double routed = sh.tokens * m.experts_per_token * s.moe_capacity_factor;
+    permute = memory_op("moe_permute", hw, km, Flops(0),
+                        Bytes(2 * (sh.tokens + routed) * sh.h * sh.a), 4);
+    p.fwd.add("forward", permute);
+    p.bwd.add("backward", permute);
+  }
+
   // Recomputation in the backward: the whole forward (full), the attention core (selective), or
   // the elementwise ops beside the matmuls op-level checkpointing recomputes (above).
   if (s.recompute == Recompute::full) {
@@ -467,6 +480,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     p.recompute.add("recompute", attn, 1.0 / s.cp);
   } else if (op_sac) {
     p.recompute.add("recompute", elementwise);
+    if (kind.moe) p.recompute.add("recompute", permute);  // gathers are not saved either
   }
   return p;
 }

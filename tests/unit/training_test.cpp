@@ -482,6 +482,21 @@ TEST(TrainingRecompute, OpLevelRecomputesTheUnsavedMatmulsAndTheElementwiseOps) 
   EXPECT_EQ(breakdown_ms(moe, "recompute", "moe_router"), 0.0);
 }
 
+TEST(TrainingMoe, TokenPermutationIsPricedAsItsTraffic) {
+  // Mixtral 8x7B on 8 H100 (DP 8), one 4,096-token micro-batch per GPU, Tier 0. Per MoE layer
+  // the dispatcher gathers the 2 routed copies of each token into expert order and scatters them
+  // back: 2 · (4,096 + 8,192) tokens · 4,096 · 2 B = 201,326,592 B at 0.85 · 3,350 GB/s =
+  // 70.703 us, plus 4 kernels · 2 us = 78.703 us; 32 layers: 2.51850 ms per micro-batch, and a
+  // step has 64 / 8 = 8 of them: 20.1480 ms, forward and backward.
+  json req = request();
+  req["model"] = "mixtral-8x7b";
+  const json r = io::run(req);
+  EXPECT_NEAR(breakdown_ms(r, "forward", "moe_permute"), 20.1480, 2e-3);
+  EXPECT_NEAR(breakdown_ms(r, "backward", "moe_permute"), 20.1480, 2e-3);
+  // A dense model has none.
+  EXPECT_EQ(breakdown_ms(io::run(request()), "forward", "moe_permute"), 0.0);
+}
+
 /// request() on B200s with one micro-batch per GPU.
 json b200_one_micro_batch() {
   json req = request();
