@@ -282,6 +282,17 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
     // Gathered layers of ZeRO-3 / FSDP: the running and the prefetched one, with their 16-bit
     // gradients before the reduce-scatter.
     if (div.weights > 1) temp += 2 * lp.total * (kWeightBytes + g_bytes);
+    // fp8 / NVFP4 recipes cache each linear weight cast for the step (Transformer Engine, torchao):
+    // the forward copy and the transposed (column-wise) one the dgrad GEMM reads. Replicated
+    // weights keep them for every low-precision layer; sharded ones only for the gathered two.
+    if (s.compute == DType::fp8 || s.compute == DType::fp4) {
+      const double copies = 2 * stored_bytes_per_element(s.compute) * lp.linear;
+      if (div.weights > 1) {
+        temp += 2 * copies;
+      } else {
+        mem.weights_bytes += layers * (1 - double(s.bf16_last_layers) / md.num_layers) * copies;
+      }
+    }
     mem.temporary_bytes = temp;
     mem.reserve_bytes = s.framework_reserve_bytes;
     mem.total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +

@@ -424,6 +424,24 @@ TEST(TrainingFitted, T34DefaultMfuIsWhatTrainersMeasure) {
   EXPECT_LE(r.at("mfu").get<double>(), 0.60);
 }
 
+TEST(TrainingFp8, CachedWeightCopiesTakeMemory) {
+  // Llama-2-7B on 8 H100, fp8: each linear weight (202,375,168 per layer) is cached cast, with
+  // its transpose for dgrad, 1 B each. Replicated weights (DDP): 32 layers · 2 · 202,375,168 =
+  // 12.952011 GB more weights per GPU. FSDP: only the two gathered layers, 0.809501 GB of
+  // temporaries.
+  json req = request();
+  const json bf16 = io::run(req);
+  req["precision"] = {{"compute", "fp8"}};
+  const json fp8 = io::run(req);
+  EXPECT_NEAR(gb_of(fp8, "weights_GB") - gb_of(bf16, "weights_GB"), 12.952011, 2e-5);
+  req["parallelism"] = {{"fsdp", "full_shard"}};
+  const json sharded = io::run(req);
+  req["precision"] = {{"compute", "bf16"}};
+  const json sharded16 = io::run(req);
+  EXPECT_NEAR(gb_of(sharded, "temporary_GB") - gb_of(sharded16, "temporary_GB"), 0.809501, 2e-5);
+  EXPECT_NEAR(gb_of(sharded, "weights_GB"), gb_of(sharded16, "weights_GB"), 1e-9);
+}
+
 TEST(TrainingFp8, WeightsAreCastOncePerStep) {
   // Llama-2-7B on 8 H100 (DDP, tp 1), fp8, Tier 0. Linear weights per layer: 4 · 4096² +
   // 3 · 4096 · 11008 = 202,375,168; the cast reads 2 B and writes 1 B: 607,125,504 B /
