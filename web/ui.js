@@ -110,47 +110,6 @@ export function call(M, name, ...args) {
   }
 }
 
-// ------------------------------------------------------------------ links
-// The same shape as the inference link (core/io/src/link.cpp): `v=1&key=value&...`, one dotted
-// request path per key, percent-encoded, model/hardware as a preset id or JSON text. The C++
-// link codec knows inference fields only, so the training and serving views encode here.
-
-const enc = (s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
-export function encodeLink(request) {
-  const parts = ['v=1'];
-  for (const [k, v] of Object.entries(flatten(request))) {
-    if (k === 'schema_version' || v === undefined) continue;
-    parts.push(`${enc(k)}=${enc(typeof v === 'string' ? v : JSON.stringify(v))}`);
-  }
-  return parts.join('&');
-}
-
-/** Fragment -> Map(key -> raw text); null when it is not key=value shaped. */
-export function linkParams(fragment) {
-  const out = new Map();
-  for (const pair of String(fragment).replace(/^#/, '').split('&')) {
-    if (!pair) continue;
-    const eq = pair.indexOf('=');
-    try {
-      out.set(decodeURIComponent(eq < 0 ? pair : pair.slice(0, eq)), eq < 0 ? '' : decodeURIComponent(pair.slice(eq + 1)));
-    } catch {
-      return null;
-    }
-  }
-  return out;
-}
-
-/** A link value back to its JSON type: numbers, booleans, objects and arrays parse, the rest is text. */
-export function linkValue(text) {
-  if (/^(-?[0-9.eE+-]+|true|false|\{.*\}|\[.*\])$/s.test(text)) {
-    try {
-      return JSON.parse(text);
-    } catch { /* keep the text: the estimator will say what is wrong with it */ }
-  }
-  return text;
-}
-
 // ------------------------------------------------------------------ charts
 
 /**

@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, encodeLink, linkParams, linkValue, setPath } from './ui.js';
+import { $, call } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView, prewarmWorker } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -68,31 +68,16 @@ export function show(name) {
  * request and returns true. Any other link is the inference view's: shows it, returns false.
  */
 export function routeLink(fragment) {
-  const params = linkParams(fragment);
-  const task = params && params.get('task');
-  if (!task || !VIEWS[task]) {
+  // The module's link codec (core/io/src/link.cpp) reads every task's links.
+  const r = call(ctx.M, 'decode_link', fragment);
+  const task = r.ok ? r.result.request.task : null;
+  if (typeof task !== 'string' || !VIEWS[task]) {
     show('inference');
     return false;
   }
-  const request = {};
-  const problems = [];
-  for (const [key, text] of params) {
-    if (key === 'v') {
-      if (text !== '1') problems.push(`v: unsupported link version (got "${text}")`);
-      continue;
-    }
-    if (!/^[a-z_]+(\.[a-z_A-Z0-9]+)*$/.test(key)) {
-      problems.push(`${key}: not a request field`);
-      continue;
-    }
-    try {
-      setPath(request, key, key === 'model' || key === 'hardware' ? (text.startsWith('{') ? linkValue(text) : text) : linkValue(text));
-    } catch (e) {
-      problems.push(e.message); // setPath refuses keys that reach the prototype (__proto__, ...)
-    }
-  }
   const view = show(task);
-  view.applyRequest(request);
+  view.applyRequest(r.result.request);
+  const problems = r.result.errors.map((e) => e.message);
   if (problems.length) {
     view.general.push(...problems.map((p) => `From the link: ${p}`));
     view.recompute();
@@ -104,13 +89,19 @@ export function routeLink(fragment) {
 export function share() {
   const view = ctx.views[ctx.active];
   if (ctx.active === 'inference' || !view) return false;
-  const url = `${location.origin}${location.pathname}#${encodeLink(view.request)}`;
+  const status = $('share-status');
+  const r = call(ctx.M, 'encode_link', JSON.stringify(view.request));
+  if (!r.ok) {
+    status.className = 'share-status bad';
+    status.textContent = `Cannot share: ${r.error.message}`;
+    return true;
+  }
+  const url = `${location.origin}${location.pathname}#${r.result}`;
   const out = $('share-url');
   out.value = url;
   out.hidden = false;
   out.focus();
   out.select();
-  const status = $('share-status');
   status.className = 'share-status';
   status.textContent = 'Link ready';
   if (navigator.clipboard?.writeText) {

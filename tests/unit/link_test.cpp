@@ -295,7 +295,7 @@ TEST(Link, GarbageNeverThrows) {
 }
 
 TEST(Link, OtherTasksCarryEveryLeafByItsPath) {
-  // The page's encoding of its serving view (web/ui.js encodeLink): dotted paths of the leaves,
+  // The encoding of the page's serving view: dotted paths of the leaves,
   // strings as they are, other values as JSON, model and hardware objects whole; percent-encoded.
   const json serving = {{"task", "serving"},
                         {"model", "llama-3-8b"},
@@ -306,6 +306,35 @@ TEST(Link, OtherTasksCarryEveryLeafByItsPath) {
             "v=1&features.prefix_caching=true&hardware=%7B%22name%22%3A%22x%20y%22%7D"
             "&model=llama-3-8b&task=serving&workload.arrival.kind=poisson"
             "&workload.arrival.rate_per_s=2.5");
+  // And back: the same request, every value by its type.
+  const json back = io::decode_link(io::encode_link(serving));
+  EXPECT_EQ(back.at("request"), serving);
+  EXPECT_TRUE(back.at("errors").empty());
+}
+
+TEST(Link, OtherTasksDecodeLeafByLeafAndSayWhatTheyDrop) {
+  // A training link as the page shares it, with a bad key, a repeated key, a clash and a wrong
+  // version: each is reported and left out; the text that is no JSON stays text.
+  const json d = io::decode_link(
+      "#v=2&task=training&model=llama-3-8b&num_gpus=16&parallelism.fsdp=full_shard"
+      "&parallelism.tp=2&parallelism.tp=4&workload.recompute=op&Bad.key=1"
+      "&workload=3&precision.compute=bf16&hardware=%7B%22name%22&__proto__.x=1");
+  const json want = {{"task", "training"},
+                     {"model", "llama-3-8b"},
+                     {"num_gpus", 16},
+                     {"parallelism", {{"fsdp", "full_shard"}, {"tp", 2}}},
+                     {"workload", {{"recompute", "op"}}},
+                     {"precision", {{"compute", "bf16"}}},
+                     {"hardware", "{\"name\""}};
+  EXPECT_EQ(d.at("request"), want);
+  std::vector<std::string> messages;
+  for (const json& e : d.at("errors")) messages.push_back(e.at("message"));
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{"v: unsupported link version (got \"2\")",
+                                      "parallelism.tp: appears more than once in the link",
+                                      "Bad.key: not a request field",
+                                      "workload: conflicts with another field of the link",
+                                      "__proto__.x: not a request field"}));
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ json typed_value(const Field& f, const std::string& text) {
 }
 
 /// Appends `&path=value` for every leaf of `j` under `prefix` (model and hardware objects whole),
-/// the page's encoding of training, serving and collective requests (web/ui.js encodeLink).
+/// the encoding of training, serving and collective requests (decode_link reads it back).
 void append_leaves(const json& j, const std::string& prefix, std::string& out) {
   for (const auto& item : j.items()) {
     const std::string path = prefix.empty() ? item.key() : prefix + "." + item.key();
@@ -147,6 +147,63 @@ void append_leaves(const json& j, const std::string& prefix, std::string& out) {
              percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
     }
   }
+}
+
+/// A dotted request path a task link may carry: lower-case words, then words of letters, digits
+/// and underscores ("workload.arrival.rate_per_s"); never a segment that names a JavaScript
+/// object's internals (the page applies the request to plain objects).
+bool leaf_key(std::string_view key) {
+  for (std::size_t at = 0; at <= key.size();) {
+    const std::size_t dot = std::min(key.find('.', at), key.size());
+    const std::string_view segment = key.substr(at, dot - at);
+    if (segment == "__proto__" || segment == "constructor" || segment == "prototype") return false;
+    at = dot + 1;
+  }
+  bool first = true, start = true;
+  for (const char c : key) {
+    if (c == '.') {
+      if (start) return false;
+      start = true;
+      first = false;
+      continue;
+    }
+    const bool lower = (c >= 'a' && c <= 'z') || c == '_';
+    const bool word = lower || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (first ? !lower : !word) return false;
+    start = false;
+  }
+  return !key.empty() && !start;
+}
+
+/// A task-link value back to its JSON type: numbers, booleans, objects and arrays parse, the
+/// rest stays text (the view's reader says what is wrong with it).
+json leaf_value(const std::string& text) {
+  const bool numeric =
+      !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  const bool structured = text.size() >= 2 && ((text.front() == '{' && text.back() == '}') ||
+                                               (text.front() == '[' && text.back() == ']'));
+  if (numeric || structured || text == "true" || text == "false") {
+    try {
+      return parse_json(text);
+    } catch (const SpecError&) {
+      // keep the text
+    }
+  }
+  return text;
+}
+
+/// The `task` a fragment names, percent-decoded ("" when none or malformed).
+std::string link_task(std::string_view fragment) {
+  while (!fragment.empty()) {
+    const std::size_t amp = fragment.find('&');
+    const std::string_view pair = fragment.substr(0, amp);
+    fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
+    std::string key, value;
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string_view::npos || !percent_decode(pair.substr(0, eq), key)) continue;
+    if (key == "task" && percent_decode(pair.substr(eq + 1), value)) return value;
+  }
+  return "";
 }
 
 }  // namespace
@@ -195,6 +252,51 @@ json decode_link(std::string_view fragment) {
   if (fragment.size() > kMaxRequestBytes) {
     error("", "link: " + std::to_string(fragment.size()) + " characters, more than the " +
                   std::to_string(kMaxRequestBytes) + " a link may have");
+    return json{{"request", request}, {"errors", errors}};
+  }
+  // Training, serving and collective links: every leaf by its dotted path (encode_link), read
+  // back by type; the task's view checks the keys when it runs the request.
+  if (const std::string task = link_task(fragment); !task.empty() && task != "inference") {
+    while (!fragment.empty()) {
+      const std::size_t amp = fragment.find('&');
+      const std::string_view pair = fragment.substr(0, amp);
+      fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
+      if (pair.empty()) continue;
+      const std::size_t eq = pair.find('=');
+      std::string key, value;
+      if (!percent_decode(pair.substr(0, eq), key) ||
+          (eq != std::string_view::npos && !percent_decode(pair.substr(eq + 1), value))) {
+        error("", "link: malformed percent-encoding in \"" + std::string(pair) + "\"");
+        continue;
+      }
+      if (key == "v") {
+        if (value != kLinkVersion)
+          error("v", "v: unsupported link version (got \"" + value + "\")");
+        continue;
+      }
+      if (!leaf_key(key)) {
+        error(key, key + ": not a request field");
+        continue;
+      }
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        error(key, key + ": appears more than once in the link");
+        continue;
+      }
+      seen.push_back(key);
+      const json::json_pointer ptr = pointer(key.c_str());
+      // A leaf under a path already holding a value (or the reverse) cannot be placed.
+      bool clash = false;
+      for (json::json_pointer up = ptr.parent_pointer(); !up.empty(); up = up.parent_pointer()) {
+        if (request.contains(up) && !request.at(up).is_object()) clash = true;
+      }
+      if (clash || (request.contains(ptr) && request.at(ptr).is_object())) {
+        error(key, key + ": conflicts with another field of the link");
+        continue;
+      }
+      const bool spec = key == "model" || key == "hardware";
+      request[ptr] =
+          spec && (value.empty() || value.front() != '{') ? json(value) : leaf_value(value);
+    }
     return json{{"request", request}, {"errors", errors}};
   }
   while (!fragment.empty()) {

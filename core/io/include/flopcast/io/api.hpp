@@ -61,11 +61,13 @@ const json& preset(std::string_view kind, std::string_view id, const std::string
 
 /// Shareable-link fragment (without '#') for a request: `v=1&model=llama-2-7b&parallelism.tp=1…`.
 /// Inference requests carry the inference fields only (unknown keys are errors); training,
-/// serving and collective requests carry every leaf by its dotted path, `task` included, the
-/// page's encoding of those views (web/ui.js encodeLink), whose readers check the keys.
+/// serving and collective requests carry every leaf by its dotted path, `task` included (the
+/// page's training, serving and collective views share these; their readers check the keys).
 std::string encode_link(const json& request);
 /// Decodes a fragment into {"request": {...valid fields...}, "errors": [{path, message}, ...]}:
 /// each invalid field is reported and left out; the rest is kept. Never throws for bad content.
+/// A link whose `task` is not inference is read leaf by leaf (numbers, booleans, objects and
+/// arrays by type, the rest as text; keys must be dotted lower-case paths).
 json decode_link(std::string_view fragment);
 
 /// Converts a Hugging Face config.json (Llama 2–4, Mistral, Mixtral, Qwen2/3 and their MoE,
