@@ -192,18 +192,39 @@ json leaf_value(const std::string& text) {
   return text;
 }
 
-/// The `task` a fragment names, percent-decoded ("" when none or malformed).
-std::string link_task(std::string_view fragment) {
+/// Calls `take(key, value)` for each `key=value` pair of a fragment, percent-decoded; a malformed
+/// pair and a link version other than this one go to `error(path, message)` instead.
+template <typename Error, typename Take>
+void for_each_pair(std::string_view fragment, const Error& error, const Take& take) {
   while (!fragment.empty()) {
     const std::size_t amp = fragment.find('&');
     const std::string_view pair = fragment.substr(0, amp);
     fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
-    std::string key, value;
+    if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || !percent_decode(pair.substr(0, eq), key)) continue;
-    if (key == "task" && percent_decode(pair.substr(eq + 1), value)) return value;
+    std::string key, value;
+    if (!percent_decode(pair.substr(0, eq), key) ||
+        (eq != std::string_view::npos && !percent_decode(pair.substr(eq + 1), value))) {
+      error("", "link: malformed percent-encoding in \"" + std::string(pair) + "\"");
+      continue;
+    }
+    if (key == "v") {
+      if (value != kLinkVersion) error("v", "v: unsupported link version (got \"" + value + "\")");
+      continue;
+    }
+    take(key, value);
   }
-  return "";
+}
+
+/// The `task` a fragment names ("" when none).
+std::string link_task(std::string_view fragment) {
+  std::string task;
+  for_each_pair(
+      fragment, [](const std::string&, const std::string&) {},
+      [&](const std::string& key, const std::string& value) {
+        if (key == "task") task = value;
+      });
+  return task;
 }
 
 }  // namespace
@@ -257,74 +278,35 @@ json decode_link(std::string_view fragment) {
   // Training, serving and collective links: every leaf by its dotted path (encode_link), read
   // back by type; the task's view checks the keys when it runs the request.
   if (const std::string task = link_task(fragment); !task.empty() && task != "inference") {
-    while (!fragment.empty()) {
-      const std::size_t amp = fragment.find('&');
-      const std::string_view pair = fragment.substr(0, amp);
-      fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
-      if (pair.empty()) continue;
-      const std::size_t eq = pair.find('=');
-      std::string key, value;
-      if (!percent_decode(pair.substr(0, eq), key) ||
-          (eq != std::string_view::npos && !percent_decode(pair.substr(eq + 1), value))) {
-        error("", "link: malformed percent-encoding in \"" + std::string(pair) + "\"");
-        continue;
-      }
-      if (key == "v") {
-        if (value != kLinkVersion)
-          error("v", "v: unsupported link version (got \"" + value + "\")");
-        continue;
-      }
-      if (!leaf_key(key)) {
-        error(key, key + ": not a request field");
-        continue;
-      }
+    for_each_pair(fragment, error, [&](const std::string& key, const std::string& value) {
+      if (!leaf_key(key)) return error(key, key + ": not a request field");
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-        error(key, key + ": appears more than once in the link");
-        continue;
+        return error(key, key + ": appears more than once in the link");
       }
       seen.push_back(key);
       const json::json_pointer ptr = pointer(key.c_str());
       // A leaf under a path already holding a value (or the reverse) cannot be placed.
-      bool clash = false;
+      bool clash = request.contains(ptr) && request.at(ptr).is_object();
       for (json::json_pointer up = ptr.parent_pointer(); !up.empty(); up = up.parent_pointer()) {
         if (request.contains(up) && !request.at(up).is_object()) clash = true;
       }
-      if (clash || (request.contains(ptr) && request.at(ptr).is_object())) {
-        error(key, key + ": conflicts with another field of the link");
-        continue;
-      }
+      if (clash) return error(key, key + ": conflicts with another field of the link");
       const bool spec = key == "model" || key == "hardware";
       request[ptr] =
           spec && (value.empty() || value.front() != '{') ? json(value) : leaf_value(value);
-    }
+    });
     return json{{"request", request}, {"errors", errors}};
   }
-  while (!fragment.empty()) {
-    const std::size_t amp = fragment.find('&');
-    const std::string_view pair = fragment.substr(0, amp);
-    fragment = amp == std::string_view::npos ? std::string_view() : fragment.substr(amp + 1);
-    if (pair.empty()) continue;
-    const std::size_t eq = pair.find('=');
-    std::string key, value;
-    if (!percent_decode(pair.substr(0, eq), key) ||
-        (eq != std::string_view::npos && !percent_decode(pair.substr(eq + 1), value))) {
-      error("", "link: malformed percent-encoding in \"" + std::string(pair) + "\"");
-      continue;
-    }
-    if (key == "v") {
-      if (value != kLinkVersion) error("v", "v: unsupported link version (got \"" + value + "\")");
-      continue;
-    }
+  for_each_pair(fragment, error, [&](const std::string& key, const std::string& value) {
     const Field* f = find_field(key);
     if (!f) {
       std::string rule = key + ": unknown link field";
-      if (auto guess = detail::nearest(key, field_names())) rule += " (did you mean \"" + *guess + "\"?)";
-      error(key, rule);
-      continue;
+      if (auto guess = detail::nearest(key, field_names()))
+        rule += " (did you mean \"" + *guess + "\"?)";
+      return error(key, rule);
     }
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      error(key, key + ": appears more than once in the link");
-      continue;
+      return error(key, key + ": appears more than once in the link");
     }
     seen.push_back(key);
     try {
@@ -334,7 +316,7 @@ json decode_link(std::string_view fragment) {
     } catch (const json::exception&) {
       error(key, key + ": cannot be read as JSON text");
     }
-  }
+  });
   // Let the estimator judge the values: each field it rejects is reported and dropped, until the
   // request runs or fails on something the link did not set (a missing field, say).
   for (std::size_t round = 0; round < std::size(kFields); ++round) {
