@@ -12,12 +12,13 @@ namespace {
 using flopcast::io::json;
 
 json request(const char* model, int tp, int prompt, int output, int batch) {
-  return json{{"task", "inference"},
-              {"model", model},
-              {"hardware", "h100-sxm"},
-              {"num_gpus", tp},
-              {"parallelism", {{"tp", tp}}},
-              {"workload", {{"prompt_tokens", prompt}, {"output_tokens", output}, {"batch_size", batch}}}};
+  return json{
+      {"task", "inference"},
+      {"model", model},
+      {"hardware", "h100-sxm"},
+      {"num_gpus", tp},
+      {"parallelism", {{"tp", tp}}},
+      {"workload", {{"prompt_tokens", prompt}, {"output_tokens", output}, {"batch_size", batch}}}};
 }
 
 void BM_CoreEstimate(benchmark::State& state) {

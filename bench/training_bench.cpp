@@ -21,8 +21,7 @@ json request() {
               {"hardware", "h100-sxm"},
               {"num_gpus", 64},
               {"parallelism", {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"sp", true}, {"zero", 1}}},
-              {"workload",
-               {{"seq_len", 8192}, {"global_batch_size", 512}, {"recompute", "full"}}},
+              {"workload", {{"seq_len", 8192}, {"global_batch_size", 512}, {"recompute", "full"}}},
               {"framework", {{"profile", "megatron"}}}};
 }
 

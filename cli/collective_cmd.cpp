@@ -24,10 +24,16 @@ std::optional<double> parse_size(const std::string& text, std::string& why) {
     return std::nullopt;
   }
   const std::string unit = text.substr(end);
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1},       {"B", 1},           {"KB", 1e3},          {"MB", 1e6},
-      {"GB", 1e9},   {"TB", 1e12},       {"KiB", 1024.0},      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const std::pair<const char*, double> kUnits[] = {{"", 1},
+                                                          {"B", 1},
+                                                          {"KB", 1e3},
+                                                          {"MB", 1e6},
+                                                          {"GB", 1e9},
+                                                          {"TB", 1e12},
+                                                          {"KiB", 1024.0},
+                                                          {"MiB", 1048576.0},
+                                                          {"GiB", 1073741824.0},
+                                                          {"TiB", 1099511627776.0}};
   for (const auto& [name, scale] : kUnits) {
     if (unit == name) {
       const double bytes = v * scale;
@@ -84,8 +90,9 @@ json base_request(const CollectiveOptions& o) {
   return r;
 }
 
-const char* const kColumns[] = {"bytes", "time_us", "algorithm_bandwidth_GBps",
-                                "bus_bandwidth_GBps", "algorithm", "crosses_nodes"};
+const char* const kColumns[] = {
+    "bytes",     "time_us",      "algorithm_bandwidth_GBps", "bus_bandwidth_GBps",
+    "algorithm", "crosses_nodes"};
 
 json point_of(const json& response) {
   json p;
@@ -130,8 +137,9 @@ void setup_collective(CLI::App& app, CollectiveOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "collective", "Time and bus bandwidth of one NCCL-style collective, or a sweep of sizes");
   sub->add_option("--request", o.request_file, "A task \"collective\" request (file or -)");
-  sub->add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
-                                "send_recv");
+  sub->add_option("--op", o.op,
+                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
+                  "send_recv");
   sub->add_option("--bytes", o.bytes, "Message size (nccl-tests size): 4096, 64MiB, 1GB, ...")
       ->check(CLI::Validator(size_check, "SIZE"));
   sub->add_option("--sweep", o.sweep, "Sizes FROM:TO, doubling (e.g. 1KiB:1GiB)")

@@ -15,9 +15,9 @@ using nlohmann::json;
 enum ExitCode : int {
   kOk = 0,
   kInternal = 1,
-  kUsage = 2,         ///< bad command line (CLI11)
-  kInvalidRequest = 3,  ///< the request is invalid or asks for something not modelled
-  kFileError = 4,     ///< a file could not be read
+  kUsage = 2,             ///< bad command line (CLI11)
+  kInvalidRequest = 3,    ///< the request is invalid or asks for something not modelled
+  kFileError = 4,         ///< a file could not be read
   kCeilingViolation = 5,  ///< `validate --check-ceilings`: a group got worse than its ceiling
 };
 
@@ -83,7 +83,7 @@ struct ValidateOptions {
   std::string rows_file;
   bool by_source = false;  ///< leave-one-source-out report of the end-to-end rows
   std::string write_loso, check_loso;
-  std::string write_bands;  ///< with by_source: the 80% bands file (presets/bands/e2e.json)
+  std::string write_bands;   ///< with by_source: the 80% bands file (presets/bands/e2e.json)
   std::string engine_folds;  ///< with by_source: engine overheads refitted per held-out source
   std::string explain;       ///< an end-to-end row id: print the request it became, and stop
 };

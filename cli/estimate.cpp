@@ -73,8 +73,9 @@ json build_request(const RequestOptions& o) {
       o.gpu_memory_utilization || o.cost_per_gpu_hour_usd || !o.engine.empty() || o.max_tier;
   if (!o.request_file.empty()) {
     if (any_flag) {
-      throw SpecError("", "--request cannot be combined with request flags such as --model; "
-                          "edit the request file instead");
+      throw SpecError("",
+                      "--request cannot be combined with request flags such as --model; "
+                      "edit the request file instead");
     }
     return read_json_file(o.request_file);
   }
@@ -96,8 +97,9 @@ json build_request(const RequestOptions& o) {
     const json precision = io::precision_from_hf_config(config);
     if (o.weights.empty() && precision.contains("weights")) {
       r["precision"]["weights"] = precision.at("weights");
-      std::cerr << "flopcast: note: weights precision " << precision.at("weights").get<std::string>()
-                << " from " << o.hf_config << " (quantization_config)\n";
+      std::cerr << "flopcast: note: weights precision "
+                << precision.at("weights").get<std::string>() << " from " << o.hf_config
+                << " (quantization_config)\n";
       if (o.attention_weights.empty() && precision.contains("attention_weights")) {
         r["precision"]["attention_weights"] = precision.at("attention_weights");
         std::cerr << "flopcast: note: attention weights "
@@ -144,7 +146,8 @@ int report_error(const std::string& format) {
   std::cerr << "flopcast: error: " << info.message << "\n";
   if (format == "json") {
     std::cout << json{{"ok", false},
-                      {"error", {{"code", info.code}, {"path", info.path}, {"message", info.message}}}}
+                      {"error",
+                       {{"code", info.code}, {"path", info.path}, {"message", info.message}}}}
                      .dump(2, ' ', false, json::error_handler_t::replace)
               << "\n";
   }

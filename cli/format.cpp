@@ -77,8 +77,8 @@ std::string format_table(const json& r) {
   line("Prefill throughput", num(r.at("prefill_tokens_per_s")), "tokens/s");
 
   out << "\nMemory per GPU (budget " << num(mem.at("budget_GB")) << " of "
-      << num(mem.at("capacity_GB")) << " GB): " << (mem.at("fits").get<bool>() ? "fits" : "DOES NOT FIT")
-      << "\n";
+      << num(mem.at("capacity_GB"))
+      << " GB): " << (mem.at("fits").get<bool>() ? "fits" : "DOES NOT FIT") << "\n";
   line("Weights", num(mem.at("weights_GB")), "GB");
   line("KV cache", num(mem.at("kv_cache_GB")), "GB");
   line("Activations", num(mem.at("activations_GB")), "GB");
@@ -90,7 +90,8 @@ std::string format_table(const json& r) {
   out << "\nWhere the time goes\n  " << pad("phase", 9) << pad("op", 18) << pad("ms", 10, true)
       << pad("share", 8, true) << "  bound\n";
   for (const json& b : r.at("breakdown")) {
-    out << "  " << pad(b.at("phase").get<std::string>(), 9) << pad(b.at("op").get<std::string>(), 18)
+    out << "  " << pad(b.at("phase").get<std::string>(), 9)
+        << pad(b.at("op").get<std::string>(), 18)
         << pad(fixed(b.at("time_ms").get<double>(), 4), 10, true)
         << pad(fixed(100 * b.at("share").get<double>(), 1) + "%", 8, true) << "  "
         << b.at("bound").get<std::string>() << "\n";
@@ -123,9 +124,10 @@ std::string format_csv(const json& r) {
   for (const auto& item : r.at("memory").items()) add("memory." + item.key(), item.value());
   std::string out = header + "\n" + row + "\n\nphase,op,time_ms,share,bound,flops,bytes\n";
   for (const json& b : r.at("breakdown")) {
-    out += csv_field(b.at("phase")) + "," + csv_field(b.at("op")) + "," + csv_field(b.at("time_ms")) +
-           "," + csv_field(b.at("share")) + "," + csv_field(b.at("bound")) + "," +
-           csv_field(b.at("flops")) + "," + csv_field(b.at("bytes")) + "\n";
+    out += csv_field(b.at("phase")) + "," + csv_field(b.at("op")) + "," +
+           csv_field(b.at("time_ms")) + "," + csv_field(b.at("share")) + "," +
+           csv_field(b.at("bound")) + "," + csv_field(b.at("flops")) + "," +
+           csv_field(b.at("bytes")) + "\n";
   }
   return out;
 }

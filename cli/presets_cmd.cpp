@@ -33,7 +33,8 @@ int run_presets(const PresetsOptions& o) {
         json out = json::object();
         for (const auto& k : kinds) {
           out[k] = json::array();
-          for (const json& p : all.at(k)) out[k].push_back({{"id", p.at("id")}, {"name", p.at("name")}});
+          for (const json& p : all.at(k))
+            out[k].push_back({{"id", p.at("id")}, {"name", p.at("name")}});
         }
         std::cout << out.dump(2) << "\n";
         return kOk;

@@ -42,8 +42,9 @@ json read_trace(const std::string& path) {
     std::string cell;
     while (std::getline(cs, cell, ',')) cells.push_back(trim(cell));
     if (cells.size() != 3) {
-      throw SpecError("workload.arrival.requests",
-                      where + ": expected arrival_s,prompt_tokens,output_tokens (got \"" + t + "\")");
+      throw SpecError(
+          "workload.arrival.requests",
+          where + ": expected arrival_s,prompt_tokens,output_tokens (got \"" + t + "\")");
     }
     try {
       std::size_t used = 0;
@@ -80,7 +81,8 @@ json build_serve_request(const ServeOptions& o) {
     arrival = {{"kind", "trace"}, {"requests", read_trace(o.trace_file)}};
   } else {
     if (o.concurrency) {
-      if (o.rate) throw SpecError("workload.arrival.rate_per_s", "give --rate or --concurrency, not both");
+      if (o.rate)
+        throw SpecError("workload.arrival.rate_per_s", "give --rate or --concurrency, not both");
       arrival = {{"kind", "concurrency"}, {"concurrency", *o.concurrency}};
     } else {
       if (!o.rate) {
@@ -182,8 +184,8 @@ void write_per_request(const json& r, const std::string& path) {
         << ',' << csv_field(q.at("first_token_ms")) << ',' << csv_field(q.at("finish_ms")) << ','
         << (done ? csv_field(io::round6(q.at("first_token_ms").get<double>() - a)) : "") << ','
         << (done ? csv_field(io::round6(q.at("finish_ms").get<double>() - a)) : "") << ','
-        << q.at("prompt_tokens") << ',' << q.at("output_tokens") << ','
-        << q.at("cached_tokens") << ',' << q.at("preemptions") << ',' << q.at("instance") << "\n";
+        << q.at("prompt_tokens") << ',' << q.at("output_tokens") << ',' << q.at("cached_tokens")
+        << ',' << q.at("preemptions") << ',' << q.at("instance") << "\n";
   }
   if (!out) throw FileError(path + ": cannot write file");
 }
@@ -192,8 +194,9 @@ void write_per_request(const json& r, const std::string& path) {
 
 void setup_serve(CLI::App& app, ServeOptions& o) {
   CLI::App* sub = app.add_subcommand(
-      "serve", "Serving under load: latency percentiles, throughput and saturation at a request "
-               "rate (analytic; --simulate for the discrete-event simulator)");
+      "serve",
+      "Serving under load: latency percentiles, throughput and saturation at a request "
+      "rate (analytic; --simulate for the discrete-event simulator)");
   sub->add_option("--request", o.request_file, "Serving request document (JSON file, - for stdin)");
   sub->add_option("--model", o.model, "Model preset id");
   sub->add_option("--hardware", o.hardware, "Hardware preset id");

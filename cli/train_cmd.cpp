@@ -20,8 +20,13 @@ json build_train_request(const TrainOptions& o) {
   r["num_gpus"] = o.num_gpus;
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
   json par = json::object();
-  for (const auto& [key, value] : {std::pair{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp},
-                                   {"cp", o.cp}, {"ep", o.ep}, {"vpp", o.vpp}, {"zero", o.zero},
+  for (const auto& [key, value] : {std::pair{"tp", o.tp},
+                                   {"pp", o.pp},
+                                   {"dp", o.dp},
+                                   {"cp", o.cp},
+                                   {"ep", o.ep},
+                                   {"vpp", o.vpp},
+                                   {"zero", o.zero},
                                    {"first_stage_layers", o.first_stage_layers},
                                    {"last_stage_layers", o.last_stage_layers}}) {
     if (value) par[key] = *value;
@@ -132,8 +137,7 @@ void print_table(const json& r) {
     std::printf(")\n");
   }
   std::printf("  memory per GPU   %s of %s GB (%s)\n", num(m.at("total_GB")).c_str(),
-              num(m.at("capacity_GB")).c_str(),
-              m.at("fits").get<bool>() ? "fits" : "does not fit");
+              num(m.at("capacity_GB")).c_str(), m.at("fits").get<bool>() ? "fits" : "does not fit");
   for (const char* k : {"weights_GB", "gradients_GB", "optimizer_GB", "activations_GB",
                         "temporary_GB", "reserve_GB"}) {
     std::printf("    %-16s %s\n", k, num(m.at(k)).c_str());
@@ -144,12 +148,13 @@ void print_table(const json& r) {
                 b.at("op").get<std::string>().c_str(), num(b.at("time_ms")).c_str(),
                 num(b.at("share")).c_str(), b.at("bound").get<std::string>().c_str());
   }
-  for (const json& w : r.at("warnings")) std::printf("  warning: %s\n", w.get<std::string>().c_str());
+  for (const json& w : r.at("warnings"))
+    std::printf("  warning: %s\n", w.get<std::string>().c_str());
 }
 
 void print_csv(const json& r) {
-  const char* const keys[] = {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
-                              "total_time_s", "gpu_hours", "micro_batch_size"};
+  const char* const keys[] = {"step_time_s",  "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+                              "total_time_s", "gpu_hours",    "micro_batch_size"};
   std::string header, row;
   for (const char* k : keys) {
     header += (header.empty() ? "" : ",") + std::string(k);

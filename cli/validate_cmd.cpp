@@ -57,8 +57,7 @@ int check_against(const std::string& file, const std::map<std::string, double>& 
   const auto check = validate::check_ceilings(ceilings, errors, file);
   std::cerr << "validate: " << check.within << " " << what << " within their ceilings (" << file
             << "), " << check.violations.size() << " worse by more than 1 percentage point, "
-            << check.new_groups.size() << " new, " << check.missing.size()
-            << " not in this run\n";
+            << check.new_groups.size() << " new, " << check.missing.size() << " not in this run\n";
   for (const std::string& s : check.new_groups) std::cerr << "  " << s << "\n";
   for (const std::string& s : check.missing) std::cerr << "  " << s << "\n";
   if (check.violations.empty()) return kOk;
@@ -96,8 +95,9 @@ int report_by_source(const ValidateOptions& o) {
         {"schema_version", 1},
         {"id", "e2e"},
         {"name", "80% bands of end-to-end estimates"},
-        {"source", "flopcast validate ../shared/groundtruth/e2e --by-source --write-bands "
-                   "presets/bands/e2e.json"},
+        {"source",
+         "flopcast validate ../shared/groundtruth/e2e --by-source --write-bands "
+         "presets/bands/e2e.json"},
         {"notes",
          "Per kind of figure: the 10th and 90th percentile of the slowness ln(measured time / "
          "predicted time) of every end-to-end row predicted leave-one-source-out (each source "

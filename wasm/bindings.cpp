@@ -18,7 +18,8 @@ std::string envelope(F&& f) {
     return json{{"ok", true}, {"result", f()}}.dump(-1, ' ', false, json::error_handler_t::replace);
   } catch (...) {
     const auto e = flopcast::io::describe_current_exception();
-    return json{{"ok", false}, {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
+    return json{{"ok", false},
+                {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }

@@ -22,7 +22,7 @@ double source_weighted_percentile(const std::map<std::string, std::vector<double
 /// estimate); or, `symmetric`, ±(the 100 − 2·`tail` percentile of |slowness|), for sources that
 /// disagree in sign; then scaled `scale` times about the estimate (which it always holds).
 struct BandRule {
-  double tail = 10;        ///< percent
+  double tail = 10;  ///< percent
   double scale = 1;
   bool symmetric = false;
 };

@@ -66,8 +66,7 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
                << std::fabs(outcome.predicted - measured) / measured << '\n';
   }
   if (record_ && outcome.op) {
-    samples_.push_back(FitSample{outcome.hardware_id,
-                                 to_string(outcome.op->calibration_key), s,
+    samples_.push_back(FitSample{outcome.hardware_id, to_string(outcome.op->calibration_key), s,
                                  measured * 1e-6, *outcome.op});
   }
   if (record_ && outcome.collective) {
@@ -113,16 +112,16 @@ json Collector::report(std::optional<Split> only) const {
       if (b.measured.empty()) continue;
       const ErrorStats st = error_stats(b.predicted, b.measured);
       json row{{"group", name},
-                            {"split", std::string(to_string(s))},
-                            {"count", st.count},
-                            {"skipped", b.skipped},
-                            {"mape", round6(st.mape)},
-                            {"median_ape", round6(st.median_ape)},
-                            {"p90_ape", round6(st.p90_ape)},
-                            {"max_ape", round6(st.max_ape)},
-                            {"max_row", b.max_row},
-                            {"bias", round6(st.bias)},
-                            {"tier", b.tier}};
+               {"split", std::string(to_string(s))},
+               {"count", st.count},
+               {"skipped", b.skipped},
+               {"mape", round6(st.mape)},
+               {"median_ape", round6(st.median_ape)},
+               {"p90_ape", round6(st.p90_ape)},
+               {"max_ape", round6(st.max_ape)},
+               {"max_row", b.max_row},
+               {"bias", round6(st.bias)},
+               {"tier", b.tier}};
       // Share of measurements inside the estimate's nominal 80% band (goal 0.75-0.85).
       if (b.banded > 0) {
         row["coverage_80"] = round6(static_cast<double>(b.covered) / static_cast<double>(b.banded));

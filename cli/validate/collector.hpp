@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <limits>
 #include <map>
-#include <ostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>

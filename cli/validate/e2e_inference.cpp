@@ -38,8 +38,9 @@ std::optional<Outcome> static_metric(const json& r, const std::string& metric, d
   }
   if (metric == "total_tokens_per_s") {
     // batch · (prompt + output) tokens in one end-to-end latency.
-    return Outcome::value(replicas * batch * (prompt + output) / (r.at("e2e_ms").get<double>() / 1e3),
-                          r.value("tier", 0));
+    return Outcome::value(
+        replicas * batch * (prompt + output) / (r.at("e2e_ms").get<double>() / 1e3),
+        r.value("tier", 0));
   }
   if (metric == "output_tokens_per_s_per_user") {
     // A user sees one token per TPOT.

@@ -29,7 +29,7 @@ std::string normalize_model_name(std::string_view name) {
     if (c == ' ' || c == '_') c = '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
-  static const char* const kSuffixes[] = {"-instruct", "-chat", "-hf", "-base", "-fp8-kv",
+  static const char* const kSuffixes[] = {"-instruct", "-chat", "-hf",  "-base", "-fp8-kv",
                                           "-fp8",      "-fp4",  "-awq", "-gptq", "-it",
                                           "-dynamic",  "-v0.1", "-v0.2"};
   for (bool again = true; again;) {
@@ -65,8 +65,7 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
                                                    : std::max(1, hidden / 128);
   const int kv_heads =
       std::isfinite(number("kv_heads")) ? static_cast<int>(number("kv_heads")) : heads;
-  const int ffn =
-      std::isfinite(number("ffn")) ? static_cast<int>(number("ffn")) : 4 * hidden;
+  const int ffn = std::isfinite(number("ffn")) ? static_cast<int>(number("ffn")) : 4 * hidden;
   // MPT ties its input and output embeddings (llm-foundry's mpt yamls); Megatron GPT does not.
   const bool tied = arch.contains("tie_embeddings") ? arch.value("tie_embeddings", false)
                                                     : lower_case(name).rfind("mpt", 0) == 0;
@@ -147,11 +146,16 @@ std::optional<bool> row_bool(const json& j, const char* key) {
 std::optional<std::string> model_preset_for(std::string_view model) {
   // Names of the original LLaMA-2 tables and sources that predate a version suffix.
   static const std::pair<const char*, const char*> kAliases[] = {
-      {"llama-7b", "llama-2-7b"},         {"llama-13b", "llama-2-13b"},
-      {"llama-70b", "llama-2-70b"},       {"codellama-34b", "codellama-34b"},
-      {"meta-llama-3-8b", "llama-3-8b"},  {"meta-llama-3-70b", "llama-3-70b"},
-      {"meta-llama-3.1-8b", "llama-3.1-8b"}, {"meta-llama-3.1-70b", "llama-3.1-70b"},
-      {"meta-llama-3.1-405b", "llama-3.1-405b"}, {"code-llama-34b", "codellama-34b"}};
+      {"llama-7b", "llama-2-7b"},
+      {"llama-13b", "llama-2-13b"},
+      {"llama-70b", "llama-2-70b"},
+      {"codellama-34b", "codellama-34b"},
+      {"meta-llama-3-8b", "llama-3-8b"},
+      {"meta-llama-3-70b", "llama-3-70b"},
+      {"meta-llama-3.1-8b", "llama-3.1-8b"},
+      {"meta-llama-3.1-70b", "llama-3.1-70b"},
+      {"meta-llama-3.1-405b", "llama-3.1-405b"},
+      {"code-llama-34b", "codellama-34b"}};
   const std::string id = normalize_model_name(model);
   if (id.empty()) return std::nullopt;
   for (const auto& [alias, preset] : kAliases) {

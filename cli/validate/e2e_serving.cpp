@@ -102,10 +102,10 @@ std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
   if (std::isfinite(in) && std::isfinite(out) && in >= 1 && out >= 1) {
     const int pi = static_cast<int>(in), po = static_cast<int>(out);
     if (std::isfinite(ratio) && ratio > 0 && ratio < 1) {
-      l.prompt = {{"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * pi))},
-                  {"max", pi}};
-      l.output = {{"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * po))},
-                  {"max", po}};
+      l.prompt = {
+          {"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * pi))}, {"max", pi}};
+      l.output = {
+          {"kind", "uniform"}, {"min", std::max(1, static_cast<int>(ratio * po))}, {"max", po}};
     } else {
       l.prompt = pi;
       l.output = po;
@@ -160,8 +160,8 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
     e["policy"] = v0 && !chunked ? "prefill_first" : "decode_first";
     if (v0 && !chunked) {
       // V0 without chunking: one step may hold a whole prompt (budget = max_model_len).
-      e["max_num_batched_tokens"] = static_cast<int>(std::max<double>(
-          lengths.max_total, std::isfinite(max_model_len) ? max_model_len : 4096));
+      e["max_num_batched_tokens"] = static_cast<int>(
+          std::max<double>(lengths.max_total, std::isfinite(max_model_len) ? max_model_len : 4096));
     } else if (v0) {
       e["max_num_batched_tokens"] =
           std::isfinite(steps) && steps > 1
@@ -282,10 +282,9 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                                                              double(kMaxClosedLoopRequests))
                                                 : kMaxRequests;
   const int n = static_cast<int>(std::min(cap, std::isfinite(prompts) ? prompts : 1000.0));
-  const bool offline = contains(lower_case(json_string(wl, "mode")), "offline") ||
-                       json_string(wl, "qps") == "inf" ||
-                       (std::isfinite(concurrency) && std::isfinite(prompts) &&
-                        concurrency >= prompts);
+  const bool offline =
+      contains(lower_case(json_string(wl, "mode")), "offline") || json_string(wl, "qps") == "inf" ||
+      (std::isfinite(concurrency) && std::isfinite(prompts) && concurrency >= prompts);
   json arrival;
   if (offline) {
     arrival = {{"kind", "concurrency"}, {"concurrency", n}};  // every prompt at t = 0
@@ -320,10 +319,12 @@ std::optional<double> serving_metric(const json& r, const std::string& metric, c
     return tput.at("output_tokens_per_s").get<double>();
   }
   if (metric == "output_tokens_per_s_per_gpu") {
-    return tput.at("output_tokens_per_s").get<double>() / r.at("request").at("num_gpus").get<double>();
+    return tput.at("output_tokens_per_s").get<double>() /
+           r.at("request").at("num_gpus").get<double>();
   }
   if (metric == "total_tokens_per_s") {
-    return tput.at("output_tokens_per_s").get<double>() + tput.at("input_tokens_per_s").get<double>();
+    return tput.at("output_tokens_per_s").get<double>() +
+           tput.at("input_tokens_per_s").get<double>();
   }
   if (metric == "requests_per_s") return tput.at("requests_per_s").get<double>();
   if (metric == "output_tokens_per_s_per_user") {  // a user sees one token per TPOT
@@ -331,9 +332,9 @@ std::optional<double> serving_metric(const json& r, const std::string& metric, c
     return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
   }
   const std::string m = metric == "request_latency_ms_mean" ? "e2e_ms_mean"
-                        : metric == "ttft_ms"                ? "ttft_ms_mean"
-                        : metric == "tpot_ms"                ? "tpot_ms_mean"
-                                                             : metric;
+                        : metric == "ttft_ms"               ? "ttft_ms_mean"
+                        : metric == "tpot_ms"               ? "tpot_ms_mean"
+                                                            : metric;
   const auto cut = m.rfind('_');
   if (cut == std::string::npos) return std::nullopt;
   const std::string base = m.substr(0, cut), stat = m.substr(cut + 1);
@@ -382,9 +383,9 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
   if (const auto* reason = std::get_if<std::string>(&sim)) return Outcome::skipped(*reason);
   const json& r = std::get<json>(sim);
   if (row_has_flag(row, "overloaded")) {
-    return Outcome::skipped(std::string("overloaded in the source (requests failed); flopcast ") +
-                            (r.at("saturated").get<bool>() ? "agrees: saturated"
-                                                            : "predicts not saturated"));
+    return Outcome::skipped(
+        std::string("overloaded in the source (requests failed); flopcast ") +
+        (r.at("saturated").get<bool>() ? "agrees: saturated" : "predicts not saturated"));
   }
   const std::string metric = json_string(row, "metric");
   const auto v = serving_metric(r, metric, row);

@@ -30,8 +30,8 @@ using nlohmann::json;
 std::string profile_of(const json& wl) {
   const std::string f = lower_case(json_string(wl, "framework"));
   if (contains(f, "megatron") || contains(f, "nemo")) return "megatron";
-  if (contains(f, "foundry") || contains(f, "composer") || contains(f, "torchtitan") || contains(f, "fsdp") ||
-      contains(f, "deepspeed") || contains(f, "pytorch")) {
+  if (contains(f, "foundry") || contains(f, "composer") || contains(f, "torchtitan") ||
+      contains(f, "fsdp") || contains(f, "deepspeed") || contains(f, "pytorch")) {
     return "pytorch_fsdp";
   }
   return "";
@@ -92,7 +92,8 @@ std::optional<double> training_metric(const json& r, const json& row, bool hardw
 }  // namespace
 
 Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
-  if (row_has_flag(row, "parallelism_unknown")) return Outcome::skipped("parallel layout not stated");
+  if (row_has_flag(row, "parallelism_unknown"))
+    return Outcome::skipped("parallel layout not stated");
   if (row_has_flag(row, "per_gpu_unit_not_stated")) {
     return Outcome::skipped("per-GPU or whole-run unit not stated");
   }
@@ -109,15 +110,18 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
 
   const double num_gpus = row_number_or(row, "num_gpus", 1);
-  const double tp = row_number_or(par, "tp", 1), pp = row_number_or(par, "pp", 1), cp = row_number_or(par, "cp", 1);
+  const double tp = row_number_or(par, "tp", 1), pp = row_number_or(par, "pp", 1),
+               cp = row_number_or(par, "cp", 1);
   const double ep = row_number_or(par, "ep", 1), vp = row_number_or(par, "vp", 1);
   const double dp = row_number_or(par, "dp", num_gpus / (tp * pp * cp));
   if (!(dp >= 1) || std::fabs(dp - std::round(dp)) > 1e-9) {
     return Outcome::skipped("num_gpus is not a multiple of tp·pp·cp");
   }
   const std::string profile = profile_of(wl);
-  json parallelism{{"tp", static_cast<int>(tp)}, {"pp", static_cast<int>(pp)},
-                   {"dp", static_cast<int>(dp)}, {"cp", static_cast<int>(cp)}};
+  json parallelism{{"tp", static_cast<int>(tp)},
+                   {"pp", static_cast<int>(pp)},
+                   {"dp", static_cast<int>(dp)},
+                   {"cp", static_cast<int>(cp)}};
   if (ep > 1) parallelism["ep"] = static_cast<int>(ep);
   if (vp > 1) parallelism["vpp"] = static_cast<int>(vp);
   // FSDP: a strategy name, a flag, or the size of the sharding group (torchtitan's dp_shard).
@@ -130,7 +134,8 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
       return Outcome::skipped("FSDP strategy \"" + fsdp_it->get<std::string>() + "\" not modelled");
     }
   } else if (fsdp_it != par.end() && (fsdp_it->is_number() || fsdp_it->is_boolean())) {
-    const double group = fsdp_it->is_number() ? fsdp_it->get<double>() : (fsdp_it->get<bool>() ? dp * cp : 0);
+    const double group =
+        fsdp_it->is_number() ? fsdp_it->get<double>() : (fsdp_it->get<bool>() ? dp * cp : 0);
     if (group > 1) parallelism["fsdp"] = group < dp * cp ? "hybrid_shard" : "full_shard";
   } else if (profile == "megatron" && !sc21) {
     // Megatron-Core: distributed optimizer, sequence parallelism with TP.
@@ -155,7 +160,8 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     global = micro * row_number_or(wl, "grad_accum", 1) * dp;
   }
   if (!(global >= 1)) return Outcome::skipped("global batch not stated");
-  json workload{{"seq_len", static_cast<int>(seq)}, {"global_batch_size", static_cast<int>(global)}};
+  json workload{{"seq_len", static_cast<int>(seq)},
+                {"global_batch_size", static_cast<int>(global)}};
   if (std::isfinite(micro) && micro >= 1) {
     workload["micro_batch_size"] = static_cast<int>(micro);
   } else if (pp > 1 && contains(lower_case(json_string(wl, "framework")), "torchtitan")) {

@@ -153,18 +153,15 @@ std::size_t load_gemm(const CsvFile& f, Context& ctx, const std::string& prefix)
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
     const double mm = parse_number(r[m], f, line, "m"), nn = parse_number(r[n], f, line, "n"),
                  kk = parse_number(r[k], f, line, "k");
-    const Outcome o =
-        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-                    [&](const HardwareSpec& hw) -> Outcome {
-                      if (r[op] != "gemm")
-                        return Outcome::skipped("op " + str(r[op]) + " not modelled");
-                      const auto types = linear_types(r[dtype]);
-                      if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
-                      if (!(mm >= 1 && nn >= 1 && kk >= 1))
-                        return Outcome::skipped("missing or zero m, n, k");
-                      return micros(gemm_op("gemm", hw, ctx.km_for(framework_of(r)), mm, nn, kk,
-                                            *types));
-                    });
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (r[op] != "gemm") return Outcome::skipped("op " + str(r[op]) + " not modelled");
+          const auto types = linear_types(r[dtype]);
+          if (!types) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          if (!(mm >= 1 && nn >= 1 && kk >= 1)) return Outcome::skipped("missing or zero m, n, k");
+          return micros(gemm_op("gemm", hw, ctx.km_for(framework_of(r)), mm, nn, kk, *types));
+        });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
 }
@@ -208,8 +205,7 @@ std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
                       if (!all_positive({b, s, h, g, d}))
                         return Outcome::skipped("missing shape value");
                       return micros(attention_prefill_op(hw, ctx.km_for(framework_of(r)), b, s, h,
-                                                         g, d, math->first,
-                                                         math->second, *kv));
+                                                         g, d, math->first, math->second, *kv));
                     });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
@@ -235,30 +231,28 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
     if (r[kv_dtype] != r[dtype]) dt += "-kv" + str(r[kv_dtype]);
     const std::string group = "aic/" + str(r[gpu]) + "/attn_decode/" + dt;
     const double measured = parse_number(r[meas], f, line, "measured_time_us");
-    const Outcome o =
-        predict_row(ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
-                    [&](const HardwareSpec& hw) -> Outcome {
-                      if (parse_number(r[q_len], f, line, "q_len") != 1) {
-                        return Outcome::skipped("decode with q_len > 1 not modelled");
-                      }
-                      const auto math = attention_math(r[dtype]);
-                      if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
-                      const auto kv = kv_bytes_of(r[kv_dtype]);
-                      if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
-                      const double b = parse_number(r[batch], f, line, "batch"),
-                                   s = parse_number(r[kv_len], f, line, "kv_len"),
-                                   h = parse_number(r[heads], f, line, "num_heads"),
-                                   g = parse_number(r[kv_heads], f, line, "num_kv_heads"),
-                                   d = parse_number(r[head_dim], f, line, "head_dim");
-                      if (!all_positive({b, s, h, g, d}))
-                        return Outcome::skipped("missing shape value");
-                      // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages
-                      // hold 64 tokens (tokens_per_block's default).
-                      KernelModel km = ctx.km_for(framework_of(r));
-                      km.kv_page_tokens = 64;
-                      return micros(attention_decode_op(hw, km, b, s, h, g, d, math->first,
-                                                        math->second, *kv));
-                    });
+    const Outcome o = predict_row(
+        ctx, sanity == std::string::npos ? "" : r[sanity], r[gpu],
+        [&](const HardwareSpec& hw) -> Outcome {
+          if (parse_number(r[q_len], f, line, "q_len") != 1) {
+            return Outcome::skipped("decode with q_len > 1 not modelled");
+          }
+          const auto math = attention_math(r[dtype]);
+          if (!math) return Outcome::skipped(dtype_not_modelled(r[dtype]));
+          const auto kv = kv_bytes_of(r[kv_dtype]);
+          if (!kv) return Outcome::skipped("kv_" + dtype_not_modelled(r[kv_dtype]));
+          const double b = parse_number(r[batch], f, line, "batch"),
+                       s = parse_number(r[kv_len], f, line, "kv_len"),
+                       h = parse_number(r[heads], f, line, "num_heads"),
+                       g = parse_number(r[kv_heads], f, line, "num_kv_heads"),
+                       d = parse_number(r[head_dim], f, line, "head_dim");
+          if (!all_positive({b, s, h, g, d})) return Outcome::skipped("missing shape value");
+          // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages
+          // hold 64 tokens (tokens_per_block's default).
+          KernelModel km = ctx.km_for(framework_of(r));
+          km.kv_page_tokens = 64;
+          return micros(attention_decode_op(hw, km, b, s, h, g, d, math->first, math->second, *kv));
+        });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
 }
@@ -403,18 +397,20 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
             // the same kernel), in the range where vLLM takes it: what the inference estimate
             // prices its tensor-parallel all-reduces with (all_reduce_op).
             const std::string_view im = r[impl];
-            const bool graph = im == "custom_allreduce:vllm_graph" ||
-                               im == "custom_allreduce:sglang_graph";
+            const bool graph =
+                im == "custom_allreduce:vllm_graph" || im == "custom_allreduce:sglang_graph";
             KernelModel km = ctx.km();
             km.custom_all_reduce_max_bytes =
                 io::detail::engine_profile("vllm", "engine").custom_all_reduce_max_bytes;
             if (!graph || n_nodes > 1 || !uses_custom_all_reduce(preset, km, Bytes(size), *n)) {
-              return Outcome::skipped("custom all-reduce outside vLLM's own use (eager launch, "
-                                      "TensorRT-LLM's kernel, or a size or topology where vLLM "
-                                      "falls back to NCCL)");
+              return Outcome::skipped(
+                  "custom all-reduce outside vLLM's own use (eager launch, "
+                  "TensorRT-LLM's kernel, or a size or topology where vLLM "
+                  "falls back to NCCL)");
             }
             return Outcome::value(
-                estimate_custom_all_reduce(Bytes(size), *n, cluster_of(preset), km).time.value * 1e6,
+                estimate_custom_all_reduce(Bytes(size), *n, cluster_of(preset), km).time.value *
+                    1e6,
                 0);
           }
           const std::string_view sys = setup == std::string::npos ? "" : r[setup];

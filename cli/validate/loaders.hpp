@@ -59,8 +59,9 @@ class Context {
   /// Training predictors pass their request's `framework` object (and the GPU's hardware preset
   /// id) through here: keys of `overrides["<profile>"]` and `overrides["<profile>@<family>"]`
   /// (family: the GPU's architecture) replace the profile's constants; `overrides["*"]` and
-  /// `overrides["*@<family>"]` apply to every profile (what `flopcast fit --training` searches over). A request without a
-  /// profile gets the default of its layout, named by `overrides["default"]` when given.
+  /// `overrides["*@<family>"]` apply to every profile (what `flopcast fit --training` searches
+  /// over). A request without a profile gets the default of its layout, named by
+  /// `overrides["default"]` when given.
   void apply_training_override(json& framework, const std::string& hardware_id) const;
   void set_training_override(json overrides) { training_override_ = std::move(overrides); }
 

@@ -318,9 +318,9 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   }
 
   // Leave-one-source-out prediction of every row.
-  std::map<std::string, double> loso;        // row key → prediction
-  std::map<std::string, bool> loso_fitted;   // source → any fitted constant used
-  std::map<std::string, json> scales_used;   // training source → its fold's scales
+  std::map<std::string, double> loso;         // row key → prediction
+  std::map<std::string, bool> loso_fitted;    // source → any fitted constant used
+  std::map<std::string, json> scales_used;    // training source → its fold's scales
   std::map<std::string, Pass> engine_passes;  // engine overrides signature → pass
   const bool refitted = engine_folds.is_object();
   const json no_folds = json::object();
@@ -407,7 +407,8 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     if (it == loso.end()) continue;
     logs[kind_of(s)][source_of(s.group)].push_back(slowness(s, it->second));
     const auto t = t0.find(key);
-    if (t != t0.end()) logs_t0[kind_of(s)][source_of(s.group)].push_back(slowness(s, t->second.predicted));
+    if (t != t0.end())
+      logs_t0[kind_of(s)][source_of(s.group)].push_back(slowness(s, t->second.predicted));
   }
 
   // The band rule per kind: the narrowest band (tail percentiles of the other sources' slowness,
@@ -490,13 +491,14 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     const auto it = loso.find(key);
     const auto t = t0.find(key);
     if (it == loso.end()) continue;
-    row_list.push_back({{"id", s.id},
-                    {"group", s.group},
-                    {"kind", kind_of(s)},
-                    {"measured", round6(s.measured)},
-                    {"loso", round6(it->second)},
-                    {"tier0", t != t0.end() ? json(round6(t->second.predicted)) : json(nullptr)},
-                    {"default", round6(s.predicted)}});
+    row_list.push_back(
+        {{"id", s.id},
+         {"group", s.group},
+         {"kind", kind_of(s)},
+         {"measured", round6(s.measured)},
+         {"loso", round6(it->second)},
+         {"tier0", t != t0.end() ? json(round6(t->second.predicted)) : json(nullptr)},
+         {"default", round6(s.predicted)}});
   }
   report["rows"] = row_list;
   // The committed bands: every source's leave-one-source-out slowness, sources weighted alike.
@@ -554,7 +556,8 @@ std::string format_loso_table(const json& report) {
     << report.value("engine_refits", std::string()) << ")\n";
   o << std::left << std::setw(22) << "kind" << std::setw(36) << "source" << std::right
     << std::setw(6) << "rows" << std::setw(11) << "median %" << std::setw(10) << "Tier0 %"
-    << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %" << "\n";
+    << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %"
+    << "\n";
   for (const json& s : report.at("sources")) {
     o << std::left << std::setw(22) << s.at("kind").get<std::string>() << std::setw(36)
       << s.at("source").get<std::string>() << std::right << std::setw(6)
@@ -564,12 +567,12 @@ std::string format_loso_table(const json& report) {
   }
   o << "\nPer kind (rows pooled over sources)\n";
   for (const json& k : report.at("kinds")) {
-    o << std::left << std::setw(22) << k.at("kind").get<std::string>() << std::right
-      << std::setw(3) << k.at("sources").get<int>() << " sources" << std::setw(6)
-      << k.at("rows").get<std::size_t>() << " rows  median " << std::setw(5)
-      << p(k.at("median_ape")) << " %  Tier 0 " << std::setw(5) << p(k.at("tier0_median_ape"))
-      << " %  band coverage " << std::setw(5) << p(k.at("band_coverage_80")) << " %  worst "
-      << k.at("worst_source").get<std::string>() << "\n";
+    o << std::left << std::setw(22) << k.at("kind").get<std::string>() << std::right << std::setw(3)
+      << k.at("sources").get<int>() << " sources" << std::setw(6) << k.at("rows").get<std::size_t>()
+      << " rows  median " << std::setw(5) << p(k.at("median_ape")) << " %  Tier 0 " << std::setw(5)
+      << p(k.at("tier0_median_ape")) << " %  band coverage " << std::setw(5)
+      << p(k.at("band_coverage_80")) << " %  worst " << k.at("worst_source").get<std::string>()
+      << "\n";
   }
   return o.str();
 }

@@ -8,8 +8,8 @@
 /// default estimate. The 80% band of a source comes from the residuals of the other sources of
 /// the same kind. Method: docs/validation.md.
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

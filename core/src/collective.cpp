@@ -59,7 +59,10 @@ class Planner {
  public:
   Planner(CollectiveKind kind, double bytes, const Layout& l, const ClusterSpec& c,
           const KernelModel& km)
-      : kind_(kind), s_(bytes), l_(l), c_(c),
+      : kind_(kind),
+        s_(bytes),
+        l_(l),
+        c_(c),
         up_(priced(c.scaleup_model, false, c, km)),
         out_(priced(c.scaleout_model, true, c, km)) {}
 
@@ -212,10 +215,10 @@ ClusterSpec cluster_of(const HardwareSpec& hw) {
   c.gpus_per_node = hw.gpus_per_node;
   c.scaleup_bandwidth = hw.scaleup_bandwidth;
   c.scaleup_latency_s = hw.scaleup_latency_s;
-  c.scaleout_bandwidth =
-      hw.gpus_per_node > 0
-          ? BytesPerSecond(hw.scaleout_nics_per_node * hw.scaleout_nic_bandwidth.value / hw.gpus_per_node)
-          : BytesPerSecond(0);
+  c.scaleout_bandwidth = hw.gpus_per_node > 0
+                             ? BytesPerSecond(hw.scaleout_nics_per_node *
+                                              hw.scaleout_nic_bandwidth.value / hw.gpus_per_node)
+                             : BytesPerSecond(0);
   c.scaleout_latency_s = hw.scaleout_latency_s;
   c.scaleup_model = hw.scaleup_fabric;
   c.scaleout_model = hw.scaleout_fabric;
@@ -264,10 +267,10 @@ CollectiveEstimate estimate_collective(CollectiveKind kind, Bytes bytes, int ran
   } else {
     const auto stages = planner.plan(algorithm);
     if (!stages) {
-      throw NotModelledError("collective.algorithm",
-                             std::string(to_string(algorithm)) + " is not modelled for " +
-                                 std::string(to_string(kind)) + " (got \"" +
-                                 std::string(to_string(algorithm)) + "\")");
+      throw NotModelledError("collective.algorithm", std::string(to_string(algorithm)) +
+                                                         " is not modelled for " +
+                                                         std::string(to_string(kind)) + " (got \"" +
+                                                         std::string(to_string(algorithm)) + "\")");
     }
     best = stages_time_s(*stages);
   }

@@ -96,10 +96,10 @@ HardwareSpec with_gpus_per_node(HardwareSpec h, int gpus_per_node) {
     return h;
   }
   if (h.scaleout_nics_per_node > 0) {
-    const double per_gpu = h.scaleout_nics_per_node * h.scaleout_nic_bandwidth.value /
-                           h.gpus_per_node;
-    const double exact = static_cast<double>(h.scaleout_nics_per_node) * gpus_per_node /
-                         h.gpus_per_node;
+    const double per_gpu =
+        h.scaleout_nics_per_node * h.scaleout_nic_bandwidth.value / h.gpus_per_node;
+    const double exact =
+        static_cast<double>(h.scaleout_nics_per_node) * gpus_per_node / h.gpus_per_node;
     const int nics = std::clamp(static_cast<int>(std::lround(exact)), 1, 64);
     h.scaleout_nics_per_node = nics;
     h.scaleout_nic_bandwidth = BytesPerSecond(per_gpu * gpus_per_node / nics);

@@ -13,7 +13,7 @@
 namespace flopcast {
 namespace {
 
-constexpr int kMaxDecodeBins = 64;       // decode steps are averaged over at most this many bins
+constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
 void check_int(const std::string& path, long long value, long long lo, long long hi) {
   if (value < lo || value > hi) {
@@ -134,8 +134,8 @@ void validate(const InferenceSpec& s) {
     throw SpecError("workload.prompt_tokens",
                     "prompt_tokens + output_tokens must be <= model.max_context_tokens (" +
                         std::to_string(m.max_context_tokens) + ") (got " +
-                        std::to_string(s.prompt_tokens) + " + " +
-                        std::to_string(s.output_tokens) + " = " + std::to_string(context) + ")");
+                        std::to_string(s.prompt_tokens) + " + " + std::to_string(s.output_tokens) +
+                        " = " + std::to_string(context) + ")");
   }
   if (!std::isfinite(s.gpu_memory_utilization) || s.gpu_memory_utilization <= 0 ||
       s.gpu_memory_utilization > 1) {
@@ -162,15 +162,15 @@ struct Shard {
   ModelSpec model;
   int tp = 1;
   double h, vocab, layers;
-  double a;        // activation bytes
-  double w;        // linear-layer weight bytes per element, scales included
-  double attn_w;   // the same for the attention projections
-  double kv;       // KV-cache bytes per element
+  double a;       // activation bytes
+  double w;       // linear-layer weight bytes per element, scales included
+  double attn_w;  // the same for the attention projections
+  double kv;      // KV-cache bytes per element
   GemmTypes linear;
   GemmTypes attn_linear;  // attention projections: `linear` unless the checkpoint keeps them apart
-  GemmTypes dense16;  // router (and LM head): 16-bit weights in every quantization scheme
-  GemmTypes head;     // LM head (its weight bytes size the embedding too): dense16, but quantized
-                      // like the linears in a GGUF file
+  GemmTypes dense16;      // router (and LM head): 16-bit weights in every quantization scheme
+  GemmTypes head;  // LM head (its weight bytes size the embedding too): dense16, but quantized
+                   // like the linears in a GGUF file
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
@@ -234,8 +234,8 @@ Shard make_shard(const InferenceSpec& s) {
 
 /// Work of one forward step.
 struct Step {
-  double tokens = 0;     // T: new tokens in the step
-  double sequences = 0;  // b
+  double tokens = 0;       // T: new tokens in the step
+  double sequences = 0;    // b
   double new_per_seq = 0;  // prefill: prompt length; decode: 1
   double context = 0;      // decode: tokens attended per sequence
   bool prefill = false;
@@ -251,11 +251,11 @@ struct FfnOps {
 /// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
 /// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
 struct TokenOps {
-  OpCost embedding;                  ///< once per step
-  std::vector<OpCost> attn_linears;  ///< per layer: q/k/v projections, o_proj
-  FfnOps dense, moe;                 ///< per dense / MoE layer (those the model has)
+  OpCost embedding;                     ///< once per step
+  std::vector<OpCost> attn_linears;     ///< per layer: q/k/v projections, o_proj
+  FfnOps dense, moe;                    ///< per dense / MoE layer (those the model has)
   std::optional<OpCost> tp_all_reduce;  ///< tp > 1: one of the two per layer
-  OpCost final_norm;                 ///< once per step, over every token
+  OpCost final_norm;                    ///< once per step, over every token
   const FfnOps& ffn(const LayerKind& k) const { return k.moe ? moe : dense; }
 };
 
@@ -277,8 +277,8 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
     return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t * sh.h + act_fn_elems),
                      Bytes(sh.a * (2 * 4 * t * sh.h + 2 * rope + act_fn_elems)), 4);
   };
-  const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
-                                     [](const LayerKind& k) { return !k.moe; });
+  const bool has_dense =
+      std::any_of(sh.kinds.begin(), sh.kinds.end(), [](const LayerKind& k) { return !k.moe; });
   if (has_dense) {
     for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), s.tp, "mlp")) {
       ops.dense.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
@@ -291,9 +291,8 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
         moe_experts_op(hw, km, t, sh.h, double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
                        m.experts_per_token, m.ffn == FfnKind::gated, sh.linear, sh.dense16, s.ep));
     if (m.shared_experts > 0) {
-      for (const auto& l : layer_ops::ffn_linears(m, double(m.shared_experts) *
-                                                         m.shared_expert_width(),
-                                                  s.tp, "shared_experts")) {
+      for (const auto& l : layer_ops::ffn_linears(
+               m, double(m.shared_experts) * m.shared_expert_width(), s.tp, "shared_experts")) {
         ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
       }
     }
@@ -372,8 +371,8 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   lm_head.kernels += final_norm.kernels;
   ops.push_back(lm_head);
   if (s.tp > 1) {
-    ops.push_back(all_gather_op("tp_comm", hw, km,
-                                Bytes(st.sequences * sh.vocab * s.tp * sh.a), s.tp));
+    ops.push_back(
+        all_gather_op("tp_comm", hw, km, Bytes(st.sequences * sh.vocab * s.tp * sh.a), s.tp));
   }
 
   if (s.pp > 1) {
@@ -515,8 +514,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   auto ffn = [&](int tp) {
     const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
-    const double shared = sum(layer_ops::ffn_linears(
-        m, double(m.shared_experts) * m.shared_expert_width(), tp, ""));
+    const double shared =
+        sum(layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), tp, ""));
     return (m.num_layers - pc.moe_layers) * dense +
            pc.moe_layers * (m.num_experts * expert + shared);
   };
@@ -552,9 +551,8 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   // chunks, FLOPs and bytes are those of the whole batch. Without chunked prefill a chunk holds
   // whole prompts only, and one prompt longer than the budget runs alone.
   const double budget = spec.max_num_batched_tokens;
-  const double chunks = spec.chunked_prefill
-                            ? std::ceil(b * s / budget)
-                            : std::ceil(b / std::max(1.0, std::floor(budget / s)));
+  const double chunks = spec.chunked_prefill ? std::ceil(b * s / budget)
+                                             : std::ceil(b / std::max(1.0, std::floor(budget / s)));
   // Pipelined, the chunks flow through pp stages of 1/pp of the step each: the last leaves after
   // (chunks + pp − 1) stage times.
   const double pp = spec.pp;
@@ -644,7 +642,10 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   long long lo = 0, hi = 1'000'000;
   while (lo < hi) {
     const long long mid = (lo + hi + 1) / 2;
-    if (need(static_cast<double>(mid), s, context) <= mem.budget_bytes) lo = mid; else hi = mid - 1;
+    if (need(static_cast<double>(mid), s, context) <= mem.budget_bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   mem.max_batch_size = static_cast<int>(lo);
   lo = 0;
@@ -652,7 +653,10 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   while (lo < hi) {
     const long long mid = (lo + hi + 1) / 2;
     const double prompt = std::max(1.0, static_cast<double>(mid) - n);
-    if (need(b, prompt, static_cast<double>(mid)) <= mem.budget_bytes) lo = mid; else hi = mid - 1;
+    if (need(b, prompt, static_cast<double>(mid)) <= mem.budget_bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   mem.max_context_tokens = static_cast<int>(lo);
   if (!mem.fits) {
@@ -780,8 +784,8 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
 double head_ops_s(const InferenceSpec& s, const Shard& sh, double b) {
   double t = op_time_s(gemm_op("lm_head", s.hardware, sh.km, b, sh.vocab, sh.h, sh.head));
   if (s.tp > 1) {
-    t += op_time_s(all_gather_op("tp_comm", s.hardware, sh.km,
-                                 Bytes(b * sh.vocab * s.tp * sh.a), s.tp));
+    t += op_time_s(
+        all_gather_op("tp_comm", s.hardware, sh.km, Bytes(b * sh.vocab * s.tp * sh.a), s.tp));
   }
   return t;
 }

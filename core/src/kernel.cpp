@@ -22,10 +22,10 @@ double pow2_tile(double m, int lo, int hi) {
 FlopsPerSecond peak_or_throw(const HardwareSpec& hw, DType math) {
   auto peak = hw.peak(math);
   if (!peak) {
-    throw NotModelledError("precision",
-                           std::string("the hardware has no dense ") + std::string(to_string(math)) +
-                               " peak (hardware.dense_peak_TFLOPS." + std::string(to_string(math)) +
-                               " is missing)");
+    throw NotModelledError("precision", std::string("the hardware has no dense ") +
+                                            std::string(to_string(math)) +
+                                            " peak (hardware.dense_peak_TFLOPS." +
+                                            std::string(to_string(math)) + " is missing)");
   }
   return FlopsPerSecond(peak->value * hw.power_clock_factor());
 }
@@ -237,8 +237,9 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
   const double pairs = attended_pairs(0, seq, a.window_tokens, a.local);
   Work w;
   w.flops = Flops(batch * 2 * a.heads * (a.qk_dim + a.v_dim) * pairs);
-  w.bytes = Bytes(batch * seq *
-                  (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes));
+  w.bytes =
+      Bytes(batch * seq *
+            (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes));
   w.compute_ideal = w.flops / (peak * (tile_eff * occupancy));
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   w.units = tiles;
@@ -266,8 +267,9 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
                             double heads, double kv_heads, double head_dim, DType math,
                             double act_bytes, double kv_bytes) {
-  return attention_prefill_op(hw, km, batch, seq, AttentionDims::standard(heads, kv_heads, head_dim),
-                              math, act_bytes, kv_bytes);
+  return attention_prefill_op(hw, km, batch, seq,
+                              AttentionDims::standard(heads, kv_heads, head_dim), math, act_bytes,
+                              kv_bytes);
 }
 
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,

@@ -101,8 +101,9 @@ double rope_elements_per_token(const ModelSpec& m, int tp) {
 double activation_fn_elements(const ModelSpec& m, bool moe, int tp, double rows_per_token) {
   const double per_width = m.ffn == FfnKind::gated ? 3 : 2;
   if (!moe) return per_width * m.dense_ffn_width() / tp;
-  return per_width * (rows_per_token * m.experts_per_token * m.intermediate_size +
-                      m.shared_experts * double(m.shared_expert_width())) /
+  return per_width *
+         (rows_per_token * m.experts_per_token * m.intermediate_size +
+          m.shared_experts * double(m.shared_expert_width())) /
          tp;
 }
 

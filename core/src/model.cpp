@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "flopcast/model.hpp"
 
-#include "flopcast/error.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <utility>
+
+#include "flopcast/error.hpp"
 
 namespace flopcast {
 namespace {
@@ -78,8 +78,9 @@ void validate(const ModelSpec& m, const std::string& path) {
            m.head_dim);
     }
     if (m.num_kv_heads != m.num_heads) {
-      fail(p + "num_kv_heads", "must equal num_heads under multi-head latent attention (" +
-                                   std::to_string(m.num_heads) + ")",
+      fail(p + "num_kv_heads",
+           "must equal num_heads under multi-head latent attention (" +
+               std::to_string(m.num_heads) + ")",
            m.num_kv_heads);
     }
   } else {
@@ -163,7 +164,8 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   if (m.is_mla()) {
     const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
     const double q = rq > 0 ? h * rq + rq * hq * d : h * hq * d;
-    const double kv = h * (rkv + m.qk_rope_head_dim) + rkv * hq * (m.qk_nope_head_dim + m.v_head_dim);
+    const double kv =
+        h * (rkv + m.qk_rope_head_dim) + rkv * hq * (m.qk_nope_head_dim + m.v_head_dim);
     c.attention_per_layer = q + kv + hq * m.v_head_dim * h;
     c.norms_per_layer += (rq > 0 ? rq : 0) + rkv;  // RMSNorm of each latent
   } else {

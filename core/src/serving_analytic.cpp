@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Analytic serving model: Little's-law fixed point for the steady-state batch, a G/G/1 queue of
 // prefill work on the step's leftover token budget, an Erlang-C wait for a batch slot, and
-// percentiles from weighted quantile grids refined towards the tail. Assumptions are listed in the result and in docs/model.md.
+// percentiles from weighted quantile grids refined towards the tail. Assumptions are listed in the
+// result and in docs/model.md.
 #include <algorithm>
 #include <cmath>
 
@@ -116,8 +117,8 @@ Percentiles summarize(const Dist& d) {
 }
 
 struct Workload {
-  double lambda = 0;  // per instance, requests/s
-  double ca2 = 1;     // squared coefficient of variation of inter-arrival times
+  double lambda = 0;                   // per instance, requests/s
+  double ca2 = 1;                      // squared coefficient of variation of inter-arrival times
   std::vector<double> prompt, output;  // lengths at the bins' middle levels
   std::vector<double> weight;          // the bins' widths
   double p_mean = 0, p_new_mean = 0, p_new_m2 = 0, n_mean = 0;
@@ -155,7 +156,8 @@ Workload make_workload(const ServingSpec& spec, int instances) {
   for (std::size_t i = 0; i + 1 < e.size(); ++i) w.weight.push_back(e[i + 1] - e[i]);
   for (std::size_t i = 0; i < w.prompt.size(); ++i) {
     const double p = w.prompt[i], f = w.weight[i];
-    const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
+    const double hit =
+        spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     w.p_mean += f * p;
     w.hit_tokens += f * hit;
     w.p_new_mean += f * (p - hit);
@@ -181,8 +183,8 @@ struct Model {
   const detail::ServingSetup& setup;
   detail::StepCoster& coster;
   const Workload& w;
-  double E = 1;     // tokens per decode step (speculative)
-  double D = 1;     // steps a request occupies the batch: prefill + decode steps
+  double E = 1;       // tokens per decode step (speculative)
+  double D = 1;       // steps a request occupies the batch: prefill + decode steps
   double c_mean = 0;  // mean context of a decoding sequence
 
   /// Step with `decodes` decoding sequences and `prefill` prefill tokens (integers).
@@ -354,9 +356,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // A setup that fits holds at least one whole request (make_setup checks it) and the engine
   // runs a prompt over the budget alone, so the batch limit is at least 1 (the token budget at
   // a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while fits: true).
-  const double b_max = std::max(
-      setup.fits ? 1.0 : 0.0,
-      std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget}));
+  const double b_max =
+      std::max(setup.fits ? 1.0 : 0.0,
+               std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget}));
 
   double lambda_sat = 0;
   if (setup.fits && b_max >= 1) {
@@ -377,10 +379,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // Closed loop (arrival kind concurrency): N clients per instance each keep one request
   // outstanding, so the running batch is min(N, batch limit) and the rest wait in the engine.
   const bool closed = spec.arrival.kind == ArrivalKind::concurrency;
-  const double clients =
-      closed ? std::min(spec.arrival.concurrency, spec.num_requests) /
-                   static_cast<double>(setup.instances)
-             : 0.0;
+  const double clients = closed ? std::min(spec.arrival.concurrency, spec.num_requests) /
+                                      static_cast<double>(setup.instances)
+                                : 0.0;
   if (closed && lambda_sat > 0) {
     w.lambda = m.rate(std::min(clients, b_max));
     r.utilization = w.lambda / lambda_sat;
@@ -405,8 +406,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     r.output_tokens_per_s = r.requests_per_s * w.n_mean;
     r.mean_batch_size = b_max;
     r.mean_step_time_s = b_max >= 1 ? m.tau(b_max) : 0;
-    r.warnings.push_back("saturated: the offered " +
-                         format_number(w.lambda * setup.instances) +
+    r.warnings.push_back("saturated: the offered " + format_number(w.lambda * setup.instances) +
                          " requests/s exceed the saturation rate of " +
                          format_number(r.saturation_rate_per_s) +
                          " requests/s; queues grow without bound, so no latency is given "
@@ -441,20 +441,19 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const int k1 = spec.speculative.num_tokens + 1;
   const double decodes = B * (m.D - 1) / m.D;
   const double budget = spec.engine.max_num_batched_tokens;
-  const double left = std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first
-                                                  ? decodes * k1 : 0.0));
+  const double left =
+      std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first ? decodes * k1 : 0.0));
   std::vector<std::pair<double, double>> service_pts;
   std::vector<double> service_raw, service_steps;  // per prompt point: time and steps
   for (std::size_t i = 0; i < w.prompt.size(); ++i) {
     const double p = w.prompt[i];
-    const double hit = spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
+    const double hit =
+        spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
     const double steps = spec.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
-    const int chunk =
-        static_cast<int>(spec.engine.chunked_prefill ? std::min(p_new, left) : p_new);
-    const int dec = spec.policy == SchedulePolicy::decode_first
-                        ? static_cast<int>(std::round(decodes))
-                        : 0;
+    const int chunk = static_cast<int>(spec.engine.chunked_prefill ? std::min(p_new, left) : p_new);
+    const int dec =
+        spec.policy == SchedulePolicy::decode_first ? static_cast<int>(std::round(decodes)) : 0;
     StepShape s;
     PrefillChunk c{chunk, static_cast<int>(std::round(hit))};
     s.prefills = &c;
@@ -474,8 +473,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   double s_work = 0;
   {
     StepShape d0;
-    const int dec = spec.policy == SchedulePolicy::decode_first
-                        ? static_cast<int>(std::round(decodes)) : 0;
+    const int dec =
+        spec.policy == SchedulePolicy::decode_first ? static_cast<int>(std::round(decodes)) : 0;
     d0.decode_sequences = dec;
     d0.decode_context_tokens = dec * m.c_mean;
     d0.tokens_per_decode = k1;
@@ -497,8 +496,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   }
   const double cs2_hold = hold_m > 0 ? std::max(0.0, hold_m2 / (hold_m * hold_m) - 1) : 0;
   const double pw_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
-  const double w_slot =
-      b_max > B ? (w.ca2 + cs2_hold) / 2 * pw_slot * m.D * tau / (b_max - B) : 0;
+  const double w_slot = b_max > B ? (w.ca2 + cs2_hold) / 2 * pw_slot * m.D * tau / (b_max - B) : 0;
   const LoraWait lw = closed ? LoraWait{} : lora_wait(spec, w.lambda, m.D * tau);
   const double w_mean = w_prefill + w_slot + lw.mean_s;
   const double p_wait = std::clamp(std::max({rho_p, pw_slot, lw.probability}), 1e-9, 1.0);

@@ -69,17 +69,14 @@ double Sampler::lognormal(double mean, double sigma) {
 
 double normal_quantile(double p) {
   // Acklam's algorithm (relative error 1.15e-9), then one Halley step on erfc.
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
-                             -2.759285104469687e+02, 1.383577518672690e+02,
-                             -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
-                             -1.556989798598866e+02, 6.680131188771972e+01,
-                             -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
-                             -2.400758277161838e+00, -2.549732539343734e+00,
-                             4.374664141464968e+00, 2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                             2.445134137142996e+00, 3.754408661907416e+00};
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
   p = std::clamp(p, 1e-300, 1 - 1e-16);
   double x = 0;
   if (p < 0.02425) {
@@ -172,14 +169,16 @@ void check_length(const LengthDist& d, const std::string& path, int max_context)
     case LengthKind::uniform:
       check_range(path + ".min", d.min, 1, hi);
       check_range(path + ".max", d.max, 1, hi);
-      if (d.max < d.min) fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
+      if (d.max < d.min)
+        fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
       break;
     case LengthKind::lognormal:
       check_range(path + ".mean", d.mean, 1, hi);
       check_range(path + ".sigma", d.sigma, 0, 4);
       check_range(path + ".min", d.min, 1, hi);
       check_range(path + ".max", d.max, 1, hi);
-      if (d.max < d.min) fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
+      if (d.max < d.min)
+        fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
       break;
     case LengthKind::trace:
       break;
@@ -198,7 +197,8 @@ void validate(const ServingSpec& s) {
   }
   if (!trace) {
     if (!closed) check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
-    if (s.arrival.kind == ArrivalKind::gamma) check_range("workload.arrival.cv", s.arrival.cv, 0.01, 100);
+    if (s.arrival.kind == ArrivalKind::gamma)
+      check_range("workload.arrival.cv", s.arrival.cv, 0.01, 100);
     if (s.num_requests < 1 || s.num_requests > kMaxSimRequests) {
       fail("workload.num_requests", "must be between 1 and " + std::to_string(kMaxSimRequests),
            s.num_requests);
@@ -260,9 +260,9 @@ void validate(const ServingSpec& s) {
                 1e-3, 1e5);
     check_range("features.disaggregated.kv_link_latency_us",
                 s.disaggregation.kv_link_latency_s * 1e6, 0, 1e6);
-    const long long need =
-        static_cast<long long>(s.disaggregation.prefill_instances + s.disaggregation.decode_instances) *
-        tp;
+    const long long need = static_cast<long long>(s.disaggregation.prefill_instances +
+                                                  s.disaggregation.decode_instances) *
+                           tp;
     if (need != s.inference.num_gpus) {
       fail("num_gpus",
            "must equal (prefill_instances + decode_instances) · tp = " + std::to_string(need),
@@ -285,8 +285,8 @@ void validate(const ServingSpec& s) {
   }
   check_range("features.moe.imbalance_factor", s.moe.imbalance_factor, 1, 100);
   if ((s.moe.expert_parallel || s.moe.imbalance_factor > 1) && !s.inference.model.is_moe()) {
-    throw NotModelledError("features.moe",
-                           "the model has no experts (model.num_experts is 0); remove features.moe");
+    throw NotModelledError(
+        "features.moe", "the model has no experts (model.num_experts is 0); remove features.moe");
   }
   check_range("slo.ttft_ms", s.slo.ttft_s * 1e3, 0, 1e9);
   check_range("slo.tpot_ms", s.slo.tpot_s * 1e3, 0, 1e9);
@@ -349,8 +349,8 @@ ServingSetup make_setup(const ServingSpec& spec) {
     draft_bytes = weight_bytes_per_gpu(whole) - weight_bytes_per_gpu(shorter) +
                   inf.model.mtp_layers * 2 * h * h * bytes_per_element(inf.weights) / inf.tp;
   }
-  const double free = m.budget_bytes - m.weights_bytes - m.reserve_bytes - m.activations_bytes -
-                      draft_bytes;
+  const double free =
+      m.budget_bytes - m.weights_bytes - m.reserve_bytes - m.activations_bytes - draft_bytes;
   st.kv_bytes_per_token = m.kv_cache_bytes_per_token;
   if (inf.model.window_tokens > 0) {
     // Local layers keep only their window: the KV pool holds more tokens of long requests.
@@ -376,8 +376,9 @@ ServingSetup make_setup(const ServingSpec& spec) {
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;
   st.fits = st.kv_blocks > 0;
   if (!st.fits) {
-    st.warnings.push_back("does not fit: weights, reserve and activations leave no memory for a "
-                          "KV cache (gpu_memory_utilization x device memory)");
+    st.warnings.push_back(
+        "does not fit: weights, reserve and activations leave no memory for a "
+        "KV cache (gpu_memory_utilization x device memory)");
   } else {
     // The shortest request the workload can send must fit the KV cache whole (prompt + output,
     // in blocks), as `inference` requires max batch >= 1; otherwise every request is refused.
@@ -410,8 +411,8 @@ ServingSetup make_setup(const ServingSpec& spec) {
     const double h = md.hidden_size, d = md.head_dim, tp = inf.tp;
     const double qkv_out = (md.num_heads + 2.0 * md.num_kv_heads) * d;
     const double up_out = (md.ffn == FfnKind::gated ? 2.0 : 1.0) * md.intermediate_size;
-    const double per_layer = spec.lora.rank * (h + qkv_out / tp + md.num_heads * d / tp + h +
-                                               h + up_out / tp + md.intermediate_size / tp + h);
+    const double per_layer = spec.lora.rank * (h + qkv_out / tp + md.num_heads * d / tp + h + h +
+                                               up_out / tp + md.intermediate_size / tp + h);
     st.lora_bytes_per_adapter = md.num_layers * per_layer * bytes_per_element(inf.activations);
   }
   if (spec.speculative.num_tokens > 0) {
@@ -458,9 +459,9 @@ double StepCoster::cost(const StepShape& shape, int lora_adapters, int lora_load
     const double n = inf.tp;
     const double bytes = static_cast<double>(tokens) * md.experts_per_token * md.hidden_size *
                          bytes_per_element(inf.activations) / n;
-    const double one = hw.scaleup_latency_s + (n - 1) / n * bytes /
-                                                  (hw.scaleup_bandwidth.value *
-                                                   inf.kernel.link_efficiency);
+    const double one =
+        hw.scaleup_latency_s +
+        (n - 1) / n * bytes / (hw.scaleup_bandwidth.value * inf.kernel.link_efficiency);
     t += 2 * md.num_layers * one;
   }
   if (lora_adapters > 0) {

@@ -15,14 +15,14 @@ namespace flopcast::detail {
 
 /// What both engines derive from a validated ServingSpec.
 struct ServingSetup {
-  InferenceSpec inference;  ///< engine overrides applied
-  int instances = 1;        ///< replicas (collocated) or prefill + decode instances
+  InferenceSpec inference;    ///< engine overrides applied
+  int instances = 1;          ///< replicas (collocated) or prefill + decode instances
   int prefill_instances = 0;  ///< disaggregated: the first ones are prefill instances
   bool fits = true;
   double kv_bytes_per_token = 0;  ///< per GPU
   double kv_capacity_tokens = 0;  ///< per instance, in whole blocks
   long long kv_blocks = 0;
-  double lora_bytes_per_adapter = 0;  ///< per GPU, all layers
+  double lora_bytes_per_adapter = 0;    ///< per GPU, all layers
   double expected_tokens_per_step = 1;  ///< speculative: E[1 + accepted]
   std::vector<std::string> warnings;
 };

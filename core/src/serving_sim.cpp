@@ -24,7 +24,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct Req {
   double arrival = 0, scheduled = -1, first_token = -1, finish = -1;
   int prompt = 0, output = 0, cached = 0;  // cached: prefix tokens already in the cache
-  int computed = 0;   // tokens with KV in the cache (this instance)
+  int computed = 0;                        // tokens with KV in the cache (this instance)
   int target = 0;     // tokens to prefill before sampling (prompt + recomputed output)
   int generated = 0;  // output tokens produced
   int blocks = 0;     // KV blocks held (beyond the shared prefix)
@@ -39,8 +39,8 @@ enum class Role { collocated, prefill, decode };
 /// One planned piece of a step.
 struct Work {
   int req;
-  int tokens;    // new tokens computed in the step
-  bool decode;   // a decode token (or speculative verify) rather than a prefill chunk
+  int tokens;   // new tokens computed in the step
+  bool decode;  // a decode token (or speculative verify) rather than a prefill chunk
 };
 
 struct Instance {
@@ -65,7 +65,7 @@ struct Instance {
 struct Event {
   double t;
   long long seq;
-  int kind;  // 0 step done, 1 KV transfer arrived
+  int kind;    // 0 step done, 1 KV transfer arrived
   int target;  // instance (step) or request (transfer)
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
@@ -151,8 +151,8 @@ struct ServingSimulation::State {
   int budget = 8192;
   int spec_k = 0;
   Sampler accept_rng{0};
-  bool closed = false;            // arrival kind concurrency: a closed loop of clients
-  std::size_t next_release = 0;   // closed loop: the next request a client sends
+  bool closed = false;           // arrival kind concurrency: a closed loop of clients
+  std::size_t next_release = 0;  // closed loop: the next request a client sends
 
   void init(const ServingSpec& s) {
     spec = s;
@@ -202,8 +202,8 @@ struct ServingSimulation::State {
             t += mean_gap;
         }
       }
-      next_release = std::min(reqs.size(), static_cast<std::size_t>(
-                                               std::max(0, spec.arrival.concurrency)));
+      next_release =
+          std::min(reqs.size(), static_cast<std::size_t>(std::max(0, spec.arrival.concurrency)));
       for (Req& r : reqs) r.prompt = sample_length(spec.prompt, rng);
       for (Req& r : reqs) r.output = sample_length(spec.output, rng);
     }
@@ -238,9 +238,9 @@ struct ServingSimulation::State {
     const long long prefix_blocks = spec.prefix.shared_prefix_tokens / block;
     for (std::size_t i = 0; i < inst.size(); ++i) {
       Instance& in = inst[i];
-      in.role = setup.prefill_instances == 0 ? Role::collocated
+      in.role = setup.prefill_instances == 0                    ? Role::collocated
                 : static_cast<int>(i) < setup.prefill_instances ? Role::prefill
-                                                                 : Role::decode;
+                                                                : Role::decode;
       in.total_blocks = setup.kv_blocks;
       in.prefix_blocks = std::min(prefix_blocks, setup.kv_blocks);
       in.free_blocks = setup.kv_blocks - in.prefix_blocks;
@@ -269,8 +269,10 @@ struct ServingSimulation::State {
   int route(Role role) {
     int lo = 0, hi = static_cast<int>(inst.size());
     if (setup.prefill_instances > 0) {
-      if (role == Role::prefill) hi = setup.prefill_instances;
-      else lo = setup.prefill_instances;
+      if (role == Role::prefill)
+        hi = setup.prefill_instances;
+      else
+        lo = setup.prefill_instances;
     }
     const int n = hi - lo;
     if (spec.router == Router::round_robin) {
@@ -501,8 +503,7 @@ struct ServingSimulation::State {
       plan_static(in);
     } else {
       int left = budget;
-      const bool admit = in.running.empty() ||
-                         in.step_counter % spec.num_scheduler_steps == 0;
+      const bool admit = in.running.empty() || in.step_counter % spec.num_scheduler_steps == 0;
       const long long preempted_before = preemptions;
       if (spec.policy == SchedulePolicy::decode_first && in.role != Role::prefill) {
         plan_running(in, left, true, true);
@@ -524,10 +525,9 @@ struct ServingSimulation::State {
     ++steps;
     step_time_sum += cost;
     batch_sum += static_cast<double>(in.plan.size());
-    const double kv = in.total_blocks > 0
-                          ? 1.0 - static_cast<double>(in.free_blocks) /
-                                      static_cast<double>(in.total_blocks)
-                          : 0;
+    const double kv = in.total_blocks > 0 ? 1.0 - static_cast<double>(in.free_blocks) /
+                                                      static_cast<double>(in.total_blocks)
+                                          : 0;
     kv_sum += kv;
     kv_peak = std::max(kv_peak, kv);
     timeline.add(now, static_cast<double>(in.plan.size()), kv,
@@ -670,9 +670,9 @@ struct ServingSimulation::State {
       if (t_arrival == kInf && t_event == kInf) return true;
       // Preemptions recompute prompts: the work cap holds at run time too (steps × batch).
       if (steps > kMaxSimSteps || batch_sum > 2 * kMaxSimOutputTokens) {
-        throw NotModelledError("workload.num_requests",
-                               "the simulation exceeded " + std::to_string(kMaxSimSteps) +
-                                   " steps; simulate fewer requests");
+        throw NotModelledError("workload.num_requests", "the simulation exceeded " +
+                                                            std::to_string(kMaxSimSteps) +
+                                                            " steps; simulate fewer requests");
       }
       if (t_arrival <= t_event) {
         now = t_arrival;
@@ -780,8 +780,8 @@ ServingResult ServingSimulation::State::result() const {
   const int queued = std::max(0, waiting_at_last_arrival);
   // A closed loop cannot be overloaded: at most `concurrency` requests are ever outstanding.
   // A setup that holds no whole request serves nothing: saturated at 0, as the analytic model.
-  res.saturated = !setup.fits ||
-                  (!closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size())));
+  res.saturated =
+      !setup.fits || (!closed && queued > std::max(10.0, 0.05 * static_cast<double>(reqs.size())));
   if (res.saturated && setup.fits) {
     res.warnings.push_back(
         "saturated: " + std::to_string(queued) +

@@ -17,8 +17,9 @@ double percentile(const std::vector<double>& sorted, double p) {
 
 ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<double>& measured) {
   if (predicted.size() != measured.size()) {
-    fail("predicted", "must have as many values as measured (" +
-                          format_number(static_cast<double>(measured.size())) + ")",
+    fail("predicted",
+         "must have as many values as measured (" +
+             format_number(static_cast<double>(measured.size())) + ")",
          static_cast<double>(predicted.size()));
   }
   ErrorStats s;

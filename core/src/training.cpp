@@ -51,8 +51,9 @@ void validate_parallelism(const TrainingSpec& s) {
   if (s.tp > s.gpus_per_node) {
     throw NotModelledError("parallelism.tp",
                            "tensor parallelism across nodes is not modelled; must be <= "
-                           "gpus_per_node (" + std::to_string(s.gpus_per_node) + ") (got " +
-                               std::to_string(s.tp) + ")");
+                           "gpus_per_node (" +
+                               std::to_string(s.gpus_per_node) + ") (got " + std::to_string(s.tp) +
+                               ")");
   }
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
@@ -75,11 +76,12 @@ void validate_parallelism(const TrainingSpec& s) {
     const int others = s.pp - set;
     if (rest < others || (others == 0 ? rest != 0 : rest % others != 0)) {
       throw SpecError("parallelism.first_stage_layers",
-                      "the " + std::to_string(rest) + " layers left after the first and last "
-                      "stages must split evenly over the other " + std::to_string(others) +
-                      " stages, at least one each (model.num_layers " +
-                      std::to_string(m.num_layers) + ", parallelism.pp " +
-                      std::to_string(s.pp) + ")");
+                      "the " + std::to_string(rest) +
+                          " layers left after the first and last "
+                          "stages must split evenly over the other " +
+                          std::to_string(others) + " stages, at least one each (model.num_layers " +
+                          std::to_string(m.num_layers) + ", parallelism.pp " +
+                          std::to_string(s.pp) + ")");
     }
   }
   if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);
@@ -105,8 +107,8 @@ void validate(const TrainingSpec& s) {
   validate_parallelism(s);
   check_int("workload.seq_len", s.seq_len, 1, 100'000'000);
   if (s.seq_len % s.cp != 0) {
-    fail("workload.seq_len",
-         "must be a multiple of parallelism.cp (" + std::to_string(s.cp) + ")", s.seq_len);
+    fail("workload.seq_len", "must be a multiple of parallelism.cp (" + std::to_string(s.cp) + ")",
+         s.seq_len);
   }
   check_int("workload.global_batch_size", s.global_batch_size, 1, 100'000'000);
   if (s.global_batch_size % s.dp != 0) {
@@ -244,9 +246,9 @@ class Ledger {
 /// Shapes of one GPU's shard of a layer.
 struct Shard {
   double h, d, hq, hkv, inter, vocab;
-  double tokens;      // T = b·s/cp: tokens of one micro-batch on this GPU
-  double b, s_full;   // sequences, full sequence length
-  double norm_tokens; // tokens of the norms: T/tp under SP
+  double tokens;       // T = b·s/cp: tokens of one micro-batch on this GPU
+  double b, s_full;    // sequences, full sequence length
+  double norm_tokens;  // tokens of the norms: T/tp under SP
   std::vector<LayerKind> kinds;
   GemmTypes linear;   // transformer linears (fp8 under the fp8 recipe)
   GemmTypes dense16;  // LM head, router, LoRA adapters, wgrad outputs
@@ -336,8 +338,8 @@ std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const 
   if (kind.moe) {
     // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert.
     const double experts = double(m.num_experts) / s.ep;
-    const double rows = s.ep * sh.tokens * m.experts_per_token / m.num_experts *
-                        s.moe_capacity_factor;
+    const double rows =
+        s.ep * sh.tokens * m.experts_per_token / m.num_experts * s.moe_capacity_factor;
     for (const auto& l : layer_ops::ffn_linears(m, m.intermediate_size, s.tp, "moe_experts")) {
       out.push_back({l.name, l.n, l.k, experts, rows});
     }
@@ -407,8 +409,8 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     p.gemm_bwd_s += c.dgrad.time.value + (c.has_wgrad ? c.wgrad.time.value : 0);
   }
   if (kind.moe) {
-    const LinearCosts router = price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h},
-                                            full, sh.dense16);
+    const LinearCosts router =
+        price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h}, full, sh.dense16);
     if (op_sac) p.recompute.add("recompute", router.fwd, sac.recomputed_share.at("moe_router"));
     p.fwd.add("forward", router.fwd);
     p.bwd.add("backward", router.dgrad);
@@ -521,7 +523,8 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
   const KernelModel& km = s.kernel;
   Ledger l;
   if (first) {
-    const OpCost emb = memory_op("embedding", hw, km, Flops(0), Bytes(2 * sh.tokens * sh.h * sh.a), 1);
+    const OpCost emb =
+        memory_op("embedding", hw, km, Flops(0), Bytes(2 * sh.tokens * sh.h * sh.a), 1);
     l.add("forward", emb);
     l.add("backward", emb, 2);  // scatter-add of the gradient
   }
@@ -533,8 +536,8 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
     if (head.has_wgrad) l.add("backward", head.wgrad);
     // Final norm, then fp32 logits, softmax and the gradient of the cross-entropy.
     const double logits = sh.tokens * sh.vocab;
-    const OpCost loss = memory_op("lm_head", hw, km, Flops(0),
-                                  Bytes(4 * sh.tokens * sh.h * sh.a + 10 * logits), 3);
+    const OpCost loss =
+        memory_op("lm_head", hw, km, Flops(0), Bytes(4 * sh.tokens * sh.h * sh.a + 10 * logits), 3);
     l.add("forward", loss);
     l.add("backward", loss);
   }
@@ -607,10 +610,10 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
     }
     const double n = full_recompute ? 6 : 4;
     c.tp_s = n * per * layers;
-    const double hide = s.tp_comm_overlap
-                            ? s.comm_overlap * layers *
-                                  (lp.gemm_fwd_s * (full_recompute ? 2 : 1) + lp.gemm_bwd_s)
-                            : 0;
+    const double hide =
+        s.tp_comm_overlap
+            ? s.comm_overlap * layers * (lp.gemm_fwd_s * (full_recompute ? 2 : 1) + lp.gemm_bwd_s)
+            : 0;
     c.tp_exposed_s = std::max(0.0, c.tp_s - hide);
   }
   if (s.cp > 1) {
@@ -621,9 +624,8 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
     const double fwd = (s.cp - 1) * step, bwd = 2 * fwd;
     const double n_fwd = full_recompute ? 2 : 1;
     c.cp_s = layers * (n_fwd * fwd + bwd);
-    c.cp_exposed_s =
-        layers * (n_fwd * std::max(0.0, fwd - s.comm_overlap * lp.attention_fwd_s) +
-                  std::max(0.0, bwd - s.comm_overlap * lp.attention_bwd_s));
+    c.cp_exposed_s = layers * (n_fwd * std::max(0.0, fwd - s.comm_overlap * lp.attention_fwd_s) +
+                               std::max(0.0, bwd - s.comm_overlap * lp.attention_bwd_s));
   }
   if (m.is_moe() && s.ep > 1) {
     // Dispatch and combine forward, and both again backward (and in a full recompute).
@@ -648,7 +650,6 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
   }
   return c;
 }
-
 
 /// Bytes one optimizer step moves per trainable parameter on this GPU (fp32 master read and
 /// written, states read and written, the gradient read, the 16-bit weight written).
@@ -780,10 +781,10 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
     // Prefetch hides each layer's gather behind the previous layer's compute; the first gather
     // and the last reduce-scatter have nothing to hide behind.
     const double first = mc.fsdp_fwd_s / layers;
-    mb.add_time("communication", "fsdp_forward",
-                std::max(0.0, mc.fsdp_fwd_s - ov * fwd_s) + first, Bound::communication);
-    mb.add_time("communication", "fsdp_backward",
-                std::max(0.0, mc.fsdp_bwd_s - ov * bwd_s) + first, Bound::communication);
+    mb.add_time("communication", "fsdp_forward", std::max(0.0, mc.fsdp_fwd_s - ov * fwd_s) + first,
+                Bound::communication);
+    mb.add_time("communication", "fsdp_backward", std::max(0.0, mc.fsdp_bwd_s - ov * bwd_s) + first,
+                Bound::communication);
   }
   const double per_micro_s = mb.time();
 
@@ -814,8 +815,8 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   const StageParams sp = stage_params(s);
   const int nd = grad_ranks(s);
   if (s.sharding == Sharding::none) {
-    const double ar = collective_s(s, CollectiveKind::all_reduce, s.grad_reduce_bytes * sp.trainable, nd,
-                                   s.tp);
+    const double ar =
+        collective_s(s, CollectiveKind::all_reduce, s.grad_reduce_bytes * sp.trainable, nd, s.tp);
     step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
                   Bound::communication);
   } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
@@ -829,18 +830,16 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   } else if (s.sharding == Sharding::hybrid_shard && nd > hybrid_group(s)) {
     const int g = hybrid_group(s);
     const double ar = collective_s(s, CollectiveKind::all_reduce,
-                                   s.grad_reduce_bytes * sp.trainable / g, nd / g,
-                                   s.tp * g);
+                                   s.grad_reduce_bytes * sp.trainable / g, nd / g, s.tp * g);
     step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
                   Bound::communication);
   }
 
   const ShardDivisors div = shard_divisors(s);
   const double opt_params = sp.trainable / div.optimizer;
-  step.add(
-      "optimizer",
-      memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
-                Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
+  step.add("optimizer",
+           memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
+                     Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
   step.add_time("overhead", "framework", s.step_overhead_s, Bound::overhead);
 
   r.micro_batch_size = b;
@@ -1046,10 +1045,10 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   if (!found) {  // not even one sequence per micro-batch fits: report b = 1
     best = estimate_step(spec, 1);
     best.memory = training_detail::training_memory(spec, 1, per_rank);
-    best.warnings.push_back(
-        "does not fit: even micro_batch_size 1 needs " +
-        format_number(std::round(best.memory.total_bytes / kGB * 100) / 100) + " GB per GPU of " +
-        format_number(best.memory.capacity_bytes / kGB) + " GB");
+    best.warnings.push_back("does not fit: even micro_batch_size 1 needs " +
+                            format_number(std::round(best.memory.total_bytes / kGB * 100) / 100) +
+                            " GB per GPU of " + format_number(best.memory.capacity_bytes / kGB) +
+                            " GB");
   } else if (!best.memory.fits) {
     best.warnings.push_back("does not fit in memory at this micro_batch_size");
   }
@@ -1072,8 +1071,8 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   }
   if (spec.vpp > 1 && best.num_micro_batches % spec.pp != 0) {
     best.warnings.push_back("interleaved 1F1B expects the number of micro-batches (" +
-                            std::to_string(best.num_micro_batches) +
-                            ") to be a multiple of pp (" + std::to_string(spec.pp) + ")");
+                            std::to_string(best.num_micro_batches) + ") to be a multiple of pp (" +
+                            std::to_string(spec.pp) + ")");
   }
   return best;
 }

@@ -14,8 +14,8 @@ namespace training_detail {
 namespace {
 
 constexpr double kQloraBytesPerWeight = 0.5 + 2.0 / 64;  // NF4 + one 16-bit scale per 64
-constexpr double kWeightBytes = 2;    // 16-bit working copy of the weights
-constexpr double kGradientBytes = 2;  // 16-bit gradients (ZeRO paper's 2Ψ)
+constexpr double kWeightBytes = 2;                       // 16-bit working copy of the weights
+constexpr double kGradientBytes = 2;                     // 16-bit gradients (ZeRO paper's 2Ψ)
 
 /// Optimizer-state bytes per trainable parameter (fp32 master weights included).
 double optimizer_bytes_per_param(Optimizer o) {
@@ -246,8 +246,7 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
                               mtp * mtp_module_params(s);
     const double frozen_linear = lora ? layers * lp.linear : 0;
     const double weights_16 = layers * lp.total + end_params - frozen_linear;
-    const double base_bytes =
-        s.finetune == Finetune::qlora ? kQloraBytesPerWeight : kWeightBytes;
+    const double base_bytes = s.finetune == Finetune::qlora ? kQloraBytesPerWeight : kWeightBytes;
     const double trainable = lora ? layers * lp.trainable : layers * lp.trainable + end_params;
     TrainingMemory mem;
     mem.capacity_bytes = s.hardware.hbm_capacity.value;
@@ -264,14 +263,14 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
       in_flight = std::min<double>(m, s.pp);
       if (s.vpp > 1) in_flight *= 1 + (s.pp - 1.0) / (double(s.pp) * s.vpp);
     }
-    const double per_layer = activation_bytes_per_layer(md, b, seq, s.tp, s.sp, s.recompute,
-                                                         s.flash_attention);
+    const double per_layer =
+        activation_bytes_per_layer(md, b, seq, s.tp, s.sp, s.recompute, s.flash_attention);
     mem.activations_per_layer_bytes = per_layer;
     mem.activations_bytes = per_layer * (layers + mtp) * in_flight;
     // Recomputation rebuilds one layer's activations during its backward.
     if (s.recompute != Recompute::none) {
-      mem.activations_bytes += activation_bytes_per_layer(md, b, seq, s.tp, s.sp, Recompute::none,
-                                                          s.flash_attention);
+      mem.activations_bytes +=
+          activation_bytes_per_layer(md, b, seq, s.tp, s.sp, Recompute::none, s.flash_attention);
     }
     const double tokens = b * seq;
     double temp = 0;
@@ -336,8 +335,8 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   // output (O-proj input), and the FFN intermediates of the mean layer (2 bytes each).
   const AttentionDims a = layer_ops::attention_dims(m, 1, false, false);
   const double kv_heads = m.is_mla() ? a.heads : a.kv_heads;
-  const double attention = 2 * (a.heads * a.qk_dim + kv_heads * (a.qk_dim + a.v_dim)) +
-                           2 * a.heads * a.v_dim;
+  const double attention =
+      2 * (a.heads * a.qk_dim + kv_heads * (a.qk_dim + a.v_dim)) + 2 * a.heads * a.v_dim;
   const ParamCounts c = count_params(m);
   const double moe_share = double(c.moe_layers) / m.num_layers;
   const double ffn = 2 * ((1 - moe_share) * layer_ops::activation_fn_elements(m, false, 1) +

@@ -5,9 +5,8 @@
 // links no test library).
 
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace flopcast::test {
 
@@ -88,7 +87,8 @@ inline std::string violation(const nlohmann::json& result) {
     }
   } else if (task == "collective") {
     // One rank moves nothing: 0 µs. Any more take time.
-    const json ranks = result.value("request", json::object()).value("collective", json::object())
+    const json ranks = result.value("request", json::object())
+                           .value("collective", json::object())
                            .value("ranks", json(2));
     if (ranks.is_number() && ranks.get<double>() <= 1) {
       if (!number(result, "time_us") || result.at("time_us").get<double>() != 0) {

@@ -25,7 +25,7 @@ json scenario(const std::string& id) {
   return json::object();
 }
 
-constexpr double kA100Bw = 2039e9 * 0.85;  // 1.73315e12 B/s
+constexpr double kA100Bw = 2039e9 * 0.85;      // 1.73315e12 B/s
 constexpr double kLlama7bKvPerToken = 524288;  // 32 layers · 2 · 32 heads · 128 · 2 B
 
 TEST(ScenarioI1, I1_1ShortPromptShortGeneration) {
@@ -106,7 +106,8 @@ TEST(ScenarioI3, I3_3LongContextKv) {
   const json r = scenario("i3.3");
   EXPECT_TRUE(near_rel(r["memory"]["kv_cache_GB"], 4.29497, 1e-4));
   // Decode reads 16.06 GB of weights less the 1.05 GB embedding table, plus ~4.2 GB of KV at
-  // mean context 32,384: (15.01e9 + 32384 · 131,072) / (3350e9 · 0.85) = 6.76 ms + 0.88 ms overheads.
+  // mean context 32,384: (15.01e9 + 32384 · 131,072) / (3350e9 · 0.85) = 6.76 ms + 0.88 ms
+  // overheads.
   EXPECT_TRUE(near_rel(r["tpot_ms"], 7.64, 0.02));
 }
 

@@ -98,13 +98,13 @@ TEST(ServingScenarioI2, I2_5ChunkedPrefillSmoothsDecodes) {
   // give that at this load: a chunked prompt spans several steps, each shared with decodes, so
   // its first token comes later (the queueing benefit only appears near saturation).
   json c = serving("llama-2-7b", "a100-sxm-80g", 4, "simulate");
-  c["workload"]["prompt_tokens"] = {{"kind", "lognormal"}, {"mean", 1500}, {"sigma", 0.8},
-                                    {"max", 3500}};
+  c["workload"]["prompt_tokens"] = {
+      {"kind", "lognormal"}, {"mean", 1500}, {"sigma", 0.8}, {"max", 3500}};
   c["workload"]["num_requests"] = 600;
   json w = c;
   c["engine"] = {{"chunked_prefill", true}, {"max_num_batched_tokens", 512}};
-  w["engine"] = {{"chunked_prefill", false}, {"max_num_batched_tokens", 4096},
-                 {"policy", "prefill_first"}};
+  w["engine"] = {
+      {"chunked_prefill", false}, {"max_num_batched_tokens", 4096}, {"policy", "prefill_first"}};
   const json rc = io::run(c), rw = io::run(w);
   EXPECT_LT(at(rc, "tpot_ms", "p99"), at(rw, "tpot_ms", "p99"));
 }

@@ -40,11 +40,11 @@ double flops(const json& r, const std::string& op) {
 }
 
 json llama7b_one_gpu(const std::string& hw, int seq, int batch) {
-  return json{{"model", "llama-2-7b"},
-              {"hardware", hw},
-              {"num_gpus", 1},
-              {"workload",
-               {{"seq_len", seq}, {"global_batch_size", batch}, {"micro_batch_size", batch}}}};
+  return json{
+      {"model", "llama-2-7b"},
+      {"hardware", hw},
+      {"num_gpus", 1},
+      {"workload", {{"seq_len", seq}, {"global_batch_size", batch}, {"micro_batch_size", batch}}}};
 }
 
 // ---- T1: single-GPU kernels ----
@@ -100,11 +100,11 @@ TEST(ScenarioT1, T1_5Gpt3LayerIteration) {
   // 6 · 1.812e9 · 2048 = 2.2266e13 FLOPs of linears plus attention 3.5 · 2·128·96·2048·2049 =
   // 3.61e11 → 2.2627e13 FLOPs per layer. At 0.8 · 989.4e12 that is 28.6 ms; tile and wave
   // quantization and the memory-bound norms/GeLU bring it to ~30.1 ms.
-  const json r = train(json{{"model", "gpt-3-175b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 1},
-                            {"workload",
-                             {{"seq_len", 2048}, {"global_batch_size", 1}, {"micro_batch_size", 1}}}});
+  const json r = train(
+      json{{"model", "gpt-3-175b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 1},
+           {"workload", {{"seq_len", 2048}, {"global_batch_size", 1}, {"micro_batch_size", 1}}}});
   double layer_flops = 0, layer_ms = 0;
   for (const char* op : {"qkv_proj", "o_proj", "mlp", "attention", "norm_elementwise"}) {
     layer_flops += flops(r, op) / 96;
@@ -121,13 +121,13 @@ TEST(ScenarioT2, T2_1DataParallelAllReduce) {
   // Llama-2-7B gradients in bf16: 2 · 6.7384e9 = 13.477 GB (the suite's 28 GB is fp32). Ring:
   // 2 · 7/8 · 13.477e9 / (0.8 · 450e9) = 65.5 ms (suite: 54 ms at 900 GB/s, NVLink's two
   // directions added). comm_overlap 0 leaves the whole all-reduce exposed.
-  const json r = train(json{{"model", "llama-2-7b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 8},
-                            {"parallelism", {{"dp", 8}}},
-                            {"framework", {{"comm_overlap", 0}}},
-                            {"workload",
-                             {{"seq_len", 4096}, {"global_batch_size", 8}, {"micro_batch_size", 1}}}});
+  const json r = train(
+      json{{"model", "llama-2-7b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 8},
+           {"parallelism", {{"dp", 8}}},
+           {"framework", {{"comm_overlap", 0}}},
+           {"workload", {{"seq_len", 4096}, {"global_batch_size", 8}, {"micro_batch_size", 1}}}});
   EXPECT_TRUE(near_rel(ms(r, "communication", "dp_all_reduce"), 65.5, 0.01));
 }
 
@@ -135,12 +135,12 @@ TEST(ScenarioT2, T2_2TensorParallelCollectives) {
   // Llama-2-70B, TP=8 with SP, b=1, s=4096: each of 4 all-gathers + 4 reduce-scatters per layer
   // (2 forward, 2 backward) moves 7/8 of 4096 · 8192 · 2 B = 67.1 MB: 0.1631 ms at 360 GB/s.
   // 80 layers · 8 · 0.1631 = 104.4 ms plus one latency per collective.
-  const json r = train(json{{"model", "llama-2-70b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 8},
-                            {"parallelism", {{"tp", 8}, {"sp", true}}},
-                            {"workload",
-                             {{"seq_len", 4096}, {"global_batch_size", 1}, {"micro_batch_size", 1}}}});
+  const json r = train(
+      json{{"model", "llama-2-70b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 8},
+           {"parallelism", {{"tp", 8}, {"sp", true}}},
+           {"workload", {{"seq_len", 4096}, {"global_batch_size", 1}, {"micro_batch_size", 1}}}});
   const double t = ms(r, "communication", "tp_collectives");
   EXPECT_GT(t, 104.4);
   EXPECT_LT(t, 104.4 * 1.08);
@@ -169,12 +169,12 @@ TEST(ScenarioT2, T2_4FsdpOverlap) {
   // / 360 GB/s = 61.7 ms, against ~322 ms forward and ~656 ms backward compute, so prefetch
   // hides all but the first layer's gather: 61.7/40 = 1.54 ms per pass, 2 micro-batches →
   // 3.08 ms exposed of 370 ms moved (99.2% overlapped).
-  const json r = train(json{{"model", "llama-2-13b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 8},
-                            {"parallelism", {{"fsdp", "full_shard"}}},
-                            {"workload",
-                             {{"seq_len", 4096}, {"global_batch_size", 16}, {"micro_batch_size", 1}}}});
+  const json r = train(
+      json{{"model", "llama-2-13b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 8},
+           {"parallelism", {{"fsdp", "full_shard"}}},
+           {"workload", {{"seq_len", 4096}, {"global_batch_size", 16}, {"micro_batch_size", 1}}}});
   EXPECT_TRUE(near_rel(ms(r, "communication", "fsdp_forward"), 3.08, 0.03));
   EXPECT_TRUE(near_rel(ms(r, "communication", "fsdp_backward"), 3.08, 0.03));
 }
@@ -183,12 +183,12 @@ TEST(ScenarioT2, T2_5ExpertParallelAllToAll) {
   // Mixtral-8x7B, EP=8 within a node: per MoE layer a rank sends its 4096 tokens × top-2 ×
   // 4096 · 2 B = 67.1 MB in dispatch and again in combine, forward and backward: 4 all-to-alls,
   // each 7/8 · 67.1 MB / 360 GB/s = 0.163 ms; 32 layers · 4 · 0.163 = 20.9 ms plus latencies.
-  const json r = train(json{{"model", "mixtral-8x7b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 32},
-                            {"parallelism", {{"dp", 32}, {"ep", 8}, {"zero", 1}}},
-                            {"workload",
-                             {{"seq_len", 4096}, {"global_batch_size", 32}, {"micro_batch_size", 1}}}});
+  const json r = train(
+      json{{"model", "mixtral-8x7b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 32},
+           {"parallelism", {{"dp", 32}, {"ep", 8}, {"zero", 1}}},
+           {"workload", {{"seq_len", 4096}, {"global_batch_size", 32}, {"micro_batch_size", 1}}}});
   const double t = ms(r, "communication", "ep_all_to_all");
   EXPECT_GT(t, 20.9);
   EXPECT_LT(t, 20.9 * 1.08);
@@ -243,10 +243,10 @@ TEST(ScenarioT3, T3_1MaxBatchLlama7bA100) {
 
 TEST(ScenarioT3, T3_2CheckpointingTradeoff) {
   // Llama-2-13B, b=1, s=4096. Activations per layer: none 4096 · (8 · 5120 + 2 · 120 · 128 +
-  // 2 · 40 · 128 + 6 · 13824 + 4 · 40 (fp32 log-sum-exp)) = 4096 · 165,024 B = 0.6759 GB; full: 4096 ·
-  // 2 · 5120 = 0.0419 GB: 16.1× less (the suite's ~5×; Korthikanti's 34·sbh vs 2·sbh is 17×).
-  // Recomputing the forward adds a third to the compute: throughput 1.31× lower. Neither fits one
-  // H100: weights, gradients and AdamW states alone are 16 B · 13.0e9 = 208 GB.
+  // 2 · 40 · 128 + 6 · 13824 + 4 · 40 (fp32 log-sum-exp)) = 4096 · 165,024 B = 0.6759 GB; full:
+  // 4096 · 2 · 5120 = 0.0419 GB: 16.1× less (the suite's ~5×; Korthikanti's 34·sbh vs 2·sbh is
+  // 17×). Recomputing the forward adds a third to the compute: throughput 1.31× lower. Neither fits
+  // one H100: weights, gradients and AdamW states alone are 16 B · 13.0e9 = 208 GB.
   json req{{"model", "llama-2-13b"},
            {"hardware", "h100-sxm"},
            {"num_gpus", 1},
@@ -264,9 +264,10 @@ TEST(ScenarioT3, T3_2CheckpointingTradeoff) {
 
 TEST(ScenarioT3, T3_3StrongScaling) {
   // Llama-2-70B, TP=8 + SP, ZeRO-1, 64 sequences of 4096 per step. 8 GPUs do not fit: 8.62e9
-  // weights per GPU · (2 + 2 + 12/dp) B = 138 GB at dp = 1 (99.8 GB at dp = 2). Per-GPU throughput stays within ~1% from 8 to 16 GPUs and falls to ~89% at 64: the
-  // gradient reduce-scatter and all-gather (17 GB each way over 50 GB/s IB per GPU) stop hiding
-  // behind the one micro-batch backward they overlap once each rank has only 8 micro-batches.
+  // weights per GPU · (2 + 2 + 12/dp) B = 138 GB at dp = 1 (99.8 GB at dp = 2). Per-GPU throughput
+  // stays within ~1% from 8 to 16 GPUs and falls to ~89% at 64: the gradient reduce-scatter and
+  // all-gather (17 GB each way over 50 GB/s IB per GPU) stop hiding behind the one micro-batch
+  // backward they overlap once each rank has only 8 micro-batches.
   auto run = [](int gpus) {
     return train(json{{"model", "llama-2-70b"},
                       {"hardware", "h100-sxm"},
@@ -281,8 +282,10 @@ TEST(ScenarioT3, T3_3StrongScaling) {
   const json g8 = run(8), g16 = run(16), g64 = run(64);
   EXPECT_FALSE(g8["memory_per_gpu"]["fits"]);
   EXPECT_TRUE(g64["memory_per_gpu"]["fits"]);
-  const double e16 = g16["tokens_per_s_per_gpu"].get<double>() / g8["tokens_per_s_per_gpu"].get<double>();
-  const double e64 = g64["tokens_per_s_per_gpu"].get<double>() / g8["tokens_per_s_per_gpu"].get<double>();
+  const double e16 =
+      g16["tokens_per_s_per_gpu"].get<double>() / g8["tokens_per_s_per_gpu"].get<double>();
+  const double e64 =
+      g64["tokens_per_s_per_gpu"].get<double>() / g8["tokens_per_s_per_gpu"].get<double>();
   EXPECT_GT(e16, 0.98);
   EXPECT_GT(e64, 0.85);
   EXPECT_LT(e64, 0.93);
@@ -294,13 +297,13 @@ TEST(ScenarioT3, T3_4TrainingTime) {
   // (the suite's 6 · 8e9 = 4.8e10 leaves out the attention, 22% at this length). Time =
   // 1e12 · 5.791e10 / (64 · 989.4e12 · MFU): 17.6 days would be MFU 0.5 on these FLOPs; the
   // Tier-0 physics-only estimate is faster (MFU ≈ 0.75, 14.2 days). GPU-hours = time · 64 / 3600.
-  const json r = train(json{{"model", "llama-3-8b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 64},
-                            {"parallelism", {{"fsdp", "full_shard"}}},
-                            {"workload",
-                             {{"seq_len", 8192}, {"global_batch_size", 512}, {"total_tokens", 1e12}}},
-                            {"cost_per_gpu_hour_usd", 2.5}});
+  const json r = train(
+      json{{"model", "llama-3-8b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 64},
+           {"parallelism", {{"fsdp", "full_shard"}}},
+           {"workload", {{"seq_len", 8192}, {"global_batch_size", 512}, {"total_tokens", 1e12}}},
+           {"cost_per_gpu_hour_usd", 2.5}});
   EXPECT_TRUE(near_rel(r["model_flops_per_token"], 5.791e10, 0.001));
   const double t = r["total_time_s"];
   EXPECT_TRUE(near_rel(t, 1e12 / r["tokens_per_s"].get<double>(), 1e-5));
@@ -318,12 +321,12 @@ TEST(ScenarioT3, T3_5H100VersusA100) {
   // 2.5-3× is what eager frameworks measure (llm-foundry 7B: 2.3×; the pytorch_fsdp profile's
   // fitted scales reproduce that), not the hardware's ratio.
   auto run = [](const char* hw) {
-    return train(json{{"model", "llama-2-7b"},
-                      {"hardware", hw},
-                      {"num_gpus", 8},
-                      {"parallelism", {{"fsdp", "full_shard"}}},
-                      {"workload",
-                       {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 2}}}});
+    return train(json{
+        {"model", "llama-2-7b"},
+        {"hardware", hw},
+        {"num_gpus", 8},
+        {"parallelism", {{"fsdp", "full_shard"}}},
+        {"workload", {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 2}}}});
   };
   const double ratio = run("h100-sxm")["tokens_per_s"].get<double>() /
                        run("a100-sxm-80g")["tokens_per_s"].get<double>();
@@ -429,12 +432,12 @@ TEST(ScenarioT4, T4_5ContextExtension) {
   // half the model FLOPs (9.656e10 per token). Per GPU with FSDP over 8 and full recompute:
   // one sequence fits, and the logits of 32768 tokens × 128,256 vocabulary (bf16 output + fp32
   // log-softmax, 6 B each: 25.2 GB) are the largest temporary.
-  const json r = train(json{{"model", "llama-3-8b"},
-                            {"hardware", "h100-sxm"},
-                            {"num_gpus", 8},
-                            {"parallelism", {{"fsdp", "full_shard"}}},
-                            {"workload",
-                             {{"seq_len", 32768}, {"global_batch_size", 8}, {"recompute", "full"}}}});
+  const json r = train(
+      json{{"model", "llama-3-8b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 8},
+           {"parallelism", {{"fsdp", "full_shard"}}},
+           {"workload", {{"seq_len", 32768}, {"global_batch_size", 8}, {"recompute", "full"}}}});
   EXPECT_TRUE(near_rel(r["model_flops_per_token"], 9.656e10, 0.001));
   EXPECT_EQ(r["micro_batch_size"], 1);
   EXPECT_TRUE(r["memory_per_gpu"]["fits"]);

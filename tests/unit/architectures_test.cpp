@@ -351,8 +351,8 @@ TEST(Architectures, SharedExpertsRunOnEveryToken) {
   m.dense_intermediate_size = 4096;
   m.first_dense_layers = 1;
   const ParamCounts c = count_params(m);
-  EXPECT_DOUBLE_EQ(c.total, 2 * 4194304.0 + 12582912 + 14163968 + 2 * 2048 + 1024 +
-                                2 * 32000.0 * 1024);
+  EXPECT_DOUBLE_EQ(c.total,
+                   2 * 4194304.0 + 12582912 + 14163968 + 2 * 2048 + 1024 + 2 * 32000.0 * 1024);
   // Prefill of 1000 tokens: the shared experts of the one MoE layer are a dense FFN of width
   // 2 · 256 over every token: 2 · 1000 · 3 · 1024 · 512 = 3,145,728,000 FLOPs.
   const InferenceResult r = estimate_inference(inference(m, "h100-sxm", 1, 1000, 1));
@@ -365,8 +365,8 @@ TEST(Architectures, Fp4WeightsCarryTheirScales) {
   // Llama-2-7B's linear weights (32 · (4·4096² + 3·4096·11008) = 6,476,005,376) in NVFP4 take
   // 0.5 + 1/16 B each, MXFP4 0.5 + 1/32 B; the 16-bit rest (2·32000·4096 embeddings, norms
   // 65·4096) is unchanged: the difference is the linear weights' 1/32 B.
-  InferenceSpec s = inference(io::detail::resolve_model(io::json("llama-2-7b"), "model"), "b200",
-                              1, 4000, 2);
+  InferenceSpec s =
+      inference(io::detail::resolve_model(io::json("llama-2-7b"), "model"), "b200", 1, 4000, 2);
   s.batch_size = 4;
   s.weights = DType::fp4;
   const double nv = weight_bytes_per_gpu(s);
@@ -384,13 +384,13 @@ TEST(Architectures, Fp4WeightsCarryTheirScales) {
 TEST(Architectures, UnevenPipelineStages) {
   // Llama-3.1-405B's 126 layers on 16 stages: 126 = 16·7 + 14, so stages 0-13 take 8 and the
   // last two 7. With first = last = 7, the other 14 stages take 112/14 = 8 each.
-  io::json r = {{"task", "training"},
-                {"model", "llama-3.1-405b"},
-                {"hardware", "h100-sxm"},
-                {"num_gpus", 1024},
-                {"parallelism", {{"tp", 8}, {"pp", 16}, {"sp", true}, {"zero", 1}}},
-                {"workload", {{"seq_len", 8192}, {"global_batch_size", 2048},
-                              {"recompute", "full"}}}};
+  io::json r = {
+      {"task", "training"},
+      {"model", "llama-3.1-405b"},
+      {"hardware", "h100-sxm"},
+      {"num_gpus", 1024},
+      {"parallelism", {{"tp", 8}, {"pp", 16}, {"sp", true}, {"zero", 1}}},
+      {"workload", {{"seq_len", 8192}, {"global_batch_size", 2048}, {"recompute", "full"}}}};
   auto stage_layers = [&](const io::json& req) {
     const io::json out = io::json::parse(io::handle(req.dump()));
     EXPECT_TRUE(out.at("ok").get<bool>()) << out.dump();
@@ -435,8 +435,8 @@ TEST(Architectures, ModelFlopsCountLocalLayersByTheirPairs) {
   // by the window's share of pairs, (4096·4097/2 + 4096·4096) / (8192·8193/2) = 25,167,872 /
   // 33,558,528; matmul weights 32·(2·4096·4096 + 2·4096·1024 + 3·4096·14336) + 32000·4096.
   const ModelSpec m = mistral_v01();
-  const double n_matmul = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336) +
-                          32000.0 * 4096;
+  const double n_matmul =
+      32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336) + 32000.0 * 4096;
   const double attention = 12.0 * 32 * 32 * 128 * 8192 * (25167872.0 / 33558528.0);
   EXPECT_TRUE(near_rel(model_flops_per_token(m, 8192), 6 * n_matmul + attention, 1e-12));
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The 80 % band rules of end-to-end estimates (cli/validate/bands.hpp) on hand-made residuals.
+#include "validate/bands.hpp"
+
 #include <gtest/gtest.h>
 
 #include "test_util.hpp"
-#include "validate/bands.hpp"
 
 namespace flopcast::cli::validate {
 namespace {

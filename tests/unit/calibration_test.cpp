@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Tier-2 efficiency model and its fit (label: unit).
+#include "flopcast/calibration.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "flopcast/calibration.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/kernel.hpp"
 #include "specs.hpp"
@@ -36,9 +37,10 @@ TEST(Calibration, FitRecoversKnownParameters) {
     units.push_back(std::sqrt(size) * (1 + (i * 7) % 13));
     measured.push_back(model_s(truth, compute.back(), memory.back(), units.back()));
   }
-  const Efficiency fit = fit_efficiency(
-      [&](const Efficiency& e, std::size_t i) { return model_s(e, compute[i], memory[i], units[i]); },
-      measured, Efficiency{});
+  const Efficiency fit =
+      fit_efficiency([&](const Efficiency& e,
+                         std::size_t i) { return model_s(e, compute[i], memory[i], units[i]); },
+                     measured, Efficiency{});
   EXPECT_TRUE(near_rel(fit.compute, truth.compute, 0.02));
   EXPECT_TRUE(near_rel(fit.memory, truth.memory, 0.02));
   EXPECT_TRUE(near_rel(fit.fixed_s, truth.fixed_s, 0.05));

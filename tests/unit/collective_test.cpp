@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // estimate_collective against hand derivations on a hand-made cluster (no presets, no fits).
+#include "flopcast/collective.hpp"
+
 #include <gtest/gtest.h>
 
-#include "flopcast/collective.hpp"
 #include "flopcast/collective_fit.hpp"
 #include "flopcast/engine.hpp"
 #include "flopcast/error.hpp"
@@ -39,18 +40,18 @@ ClusterSpec tier0_cluster() {
 const KernelModel km{};
 
 TEST(Collective, BusFactorsFollowNccl) {
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_reduce, 8), 1.75);       // 2·7/8
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_gather, 8), 0.875);      // 7/8
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::reduce_scatter, 4), 0.75);   // 3/4
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_to_all, 2), 0.5);        // 1/2
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_reduce, 8), 1.75);      // 2·7/8
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_gather, 8), 0.875);     // 7/8
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::reduce_scatter, 4), 0.75);  // 3/4
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_to_all, 2), 0.5);       // 1/2
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::broadcast, 8), 1.0);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::send_recv, 2), 1.0);
 }
 
 TEST(Collective, Tier0RingIsPlainAlphaBeta) {
   // Unfitted fabric: 8 us + 2·7/8·64e6 B / (450e9 · 0.8) = 8 + 311.111 = 319.111 us.
-  const auto e = estimate_collective(CollectiveKind::all_reduce, Bytes(64e6), 8, tier0_cluster(),
-                                     km);
+  const auto e =
+      estimate_collective(CollectiveKind::all_reduce, Bytes(64e6), 8, tier0_cluster(), km);
   EXPECT_TRUE(near_rel(e.time.value, 319.111e-6, 1e-5));
   EXPECT_EQ(e.algorithm, CollectiveAlgorithm::ring);
   EXPECT_FALSE(e.crosses_nodes);
@@ -76,25 +77,25 @@ TEST(Collective, LargeMessagesTakeSimple) {
 TEST(Collective, EachOpMovesItsRingTraffic) {
   const ClusterSpec c = cluster();
   // All-gather 64 MB, 8 ranks, Simple: 5 + 15 + 7·1 + 7/8·64e6 / 337.5e9 = 27 + 165.926 us.
-  EXPECT_TRUE(near_rel(
-      estimate_collective(CollectiveKind::all_gather, Bytes(64e6), 8, c, km).time.value,
-      192.926e-6, 1e-5));
+  EXPECT_TRUE(
+      near_rel(estimate_collective(CollectiveKind::all_gather, Bytes(64e6), 8, c, km).time.value,
+               192.926e-6, 1e-5));
   // Reduce-scatter has the same traffic.
   EXPECT_TRUE(near_rel(
       estimate_collective(CollectiveKind::reduce_scatter, Bytes(64e6), 8, c, km).time.value,
       192.926e-6, 1e-5));
   // All-to-all: one round to all peers: 5 + 15 + 1 + 56e6 / 337.5e9 = 21 + 165.926 us.
-  EXPECT_TRUE(near_rel(
-      estimate_collective(CollectiveKind::all_to_all, Bytes(64e6), 8, c, km).time.value,
-      186.926e-6, 1e-5));
+  EXPECT_TRUE(
+      near_rel(estimate_collective(CollectiveKind::all_to_all, Bytes(64e6), 8, c, km).time.value,
+               186.926e-6, 1e-5));
   // Broadcast: pipelined along the ring: 5 + 15 + 7 + 64e6 / 337.5e9 = 27 + 189.630 us.
-  EXPECT_TRUE(near_rel(
-      estimate_collective(CollectiveKind::broadcast, Bytes(64e6), 8, c, km).time.value,
-      216.630e-6, 1e-5));
+  EXPECT_TRUE(
+      near_rel(estimate_collective(CollectiveKind::broadcast, Bytes(64e6), 8, c, km).time.value,
+               216.630e-6, 1e-5));
   // Send/recv: 5 + 15 + 1 + 64e6 / 337.5e9 = 21 + 189.630 us.
-  EXPECT_TRUE(near_rel(
-      estimate_collective(CollectiveKind::send_recv, Bytes(64e6), 2, c, km).time.value,
-      210.630e-6, 1e-5));
+  EXPECT_TRUE(
+      near_rel(estimate_collective(CollectiveKind::send_recv, Bytes(64e6), 2, c, km).time.value,
+               210.630e-6, 1e-5));
 }
 
 TEST(Collective, LatencyFloorForEmptyMessages) {
@@ -103,9 +104,9 @@ TEST(Collective, LatencyFloorForEmptyMessages) {
   EXPECT_TRUE(near_rel(e.time.value, 19e-6, 1e-9));
   EXPECT_EQ(e.bus_bandwidth_Bps, 0.0);
   // One rank moves nothing.
-  EXPECT_EQ(estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 1, cluster(), km)
-                .time.value,
-            0.0);
+  EXPECT_EQ(
+      estimate_collective(CollectiveKind::all_reduce, Bytes(1e6), 1, cluster(), km).time.value,
+      0.0);
 }
 
 TEST(Collective, AcrossNodesNcclPicksHierarchicalForLargeAllReduce) {
@@ -183,12 +184,12 @@ TEST(CollectiveJson, FewerGpusPerNodeKeepEachGpusNicShare) {
   // NIC: Tier-0 ring all-reduce of 64e6 B over 4 nodes moves 2·3/4·64e6 = 96e6 B per GPU through
   // 50e9 B/s · 0.8 = 40e9 B/s: 2400 us plus the per-hop latencies (6 hops · 5 us and the fixed
   // costs, under 50 us). With the preset's 8 NICs it came out 8x faster (300 us + latencies).
-  io::json q{{"task", "collective"},
-             {"hardware", "h100-sxm"},
-             {"collective", {{"op", "all_reduce"}, {"bytes", 64e6}, {"ranks", 4},
-                             {"algorithm", "ring"}}},
-             {"gpus_per_node", 1},
-             {"max_tier", 0}};
+  io::json q{
+      {"task", "collective"},
+      {"hardware", "h100-sxm"},
+      {"collective", {{"op", "all_reduce"}, {"bytes", 64e6}, {"ranks", 4}, {"algorithm", "ring"}}},
+      {"gpus_per_node", 1},
+      {"max_tier", 0}};
   const io::json r = io::run(q);
   const double t = r.at("time_us").get<double>();
   EXPECT_GT(t, 2400);
@@ -332,8 +333,8 @@ TEST(CustomAllReduce, TakenWhereVllmTakesIt) {
   KernelModel k;
   k.custom_all_reduce_max_bytes = 8 * kMiB;
   EXPECT_TRUE(uses_custom_all_reduce(hw, k, Bytes(1e6), 4));
-  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(8 * kMiB), 4));  // input < max_size only
-  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(1e6), 16));      // beyond one node
+  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(8 * kMiB), 4));         // input < max_size only
+  EXPECT_FALSE(uses_custom_all_reduce(hw, k, Bytes(1e6), 16));             // beyond one node
   EXPECT_FALSE(uses_custom_all_reduce(hw, KernelModel{}, Bytes(1e6), 4));  // NCCL engines
   hw.scaleup_link = "pcie4";
   EXPECT_TRUE(uses_custom_all_reduce(hw, k, Bytes(1e6), 2));   // 2 GPUs on any link

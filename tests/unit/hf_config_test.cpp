@@ -196,11 +196,12 @@ constexpr const char* kMistral7bV01 = R"({
 json normalised(json m) {
   m.erase("name");
   if (!m.contains("num_kv_heads")) m["num_kv_heads"] = m.at("num_heads");
-  if (!m.contains("head_dim")) m["head_dim"] = m.at("hidden_size").get<int>() / m.at("num_heads").get<int>();
-  const json defaults = {{"ffn", "gated"},      {"tie_embeddings", false},
-                         {"norm", "rmsnorm"},   {"qkv_bias", false},
+  if (!m.contains("head_dim"))
+    m["head_dim"] = m.at("hidden_size").get<int>() / m.at("num_heads").get<int>();
+  const json defaults = {{"ffn", "gated"},       {"tie_embeddings", false},
+                         {"norm", "rmsnorm"},    {"qkv_bias", false},
                          {"linear_bias", false}, {"position_embedding", "rope"},
-                         {"num_experts", 0},    {"experts_per_token", 0}};
+                         {"num_experts", 0},     {"experts_per_token", 0}};
   for (const auto& d : defaults.items()) {
     if (!m.contains(d.key())) m[d.key()] = d.value();
   }
@@ -458,8 +459,11 @@ TEST(HfConfig, PrecisionFromQuantizationConfig) {
   EXPECT_EQ(io::precision_from_hf_config(json::parse(kLlama2_7b)), json::object());
   EXPECT_EQ(io::precision_from_hf_config(quantized(nullptr)), json::object());
   // AutoAWQ (Qwen3-8B-AWQ) and AutoGPTQ as their configs spell them.
-  EXPECT_EQ(weights({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
-                     {"version", "gemm"}, {"zero_point", true}}),
+  EXPECT_EQ(weights({{"quant_method", "awq"},
+                     {"bits", 4},
+                     {"group_size", 128},
+                     {"version", "gemm"},
+                     {"zero_point", true}}),
             json({{"weights", "int4"}}));
   EXPECT_EQ(weights({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}}),
             json({{"weights", "int4"}}));
@@ -476,9 +480,9 @@ TEST(HfConfig, PrecisionFromQuantizationConfig) {
   };
   EXPECT_EQ(ct({{"num_bits", 4}, {"type", "int"}, {"group_size", 128}, {"strategy", "group"}}),
             json({{"weights", "int4"}}));
-  EXPECT_EQ(ct({{"num_bits", 8}, {"type", "float"}, {"group_size", nullptr},
-                {"strategy", "channel"}}),
-            json({{"weights", "fp8"}}));
+  EXPECT_EQ(
+      ct({{"num_bits", 8}, {"type", "float"}, {"group_size", nullptr}, {"strategy", "channel"}}),
+      json({{"weights", "fp8"}}));
   EXPECT_EQ(ct({{"num_bits", 4}, {"type", "float"}, {"group_size", 16}}),
             json({{"weights", "fp4"}}));  // NVFP4
   // The quantization of a multimodal checkpoint may sit beside text_config.
@@ -522,7 +526,8 @@ TEST(HfConfig, AttentionLeftUnquantized) {
 }
 
 TEST(HfConfig, PrecisionErrorsNameTheKey) {
-  HfFailure f = precision_failure(quantized({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}));
+  HfFailure f =
+      precision_failure(quantized({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}));
   EXPECT_EQ(f.code, "not_modelled");
   EXPECT_EQ(f.path, "hf_config.quantization_config.quant_method");
   EXPECT_NE(f.message.find("\"bitsandbytes\" is not modelled"), std::string::npos) << f.message;
@@ -532,15 +537,16 @@ TEST(HfConfig, PrecisionErrorsNameTheKey) {
   f = precision_failure(quantized({{"quant_method", "gptq"}, {"bits", 3}}));
   EXPECT_EQ(f.code, "not_modelled");
   EXPECT_EQ(f.path, "hf_config.quantization_config.bits");
-  f = precision_failure(quantized(
-      {{"quant_method", "compressed-tensors"},
-       {"config_groups", {{"a", {{"weights", {{"num_bits", 4}, {"type", "int"}}}}},
-                          {"b", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}}));
+  f = precision_failure(
+      quantized({{"quant_method", "compressed-tensors"},
+                 {"config_groups",
+                  {{"a", {{"weights", {{"num_bits", 4}, {"type", "int"}}}}},
+                   {"b", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}}));
   EXPECT_EQ(f.code, "not_modelled");
   EXPECT_EQ(f.path, "hf_config.quantization_config.config_groups");
-  f = precision_failure(quantized(
-      {{"quant_method", "compressed-tensors"},
-       {"config_groups", {{"g", {{"weights", {{"num_bits", 2}, {"type", "int"}}}}}}}}));
+  f = precision_failure(
+      quantized({{"quant_method", "compressed-tensors"},
+                 {"config_groups", {{"g", {{"weights", {{"num_bits", 2}, {"type", "int"}}}}}}}}));
   EXPECT_EQ(f.code, "not_modelled");
   EXPECT_EQ(f.path, "hf_config.quantization_config.config_groups.g.weights");
 }

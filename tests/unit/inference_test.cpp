@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Inference estimator against hand derivations (label: unit).
+#include "flopcast/inference.hpp"
+
 #include <gtest/gtest.h>
 
-#include "flopcast/inference.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
 
@@ -94,7 +95,8 @@ TEST(Latency, DecodeIsWeightStreamingBound) {
   const json r = run(base_request());
   EXPECT_TRUE(near_rel(r["tpot_ms"], 8.6, 0.02));
   // E2E = TTFT + 127 · TPOT; throughput = 128 / E2E.
-  EXPECT_TRUE(near_rel(r["e2e_ms"], r["ttft_ms"].get<double>() + 127 * r["tpot_ms"].get<double>(), 1e-5));
+  EXPECT_TRUE(
+      near_rel(r["e2e_ms"], r["ttft_ms"].get<double>() + 127 * r["tpot_ms"].get<double>(), 1e-5));
   EXPECT_TRUE(near_rel(r["output_tokens_per_s"], 128 / (r["e2e_ms"].get<double>() / 1000), 1e-5));
 }
 
@@ -144,7 +146,8 @@ TEST(Latency, ReplicasMultiplyThroughputNotLatency) {
   const json four = run(req);
   EXPECT_EQ(four["replicas"], 4);
   EXPECT_EQ(four["ttft_ms"], one["ttft_ms"]);
-  EXPECT_TRUE(near_rel(four["output_tokens_per_s"], 4 * one["output_tokens_per_s"].get<double>(), 1e-5));
+  EXPECT_TRUE(
+      near_rel(four["output_tokens_per_s"], 4 * one["output_tokens_per_s"].get<double>(), 1e-5));
 }
 
 TEST(Latency, MoeDecodeTouchesOnlyRoutedExperts) {
@@ -232,7 +235,8 @@ TEST(Memory, GptOss120bCheckpointOnOneH100) {
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;
-  for (const auto& b : r["breakdown"]) (b["phase"] == "prefill" ? prefill : decode) += b["share"].get<double>();
+  for (const auto& b : r["breakdown"])
+    (b["phase"] == "prefill" ? prefill : decode) += b["share"].get<double>();
   EXPECT_TRUE(near_rel(prefill, 1.0, 1e-4));
   EXPECT_TRUE(near_rel(decode, 1.0, 1e-4));
 }

@@ -18,8 +18,8 @@ namespace {
 
 using io::json;
 using test::base_request;
-using test::failure_of;
 using test::Failure;
+using test::failure_of;
 
 /// The envelope of raw request text (not necessarily valid JSON).
 json envelope_of(const std::string& text) { return json::parse(io::handle(text)); }
@@ -35,7 +35,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-#define EXPECT_FAILURE(failure, want_code, want_path, want_substring)              \
+#define EXPECT_FAILURE(failure, want_code, want_path, want_substring)               \
   do {                                                                              \
     const Failure f_ = (failure);                                                   \
     EXPECT_EQ(f_.code, want_code) << f_.message;                                    \
@@ -46,9 +46,9 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 /// A complete custom model object (Llama-2-7B shapes) to break one key at a time.
 json custom_model() {
-  return json{{"name", "custom"},          {"num_layers", 32},     {"hidden_size", 4096},
-              {"num_heads", 32},           {"num_kv_heads", 32},   {"intermediate_size", 11008},
-              {"vocab_size", 32000},       {"max_context_tokens", 4096}};
+  return json{{"name", "custom"},    {"num_layers", 32},          {"hidden_size", 4096},
+              {"num_heads", 32},     {"num_kv_heads", 32},        {"intermediate_size", 11008},
+              {"vocab_size", 32000}, {"max_context_tokens", 4096}};
 }
 
 /// A complete custom hardware object (A100-like) to break one key at a time.
@@ -68,7 +68,8 @@ json custom_hardware() {
 // Document-level errors
 
 TEST(IoErrors, MalformedJsonIsInvalidJson) {
-  EXPECT_FAILURE(failure_of_text("{\"task\": \"inference\","), "invalid_json", "", "malformed JSON");
+  EXPECT_FAILURE(failure_of_text("{\"task\": \"inference\","), "invalid_json", "",
+                 "malformed JSON");
   EXPECT_FAILURE(failure_of_text(""), "invalid_json", "", "malformed JSON");
   EXPECT_FAILURE(failure_of_text("{bad}"), "invalid_json", "", "malformed JSON");
 }
@@ -236,7 +237,8 @@ TEST(IoErrors, UnknownTaskSuggestsNearest) {
 TEST(IoErrors, SchemaVersionMustBe1) {
   json r = base_request();
   r["schema_version"] = 2;
-  EXPECT_FAILURE(failure_of(r), "invalid_request", "schema_version", "schema_version: must be 1 (got 2)");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "schema_version",
+                 "schema_version: must be 1 (got 2)");
   r["schema_version"] = 1;
   EXPECT_EQ(failure_of(r).code, "");
 }
@@ -390,7 +392,8 @@ TEST(IoErrors, WrongEnumValue) {
 TEST(IoErrors, SectionMustBeAnObject) {
   json r = base_request();
   r["workload"] = 5;
-  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload", "workload: must be an object (got 5)");
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "workload",
+                 "workload: must be an object (got 5)");
   r = base_request();
   r["parallelism"] = "tp2";
   EXPECT_FAILURE(failure_of(r), "invalid_request", "parallelism", "must be an object");
@@ -444,8 +447,9 @@ TEST(IoErrors, PowerLimitNeedsATdpAndStaysInItsRange) {
   json h = custom_hardware();
   h["power_limit_W"] = 300;
   r["hardware"] = h;
-  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.power_limit_W",
-                 "hardware.power_limit_W: needs tdp_W, the power the peaks are quoted at (got 300)");
+  EXPECT_FAILURE(
+      failure_of(r), "invalid_request", "hardware.power_limit_W",
+      "hardware.power_limit_W: needs tdp_W, the power the peaks are quoted at (got 300)");
   h["tdp_W"] = 400;
   h["power_limit_W"] = 500;
   r["hardware"] = h;
@@ -473,9 +477,9 @@ TEST(IoErrors, HugeIntegerIsARangeError) {
 
 TEST(IoErrors, HugeFloatIsAnError) {
   // 1e12 parses as a float: it is an error, never a silently truncated integer.
-  const Failure f = failure_of_text(
-      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
-      R"("workload":{"prompt_tokens":1e12,"output_tokens":128}})");
+  const Failure f =
+      failure_of_text(R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+                      R"("workload":{"prompt_tokens":1e12,"output_tokens":128}})");
   EXPECT_EQ(f.code, "invalid_request");
   EXPECT_EQ(f.path, "workload.prompt_tokens");
   EXPECT_TRUE(contains(f.message, "workload.prompt_tokens: must be an integer")) << f.message;
@@ -483,9 +487,9 @@ TEST(IoErrors, HugeFloatIsAnError) {
 
 TEST(IoErrors, MostNegativeInt64IsARangeError) {
   // INT64_MIN must be reported as out of range, not wrapped (std::llabs(INT64_MIN) is undefined).
-  const Failure f = failure_of_text(
-      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
-      R"("workload":{"prompt_tokens":-9223372036854775808,"output_tokens":128}})");
+  const Failure f =
+      failure_of_text(R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+                      R"("workload":{"prompt_tokens":-9223372036854775808,"output_tokens":128}})");
   EXPECT_EQ(f.code, "invalid_request");
   EXPECT_EQ(f.path, "workload.prompt_tokens");
   EXPECT_TRUE(contains(f.message, "must be an integer between -2147483647 and 2147483647"))
@@ -494,9 +498,9 @@ TEST(IoErrors, MostNegativeInt64IsARangeError) {
 
 TEST(IoErrors, OverflowingNumberIsInvalidJsonNotInternal) {
   // 1e400 does not fit a double: the parser rejects it. The error is the input's, not internal.
-  const json out = envelope_of(
-      R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
-      R"("workload":{"prompt_tokens":1e400,"output_tokens":128}})");
+  const json out =
+      envelope_of(R"({"task":"inference","model":"llama-2-7b","hardware":"a100-sxm-80g",)"
+                  R"("workload":{"prompt_tokens":1e400,"output_tokens":128}})");
   ASSERT_FALSE(out.at("ok").get<bool>());
   EXPECT_EQ(out["error"]["code"], "invalid_json") << out.dump();
   EXPECT_FALSE(out["error"]["message"].get<std::string>().empty());
@@ -685,8 +689,8 @@ TEST(IoErrors, ModelShapeRules) {
 
 /// Headline numbers of a response: each must be a finite number (a NaN would dump as null).
 void expect_finite_headlines(const json& result, const std::string& what) {
-  for (const char* key : {"ttft_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s",
-                          "prefill_tokens_per_s"}) {
+  for (const char* key :
+       {"ttft_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s", "prefill_tokens_per_s"}) {
     ASSERT_TRUE(result.contains(key)) << what << ": " << key;
     const json& v = result.at(key);
     ASSERT_TRUE(v.is_number()) << what << ": " << key << " = " << v.dump();

@@ -283,8 +283,8 @@ TEST(Link, InvalidUtf8ValueIsAFieldError) {
 }
 
 TEST(Link, GarbageNeverThrows) {
-  for (const char* garbage : {"%", "=", "==&&==", "v", "model", "&model=%7B", "a=b=c",
-                              "model=%00", "workload=5", "workload.prompt_tokens=1e400",
+  for (const char* garbage : {"%", "=", "==&&==", "v", "model", "&model=%7B", "a=b=c", "model=%00",
+                              "workload=5", "workload.prompt_tokens=1e400",
                               "model=%7B%7D&hardware=a100-sxm-80g&workload.prompt_tokens=1&"
                               "workload.output_tokens=1"}) {
     json d;

@@ -165,22 +165,28 @@ TEST(ModelZoo, NameIsTheFileNameWithoutNameOrPath) {
 // expect_fields: null stands for a key the importer leaves out (the model reader's default).
 TEST(ModelZoo, Llama4ChunkedAttentionAndSharedExpert) {
   expect_fields(imported("llama-4-scout-17b-16e"),
-                {{"num_experts", 16}, {"experts_per_token", 1}, {"shared_experts", 1},
-                 {"intermediate_size", 8192},            // one expert
-                 {"dense_intermediate_size", 16384},     // intermediate_size_mlp
-                 {"moe_layer_interval", nullptr},        // every layer has experts
-                 {"sliding_window_tokens", 8192},        // attention_chunk_size
+                {{"num_experts", 16},
+                 {"experts_per_token", 1},
+                 {"shared_experts", 1},
+                 {"intermediate_size", 8192},         // one expert
+                 {"dense_intermediate_size", 16384},  // intermediate_size_mlp
+                 {"moe_layer_interval", nullptr},     // every layer has experts
+                 {"sliding_window_tokens", 8192},     // attention_chunk_size
                  {"local_attention", "chunked"},
                  {"global_attention_every", 4},  // no_rope_layers: every 4th layer is NoPE
-                 {"tie_embeddings", false}, {"vocab_size", 202048}});
+                 {"tie_embeddings", false},
+                 {"vocab_size", 202048}});
   expect_fields(imported("llama-4-maverick-17b-128e"),
                 {{"num_experts", 128}, {"moe_layer_interval", 2}});  // interleave_moe_layer_step
 }
 
 TEST(ModelZoo, Qwen3MoeExpertWidths) {
   expect_fields(imported("qwen3-30b-a3b"),
-                {{"intermediate_size", 768}, {"dense_intermediate_size", 6144},
-                 {"num_experts", 128}, {"experts_per_token", 8}, {"num_kv_heads", 4},
+                {{"intermediate_size", 768},
+                 {"dense_intermediate_size", 6144},
+                 {"num_experts", 128},
+                 {"experts_per_token", 8},
+                 {"num_kv_heads", 4},
                  {"head_dim", 128},  // 32 heads of 128 on a 2048 residual
                  {"shared_experts", nullptr},
                  {"sliding_window_tokens", nullptr}});  // use_sliding_window false
@@ -190,10 +196,14 @@ TEST(ModelZoo, Qwen3MoeExpertWidths) {
 
 TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
   const json m = imported("deepseek-v3");
-  expect_fields(m, {{"kv_lora_rank", 512}, {"q_lora_rank", 1536},
+  expect_fields(m, {{"kv_lora_rank", 512},
+                    {"q_lora_rank", 1536},
                     {"head_dim", 192},  // qk_nope 128 + qk_rope 64
-                    {"v_head_dim", 128}, {"num_kv_heads", 128}, {"first_dense_layers", 3},
-                    {"shared_experts", 1}, {"intermediate_size", 2048},
+                    {"v_head_dim", 128},
+                    {"num_kv_heads", 128},
+                    {"first_dense_layers", 3},
+                    {"shared_experts", 1},
+                    {"intermediate_size", 2048},
                     {"dense_intermediate_size", 18432}});
   EXPECT_EQ(io::precision_from_hf_config(fixture("deepseek-v3")), json({{"weights", "fp8"}}));
   json v3 = m, r1 = imported("deepseek-r1");  // R1 is V3's architecture
@@ -204,10 +214,14 @@ TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
 
 TEST(ModelZoo, GptOssAlternatingWindowBiasesAndMxfp4) {
   expect_fields(imported("gpt-oss-120b"),
-                {{"sliding_window_tokens", 128}, {"local_attention", "sliding"},
+                {{"sliding_window_tokens", 128},
+                 {"local_attention", "sliding"},
                  {"global_attention_every", 2},  // layer_types: sliding, full, sliding, ...
-                 {"qkv_bias", true}, {"linear_bias", true}, {"num_experts", 128},
-                 {"experts_per_token", 4}, {"intermediate_size", 2880}});
+                 {"qkv_bias", true},
+                 {"linear_bias", true},
+                 {"num_experts", 128},
+                 {"experts_per_token", 4},
+                 {"intermediate_size", 2880}});
   // MXFP4 experts; modules_to_not_convert keeps "model.layers.*.self_attn" in the config's bf16.
   EXPECT_EQ(io::precision_from_hf_config(fixture("gpt-oss-20b")),
             json({{"weights", "mxfp4"}, {"attention_weights", "bf16"}}));
@@ -216,20 +230,22 @@ TEST(ModelZoo, GptOssAlternatingWindowBiasesAndMxfp4) {
 TEST(ModelZoo, Gemma3TakesTheConfigClassDefaults) {
   // gemma-3-4b-it's text_config names only hidden, intermediate and layer sizes; the rest is
   // Gemma3TextConfig's: 8 heads, 4 KV heads of 256, vocabulary 262208, pattern of 6, tied.
-  expect_fields(imported("gemma-3-4b"),
-                {{"num_heads", 8}, {"num_kv_heads", 4}, {"head_dim", 256},
-                 {"vocab_size", 262208}, {"max_context_tokens", 131072},
-                 {"tie_embeddings", true}, {"sliding_window_tokens", 1024},
-                 {"global_attention_every", 6}});
+  expect_fields(imported("gemma-3-4b"), {{"num_heads", 8},
+                                         {"num_kv_heads", 4},
+                                         {"head_dim", 256},
+                                         {"vocab_size", 262208},
+                                         {"max_context_tokens", 131072},
+                                         {"tie_embeddings", true},
+                                         {"sliding_window_tokens", 1024},
+                                         {"global_attention_every", 6}});
   expect_fields(imported("gemma-3-27b"), {{"head_dim", 128}, {"num_kv_heads", 16}});
 }
 
 TEST(ModelZoo, DenseModelsKeyFields) {
   expect_fields(imported("phi-4"),
                 {{"num_kv_heads", 10}, {"vocab_size", 100352}, {"tie_embeddings", false}});
-  expect_fields(imported("mistral-small-24b-2501"),
-                {{"head_dim", 128},  // not 5120 / 32 = 160
-                 {"sliding_window_tokens", nullptr}});
+  expect_fields(imported("mistral-small-24b-2501"), {{"head_dim", 128},  // not 5120 / 32 = 160
+                                                     {"sliding_window_tokens", nullptr}});
   expect_fields(imported("mistral-large-2407"), {{"num_layers", 88}, {"num_kv_heads", 8}});
   expect_fields(imported("llama-3.2-1b"), {{"head_dim", 64}, {"tie_embeddings", true}});
 }

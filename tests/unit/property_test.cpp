@@ -26,10 +26,10 @@ namespace {
 using io::json;
 
 const std::vector<std::string> kModels{
-    "llama-3.2-1b", "llama-3.1-8b",  "llama-3.1-70b",     "qwen3-0.6b",   "qwen3-8b",
-    "qwen3-32b",    "qwen3-30b-a3b", "mixtral-8x7b",      "gpt-oss-20b",  "gemma-3-4b",
+    "llama-3.2-1b", "llama-3.1-8b",  "llama-3.1-70b",         "qwen3-0.6b",  "qwen3-8b",
+    "qwen3-32b",    "qwen3-30b-a3b", "mixtral-8x7b",          "gpt-oss-20b", "gemma-3-4b",
     "mistral-7b",   "phi-4",         "llama-4-scout-17b-16e", "deepseek-v3", "llama-2-7b"};
-const std::vector<std::string> kHardware{"h100-sxm", "h200-sxm", "b200",      "a100-sxm-80g",
+const std::vector<std::string> kHardware{"h100-sxm", "h200-sxm", "b200",     "a100-sxm-80g",
                                          "l40s",     "mi300x",   "rtx-4090", "gb200",
                                          "a10",      "h20",      "m3-max"};
 
@@ -117,7 +117,8 @@ json serving(Draw& d) {
       arrival = {{"kind", "poisson"}, {"rate_per_s", d.log_between(0.01, 200)}};
       break;
     case 1:
-      arrival = {{"kind", "gamma"}, {"rate_per_s", d.log_between(0.01, 200)},
+      arrival = {{"kind", "gamma"},
+                 {"rate_per_s", d.log_between(0.01, 200)},
                  {"cv", d.log_between(0.2, 5)}};
       break;
     case 2:
@@ -137,8 +138,10 @@ json serving(Draw& d) {
            {"prompt_tokens", length(d, 8192)},
            {"output_tokens", length(d, 2048)},
            {"num_requests", simulate ? d.between(1, 60) : 1000}}}};
-  if (d.chance(30)) r["engine"] = {{"name", d.pick(std::vector<std::string>{"vllm", "sglang", "trtllm"})}};
-  if (d.chance(20)) r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", d.between(1, 2000)}}}};
+  if (d.chance(30))
+    r["engine"] = {{"name", d.pick(std::vector<std::string>{"vllm", "sglang", "trtllm"})}};
+  if (d.chance(20))
+    r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", d.between(1, 2000)}}}};
   if (d.chance(20)) r["precision"] = {{"weights", "fp8"}};
   return r;
 }

@@ -95,8 +95,8 @@ Moments moments(Draw draw, int n) {
 TEST(Sampler, UniformHasMeanHalfAndVarianceOneTwelfth) {
   Sampler rng(7);
   const Moments m = moments([&] { return rng.uniform01(); }, 200000);
-  EXPECT_TRUE(near_rel(m.mean, 0.5, 0.01));        // E[U] = 1/2
-  EXPECT_TRUE(near_rel(m.var, 1.0 / 12, 0.02));    // Var[U] = 1/12
+  EXPECT_TRUE(near_rel(m.mean, 0.5, 0.01));      // E[U] = 1/2
+  EXPECT_TRUE(near_rel(m.var, 1.0 / 12, 0.02));  // Var[U] = 1/12
 }
 
 TEST(Sampler, ExponentialHasMeanAndVarianceOfItsRate) {
@@ -539,7 +539,8 @@ TEST(ServingAnalytic, NoWholeRequestInTheKvCacheDoesNotFit) {
     EXPECT_EQ(out["kv_cache"]["capacity_tokens"], 10992) << mode;
     EXPECT_EQ(out["throughput"]["output_tokens_per_s"], 0) << mode;
     EXPECT_NE(out["warnings"][0].get<std::string>().find("less than one whole request"),
-              std::string::npos) << mode;
+              std::string::npos)
+        << mode;
   }
   r["workload"]["prompt_tokens"] = 10000;
   r["workload"]["output_tokens"] = 16;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Error statistics and the train/test split of `flopcast validate` (label: unit).
+#include "flopcast/stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "flopcast/error.hpp"
-#include "flopcast/stats.hpp"
 
 namespace flopcast {
 namespace {
@@ -21,7 +22,7 @@ TEST(ErrorStats, HandComputedOddCount) {
   EXPECT_NEAR(s.mape, 0.15, 1e-12);        // (0.10 + 0.10 + 0 + 0.25 + 0.30) / 5 = 0.75 / 5
   EXPECT_NEAR(s.bias, 0.11, 1e-12);        // (0.10 − 0.10 + 0 + 0.25 + 0.30) / 5 = 0.55 / 5
   EXPECT_NEAR(s.median_ape, 0.10, 1e-12);  // position 0.5 · 4 = 2 → sorted[2] = 0.10
-  EXPECT_NEAR(s.p90_ape, 0.28, 1e-12);     // position 0.9 · 4 = 3.6 → 0.25 + 0.6 · (0.30 − 0.25)
+  EXPECT_NEAR(s.p90_ape, 0.28, 1e-12);  // position 0.9 · 4 = 3.6 → 0.25 + 0.6 · (0.30 − 0.25)
   EXPECT_NEAR(s.max_ape, 0.30, 1e-12);
   EXPECT_EQ(s.max_index, 4u);
 }

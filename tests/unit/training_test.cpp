@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Training estimator: FLOPs per token, activation formulas, memory per ZeRO stage, pipeline
 // bubble, micro-batch search and bad input.
+#include "flopcast/training.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "flopcast/error.hpp"
-#include "flopcast/training.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
 
@@ -38,14 +39,14 @@ ModelSpec gpt(int layers, int h, int heads, int vocab) {
 }
 
 json request() {
-  return json{{"task", "training"},
-              {"model", "llama-2-7b"},
-              {"hardware", "h100-sxm"},
-              {"num_gpus", 8},
-              {"max_tier", 0},
-              {"parallelism", {{"zero", 0}}},
-              {"workload",
-               {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 1}}}};
+  return json{
+      {"task", "training"},
+      {"model", "llama-2-7b"},
+      {"hardware", "h100-sxm"},
+      {"num_gpus", 8},
+      {"max_tier", 0},
+      {"parallelism", {{"zero", 0}}},
+      {"workload", {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 1}}}};
 }
 
 TEST(TrainingFlops, MegatronFormulaForGpt) {
@@ -70,9 +71,9 @@ TEST(TrainingActivations, KorthikantiWithoutDropout) {
   EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::none, false),
                        805.306368e6, 1e-9));
   // Selective recomputation drops the s² term: 2048·4096·32 = 268.44 MB.
-  EXPECT_TRUE(near_rel(
-      activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::selective, false),
-      268.435456e6, 1e-9));
+  EXPECT_TRUE(
+      near_rel(activation_bytes_per_layer(m, 1, 2048, 1, false, Recompute::selective, false),
+               268.435456e6, 1e-9));
   // TP=8 without SP: sbh·(8 + 24/8) + s²-term/8 = 8,388,608 · 11 + 4·32·2048²/8 = 159.38 MB.
   EXPECT_TRUE(near_rel(activation_bytes_per_layer(m, 1, 2048, 8, false, Recompute::none, false),
                        8388608.0 * 11 + 4.0 * 32 * 2048 * 2048 / 8, 1e-9));
@@ -223,8 +224,8 @@ TEST(TrainingMfu, MfuAndHfuDefinitions) {
   req["parallelism"] = {{"zero", 3}};
   req["workload"]["recompute"] = "full";
   const json r = io::run(req);
-  const double mfu = r["model_flops_per_token"].get<double>() *
-                     r["tokens_per_s_per_gpu"].get<double>() / 989.4e12;
+  const double mfu =
+      r["model_flops_per_token"].get<double>() * r["tokens_per_s_per_gpu"].get<double>() / 989.4e12;
   EXPECT_TRUE(near_rel(r["mfu"], mfu, 1e-5));
   // Megatron's hardware FLOPs add the recomputed layers' forward, attention over the square:
   // 2 · 6.476005e9 + 4 · 32 · 4096 · 4096 = 1.50995e10.
@@ -392,8 +393,9 @@ TEST(TrainingFitted, UnmeasuredArchitectureGetsTheMeanScaleAndSaysSo) {
   const json r = io::run(fitted_request("b200"));
   EXPECT_NEAR(r.at("request").at("framework").at("compute_scale").get<double>(), 1.14403, 1e-5);
   ASSERT_FALSE(r.at("warnings").empty());
-  EXPECT_NE(r.at("warnings")[0].get<std::string>().find("too few training measurements on blackwell"),
-            std::string::npos);
+  EXPECT_NE(
+      r.at("warnings")[0].get<std::string>().find("too few training measurements on blackwell"),
+      std::string::npos);
 }
 
 TEST(TrainingFitted, BandIsTheLeaveOneSourceOutSpread) {

@@ -22,9 +22,9 @@ std::string_view to_string(OpClass c) noexcept;
 ///   t = max(T_c / (η_c · u_c), T_m / (η_m · u_m)) + t_0,   u_x = r / (r + r_x)
 ///
 /// T_c and T_m are the op's times at 100% of the dense peak (after tile and wave quantization) and
-/// at 100% of the datasheet bandwidth; r is its parallel work (output tiles, attention blocks, ...).
-/// u rises monotonically to 1 with more parallel work: a small kernel cannot fill the GPU. t_0 is
-/// the fixed cost of the op's kernels (launch, ramp-up, tail). Tier 0 has r_x = 0 (u = 1).
+/// at 100% of the datasheet bandwidth; r is its parallel work (output tiles, attention blocks,
+/// ...). u rises monotonically to 1 with more parallel work: a small kernel cannot fill the GPU.
+/// t_0 is the fixed cost of the op's kernels (launch, ramp-up, tail). Tier 0 has r_x = 0 (u = 1).
 /// Grouped kernels (the expert GEMMs of a fused MoE layer, one problem per expert that receives
 /// tokens) add t_g per problem: each problem's tiles load their own weights and block scales and
 /// end in their own epilogue. Tier 0 has t_g = 0; only MoE fits have it.

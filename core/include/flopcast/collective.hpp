@@ -10,7 +10,14 @@
 namespace flopcast {
 
 /// The collectives of NCCL / RCCL.
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+enum class CollectiveKind {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  broadcast,
+  send_recv
+};
 std::string_view to_string(CollectiveKind k) noexcept;
 
 /// How the library moves the data; `automatic` picks what NCCL would for the size and layout.
@@ -25,7 +32,7 @@ double bus_factor(CollectiveKind kind, int ranks) noexcept;
 /// nodes. Bandwidths are per GPU and per direction.
 struct ClusterSpec {
   int gpus_per_node = 8;
-  BytesPerSecond scaleup_bandwidth;   ///< NVLink / NVSwitch / Infinity Fabric / PCIe, per GPU
+  BytesPerSecond scaleup_bandwidth;  ///< NVLink / NVSwitch / Infinity Fabric / PCIe, per GPU
   double scaleup_latency_s = 0;
   BytesPerSecond scaleout_bandwidth;  ///< NIC bandwidth per GPU (node NIC total / gpus_per_node)
   double scaleout_latency_s = 0;
@@ -68,15 +75,15 @@ struct CollectiveEstimate {
 /// (all-reduce, all-gather, reduce-scatter), in-node all-gather. `automatic` takes the fastest
 /// algorithm the op supports, as NCCL's tuner does. Errors: SpecError for ranks < 1 or bad bytes;
 /// NotModelledError for an algorithm the op does not have, or nodes without a scale-out network.
-CollectiveEstimate estimate_collective(CollectiveKind kind, Bytes bytes, int ranks,
-                                       const ClusterSpec& cluster, const KernelModel& km,
-                                       CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
+CollectiveEstimate estimate_collective(
+    CollectiveKind kind, Bytes bytes, int ranks, const ClusterSpec& cluster, const KernelModel& km,
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
 
 /// Whether an inference engine runs this tensor-parallel all-reduce with its own custom kernel
 /// rather than NCCL: 2..gpus_per_node ranks over NVLink (or 2 GPUs on any link), at most
-/// less than `km.custom_all_reduce_max_bytes` per rank. vLLM (and SGLang, which uses its kernel) takes
-/// its custom all-reduce under these conditions, 8 MiB by default (`CustomAllreduce.max_size`),
-/// and NCCL otherwise.
+/// less than `km.custom_all_reduce_max_bytes` per rank. vLLM (and SGLang, which uses its kernel)
+/// takes its custom all-reduce under these conditions, 8 MiB by default
+/// (`CustomAllreduce.max_size`), and NCCL otherwise.
 bool uses_custom_all_reduce(const HardwareSpec& hw, const KernelModel& km, Bytes bytes, int ranks);
 
 /// A custom (one-shot / two-shot) all-reduce inside one node: one barrier, then each rank moves

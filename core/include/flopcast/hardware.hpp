@@ -19,11 +19,11 @@ namespace flopcast {
 /// train split of measured collectives (presets/collectives/fabrics.json); `fitted` false:
 /// the Tier-0 values below (Simple only, efficiency from KernelModel::link_efficiency).
 struct FabricModel {
-  double efficiency = 0.80;       ///< Simple: fraction of per-direction link bandwidth
-  double ll_efficiency = 0.40;    ///< LL/LL128: fraction of per-direction link bandwidth
-  double base_latency_s = 0;      ///< fixed cost of one collective (launch, first sync)
-  double hop_latency_s = 0;       ///< per step of the algorithm over this fabric
-  double simple_latency_s = 0;    ///< extra fixed cost of the Simple protocol
+  double efficiency = 0.80;     ///< Simple: fraction of per-direction link bandwidth
+  double ll_efficiency = 0.40;  ///< LL/LL128: fraction of per-direction link bandwidth
+  double base_latency_s = 0;    ///< fixed cost of one collective (launch, first sync)
+  double hop_latency_s = 0;     ///< per step of the algorithm over this fabric
+  double simple_latency_s = 0;  ///< extra fixed cost of the Simple protocol
   bool fitted = false;
 };
 

@@ -41,10 +41,10 @@ struct InferenceSpec {
   HardwareSpec hardware;
   int num_gpus = 1;
   int tp = 1;
-  int pp = 1;  ///< pipeline stages
-  bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
-  int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
-  DType weights = DType::bf16;      ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
+  int pp = 1;                   ///< pipeline stages
+  bool dp_attention = false;    ///< attention data-parallel over the tp GPUs (above)
+  int ep = 1;                   ///< expert-parallel groups of the MoE within the tp GPUs (above)
+  DType weights = DType::bf16;  ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   /// The attention projections' type where a checkpoint keeps them apart from the other linear
   /// layers (Meta's Llama 3.1 FP8 and gpt-oss's MXFP4 leave attention in bf16); unset: `weights`.
   std::optional<DType> attention_weights;
@@ -55,14 +55,14 @@ struct InferenceSpec {
   int batch_size = 1;  ///< sequences per replica
   /// Engine settings (vLLM defaults).
   double gpu_memory_utilization = 0.9;  ///< fraction of device memory the engine may use
-  int kv_block_tokens = 16;              ///< paged-KV block size
+  int kv_block_tokens = 16;             ///< paged-KV block size
   /// Token budget of one forward pass: prefill runs in chunks of at most this many tokens
   /// (vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB).
   int max_num_batched_tokens = 8192;
   /// false: a prompt is never split; a step takes as many whole prompts as fit the token budget
   /// (at least one), as TensorRT-LLM does without chunked context.
   bool chunked_prefill = true;
-  double step_overhead_s = 300e-6;       ///< CPU time per forward step (schedule, sample)
+  double step_overhead_s = 300e-6;  ///< CPU time per forward step (schedule, sample)
   /// CPU time once per request before its first token (tokenize, admit, detokenize).
   double request_overhead_s = 0;
   double framework_reserve_bytes = 1.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, graphs
@@ -89,16 +89,16 @@ struct Assumption {
 
 /// Per-GPU memory as a serving engine sees it. All figures in bytes.
 struct MemoryResult {
-  double capacity_bytes = 0;      ///< device memory
-  double budget_bytes = 0;        ///< capacity · gpu_memory_utilization
+  double capacity_bytes = 0;  ///< device memory
+  double budget_bytes = 0;    ///< capacity · gpu_memory_utilization
   double weights_bytes = 0;
-  double kv_cache_bytes = 0;      ///< the batch at its full context, in whole blocks
-  double activations_bytes = 0;   ///< peak live activations of one prefill chunk
+  double kv_cache_bytes = 0;     ///< the batch at its full context, in whole blocks
+  double activations_bytes = 0;  ///< peak live activations of one prefill chunk
   double reserve_bytes = 0;
-  double free_bytes = 0;          ///< budget − everything above, ≥ 0
+  double free_bytes = 0;  ///< budget − everything above, ≥ 0
   bool fits = false;
-  int max_batch_size = 0;         ///< largest batch at this context (0: not even one)
-  int max_context_tokens = 0;     ///< longest prompt+output at this batch (0: none)
+  int max_batch_size = 0;               ///< largest batch at this context (0: not even one)
+  int max_context_tokens = 0;           ///< longest prompt+output at this batch (0: none)
   double kv_cache_bytes_per_token = 0;  ///< per sequence, all layers, this GPU
 };
 
@@ -109,7 +109,7 @@ struct Band {
 };
 
 struct InferenceResult {
-  int tier = 0;  ///< 2 when every compute/memory-bound op used a Tier-2 fit, else 0
+  int tier = 0;                 ///< 2 when every compute/memory-bound op used a Tier-2 fit, else 0
   double tier2_time_share = 0;  ///< share of compute/memory-bound time priced by Tier-2 fits
   bool outside_calibrated_range = false;
   std::vector<std::string> uncalibrated_ops;
@@ -164,9 +164,9 @@ struct PrefillChunk {
 struct StepShape {
   const PrefillChunk* prefills = nullptr;  ///< num_prefills chunks
   int num_prefills = 0;
-  int decode_sequences = 0;         ///< sequences generating in this step
-  double decode_context_tokens = 0; ///< their cached tokens, summed
-  int tokens_per_decode = 1;        ///< 1; k + 1 for a speculative verify step
+  int decode_sequences = 0;          ///< sequences generating in this step
+  double decode_context_tokens = 0;  ///< their cached tokens, summed
+  int tokens_per_decode = 1;         ///< 1; k + 1 for a speculative verify step
 };
 
 /// Time of one mixed forward step, for serving simulators: the per-step cost API of the same

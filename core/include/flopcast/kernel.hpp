@@ -24,7 +24,7 @@ struct KernelWork {
   double memory_ideal_s = 0;   ///< at 100% of datasheet bandwidth
   double units = 1;            ///< parallel work: output tiles, attention blocks, ...
   int kernels = 1;
-  double groups = 0;           ///< problems of a grouped kernel (experts with tokens), else 0
+  double groups = 0;  ///< problems of a grouped kernel (experts with tokens), else 0
 };
 
 /// Time and work of one op (or of `count` identical ops, summed).
@@ -118,10 +118,10 @@ double measured_gemm_ceiling(const HardwareSpec& hw, double tier0);
 
 /// Element sizes of one op's operands.
 struct GemmTypes {
-  DType math;              ///< tensor-core type the multiply runs in (bf16, fp16, fp8)
-  double weight_bytes;     ///< per weight element, including quantization scales
-  double input_bytes;      ///< per activation element read
-  double output_bytes;     ///< per output element written
+  DType math;           ///< tensor-core type the multiply runs in (bf16, fp16, fp8)
+  double weight_bytes;  ///< per weight element, including quantization scales
+  double input_bytes;   ///< per activation element read
+  double output_bytes;  ///< per output element written
   /// Kernel family for calibration when the types alone do not tell it (block-scaled fp8);
   /// weight-only GEMMs are recognized from the bytes.
   KernelVariant variant = KernelVariant::plain;

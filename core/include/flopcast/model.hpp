@@ -6,8 +6,8 @@
 
 namespace flopcast {
 
-enum class FfnKind { gated, plain };          ///< SwiGLU-style (gate, up, down) or plain (up, down)
-enum class NormKind { rmsnorm, layernorm };   ///< RMSNorm: weight only; LayerNorm: weight + bias
+enum class FfnKind { gated, plain };         ///< SwiGLU-style (gate, up, down) or plain (up, down)
+enum class NormKind { rmsnorm, layernorm };  ///< RMSNorm: weight only; LayerNorm: weight + bias
 enum class PositionEmbedding { rope, learned };
 /// Local attention of the windowed layers: a sliding window of the last W tokens (Mistral v0.1,
 /// Gemma 2/3, gpt-oss), or fixed chunks of W tokens attended causally within the chunk (Llama 4).
@@ -40,7 +40,7 @@ struct ModelSpec {
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   int num_experts = 0;  ///< 0: dense FFN
   int experts_per_token = 0;
-  int shared_experts = 0;                   ///< experts every token passes through (DeepSeek, Llama 4)
+  int shared_experts = 0;  ///< experts every token passes through (DeepSeek, Llama 4)
   int shared_expert_intermediate_size = 0;  ///< width of one shared expert
   int dense_intermediate_size = 0;          ///< FFN width of the dense layers of an MoE model
   int first_dense_layers = 0;               ///< DeepSeek first_k_dense_replace
@@ -49,7 +49,7 @@ struct ModelSpec {
   /// A speculative-decoding draft in serving; not in the parameter count (DeepSeek-V3's 671B
   /// leaves its 14B MTP module out).
   int mtp_layers = 0;
-  int moe_layer_interval = 1;               ///< Llama 4 Maverick interleave_moe_layer_step 2
+  int moe_layer_interval = 1;  ///< Llama 4 Maverick interleave_moe_layer_step 2
   /// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); 0: standard multi-/grouped-query.
   int kv_lora_rank = 0;
   int q_lora_rank = 0;  ///< 0: q projected directly from the hidden state
@@ -106,18 +106,18 @@ double local_kv_tokens(double tokens, int window_tokens) noexcept;
 
 /// Parameter counts derived from the shapes (see count_params for the formula).
 struct ParamCounts {
-  double total = 0;                 ///< every weight
-  double active = 0;                ///< weights one token touches (MoE: top-k experts)
-  double embedding = 0;             ///< token (+ learned position) embedding
-  double lm_head = 0;               ///< 0 when tied to the embedding
-  double attention_per_layer = 0;   ///< q, k, v, o weights and biases
-  double expert_per_layer = 0;      ///< one routed expert's FFN (the dense FFN when not MoE)
+  double total = 0;                    ///< every weight
+  double active = 0;                   ///< weights one token touches (MoE: top-k experts)
+  double embedding = 0;                ///< token (+ learned position) embedding
+  double lm_head = 0;                  ///< 0 when tied to the embedding
+  double attention_per_layer = 0;      ///< q, k, v, o weights and biases
+  double expert_per_layer = 0;         ///< one routed expert's FFN (the dense FFN when not MoE)
   double shared_expert_per_layer = 0;  ///< the shared experts of one MoE layer, together
-  double dense_ffn_per_layer = 0;   ///< the FFN of a dense layer
+  double dense_ffn_per_layer = 0;      ///< the FFN of a dense layer
   double router_per_layer = 0;
-  double norms_per_layer = 0;       ///< with MLA, its two latent norms too
+  double norms_per_layer = 0;  ///< with MLA, its two latent norms too
   double final_norm = 0;
-  int moe_layers = 0;               ///< layers with experts (the rest are dense)
+  int moe_layers = 0;  ///< layers with experts (the rest are dense)
 };
 
 /// Checks shapes and cross-field rules; throws SpecError with paths under `path` (e.g. "model").

@@ -152,8 +152,8 @@ struct ServingSpec {
   EngineProfile engine;
   SchedulePolicy policy = SchedulePolicy::decode_first;
   Batching batching = Batching::continuous;
-  int static_batch_size = 0;      ///< static batching: sequences per batch (0: max_num_seqs)
-  int num_scheduler_steps = 1;    ///< vLLM multi-step: new requests join every k steps
+  int static_batch_size = 0;    ///< static batching: sequences per batch (0: max_num_seqs)
+  int num_scheduler_steps = 1;  ///< vLLM multi-step: new requests join every k steps
   ArrivalSpec arrival;
   LengthDist prompt{LengthKind::fixed, 512, 1, 1, 0, 0};
   LengthDist output{LengthKind::fixed, 128, 1, 1, 0, 0};
@@ -201,7 +201,7 @@ struct ServingResult {
   double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
   std::optional<double> goodput_requests_per_s, goodput_fraction;
   std::optional<long long> preemptions;  ///< simulator only
-  double mean_batch_size = 0;   ///< sequences per step (analytic: steady-state decode batch)
+  double mean_batch_size = 0;  ///< sequences per step (analytic: steady-state decode batch)
   double mean_step_time_s = 0;
   double kv_capacity_tokens = 0;  ///< per replica
   double kv_peak_use = 0, kv_mean_use = 0;

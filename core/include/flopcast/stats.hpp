@@ -15,12 +15,12 @@ namespace flopcast {
 /// APE_i = |pred_i − meas_i| / meas_i; signed error_i = (pred_i − meas_i) / meas_i.
 struct ErrorStats {
   std::size_t count = 0;
-  double mape = 0;        ///< mean APE
-  double median_ape = 0;  ///< 50th percentile of APE
-  double p90_ape = 0;     ///< 90th percentile of APE
-  double max_ape = 0;     ///< largest APE
+  double mape = 0;            ///< mean APE
+  double median_ape = 0;      ///< 50th percentile of APE
+  double p90_ape = 0;         ///< 90th percentile of APE
+  double max_ape = 0;         ///< largest APE
   std::size_t max_index = 0;  ///< index of the row with the largest APE (first one on ties)
-  double bias = 0;        ///< mean signed error: > 0 means flopcast predicts too slow / too high
+  double bias = 0;  ///< mean signed error: > 0 means flopcast predicts too slow / too high
 };
 
 /// Statistics of `predicted` against `measured` (same length; every measurement finite and > 0,

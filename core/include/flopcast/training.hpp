@@ -147,7 +147,8 @@ struct TrainingSpec {
 
 /// One line of "where the time of a step goes", summed over the step.
 struct TrainingBreakdownItem {
-  std::string phase;  ///< forward, backward, recompute, communication, pipeline, optimizer, overhead
+  std::string
+      phase;  ///< forward, backward, recompute, communication, pipeline, optimizer, overhead
   std::string op;
   double time_s = 0;  ///< on the critical path of one step
   double share = 0;   ///< of the step time
@@ -161,9 +162,9 @@ struct TrainingMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;  ///< all micro-batches in flight on the stage
+  double activations_bytes = 0;            ///< all micro-batches in flight on the stage
   double activations_per_layer_bytes = 0;  ///< one micro-batch, one layer
-  double temporary_bytes = 0;    ///< gathered ZeRO-3 layers, logits, communication buckets
+  double temporary_bytes = 0;  ///< gathered ZeRO-3 layers, logits, communication buckets
   double reserve_bytes = 0;
   double total_bytes = 0;
   bool fits = false;
@@ -178,14 +179,14 @@ struct TrainingResult {
   double tokens_per_step = 0;
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
-  double model_flops_per_token = 0;     ///< 6·N_matmul + 12·L·Hq·d·s (see model_flops_per_token)
+  double model_flops_per_token = 0;  ///< 6·N_matmul + 12·L·Hq·d·s (see model_flops_per_token)
   /// Model FLOPs + recomputed forward FLOPs, attention over the square (Megatron's count).
   double hardware_flops_per_token = 0;
   double mfu = 0;
   double hfu = 0;
-  double peak_flops_per_gpu = 0;        ///< the dense peak MFU/HFU divide by
-  double bubble_fraction = 0;           ///< bubble time / step time
-  double total_time_s = 0;              ///< 0 when no total_tokens
+  double peak_flops_per_gpu = 0;  ///< the dense peak MFU/HFU divide by
+  double bubble_fraction = 0;     ///< bubble time / step time
+  double total_time_s = 0;        ///< 0 when no total_tokens
   double gpu_hours = 0;
   double cost_usd = 0;
   double trainable_params = 0;

@@ -42,7 +42,7 @@ constexpr Seconds operator/(Bytes b, BytesPerSecond r) { return Seconds(b.value 
 /// Arithmetic intensity in FLOP per byte.
 constexpr double operator/(Flops f, Bytes b) { return f.value / b.value; }
 
-constexpr double kGB = 1e9;   ///< decimal gigabyte, the unit of every *_GB key
+constexpr double kGB = 1e9;  ///< decimal gigabyte, the unit of every *_GB key
 constexpr double kMB = 1e6;
 constexpr double kMiB = 1048576.0;  ///< binary, only where a framework states a size in MiB
 constexpr double kTera = 1e12;

@@ -27,8 +27,8 @@ double round6(double x) {
 
 json run(const json& request) {
   if (!request.is_object()) {
-    throw SpecError("", "a request must be a JSON object (got " + detail::describe_value(request) +
-                            ")");
+    throw SpecError(
+        "", "a request must be a JSON object (got " + detail::describe_value(request) + ")");
   }
   if (auto it = request.find("schema_version"); it != request.end()) {
     if (detail::as_int(*it, "schema_version") != kSchemaVersion) {
@@ -62,7 +62,8 @@ ErrorInfo describe_current_exception() noexcept {
   } catch (const NotModelledError& e) {
     return {"not_modelled", e.path(), e.what()};
   } catch (const SpecError& e) {
-    const bool malformed = e.path().empty() && std::string(e.what()).rfind("malformed JSON", 0) == 0;
+    const bool malformed =
+        e.path().empty() && std::string(e.what()).rfind("malformed JSON", 0) == 0;
     return {malformed ? "invalid_json" : "invalid_request", e.path(), e.what()};
   } catch (const std::exception& e) {
     return {"internal", "", e.what()};
@@ -73,11 +74,12 @@ ErrorInfo describe_current_exception() noexcept {
 
 std::string handle(std::string_view request_text) {
   try {
-    return json{{"ok", true}, {"result", run_text(request_text)}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    return json{{"ok", true}, {"result", run_text(request_text)}}.dump(
+        -1, ' ', false, json::error_handler_t::replace);
   } catch (...) {
     const ErrorInfo e = describe_current_exception();
-    return json{{"ok", false}, {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
+    return json{{"ok", false},
+                {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }

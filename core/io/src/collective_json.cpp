@@ -89,9 +89,9 @@ void attach_collective_fits(HardwareSpec& h) {
 }
 
 json run_collective(const json& request) {
-  ObjectReader r(request, "",
-                 {"schema_version", "task", "hardware", "collective", "gpus_per_node", "network",
-                  "max_tier"});
+  ObjectReader r(
+      request, "",
+      {"schema_version", "task", "hardware", "collective", "gpus_per_node", "network", "max_tier"});
   HardwareSpec hw = resolve_hardware(r.require("hardware"), "hardware");
   const int max_tier = r.integer("max_tier", 2);
   if (max_tier != 0 && max_tier != 2) fail("max_tier", "must be 0 or 2", max_tier);
@@ -121,8 +121,7 @@ json run_collective(const json& request) {
   if (const json* net = r.find("network")) apply_network(*net, hw);
 
   const ClusterSpec cluster = cluster_of(hw);
-  const CollectiveEstimate e =
-      estimate_collective(op, Bytes(bytes), ranks, cluster, km, algorithm);
+  const CollectiveEstimate e = estimate_collective(op, Bytes(bytes), ranks, cluster, km, algorithm);
   const double nodes = std::ceil(static_cast<double>(ranks) / hw.gpus_per_node);
   const bool fitted = km.use_calibration && hw.scaleup_fabric.fitted &&
                       (!e.crosses_nodes || hw.scaleout_fabric.fitted);
@@ -133,7 +132,7 @@ json run_collective(const json& request) {
                 {"collective",
                  {{"op", to_string(op)},
                   {"bytes", bytes == std::floor(bytes) ? json(static_cast<std::int64_t>(bytes))
-                                                        : json(bytes)},
+                                                       : json(bytes)},
                   {"ranks", ranks},
                   {"algorithm", to_string(algorithm)}}},
                 {"gpus_per_node", hw.gpus_per_node},

@@ -27,8 +27,10 @@ inline DType read_dtype(const ObjectReader& r, const char* key, DType fallback) 
   if (v->is_string()) {
     if (auto t = parse_dtype(v->get<std::string>())) return *t;
   }
-  throw SpecError(r.child(key), "must be a data type name such as bf16, fp16, fp8, int8, int4 "
-                                "(got " + describe_value(*v) + ")");
+  throw SpecError(r.child(key),
+                  "must be a data type name such as bf16, fp16, fp8, int8, int4 "
+                  "(got " +
+                      describe_value(*v) + ")");
 }
 
 /// `model`, `hardware` and `max_tier` (0 or 2): the keys every estimating task starts with.

@@ -15,8 +15,8 @@ void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
 }
 
 int engine_tier(const ObjectReader& r, const EngineProfile& profile) {
-  const bool overridden = r.find("step_overhead_us") || r.find("request_overhead_us") ||
-                          r.find("kernel_fixed_us");
+  const bool overridden =
+      r.find("step_overhead_us") || r.find("request_overhead_us") || r.find("kernel_fixed_us");
   return overridden ? 0 : profile.tier;
 }
 
@@ -63,14 +63,14 @@ const EngineProfile& engine_profile(const std::string& id, const std::string& pa
 
 json engine_profile_to_json(const EngineProfile& e) {
   json j{{"name", e.id},
-              {"tier", e.tier},
-              {"step_overhead_us", round6(e.step_overhead_s / kMicro)},
-              {"request_overhead_us", round6(e.request_overhead_s / kMicro)},
-              {"max_num_seqs", e.max_num_seqs},
-              {"max_num_batched_tokens", e.max_num_batched_tokens},
-              {"chunked_prefill", e.chunked_prefill},
-              {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
-              {"kv_block_tokens", e.kv_block_tokens}};
+         {"tier", e.tier},
+         {"step_overhead_us", round6(e.step_overhead_s / kMicro)},
+         {"request_overhead_us", round6(e.request_overhead_s / kMicro)},
+         {"max_num_seqs", e.max_num_seqs},
+         {"max_num_batched_tokens", e.max_num_batched_tokens},
+         {"chunked_prefill", e.chunked_prefill},
+         {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
+         {"kv_block_tokens", e.kv_block_tokens}};
   if (e.kernel_fixed_s) j["kernel_fixed_us"] = round6(*e.kernel_fixed_s / kMicro);
   return j;
 }

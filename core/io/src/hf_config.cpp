@@ -126,11 +126,11 @@ const json& language_config(const json& config) {
 /// (transformers 4.50), vocabulary and heads included.
 json with_class_defaults(const json& c, const std::string& type) {
   if (type != "gemma3_text" && type != "gemma3") return c;
-  json m = {{"vocab_size", 262208},         {"hidden_size", 2304},
-            {"intermediate_size", 9216},    {"num_hidden_layers", 26},
-            {"num_attention_heads", 8},     {"num_key_value_heads", 4},
-            {"head_dim", 256},              {"max_position_embeddings", 131072},
-            {"sliding_window", 4096},       {"sliding_window_pattern", 6},
+  json m = {{"vocab_size", 262208},      {"hidden_size", 2304},
+            {"intermediate_size", 9216}, {"num_hidden_layers", 26},
+            {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+            {"head_dim", 256},           {"max_position_embeddings", 131072},
+            {"sliding_window", 4096},    {"sliding_window_pattern", 6},
             {"rms_norm_eps", 1e-6}};
   for (const auto& [key, value] : c.items()) {
     if (!value.is_null()) m[key] = value;
@@ -143,8 +143,7 @@ std::string name_from_file(std::string_view file_name) {
   const auto slash = file_name.find_last_of("/\\");
   if (slash != std::string_view::npos) file_name.remove_prefix(slash + 1);
   constexpr std::string_view kExt = ".json";
-  if (file_name.size() > kExt.size() &&
-      file_name.substr(file_name.size() - kExt.size()) == kExt) {
+  if (file_name.size() > kExt.size() && file_name.substr(file_name.size() - kExt.size()) == kExt) {
     file_name.remove_suffix(kExt.size());
   }
   return std::string(file_name);
@@ -161,8 +160,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
                                ? static_cast<int>(c.at("mlp_only_layers").size())
                                : 0;
       mlp_only > 0) {
-    throw NotModelledError(at("mlp_only_layers"), "a list of dense layers among MoE layers is "
-                                                  "not modelled (use first_dense_layers)");
+    throw NotModelledError(at("mlp_only_layers"),
+                           "a list of dense layers among MoE layers is "
+                           "not modelled (use first_dense_layers)");
   }
 
   json m = json::object();
@@ -171,7 +171,8 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const std::string from_file = name_from_file(file_name);
   m["name"] = named != config.end() && named->is_string() && !named->get<std::string>().empty()
                   ? named->get<std::string>()
-                  : !from_file.empty() ? from_file : std::string("custom model");
+              : !from_file.empty() ? from_file
+                                   : std::string("custom model");
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
   const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -200,10 +201,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const bool plain = type == "falcon" || type == "gpt2" || type == "gpt_neox" || type == "gptj" ||
                      type == "opt" || type == "bloom" || type == "gpt_bigcode";
   m["ffn"] = plain ? "plain" : "gated";
-  const int dense_width =
-      optional_int(c, {"intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner",
-                       "ffn_dim"},
-                   plain ? 4 * hidden : 0);
+  const int dense_width = optional_int(
+      c, {"intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"},
+      plain ? 4 * hidden : 0);
   if (dense_width == 0) throw SpecError(at("intermediate_size"), "required key is missing");
   m["intermediate_size"] = dense_width;
   m["vocab_size"] = required_int(c, {"vocab_size"});
@@ -228,13 +228,14 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
                   optional_bool(c, "attention_bias", false) || optional_bool(c, "bias", false);
   m["linear_bias"] = optional_bool(c, "mlp_bias", false) || optional_bool(c, "bias", false) ||
                      type == "gpt_oss";  // gpt-oss: o_proj and expert biases
-  m["position_embedding"] = (type == "gpt2" || type == "opt" || type == "gpt_bigcode") ? "learned" : "rope";
+  m["position_embedding"] =
+      (type == "gpt2" || type == "opt" || type == "gpt_bigcode") ? "learned" : "rope";
 
   const int experts = optional_int(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
   if (experts > 0) {
     m["num_experts"] = experts;
-    m["experts_per_token"] = required_int(c, {"num_experts_per_tok", "moe_top_k",
-                                              "experts_per_token"});
+    m["experts_per_token"] =
+        required_int(c, {"num_experts_per_tok", "moe_top_k", "experts_per_token"});
     // One routed expert's width; dense layers (first_k_dense_replace, Llama 4's interleave)
     // keep the dense width.
     const int expert_width = optional_int(c, {"moe_intermediate_size"}, 0);

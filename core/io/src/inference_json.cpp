@@ -15,8 +15,8 @@ namespace {
 struct Parsed {
   InferenceSpec spec;
   double usd_per_gpu_hour = 0;  // cost_per_gpu_hour_usd; 0: not asked
-  int engine_tier = 0;  // 1: the engine's overheads are a Tier-1 fit
-  json resolved;  // the request with every default filled in
+  int engine_tier = 0;          // 1: the engine's overheads are a Tier-1 fit
+  json resolved;                // the request with every default filled in
 };
 
 Parsed parse_request(const json& request) {
@@ -37,8 +37,8 @@ Parsed parse_request(const json& request) {
   // The engine profile gives the defaults; every key of `engine` overrides one of them.
   ObjectReader en(object_or_empty(r, "engine"), "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
-                   "chunked_prefill", "step_overhead_us", "request_overhead_us",
-                   "kernel_fixed_us", "framework_reserve_GB"});
+                   "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
+                   "framework_reserve_GB"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
   // Kernels are priced with the engine's own measured kernels where the GPU has them, at the
   // engine's per-kernel cost.
@@ -58,28 +58,27 @@ Parsed parse_request(const json& request) {
   p.engine_tier = engine_tier(en, profile);
   p.usd_per_gpu_hour = read_gpu_hour_price(r);
 
-  p.resolved = json{
-      {"schema_version", kSchemaVersion},
-      {"task", "inference"},
-      {"model", request.at("model")},
-      {"hardware", request.at("hardware")},
-      {"num_gpus", s.num_gpus},
-      {"max_tier", s.kernel.use_calibration ? 2 : 0},
-      {"parallelism", parallelism_json(s)},
-      {"precision", precision_json(s)},
-      {"workload",
-       {{"prompt_tokens", s.prompt_tokens},
-        {"output_tokens", s.output_tokens},
-        {"batch_size", s.batch_size}}},
-      {"engine",
-       {{"name", profile.id},
-        {"gpu_memory_utilization", s.gpu_memory_utilization},
-        {"kv_block_tokens", s.kv_block_tokens},
-        {"max_num_batched_tokens", s.max_num_batched_tokens},
-        {"chunked_prefill", s.chunked_prefill},
-        {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
-        {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
-        {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
+  p.resolved = json{{"schema_version", kSchemaVersion},
+                    {"task", "inference"},
+                    {"model", request.at("model")},
+                    {"hardware", request.at("hardware")},
+                    {"num_gpus", s.num_gpus},
+                    {"max_tier", s.kernel.use_calibration ? 2 : 0},
+                    {"parallelism", parallelism_json(s)},
+                    {"precision", precision_json(s)},
+                    {"workload",
+                     {{"prompt_tokens", s.prompt_tokens},
+                      {"output_tokens", s.output_tokens},
+                      {"batch_size", s.batch_size}}},
+                    {"engine",
+                     {{"name", profile.id},
+                      {"gpu_memory_utilization", s.gpu_memory_utilization},
+                      {"kv_block_tokens", s.kv_block_tokens},
+                      {"max_num_batched_tokens", s.max_num_batched_tokens},
+                      {"chunked_prefill", s.chunked_prefill},
+                      {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
+                      {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
+                      {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
   }

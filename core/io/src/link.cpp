@@ -256,7 +256,8 @@ std::string encode_link(const json& request) {
     const auto ptr = pointer(f.key);
     if (!request.contains(ptr)) continue;
     const json& v = request.at(ptr);
-    out += "&" + std::string(f.key) + "=" + percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
+    out += "&" + std::string(f.key) + "=" +
+           percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
   }
   return out;
 }

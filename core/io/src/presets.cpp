@@ -36,14 +36,10 @@ void check_aliases(const json& doc) {
 }
 
 json load_all() {
-  json all = {{"models", json::array()},
-              {"hardware", json::array()},
-              {"scenarios", json::array()},
-              {"calibration", json::array()},
-              {"engines", json::array()},
-              {"frameworks", json::array()},
-              {"collectives", json::array()},
-              {"bands", json::array()}};
+  json all = {{"models", json::array()},      {"hardware", json::array()},
+              {"scenarios", json::array()},   {"calibration", json::array()},
+              {"engines", json::array()},     {"frameworks", json::array()},
+              {"collectives", json::array()}, {"bands", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
     const std::string where = std::string("presets/") + p.file;
@@ -56,9 +52,10 @@ json load_all() {
     const std::string kind = p.kind;
     try {
       if (kind == "models") {
-        detail::ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes",
-                                         "published_params_B", "published_active_params_B",
-                                         "published_params_source", "model"});
+        detail::ObjectReader r(
+            doc, "",
+            {"schema_version", "id", "name", "source", "notes", "published_params_B",
+             "published_active_params_B", "published_params_source", "model"});
         (void)r.number("published_params_B");
         (void)r.string("published_params_source");
         (void)detail::read_model(r.require("model"), "model");
@@ -165,8 +162,11 @@ const json& preset(std::string_view kind, std::string_view id, const std::string
   std::vector<std::string> ids;
   for (const json& p : presets().at(std::string(kind)))
     ids.push_back(p.at("id").get<std::string>());
-  std::string rule = "unknown " + std::string(kind == "models" ? "model" : kind == "engines" ? "engine" : kind) + " preset \"" +
-                     std::string(id) + "\"";
+  std::string rule = "unknown " +
+                     std::string(kind == "models"    ? "model"
+                                 : kind == "engines" ? "engine"
+                                                     : kind) +
+                     " preset \"" + std::string(id) + "\"";
   if (auto guess = detail::nearest(id, ids)) rule += " (did you mean \"" + *guess + "\"?)";
   throw SpecError(path, rule);
 }

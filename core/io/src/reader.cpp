@@ -89,11 +89,10 @@ const json& ObjectReader::require(const char* key) const {
 int as_int(const json& v, const std::string& path) {
   constexpr double kLimit = 2147483647.0;
   if (v.is_number_integer() || v.is_number_unsigned()) {
-    const bool out_of_range =
-        v.is_number_unsigned()
-            ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kLimit)
-            : (v.get<std::int64_t>() > static_cast<std::int64_t>(kLimit) ||
-               v.get<std::int64_t>() < -static_cast<std::int64_t>(kLimit));
+    const bool out_of_range = v.is_number_unsigned()
+                                  ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kLimit)
+                                  : (v.get<std::int64_t>() > static_cast<std::int64_t>(kLimit) ||
+                                     v.get<std::int64_t>() < -static_cast<std::int64_t>(kLimit));
     if (out_of_range) {
       throw SpecError(path, "must be an integer between -2147483647 and 2147483647 (got " +
                                 describe_value(v) + ")");

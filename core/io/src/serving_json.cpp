@@ -37,7 +37,8 @@ LengthDist read_length(const json& v, const std::string& path, int max_context, 
     d.kind = LengthKind::uniform;
     d.min = r.integer("min");
     d.max = r.integer("max");
-    resolved = {{"kind", "uniform"}, {"min", static_cast<int>(d.min)}, {"max", static_cast<int>(d.max)}};
+    resolved = {
+        {"kind", "uniform"}, {"min", static_cast<int>(d.min)}, {"max", static_cast<int>(d.max)}};
   } else if (k == "lognormal") {
     ObjectReader r(v, path, {"kind", "mean", "sigma", "min", "max"});
     d.kind = LengthKind::lognormal;
@@ -45,8 +46,11 @@ LengthDist read_length(const json& v, const std::string& path, int max_context, 
     d.sigma = r.number("sigma");
     d.min = r.integer("min", 1);
     d.max = r.integer("max", max_context);
-    resolved = {{"kind", "lognormal"}, {"mean", d.mean}, {"sigma", d.sigma},
-                {"min", static_cast<int>(d.min)}, {"max", static_cast<int>(d.max)}};
+    resolved = {{"kind", "lognormal"},
+                {"mean", d.mean},
+                {"sigma", d.sigma},
+                {"min", static_cast<int>(d.min)},
+                {"max", static_cast<int>(d.max)}};
   } else {
     ObjectReader r(v, path, {"kind", "value", "min", "max", "mean", "sigma"});
     throw SpecError(path + ".kind", "must be one of fixed, uniform, lognormal (got " +
@@ -71,8 +75,8 @@ std::vector<TraceRequest> read_trace(const json& v, const std::string& path) {
     const std::string p = path + "[" + std::to_string(i) + "]";
     const json& e = v[i];
     if (!e.is_array() || e.size() != 3) {
-      throw SpecError(p, "must be [arrival_s, prompt_tokens, output_tokens] (got " +
-                             describe_value(e) + ")");
+      throw SpecError(
+          p, "must be [arrival_s, prompt_tokens, output_tokens] (got " + describe_value(e) + ")");
     }
     out.push_back({as_number(e[0], p + "[0]"), as_int(e[1], p + "[1]"), as_int(e[2], p + "[2]")});
   }
@@ -103,7 +107,8 @@ Parsed parse_request(const json& request) {
   const int max_context = inf.model.max_context_tokens;
   ObjectReader wl(r.require("workload"), "workload",
                   {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
-  ObjectReader ar(wl.require("arrival"), "workload.arrival", {"kind", "rate_per_s", "cv", "requests", "concurrency"});
+  ObjectReader ar(wl.require("arrival"), "workload.arrival",
+                  {"kind", "rate_per_s", "cv", "requests", "concurrency"});
   s.arrival.kind = ar.choice<ArrivalKind>("kind",
                                           {{"poisson", ArrivalKind::poisson},
                                            {"gamma", ArrivalKind::gamma},
@@ -119,7 +124,8 @@ Parsed parse_request(const json& request) {
     }
     for (const char* key : {"prompt_tokens", "output_tokens", "num_requests"}) {
       if (wl.find(key)) {
-        throw SpecError(wl.child(key), "comes from the trace (workload.arrival.requests); remove it");
+        throw SpecError(wl.child(key),
+                        "comes from the trace (workload.arrival.requests); remove it");
       }
     }
     s.trace = read_trace(ar.require("requests"), "workload.arrival.requests");
@@ -133,13 +139,15 @@ Parsed parse_request(const json& request) {
     if (s.arrival.kind == ArrivalKind::concurrency) {
       for (const char* key : {"rate_per_s", "cv"}) {
         if (ar.find(key)) {
-          throw SpecError(ar.child(key), "not used with kind concurrency (a closed loop); remove it");
+          throw SpecError(ar.child(key),
+                          "not used with kind concurrency (a closed loop); remove it");
         }
       }
       s.arrival.concurrency = ar.integer("concurrency");
       arrival["concurrency"] = s.arrival.concurrency;
     } else {
-      if (ar.find("concurrency")) throw SpecError(ar.child("concurrency"), "only with kind concurrency");
+      if (ar.find("concurrency"))
+        throw SpecError(ar.child("concurrency"), "only with kind concurrency");
       s.arrival.rate_per_s = ar.number("rate_per_s");
       arrival["rate_per_s"] = s.arrival.rate_per_s;
     }
@@ -161,11 +169,11 @@ Parsed parse_request(const json& request) {
 
   // Engine: the profile named by `name`, then the request's overrides.
   const json& eng = object_or_empty(r, "engine");
-  ObjectReader en(eng, "engine",
-                  {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
-                   "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
-                   "kv_block_tokens", "step_overhead_us", "request_overhead_us",
-                   "kernel_fixed_us", "framework_reserve_GB"});
+  ObjectReader en(
+      eng, "engine",
+      {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy", "batching",
+       "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization", "kv_block_tokens",
+       "step_overhead_us", "request_overhead_us", "kernel_fixed_us", "framework_reserve_GB"});
   const std::string name = en.string("name", "vllm");
   s.engine = engine_profile(name, "engine.name");
   EngineProfile& e = s.engine;
@@ -187,10 +195,9 @@ Parsed parse_request(const json& request) {
                                        {{"decode_first", SchedulePolicy::decode_first},
                                         {"prefill_first", SchedulePolicy::prefill_first}},
                                        SchedulePolicy::decode_first);
-  s.batching = en.choice<Batching>("batching",
-                                   {{"continuous", Batching::continuous},
-                                    {"static", Batching::static_batch}},
-                                   Batching::continuous);
+  s.batching = en.choice<Batching>(
+      "batching", {{"continuous", Batching::continuous}, {"static", Batching::static_batch}},
+      Batching::continuous);
   s.static_batch_size = en.integer("static_batch_size", 0);
   s.num_scheduler_steps = en.integer("num_scheduler_steps", 1);
 
@@ -268,10 +275,9 @@ Parsed parse_request(const json& request) {
     features["moe"] = {{"expert_parallel", s.moe.expert_parallel},
                        {"imbalance_factor", s.moe.imbalance_factor}};
   }
-  s.router = r.choice<Router>("router",
-                              {{"round_robin", Router::round_robin},
-                               {"least_loaded", Router::least_loaded}},
-                              Router::round_robin);
+  s.router = r.choice<Router>(
+      "router", {{"round_robin", Router::round_robin}, {"least_loaded", Router::least_loaded}},
+      Router::round_robin);
   ObjectReader sl(object_or_empty(r, "slo"), "slo", {"ttft_ms", "tpot_ms", "e2e_ms"});
   s.slo.ttft_s = sl.number("ttft_ms", 0) * kMilli;
   s.slo.tpot_s = sl.number("tpot_ms", 0) * kMilli;
@@ -296,25 +302,25 @@ Parsed parse_request(const json& request) {
   engine["static_batch_size"] = s.static_batch_size;
   engine["num_scheduler_steps"] = s.num_scheduler_steps;
   engine["framework_reserve_GB"] = round6(inf.framework_reserve_bytes / kGB);
-  p.resolved = json{{"schema_version", kSchemaVersion},
-                    {"task", "serving"},
-                    {"mode", p.simulate ? "simulate" : "analytic"},
-                    {"model", request.at("model")},
-                    {"hardware", request.at("hardware")},
-                    {"num_gpus", inf.num_gpus},
-                    {"parallelism", parallelism_json(inf)},
-                    {"precision", precision_json(inf)},
-                    {"max_tier", inf.kernel.use_calibration ? 2 : 0},
-                    {"workload", workload},
-                    {"engine", engine},
-                    {"features", features},
-                    {"router", s.router == Router::round_robin ? "round_robin" : "least_loaded"},
-                    {"slo",
-                     {{"ttft_ms", round6(s.slo.ttft_s / kMilli)},
-                      {"tpot_ms", round6(s.slo.tpot_s / kMilli)},
-                      {"e2e_ms", round6(s.slo.e2e_s / kMilli)}}},
-                    {"output",
-                     {{"per_request", s.per_request}, {"timeline_points", s.timeline_points}}}};
+  p.resolved =
+      json{{"schema_version", kSchemaVersion},
+           {"task", "serving"},
+           {"mode", p.simulate ? "simulate" : "analytic"},
+           {"model", request.at("model")},
+           {"hardware", request.at("hardware")},
+           {"num_gpus", inf.num_gpus},
+           {"parallelism", parallelism_json(inf)},
+           {"precision", precision_json(inf)},
+           {"max_tier", inf.kernel.use_calibration ? 2 : 0},
+           {"workload", workload},
+           {"engine", engine},
+           {"features", features},
+           {"router", s.router == Router::round_robin ? "round_robin" : "least_loaded"},
+           {"slo",
+            {{"ttft_ms", round6(s.slo.ttft_s / kMilli)},
+             {"tpot_ms", round6(s.slo.tpot_s / kMilli)},
+             {"e2e_ms", round6(s.slo.e2e_s / kMilli)}}},
+           {"output", {{"per_request", s.per_request}, {"timeline_points", s.timeline_points}}}};
   if (p.usd_per_gpu_hour > 0) p.resolved["cost_per_gpu_hour_usd"] = p.usd_per_gpu_hour;
   return p;
 }
@@ -375,43 +381,44 @@ json run_serving(const json& request) {
     timeline["kv_use"].push_back(round6(t.kv_use));
     timeline["waiting"].push_back(round6(t.waiting));
   }
-  json out{{"schema_version", kSchemaVersion},
-           {"task", "serving"},
-           {"mode", p.simulate ? "simulate" : "analytic"},
-           {"tier", r.tier},
-           {"model", identity(request.at("model"), s.inference.model.name)},
-           {"hardware", identity(request.at("hardware"), s.inference.hardware.name)},
-           {"engine", {{"name", s.engine.id}, {"tier", s.engine.tier}}},
-           {"num_gpus", s.inference.num_gpus},
-           {"replicas", r.replicas},
-           {"fits", r.fits},
-           {"saturated", r.saturated},
-           {"saturation_rate_per_s", p.simulate ? json(nullptr) : json(round6(r.saturation_rate_per_s))},
-           {"utilization", p.simulate ? json(nullptr) : json(round6(r.utilization))},
-           {"ttft_ms", ms(r.ttft_s)},
-           {"tpot_ms", ms(r.tpot_s)},
-           {"e2e_ms", ms(r.e2e_s)},
-           {"queueing_ms", ms(r.queueing_s)},
-           {"interval", serving_interval(r, s.inference.hardware)},
-           {"throughput",
-            {{"requests_per_s", round6(r.requests_per_s)},
-             {"input_tokens_per_s", round6(r.input_tokens_per_s)},
-             {"output_tokens_per_s", round6(r.output_tokens_per_s)}}},
-           {"goodput",
-            {{"requests_per_s", optional_number(r.goodput_requests_per_s)},
-             {"fraction", optional_number(r.goodput_fraction)}}},
-           {"preemptions", r.preemptions ? json(*r.preemptions) : json(nullptr)},
-           {"batch",
-            {{"mean_size", round6(r.mean_batch_size)},
-             {"mean_step_time_ms", round6(r.mean_step_time_s / kMilli)},
-             {"max_size_kv", p.simulate ? json(nullptr) : json(r.max_batch_kv)}}},
-           {"kv_cache",
-            {{"capacity_tokens", round6(r.kv_capacity_tokens)},
-             {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
-             {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
-           {"assumptions", assumptions_json(r.assumptions)},
-           {"warnings", r.warnings},
-           {"request", p.resolved}};
+  json out{
+      {"schema_version", kSchemaVersion},
+      {"task", "serving"},
+      {"mode", p.simulate ? "simulate" : "analytic"},
+      {"tier", r.tier},
+      {"model", identity(request.at("model"), s.inference.model.name)},
+      {"hardware", identity(request.at("hardware"), s.inference.hardware.name)},
+      {"engine", {{"name", s.engine.id}, {"tier", s.engine.tier}}},
+      {"num_gpus", s.inference.num_gpus},
+      {"replicas", r.replicas},
+      {"fits", r.fits},
+      {"saturated", r.saturated},
+      {"saturation_rate_per_s", p.simulate ? json(nullptr) : json(round6(r.saturation_rate_per_s))},
+      {"utilization", p.simulate ? json(nullptr) : json(round6(r.utilization))},
+      {"ttft_ms", ms(r.ttft_s)},
+      {"tpot_ms", ms(r.tpot_s)},
+      {"e2e_ms", ms(r.e2e_s)},
+      {"queueing_ms", ms(r.queueing_s)},
+      {"interval", serving_interval(r, s.inference.hardware)},
+      {"throughput",
+       {{"requests_per_s", round6(r.requests_per_s)},
+        {"input_tokens_per_s", round6(r.input_tokens_per_s)},
+        {"output_tokens_per_s", round6(r.output_tokens_per_s)}}},
+      {"goodput",
+       {{"requests_per_s", optional_number(r.goodput_requests_per_s)},
+        {"fraction", optional_number(r.goodput_fraction)}}},
+      {"preemptions", r.preemptions ? json(*r.preemptions) : json(nullptr)},
+      {"batch",
+       {{"mean_size", round6(r.mean_batch_size)},
+        {"mean_step_time_ms", round6(r.mean_step_time_s / kMilli)},
+        {"max_size_kv", p.simulate ? json(nullptr) : json(r.max_batch_kv)}}},
+      {"kv_cache",
+       {{"capacity_tokens", round6(r.kv_capacity_tokens)},
+        {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
+        {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
+      {"assumptions", assumptions_json(r.assumptions)},
+      {"warnings", r.warnings},
+      {"request", p.resolved}};
   if (p.simulate) {
     out["simulation"] = {{"num_requests", s.num_requests},
                          {"completed", r.completed},
@@ -424,15 +431,16 @@ json run_serving(const json& request) {
     json rows = json::array();
     for (const RequestRecord& q : r.requests) {
       const bool done = q.finish_s >= 0;
-      rows.push_back({{"arrival_ms", round6(q.arrival_s / kMilli)},
-                      {"scheduled_ms", done ? json(round6(q.scheduled_s / kMilli)) : json(nullptr)},
-                      {"first_token_ms", done ? json(round6(q.first_token_s / kMilli)) : json(nullptr)},
-                      {"finish_ms", done ? json(round6(q.finish_s / kMilli)) : json(nullptr)},
-                      {"prompt_tokens", q.prompt_tokens},
-                      {"output_tokens", q.output_tokens},
-                      {"cached_tokens", q.cached_tokens},
-                      {"preemptions", q.preemptions},
-                      {"instance", q.instance}});
+      rows.push_back(
+          {{"arrival_ms", round6(q.arrival_s / kMilli)},
+           {"scheduled_ms", done ? json(round6(q.scheduled_s / kMilli)) : json(nullptr)},
+           {"first_token_ms", done ? json(round6(q.first_token_s / kMilli)) : json(nullptr)},
+           {"finish_ms", done ? json(round6(q.finish_s / kMilli)) : json(nullptr)},
+           {"prompt_tokens", q.prompt_tokens},
+           {"output_tokens", q.output_tokens},
+           {"cached_tokens", q.cached_tokens},
+           {"preemptions", q.preemptions},
+           {"instance", q.instance}});
     }
     out["requests"] = rows;
   }

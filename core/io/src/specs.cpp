@@ -9,7 +9,7 @@ namespace flopcast::io::detail {
 namespace {
 
 constexpr std::initializer_list<std::pair<const char*, FfnKind>> kFfn{{"gated", FfnKind::gated},
-                                                                       {"plain", FfnKind::plain}};
+                                                                      {"plain", FfnKind::plain}};
 constexpr std::initializer_list<std::pair<const char*, NormKind>> kNorm{
     {"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
 constexpr std::initializer_list<std::pair<const char*, PositionEmbedding>> kPos{
@@ -113,22 +113,22 @@ ModelSpec read_model(const json& j, const std::string& path) {
 
 json model_to_json(const ModelSpec& m) {
   json j{{"name", m.name},
-              {"num_layers", m.num_layers},
-              {"hidden_size", m.hidden_size},
-              {"num_heads", m.num_heads},
-              {"num_kv_heads", m.num_kv_heads},
-              {"head_dim", m.head_dim},
-              {"intermediate_size", m.intermediate_size},
-              {"ffn", name_of(kFfn, m.ffn)},
-              {"vocab_size", m.vocab_size},
-              {"tie_embeddings", m.tie_embeddings},
-              {"max_context_tokens", m.max_context_tokens},
-              {"norm", name_of(kNorm, m.norm)},
-              {"qkv_bias", m.qkv_bias},
-              {"linear_bias", m.linear_bias},
-              {"position_embedding", name_of(kPos, m.position_embedding)},
-              {"num_experts", m.num_experts},
-              {"experts_per_token", m.experts_per_token}};
+         {"num_layers", m.num_layers},
+         {"hidden_size", m.hidden_size},
+         {"num_heads", m.num_heads},
+         {"num_kv_heads", m.num_kv_heads},
+         {"head_dim", m.head_dim},
+         {"intermediate_size", m.intermediate_size},
+         {"ffn", name_of(kFfn, m.ffn)},
+         {"vocab_size", m.vocab_size},
+         {"tie_embeddings", m.tie_embeddings},
+         {"max_context_tokens", m.max_context_tokens},
+         {"norm", name_of(kNorm, m.norm)},
+         {"qkv_bias", m.qkv_bias},
+         {"linear_bias", m.linear_bias},
+         {"position_embedding", name_of(kPos, m.position_embedding)},
+         {"num_experts", m.num_experts},
+         {"experts_per_token", m.experts_per_token}};
   // Architecture keys beyond the classic transformer only where they are set, so that the
   // objects of classic models read as before.
   const std::pair<const char*, int> extra[] = {
@@ -261,23 +261,24 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
 
 json hardware_to_json(const HardwareSpec& h) {
   json peaks = json::object();
-  for (const auto& [type, peak] : h.dense_peak) peaks[std::string(to_string(type))] = peak.value / kTera;
+  for (const auto& [type, peak] : h.dense_peak)
+    peaks[std::string(to_string(type))] = peak.value / kTera;
   json j{{"name", h.name},
-              {"vendor", h.vendor},
-              {"dense_peak_TFLOPS", peaks},
-              {"hbm_GB", h.hbm_capacity.value / kGB},
-              {"hbm_bandwidth_GBps", h.hbm_bandwidth.value / kGB},
-              {"l2_cache_MB", h.l2_cache.value / kMB},
-              {"num_sms", h.num_sms},
-              {"scaleup_link", h.scaleup_link},
-              {"scaleup_bandwidth_GBps", h.scaleup_bandwidth.value / kGB},
-              {"scaleup_latency_us", h.scaleup_latency_s / kMicro},
-              {"gpus_per_node", h.gpus_per_node},
-              {"scaleout_link", h.scaleout_link},
-              {"scaleout_nics_per_node", h.scaleout_nics_per_node},
-              {"scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value * 8 / kGB},
-              {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
-              {"tdp_W", h.tdp_W}};
+         {"vendor", h.vendor},
+         {"dense_peak_TFLOPS", peaks},
+         {"hbm_GB", h.hbm_capacity.value / kGB},
+         {"hbm_bandwidth_GBps", h.hbm_bandwidth.value / kGB},
+         {"l2_cache_MB", h.l2_cache.value / kMB},
+         {"num_sms", h.num_sms},
+         {"scaleup_link", h.scaleup_link},
+         {"scaleup_bandwidth_GBps", h.scaleup_bandwidth.value / kGB},
+         {"scaleup_latency_us", h.scaleup_latency_s / kMicro},
+         {"gpus_per_node", h.gpus_per_node},
+         {"scaleout_link", h.scaleout_link},
+         {"scaleout_nics_per_node", h.scaleout_nics_per_node},
+         {"scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value * 8 / kGB},
+         {"scaleout_latency_us", h.scaleout_latency_s / kMicro},
+         {"tdp_W", h.tdp_W}};
   if (!h.architecture.empty()) j["architecture"] = h.architecture;
   if (h.min_gemm_rows > 0) j["min_gemm_rows"] = h.min_gemm_rows;
   if (h.power_limit_W > 0) j["power_limit_W"] = h.power_limit_W;
@@ -292,7 +293,8 @@ ModelSpec resolve_model(const json& j, const std::string& path) {
 
 HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   if (j.is_string()) {
-    HardwareSpec h = read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
+    HardwareSpec h =
+        read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
     h.calibration = calibration_for(j.get<std::string>());
     attach_collective_fits(h);
     return h;

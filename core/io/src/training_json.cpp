@@ -30,7 +30,8 @@ constexpr std::initializer_list<std::pair<const char*, Sharding>> kFsdp{
 constexpr std::initializer_list<std::pair<const char*, Finetune>> kMethod{
     {"lora", Finetune::lora}, {"qlora", Finetune::qlora}};
 constexpr std::initializer_list<std::pair<const char*, LoraTargets>> kTargets{
-    {"qv", LoraTargets::qv}, {"attention", LoraTargets::attention},
+    {"qv", LoraTargets::qv},
+    {"attention", LoraTargets::attention},
     {"all_linear", LoraTargets::all_linear}};
 constexpr std::initializer_list<std::pair<const char*, DType>> kCompute{
     {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8", DType::fp8}, {"fp4", DType::fp4}};
@@ -74,7 +75,8 @@ void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
     s.dp = pr.integer("dp");
   } else {
     // dp defaults to the GPUs left over; a remainder is reported on num_gpus by the core.
-    const long long model_parallel = 1LL * std::max(1, s.tp) * std::max(1, s.pp) * std::max(1, s.cp);
+    const long long model_parallel =
+        1LL * std::max(1, s.tp) * std::max(1, s.pp) * std::max(1, s.cp);
     s.dp = static_cast<int>(std::max(1LL, s.num_gpus / model_parallel));
   }
 }
@@ -121,8 +123,8 @@ json training_interval(const TrainingResult& r) {
 
 void read_framework(const ObjectReader& r, TrainingSpec& s, bool fitted_constants) {
   ObjectReader fr(object_or_empty(r, "framework"), "framework",
-                  {"profile", "comm_overlap", "step_overhead_ms", "compute_scale", "attention_scale",
-                   "reserve_GB"});
+                  {"profile", "comm_overlap", "step_overhead_ms", "compute_scale",
+                   "attention_scale", "reserve_GB"});
   // Default: the measured constants ("fitted"); "generic" is physics only, and so is the
   // default under max_tier 0 (no fitted constant at all).
   s.framework = fr.string("profile", fitted_constants ? "fitted" : "generic");
@@ -222,8 +224,9 @@ Parsed parse_request(const json& request) {
   read_network(r, s);
   s.cost_per_gpu_hour_usd = r.number("cost_per_gpu_hour_usd", 0);
 
-  json parallelism{{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
-                   {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
+  json parallelism{
+      {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp},   {"cp", s.cp},
+      {"ep", s.ep}, {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
   if (s.pp_first_stage_layers > 0) parallelism["first_stage_layers"] = s.pp_first_stage_layers;
   if (s.pp_last_stage_layers > 0) parallelism["last_stage_layers"] = s.pp_last_stage_layers;
   const bool fsdp = request.contains("parallelism") && request.at("parallelism").is_object() &&
