@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
+# Every test: the C++ format check, unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
 # table against ../shared/groundtruth with its error ceilings (when that folder exists), the same
 # GoogleTest suite under Node (WebAssembly), native/WASM parity, the browser test in headless
 # Chromium, a bounded fuzz run of the JSON entry point, and one benchmark pass.
@@ -10,6 +10,8 @@ export NODE_PATH=/usr/share/nodejs
 
 step() { printf '\n=== %s\n' "$*"; }
 
+step "format: every C++ file as .clang-format says"
+scripts/check_format.sh
 step "native-debug (ASan + UBSan): unit, golden, cli"
 cmake --workflow --preset native-debug
 step "native-release: unit, golden, cli"

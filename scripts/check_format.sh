@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fails when a C++ file differs from .clang-format (Debian 12's clang-format 14). Fix with
+#   git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  files=$(git ls-files '*.cpp' '*.hpp')
+else
+  files=$(find bench cli core tests wasm -name '*.cpp' -o -name '*.hpp')
+fi
+bad=()
+for f in $files; do
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+done
+if ((${#bad[@]})); then
+  echo "format: ${#bad[@]} file(s) differ from .clang-format:" >&2
+  printf '  %s\n' "${bad[@]}" >&2
+  echo "fix: git ls-files '*.cpp' '*.hpp' | xargs clang-format -i" >&2
+  exit 1
+fi
+echo "format: $(echo "$files" | wc -w) C++ files follow .clang-format"
