@@ -91,34 +91,27 @@ OpSacLayer op_sac_layer(const ModelSpec& m, bool moe, int tp) {
     bool grouped = false;  // the experts' grouped GEMM: not an aten.mm, always recomputed
     double per_token = 1;  // times a token passes through it (top-k experts)
   };
-  const double h = m.hidden_size, t = tp, hq = double(m.num_heads) / t;
+  // The layer's linears as layer_ops shapes them; PyTorch runs the fused ones as separate
+  // matmuls: q, k and v (standard attention), gate and up (gated FFN).
   std::vector<Matmul> mms;
-  if (!m.is_mla()) {
-    const double hkv = std::max(1.0, double(m.num_kv_heads) / t), d = m.head_dim;
-    mms = {{"qkv_proj", h, hq * d},
-           {"qkv_proj", h, hkv * d},
-           {"qkv_proj", h, hkv * d},
-           {"o_proj", hq * d, h}};
-  } else {
-    if (m.q_lora_rank > 0) {
-      mms.push_back({"qkv_proj", h, double(m.q_lora_rank)});
-      mms.push_back({"qkv_proj", double(m.q_lora_rank), hq * m.head_dim});
-    } else {
-      mms.push_back({"qkv_proj", h, hq * m.head_dim});
+  for (const layer_ops::LinearShape& l : layer_ops::attention_linears(m, tp)) {
+    if (m.is_mla() || l.name != "qkv_proj") {
+      mms.push_back({l.name, l.k, l.n});
+      continue;
     }
-    mms.push_back({"qkv_proj", h, double(m.kv_lora_rank + m.qk_rope_head_dim)});
-    mms.push_back({"qkv_proj", double(m.kv_lora_rank), hq * (m.qk_nope_head_dim + m.v_head_dim)});
-    mms.push_back({"o_proj", hq * m.v_head_dim, h});
+    const double kv = std::max(1.0, double(m.num_kv_heads) / tp) * m.head_dim;
+    for (const double n : {l.n - 2 * kv, kv, kv}) mms.push_back({l.name, l.k, n});
   }
   const auto ffn = [&](const std::string& name, double width, bool grouped, double per_token) {
-    const double w = width / t;
-    for (int i = 0; i < (m.ffn == FfnKind::gated ? 2 : 1); ++i) {
-      mms.push_back({name + ".up", h, w, grouped, per_token});
+    const std::vector<layer_ops::LinearShape> up_down = layer_ops::ffn_linears(m, width, tp, name);
+    const int ups = m.ffn == FfnKind::gated ? 2 : 1;
+    for (int i = 0; i < ups; ++i) {
+      mms.push_back({name + ".up", up_down[0].k, up_down[0].n / ups, grouped, per_token});
     }
-    mms.push_back({name + ".down", w, h, grouped, per_token});
+    mms.push_back({name + ".down", up_down[1].k, up_down[1].n, grouped, per_token});
   };
   if (moe) {
-    mms.push_back({"moe_router", h, double(m.num_experts)});
+    mms.push_back({"moe_router", double(m.hidden_size), double(m.num_experts)});
     ffn("moe_experts", m.intermediate_size, true, m.experts_per_token);
     if (m.shared_experts > 0) {
       ffn("shared_experts", double(m.shared_experts) * m.shared_expert_width(), false, 1);
