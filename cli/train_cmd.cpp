@@ -65,15 +65,24 @@ json build_search_request(const TrainOptions& o) {
   for (const char* key : {"tp", "pp", "cp", "ep", "zero"}) {
     if (par.contains(key)) search[key] = json::array({par.at(key)});
   }
-  // An FSDP strategy pins the ZeRO stage it equals (full_shard = 3, shard_grad_op = 2).
-  if (par.contains("fsdp") && par.at("fsdp").is_string()) {
+  // An FSDP strategy pins the ZeRO stage it equals (full_shard = 3, shard_grad_op = 2); with
+  // --zero too it is the training request's own error (one of them, not both).
+  bool fsdp_pinned = false;
+  if (par.contains("fsdp") && par.at("fsdp").is_string() && !par.contains("zero")) {
     const std::string f = par.at("fsdp").get<std::string>();
-    if (f == "full_shard") search["zero"] = json::array({3});
-    if (f == "shard_grad_op") search["zero"] = json::array({2});
-    if (f == "no_shard") search["zero"] = json::array({0});
+    for (const auto& [name, stage] :
+         {std::pair{"full_shard", 3}, {"shard_grad_op", 2}, {"no_shard", 0}}) {
+      if (f == name) search["zero"] = json::array({stage});
+      fsdp_pinned = fsdp_pinned || f == name;
+    }
+  }
+  if (par.contains("fsdp") && par.contains("zero")) {
+    throw SpecError(
+        "parallelism.fsdp",
+        "give parallelism.zero or parallelism.fsdp, not both (got " + par.at("fsdp").dump() + ")");
   }
   for (const char* key : {"dp", "vpp", "fsdp", "sp", "first_stage_layers", "last_stage_layers"}) {
-    if (par.contains(key) && !(std::string(key) == "fsdp" && search.contains("zero"))) {
+    if (par.contains(key) && !(std::string(key) == "fsdp" && fsdp_pinned)) {
       throw SpecError(std::string("parallelism.") + key,
                       "not searched: --search sets dp from the GPUs, no interleaving or hybrid "
                       "sharding, and sequence parallelism with every TP > 1 (got " +
