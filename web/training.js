@@ -111,9 +111,11 @@ export class TrainingView {
     $(`${P}-search-run`).addEventListener('click', () => this.search());
   }
 
-  /** The search request of the current setup: its layout, recomputation and micro-batch left out. */
-  searchRequest() {
-    const { request, inputErrors } = this.form.build({ task: 'training' });
+  /**
+   * The search request of a built setup (the form's, by default): its layout, recomputation and
+   * micro-batch left out; null while a field is invalid.
+   */
+  searchRequest({ request, inputErrors } = this.form.build({ task: 'training' })) {
     if (inputErrors.size > 0) return null;
     const q = clone(request);
     delete q.parallelism;
@@ -139,7 +141,6 @@ export class TrainingView {
     }
     const res = r.result;
     this.searchKey = JSON.stringify(q);
-    this.searchResult = res;
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote = `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.`
       + (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.')
@@ -163,9 +164,9 @@ export class TrainingView {
   }
 
   /** A search describes the setup it ran on: once the model, GPUs or workload change, it says so. */
-  markSearchStale() {
+  markSearchStale(built) {
     if (!this.searchKey) return;
-    const q = this.searchRequest();
+    const q = this.searchRequest(built);
     const stale = !q || JSON.stringify(q) !== this.searchKey;
     $(`${P}-search-table`).dataset.stale = String(stale);
     $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : this.searchNote;
@@ -184,7 +185,8 @@ export class TrainingView {
   }
 
   recompute() {
-    const { request, inputErrors } = this.form.build({ task: 'training' });
+    const built = this.form.build({ task: 'training' });
+    const { request, inputErrors } = built;
     this.request = request;
     const errors = new Map([...this.linkErrors, ...inputErrors]);
     const general = [...this.general];
@@ -196,7 +198,7 @@ export class TrainingView {
     }
     this.form.showErrors(errors, general);
     markStale(this, P, stale);
-    this.markSearchStale();
+    this.markSearchStale(built);
     $(`${P}-stale`).textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
       : 'No results yet — fix the highlighted fields to compute.';
   }
