@@ -130,6 +130,9 @@ struct ServeOptions {
   std::optional<std::string> chunked_prefill;
   bool simulate = false;
   std::string trace_file, per_request_file;
+  bool search = false;            ///< task "search": the setups with the most capacity
+  std::optional<int> search_top;  ///< setups listed (search.top)
+  std::string slo_percentile;     ///< search.slo_percentile (p50, p90, p99)
   std::string format = "table";
 };
 void setup_serve(CLI::App& app, ServeOptions& o);

@@ -245,12 +245,100 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
                   "Trace CSV: arrival_s,prompt_tokens,output_tokens per line (implies --simulate)");
   sub->add_option("--per-request", o.per_request_file,
                   "Write every simulated request to this CSV (implies --simulate)");
+  sub->add_flag("--search", o.search,
+                "Search tp, pp, --max-num-seqs and --max-num-batched-tokens (the ones given are "
+                "pinned) with the analytic engine: the setups meeting the SLOs with the most "
+                "capacity, and the capacity / per-user speed frontier");
+  sub->add_option("--top", o.search_top, "With --search: setups listed (default 10)");
+  sub->add_option("--slo-percentile", o.slo_percentile,
+                  "With --search: the percentile the SLOs hold at (default p90)")
+      ->check(CLI::IsMember({"p50", "p90", "p99"}));
   sub->add_option("--format", o.format, "Output: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
 }
 
+namespace {
+
+/// --search: the same request as task "search"; the setup flags given pin their dimension
+/// (search.tp = [--tp], …), the others are searched.
+json build_serve_search_request(const ServeOptions& o) {
+  json r = build_serve_request(o);
+  if (!o.request_file.empty() && r.value("task", "") == "search") return r;
+  json search{{"target", "serving"}};
+  if (o.search_top) search["top"] = *o.search_top;
+  if (!o.slo_percentile.empty()) search["slo_percentile"] = o.slo_percentile;
+  for (const char* key : {"tp", "pp"}) {
+    if (r.contains("parallelism") && r["parallelism"].contains(key)) {
+      search[key] = json::array({r["parallelism"][key]});
+      r["parallelism"].erase(key);
+    }
+  }
+  for (const char* key : {"max_num_seqs", "max_num_batched_tokens"}) {
+    if (r.contains("engine") && r["engine"].contains(key)) {
+      search[key] = json::array({r["engine"][key]});
+      r["engine"].erase(key);
+    }
+  }
+  r["task"] = "search";
+  r["search"] = search;
+  return r;
+}
+
+void print_search_table(const json& r) {
+  const json& q = r.at("request");
+  std::printf(
+      "serving setups of %s x %s: %s considered, %s keep up with the load, %s meet the SLOs\n",
+      fmt(q.at("num_gpus")).c_str(),
+      q.at("hardware").is_string() ? q.at("hardware").get<std::string>().c_str() : "hardware",
+      fmt(r.at("evaluated")).c_str(), fmt(r.at("keeping_up")).c_str(),
+      fmt(r.at("meeting_slo")).c_str());
+  const auto row = [](const char* label, int rank, const json& c) {
+    const json& p = c.at("parallelism");
+    std::printf("  %-8s %4d %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", label, rank,
+                fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(),
+                fmt(c.at("replicas")).c_str(), fmt(c.at("max_num_seqs")).c_str(),
+                fmt(c.at("max_num_batched_tokens")).c_str(),
+                fmt(c.at("saturation_rate_per_s")).c_str(),
+                fmt(c.at("capacity_output_tokens_per_s_per_gpu")).c_str(),
+                fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
+                fmt(c.at("tpot_ms").at("p90")).c_str());
+  };
+  std::printf("  %-8s %4s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", "", "rank", "tp", "pp",
+              "replicas", "max_seqs", "budget", "max_req/s", "cap_tok/s/GPU", "tok/s/user",
+              "ttft_p90", "tpot_p90");
+  int rank = 0;
+  for (const json& c : r.at("candidates")) row("best", ++rank, c);
+  rank = 0;
+  for (const json& c : r.at("frontier")) row("frontier", ++rank, c);
+  for (const json& x : r.at("rejected")) {
+    std::printf("  rejected %s: %s\n", fmt(x.at("count")).c_str(),
+                x.at("reason").get<std::string>().c_str());
+  }
+  for (const json& w : r.at("warnings"))
+    std::printf("  warning: %s\n", w.get<std::string>().c_str());
+}
+
+}  // namespace
+
 int run_serve(const ServeOptions& o) {
   try {
+    if (!o.search && (o.search_top || !o.slo_percentile.empty())) {
+      throw SpecError(o.search_top ? "--top" : "--slo-percentile", "needs --search");
+    }
+    if (o.search) {
+      if (o.simulate || !o.trace_file.empty() || !o.per_request_file.empty()) {
+        throw SpecError("--search",
+                        "prices every setup with the analytic engine; drop --simulate, --trace "
+                        "and --per-request");
+      }
+      const json r = io::run(build_serve_search_request(o));
+      if (o.format == "json") {
+        std::cout << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+      } else {
+        print_search_table(r);
+      }
+      return kOk;
+    }
     json request = build_serve_request(o);
     const bool simulate = o.simulate || !o.trace_file.empty() || !o.per_request_file.empty();
     if (simulate) request["mode"] = "simulate";

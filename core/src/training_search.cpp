@@ -4,37 +4,12 @@
 #include <algorithm>
 
 #include "flopcast/error.hpp"
+#include "search_common.hpp"
 
 namespace flopcast {
-namespace {
-
-/// 1, 2, 4, … up to `limit`.
-std::vector<int> powers_of_two(int limit) {
-  std::vector<int> out;
-  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
-  return out;
-}
-
-/// The rule of a validation error without the values it quotes, so that layouts failing the
-/// same rule count together: "parallelism.ep: must divide parallelism dp·cp (2) (got 4)" →
-/// "parallelism.ep: must divide parallelism dp·cp".
-std::string rule_of(const SpecError& e) {
-  std::string text = e.what();
-  const std::size_t colon = text.find(": ");
-  if (const std::size_t paren = text.find(" (", colon == std::string::npos ? 0 : colon);
-      paren != std::string::npos) {
-    text.resize(paren);
-  }
-  return text;
-}
-
-void check_positive(const std::vector<int>& values, const char* path) {
-  for (const int v : values) {
-    if (v < 1) fail(std::string("search.") + path, "every value must be >= 1", v);
-  }
-}
-
-}  // namespace
+using search_detail::check_positive;
+using search_detail::powers_of_two;
+using search_detail::rule_of;
 
 TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
                                      int top) {

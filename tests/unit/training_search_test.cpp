@@ -113,10 +113,9 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   EXPECT_EQ(failure_of(q).message,
             "search.recompute[0]: must be one of none, selective, op, full (got \"partial\")");
   q = search_request();
-  q["search"]["target"] = "serving";
-  const test::Failure f = failure_of(q);
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "search.target");
+  q["search"]["target"] = "inference";
+  EXPECT_EQ(failure_of(q).message,
+            "search.target: must be \"training\" or \"serving\" (got \"inference\")");
   q = search_request();
   q["workload"]["recompute"] = "full";
   EXPECT_EQ(failure_of(q).path, "workload.recompute");

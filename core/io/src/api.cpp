@@ -45,7 +45,15 @@ json run(const json& request) {
   if (name == "collective") return detail::run_collective(request);
   if (name == "training") return detail::run_training(request);
   if (name == "serving") return detail::run_serving(request);
-  if (name == "search") return detail::run_training_search(request);
+  if (name == "search") {
+    // search.target picks the search; the training one reports a bad or missing target.
+    const auto search = request.find("search");
+    if (search != request.end() && search->is_object() &&
+        search->value("target", json()) == json("serving")) {
+      return detail::run_serving_search(request);
+    }
+    return detail::run_training_search(request);
+  }
   const std::vector<std::string> tasks{"inference", "collective", "training", "serving", "search"};
   std::string rule = "unknown task; supported: inference, collective, training, serving, search";
   if (auto guess = detail::nearest(name, tasks); guess && *guess != name) {

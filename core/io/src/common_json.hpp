@@ -33,6 +33,31 @@ inline DType read_dtype(const ObjectReader& r, const char* key, DType fallback) 
                       describe_value(*v) + ")");
 }
 
+/// A search's list at `key` (1 to 64 values, each read by `one`); empty when absent.
+template <typename T, typename Read>
+inline std::vector<T> read_list(const ObjectReader& r, const char* key, Read one) {
+  std::vector<T> out;
+  const json* v = r.find(key);
+  if (!v) return out;
+  const std::string path = r.child(key);
+  if (!v->is_array() || v->empty() || v->size() > 64) {
+    fail(path, "must be a list of 1 to 64 values", describe_value(*v));
+  }
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    out.push_back(one(v->at(i), path + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+/// A search's list of integers >= 1 at `key`; empty when absent.
+inline std::vector<int> read_positive_list(const ObjectReader& r, const char* key) {
+  return read_list<int>(r, key, [](const json& v, const std::string& path) {
+    const int value = as_int(v, path);
+    if (value < 1) fail(path, "must be >= 1", value);
+    return value;
+  });
+}
+
 /// `model`, `hardware` and `max_tier` (0 or 2): the keys every estimating task starts with.
 inline void read_target(const ObjectReader& r, ModelSpec& model, HardwareSpec& hardware,
                         KernelModel& kernel) {

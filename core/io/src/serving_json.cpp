@@ -6,6 +6,7 @@
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/serving.hpp"
+#include "flopcast/serving_search.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -447,6 +448,114 @@ json run_serving(const json& request) {
   // At the offered load (saturated: at the saturation rate).
   add_cost_per_million(out, p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
   return out;
+}
+
+json run_serving_search(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
+                  "parallelism", "precision", "max_tier", "workload", "engine", "features",
+                  "router", "slo", "output", "cost_per_gpu_hour_usd"});
+  ObjectReader sr(
+      r.require("search"), "search",
+      {"target", "top", "tp", "pp", "max_num_seqs", "max_num_batched_tokens", "slo_percentile"});
+  const int top = sr.integer("top", 10);
+  ServingSearchSpace space;
+  space.tp = read_positive_list(sr, "tp");
+  space.pp = read_positive_list(sr, "pp");
+  space.max_num_seqs = read_positive_list(sr, "max_num_seqs");
+  space.max_num_batched_tokens = read_positive_list(sr, "max_num_batched_tokens");
+  const SloPercentile percentile = sr.choice<SloPercentile>(
+      "slo_percentile",
+      {{"p50", SloPercentile::p50}, {"p90", SloPercentile::p90}, {"p99", SloPercentile::p99}},
+      SloPercentile::p90);
+  // What the search sets must be left to it (pinned through search.*).
+  const auto searched = [&](const char* object, const char* key) {
+    const json* o = r.find(object);
+    if (o && o->is_object() && o->contains(key)) {
+      fail(std::string(object) + "." + key,
+           std::string("is searched by task \"search\" (pin it with search.") + key +
+               ", or run task \"serving\")",
+           describe_value(o->at(key)));
+    }
+  };
+  searched("parallelism", "tp");
+  searched("parallelism", "pp");
+  searched("engine", "max_num_seqs");
+  searched("engine", "max_num_batched_tokens");
+  if (const json* m = r.find("mode"); m && *m != json("analytic")) {
+    fail("mode", "must be \"analytic\" in a search (every setup is priced by the analytic engine)",
+         describe_value(*m));
+  }
+  if (const json* f = r.find("features"); f && f->is_object() && f->contains("disaggregated")) {
+    throw NotModelledError("features.disaggregated",
+                           "the search does not vary disaggregated pools yet; search collocated "
+                           "setups, or price a disaggregated one with task \"serving\"");
+  }
+  json base = request;
+  base.erase("search");
+  base["task"] = "serving";
+  const Parsed p = parse_request(base);
+  const ServingSearchResult found = search_serving(p.spec, space, top, percentile);
+
+  const auto setup = [&](const ServingCandidate& c) {
+    json parallelism = base.contains("parallelism") ? base.at("parallelism") : json::object();
+    parallelism["tp"] = c.tp;
+    if (c.pp != 1) parallelism["pp"] = c.pp;
+    json one = base;
+    one["parallelism"] = parallelism;
+    if (!one.contains("engine")) one["engine"] = json::object();
+    one["engine"]["max_num_seqs"] = c.max_num_seqs;
+    one["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+    const ServingResult& res = c.result;
+    return json{
+        {"parallelism", parallelism},
+        {"replicas", res.replicas},
+        {"max_num_seqs", c.max_num_seqs},
+        {"max_num_batched_tokens", c.max_num_batched_tokens},
+        {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
+        {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
+        {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
+        {"utilization", round6(res.utilization)},
+        {"ttft_ms", ms(res.ttft_s)},
+        {"tpot_ms", ms(res.tpot_s)},
+        {"e2e_ms", ms(res.e2e_s)},
+        {"tier", res.tier},
+        {"request", one}};
+  };
+  json candidates = json::array();
+  for (const ServingCandidate& c : found.best) candidates.push_back(setup(c));
+  json frontier = json::array();
+  for (const ServingCandidate& c : found.frontier) frontier.push_back(setup(c));
+  json rejected = json::array();
+  for (const auto& [reason, count] : found.rejected) {
+    rejected.push_back({{"reason", reason}, {"count", count}});
+  }
+  json resolved = p.resolved;
+  resolved["task"] = "search";
+  resolved["parallelism"].erase("tp");
+  resolved["parallelism"].erase("pp");
+  resolved["engine"].erase("max_num_seqs");
+  resolved["engine"].erase("max_num_batched_tokens");
+  resolved["search"] = request.at("search");
+  resolved["search"]["slo_percentile"] = std::string(to_string(percentile));
+  json warnings = json::array();
+  if (found.best.empty()) {
+    warnings.push_back(found.keeping_up == 0
+                           ? "no setup fits and keeps up with the offered load"
+                           : "no setup meets the SLOs at " + std::string(to_string(percentile)));
+  }
+  return json{{"schema_version", kSchemaVersion},
+              {"task", "search"},
+              {"target", "serving"},
+              {"mode", "analytic"},
+              {"evaluated", found.evaluated},
+              {"keeping_up", found.keeping_up},
+              {"meeting_slo", found.meeting_slo},
+              {"candidates", candidates},
+              {"frontier", frontier},
+              {"rejected", rejected},
+              {"warnings", warnings},
+              {"request", resolved}};
 }
 
 }  // namespace flopcast::io::detail

@@ -47,6 +47,7 @@ json run_training(const json& request);
 json run_training_search(const json& request);  ///< task "search", target "training"
 /// task "serving": analytic queueing model or discrete-event simulation (serving_json.cpp).
 json run_serving(const json& request);
+json run_serving_search(const json& request);  ///< task "search", target "serving"
 
 /// Collective fits per link type (presets/collectives/fabrics.json).
 void check_collective_fits(const json& doc);

@@ -297,21 +297,6 @@ json memory_json(const TrainingMemory& m) {
 json optional_number(bool present, double v) { return present ? json(round6(v)) : json(nullptr); }
 
 /// A non-empty list of at most 64 values at `search.<key>`, each read by `one`.
-template <typename T, typename Read>
-std::vector<T> read_list(const ObjectReader& r, const char* key, Read one) {
-  std::vector<T> out;
-  const json* v = r.find(key);
-  if (!v) return out;
-  const std::string path = r.child(key);
-  if (!v->is_array() || v->empty() || v->size() > 64) {
-    fail(path, "must be a list of 1 to 64 values", describe_value(*v));
-  }
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    out.push_back(one(v->at(i), path + "[" + std::to_string(i) + "]"));
-  }
-  return out;
-}
-
 /// One value of a choice list ("none", "selective", …) at `path`.
 template <typename E>
 E list_choice(const json& v, const std::string& path,
@@ -335,23 +320,15 @@ json run_training_search(const json& request) {
                   {"target", "top", "tp", "pp", "cp", "ep", "zero", "recompute"});
   const std::string target = sr.string("target");
   if (target != "training") {
-    // Serving search (replicas, engine limits, disaggregated pools against SLOs) is not built.
-    throw NotModelledError(sr.child("target"),
-                           "only \"training\" is searched; serving search "
-                           "is not built (got " +
-                               describe_value(sr.require("target")) + ")");
+    fail(sr.child("target"), "must be \"training\" or \"serving\"",
+         describe_value(sr.require("target")));
   }
   const int top = sr.integer("top", 10);
   TrainingSearchSpace space;
-  const auto integer = [](const json& v, const std::string& path) {
-    const int value = as_int(v, path);
-    if (value < 1) fail(path, "must be >= 1", value);
-    return value;
-  };
-  space.tp = read_list<int>(sr, "tp", integer);
-  space.pp = read_list<int>(sr, "pp", integer);
-  space.cp = read_list<int>(sr, "cp", integer);
-  space.ep = read_list<int>(sr, "ep", integer);
+  space.tp = read_positive_list(sr, "tp");
+  space.pp = read_positive_list(sr, "pp");
+  space.cp = read_positive_list(sr, "cp");
+  space.ep = read_positive_list(sr, "ep");
   space.sharding = read_list<Sharding>(sr, "zero", [](const json& v, const std::string& path) {
     const int stage = as_int(v, path);
     if (stage < 0 || stage > 3) fail(path, "must be between 0 and 3", stage);

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// Serving setup search: every tensor and pipeline parallel size the GPUs allow (the rest of the
+/// GPUs as replicas) and every engine batch limit of the space, each priced by the analytic
+/// serving engine at the request's load; the setups meeting the SLOs with the most capacity
+/// first, the Pareto frontier of capacity per GPU against speed per user, and why the others
+/// were rejected.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flopcast/serving.hpp"
+
+namespace flopcast {
+
+/// Which percentile of TTFT, TPOT and E2E must be within the SLO.
+enum class SloPercentile { p50, p90, p99 };
+std::string_view to_string(SloPercentile p) noexcept;
+
+/// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
+/// to the GPUs of a node, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
+/// over 2048, 4096, 8192, 16384.
+struct ServingSearchSpace {
+  std::vector<int> tp, pp, max_num_seqs, max_num_batched_tokens;
+};
+
+/// One setup: the request's spec with these four values set.
+struct ServingCandidate {
+  int tp = 1;
+  int pp = 1;
+  int max_num_seqs = 0;
+  int max_num_batched_tokens = 0;
+  ServingResult result;
+  /// Output tokens/s per GPU at the saturation rate: the most this setup serves.
+  double capacity_output_tokens_per_s_per_gpu = 0;
+  /// 1 / mean TPOT at the offered load: what one user sees.
+  double tokens_per_s_per_user = 0;
+};
+
+struct ServingSearchResult {
+  /// Setups that fit, keep up with the offered load and meet every SLO at the percentile, most
+  /// capacity first (ties: lower TTFT at the percentile, then enumeration order).
+  std::vector<ServingCandidate> best;
+  /// Setups that fit and keep up (SLOs aside) that no other beats in both capacity per GPU and
+  /// tokens/s per user, by capacity.
+  std::vector<ServingCandidate> frontier;
+  int evaluated = 0;    ///< setups considered (every combination of the space)
+  int keeping_up = 0;   ///< of which fit and are not saturated at the offered load
+  int meeting_slo = 0;  ///< of which meet the SLOs
+  /// Setups rejected, counted by reason: tp·pp not dividing the GPUs, "does not fit in memory",
+  /// "saturated at the offered load", "misses slo.ttft_ms at p90", or a validation rule.
+  std::map<std::string, int> rejected;
+};
+
+/// Setups one search may consider: an analytic serving estimate costs up to ~1 ms natively.
+inline constexpr double kMaxServingSearchSetups = 2000;
+
+/// Searches the setups of `base` (model, hardware, GPUs, precision, workload, engine and features
+/// kept; tp, pp, max_num_seqs and max_num_batched_tokens replaced) with the analytic engine.
+/// Throws SpecError for a bad `top` (1-100), a space value below 1, or more than
+/// kMaxServingSearchSetups setups (blaming `search`).
+ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
+                                   int top, SloPercentile percentile);
+
+}  // namespace flopcast

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+#include "flopcast/serving_search.hpp"
+
+#include <algorithm>
+
+#include "flopcast/error.hpp"
+#include "search_common.hpp"
+
+namespace flopcast {
+namespace {
+
+using search_detail::check_positive;
+using search_detail::powers_of_two;
+using search_detail::rule_of;
+
+double at(const Percentiles& p, SloPercentile q) {
+  switch (q) {
+    case SloPercentile::p50:
+      return p.p50;
+    case SloPercentile::p90:
+      return p.p90;
+    case SloPercentile::p99:
+      return p.p99;
+  }
+  return p.p99;
+}
+
+/// The first SLO `r` misses at percentile `q` ("" when it meets them all).
+std::string slo_miss(const ServingResult& r, const Slo& slo, SloPercentile q) {
+  const auto misses = [&](double limit_s, const std::optional<Percentiles>& p) {
+    return limit_s > 0 && (!p || at(*p, q) > limit_s);
+  };
+  const std::string suffix = " at " + std::string(to_string(q));
+  if (misses(slo.ttft_s, r.ttft_s)) return "misses slo.ttft_ms" + suffix;
+  if (misses(slo.tpot_s, r.tpot_s)) return "misses slo.tpot_ms" + suffix;
+  if (misses(slo.e2e_s, r.e2e_s)) return "misses slo.e2e_ms" + suffix;
+  return "";
+}
+
+}  // namespace
+
+std::string_view to_string(SloPercentile p) noexcept {
+  switch (p) {
+    case SloPercentile::p50:
+      return "p50";
+    case SloPercentile::p90:
+      return "p90";
+    case SloPercentile::p99:
+      return "p99";
+  }
+  return "?";
+}
+
+ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
+                                   int top, SloPercentile percentile) {
+  if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
+  check_positive(space.tp, "tp");
+  check_positive(space.pp, "pp");
+  check_positive(space.max_num_seqs, "max_num_seqs");
+  check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
+  const int gpus = base.inference.num_gpus;
+  const int node = std::min(base.inference.hardware.gpus_per_node, gpus);
+  const std::vector<int> tps = space.tp.empty() ? powers_of_two(node) : space.tp;
+  const std::vector<int> pps = space.pp.empty() ? std::vector<int>{1} : space.pp;
+  const std::vector<int> seqs = space.max_num_seqs.empty()
+                                    ? std::vector<int>{32, 64, 128, 256, 512, 1024}
+                                    : space.max_num_seqs;
+  const std::vector<int> budgets = space.max_num_batched_tokens.empty()
+                                       ? std::vector<int>{2048, 4096, 8192, 16384}
+                                       : space.max_num_batched_tokens;
+  const double space_size = double(tps.size()) * pps.size() * seqs.size() * budgets.size();
+  if (space_size > kMaxServingSearchSetups) {
+    fail("search",
+         "would consider more than 2,000 setups; pin dimensions with search.tp, search.pp, "
+         "search.max_num_seqs or search.max_num_batched_tokens",
+         space_size);
+  }
+
+  ServingSearchResult out;
+  ServingSpec spec = base;  // one copy (a trace workload can be large), its setup set per loop
+  std::vector<ServingCandidate> keeping_up;
+  const auto ttft = [percentile](const ServingCandidate& c) {
+    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
+  };
+  const auto better = [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
+    if (a.result.saturation_rate_per_s != b.result.saturation_rate_per_s)
+      return a.result.saturation_rate_per_s > b.result.saturation_rate_per_s;
+    return ttft(a) < ttft(b);
+  };
+  for (const int tp : tps) {
+    for (const int pp : pps) {
+      const int per_setup = static_cast<int>(seqs.size() * budgets.size());
+      if (gpus % (1LL * tp * pp) != 0) {
+        out.evaluated += per_setup;
+        out.rejected["num_gpus: tp·pp must divide it"] += per_setup;
+        continue;
+      }
+      for (const int max_seqs : seqs) {
+        for (const int budget : budgets) {
+          ServingCandidate c{tp, pp, max_seqs, budget, {}, 0, 0};
+          spec.inference.tp = tp;
+          spec.inference.pp = pp;
+          spec.engine.max_num_seqs = max_seqs;
+          spec.engine.max_num_batched_tokens = budget;
+          ++out.evaluated;
+          try {
+            c.result = estimate_serving(spec);
+          } catch (const SpecError& e) {
+            ++out.rejected[rule_of(e)];
+            continue;
+          }
+          const ServingResult& r = c.result;
+          if (!r.fits) {
+            ++out.rejected["does not fit in memory"];
+            continue;
+          }
+          if (r.saturated || !r.tpot_s) {
+            ++out.rejected["saturated at the offered load"];
+            continue;
+          }
+          const double mean_output =
+              r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0;
+          c.capacity_output_tokens_per_s_per_gpu = r.saturation_rate_per_s * mean_output / gpus;
+          c.tokens_per_s_per_user = r.tpot_s->mean > 0 ? 1.0 / r.tpot_s->mean : 0;
+          ++out.keeping_up;
+          keeping_up.push_back(c);
+          if (const std::string miss = slo_miss(r, base.slo, percentile); !miss.empty()) {
+            ++out.rejected[miss];
+            continue;
+          }
+          ++out.meeting_slo;
+          if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) continue;
+          out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better),
+                          std::move(c));
+          if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
+        }
+      }
+    }
+  }
+
+  // Pareto frontier: by capacity per GPU (descending, ties: faster per user first), keep each
+  // setup faster per user than every one with more capacity.
+  std::stable_sort(
+      keeping_up.begin(), keeping_up.end(),
+      [](const ServingCandidate& a, const ServingCandidate& b) {
+        if (a.capacity_output_tokens_per_s_per_gpu != b.capacity_output_tokens_per_s_per_gpu)
+          return a.capacity_output_tokens_per_s_per_gpu > b.capacity_output_tokens_per_s_per_gpu;
+        return a.tokens_per_s_per_user > b.tokens_per_s_per_user;
+      });
+  double fastest = -1;
+  for (ServingCandidate& c : keeping_up) {
+    if (c.tokens_per_s_per_user <= fastest) continue;
+    fastest = c.tokens_per_s_per_user;
+    out.frontier.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace flopcast

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// Serving setup search (task "search", target "serving"): the best setup equals the exhaustive
+// answer, every listed setup reproduces as a task-"serving" request, the frontier holds no
+// dominated setup, rejected setups carry their reason, bad searches are errors naming the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "flopcast/io/api.hpp"
+#include "test_util.hpp"
+
+namespace flopcast {
+namespace {
+
+using io::json;
+using test::failure_of;
+
+json search_request() {
+  return json{{"task", "search"},
+              {"search",
+               {{"target", "serving"},
+                {"top", 3},
+                {"tp", {1, 2, 4}},
+                {"max_num_seqs", {64, 256}},
+                {"max_num_batched_tokens", {2048, 8192}}}},
+              {"model", "llama-3.1-8b"},
+              {"hardware", "h100-sxm"},
+              {"num_gpus", 4},
+              {"max_tier", 0},
+              {"workload",
+               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 20}}},
+                {"prompt_tokens", 2048},
+                {"output_tokens", 256}}},
+              {"slo", {{"ttft_ms", 150}, {"tpot_ms", 9}}}};
+}
+
+/// The same setup as task "serving" (the analytic engine).
+json serving_request(int tp, int max_num_seqs, int budget) {
+  json q = search_request();
+  q.erase("search");
+  q["task"] = "serving";
+  q["parallelism"] = {{"tp", tp}};
+  q["engine"] = {{"max_num_seqs", max_num_seqs}, {"max_num_batched_tokens", budget}};
+  return q;
+}
+
+TEST(ServingSearch, BestSetupIsTheExhaustiveMaximum) {
+  // Exhaustive: 3 tp × 2 max_num_seqs × 2 budgets = 12 setups, each priced as task "serving";
+  // the one with the highest saturation rate among those that keep up and whose p90 TTFT and
+  // TPOT are within 150 ms and 9 ms must be the search's first.
+  const json r = io::run(search_request());
+  double best = -1;
+  int keeping_up = 0, meeting = 0;
+  for (int tp : {1, 2, 4}) {
+    for (int seqs : {64, 256}) {
+      for (int budget : {2048, 8192}) {
+        const json s = io::run(serving_request(tp, seqs, budget));
+        if (!s["fits"].get<bool>() || s["saturated"].get<bool>()) continue;
+        ++keeping_up;
+        if (s["ttft_ms"]["p90"].get<double>() > 150 || s["tpot_ms"]["p90"].get<double>() > 9)
+          continue;
+        ++meeting;
+        best = std::max(best, s["saturation_rate_per_s"].get<double>());
+      }
+    }
+  }
+  EXPECT_EQ(r["evaluated"], 12);
+  EXPECT_EQ(r["keeping_up"], keeping_up);
+  EXPECT_EQ(r["meeting_slo"], meeting);
+  ASSERT_GE(meeting, 1);
+  ASSERT_EQ(r["candidates"].size(), std::min(3, meeting));
+  EXPECT_DOUBLE_EQ(r["candidates"][0]["saturation_rate_per_s"].get<double>(), best);
+  // One replica per GPU (tp 1) would serve the most (4 replicas, no TP traffic) but a whole 8B
+  // model's weights per decode step put its TPOT above 9 ms: tp 2 wins.
+  EXPECT_EQ(r["candidates"][0]["parallelism"]["tp"], 2);
+  double previous = 1e300;
+  for (const json& c : r["candidates"]) {
+    const double rate = c["saturation_rate_per_s"].get<double>();
+    EXPECT_LE(rate, previous);  // most capacity first
+    previous = rate;
+    // One task-"serving" request away, with the same numbers.
+    const json s = io::run(c["request"]);
+    EXPECT_EQ(s["saturation_rate_per_s"], c["saturation_rate_per_s"]);
+    EXPECT_EQ(s["ttft_ms"], c["ttft_ms"]);
+    EXPECT_EQ(s["tpot_ms"], c["tpot_ms"]);
+    EXPECT_EQ(s["replicas"], c["replicas"]);
+    // Capacity per GPU: the saturation rate times 256 output tokens over 4 GPUs; speed per user:
+    // one token per mean TPOT.
+    EXPECT_NEAR(c["capacity_output_tokens_per_s_per_gpu"].get<double>(), rate * 256 / 4,
+                1e-5 * rate * 64);
+    EXPECT_NEAR(c["tokens_per_s_per_user"].get<double>(), 1000 / c["tpot_ms"]["mean"].get<double>(),
+                1e-3);
+    // replicas = 4 GPUs / tp.
+    EXPECT_EQ(c["replicas"].get<int>() * c["parallelism"]["tp"].get<int>(), 4);
+  }
+}
+
+TEST(ServingSearch, FrontierHoldsNoDominatedSetup) {
+  // Every setup that keeps up must be matched or beaten in both capacity per GPU and tokens/s
+  // per user by a frontier member, and no frontier member by another.
+  const json r = io::run(search_request());
+  const json& f = r["frontier"];
+  ASSERT_FALSE(f.empty());
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    for (std::size_t j = 0; j < f.size(); ++j) {
+      if (i == j) continue;
+      const bool dominated = f[j]["capacity_output_tokens_per_s_per_gpu"].get<double>() >=
+                                 f[i]["capacity_output_tokens_per_s_per_gpu"].get<double>() &&
+                             f[j]["tokens_per_s_per_user"].get<double>() >=
+                                 f[i]["tokens_per_s_per_user"].get<double>();
+      EXPECT_FALSE(dominated) << i << " dominated by " << j;
+    }
+  }
+  for (int tp : {1, 2, 4}) {
+    const json s = io::run(serving_request(tp, 256, 8192));
+    if (!s["fits"].get<bool>() || s["saturated"].get<bool>()) continue;
+    const double cap = s["saturation_rate_per_s"].get<double>() * 256 / 4;
+    const double user = 1000 / s["tpot_ms"]["mean"].get<double>();
+    bool covered = false;
+    for (const json& c : f) {
+      covered =
+          covered || (c["capacity_output_tokens_per_s_per_gpu"].get<double>() >= cap * (1 - 1e-6) &&
+                      c["tokens_per_s_per_user"].get<double>() >= user * (1 - 1e-6));
+    }
+    EXPECT_TRUE(covered) << "tp " << tp;
+  }
+}
+
+TEST(ServingSearch, RejectedSetupsSayWhy) {
+  // Llama-3.1-70B in bf16 (141 GB of weights) on 4 H100s: tp 1 and 2 leave 141 and 71 GB per GPU
+  // against a 72 GB budget less the 1 GB reserve, no room for a KV cache; tp 3 does not divide 4.
+  json q = search_request();
+  q["model"] = "llama-3.1-70b";
+  q["search"]["tp"] = {1, 2, 3};
+  const json r = io::run(q);
+  EXPECT_TRUE(r["candidates"].empty());
+  EXPECT_EQ(r["keeping_up"], 0);
+  ASSERT_EQ(r["rejected"].size(), 2u);
+  EXPECT_EQ(r["rejected"][0]["reason"], "does not fit in memory");
+  EXPECT_EQ(r["rejected"][0]["count"], 8);
+  EXPECT_EQ(r["rejected"][1]["reason"], "num_gpus: tp·pp must divide it");
+  EXPECT_EQ(r["rejected"][1]["count"], 4);
+  EXPECT_EQ(r["warnings"], json::array({"no setup fits and keeps up with the offered load"}));
+  // A TTFT objective no setup meets: every setup that keeps up is rejected for it.
+  q = search_request();
+  q["slo"] = {{"ttft_ms", 1}};
+  const json miss = io::run(q);
+  EXPECT_TRUE(miss["candidates"].empty());
+  EXPECT_EQ(miss["meeting_slo"], 0);
+  bool found = false;
+  for (const json& x : miss["rejected"]) {
+    if (x["reason"] == "misses slo.ttft_ms at p90") {
+      found = true;
+      EXPECT_EQ(x["count"], miss["keeping_up"]);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(miss["warnings"], json::array({"no setup meets the SLOs at p90"}));
+}
+
+TEST(ServingSearch, BadSearchesNameTheField) {
+  json q = search_request();
+  q["search"]["top"] = 101;
+  EXPECT_EQ(failure_of(q).message, "search.top: must be between 1 and 100 (got 101)");
+  q = search_request();
+  q["search"]["max_num_seqs"] = {0};
+  EXPECT_EQ(failure_of(q).message, "search.max_num_seqs[0]: must be >= 1 (got 0)");
+  q = search_request();
+  q["search"]["slo_percentile"] = "p95";
+  EXPECT_EQ(failure_of(q).path, "search.slo_percentile");
+  q = search_request();
+  q["parallelism"] = {{"tp", 2}};
+  EXPECT_EQ(failure_of(q).message,
+            "parallelism.tp: is searched by task \"search\" (pin it with search.tp, or run task "
+            "\"serving\") (got 2)");
+  q = search_request();
+  q["engine"] = {{"max_num_seqs", 8}};
+  EXPECT_EQ(failure_of(q).path, "engine.max_num_seqs");
+  q = search_request();
+  q["mode"] = "simulate";
+  EXPECT_EQ(failure_of(q).path, "mode");
+  q = search_request();
+  q["features"] = {{"disaggregated", {{"prefill_instances", 1}, {"decode_instances", 1}}}};
+  const test::Failure d = failure_of(q);
+  EXPECT_EQ(d.code, "not_modelled");
+  EXPECT_EQ(d.path, "features.disaggregated");
+  q = search_request();
+  q["search"]["cp"] = {1};
+  EXPECT_EQ(failure_of(q).message, "search.cp: unknown key (did you mean \"tp\"?)");
+  // Work budget: 64 tp × 8 pp × 4 × 2 = 4,096 setups, refused up front.
+  q = search_request();
+  json many = json::array();
+  for (int i = 1; i <= 64; ++i) many.push_back(i);
+  q["search"]["tp"] = many;
+  q["search"]["pp"] = {1, 2, 3, 4, 5, 6, 7, 8};
+  q["search"]["max_num_seqs"] = {64, 128, 256, 512};
+  EXPECT_EQ(failure_of(q).message,
+            "search: would consider more than 2,000 setups; pin dimensions with search.tp, "
+            "search.pp, search.max_num_seqs or search.max_num_batched_tokens (got 4096)");
+}
+
+}  // namespace
+}  // namespace flopcast
