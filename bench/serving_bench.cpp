@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Speed of the serving simulator: 10,000 Poisson requests of 512 input / 128 output tokens near
 // saturation (90% of the analytic saturation rate), Llama-3-8B on one H100, through the JSON
-// entry point as the CLI and the page call it; and one analytic estimate.
+// entry point as the CLI and the page call it; one analytic estimate; a serving setup search.
 // Run: build/native-release/bench/flopcast_bench --benchmark_filter=Serving
 #include <benchmark/benchmark.h>
 
@@ -39,5 +39,25 @@ void BM_ServingAnalytic(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_ServingAnalytic)->Unit(benchmark::kMicrosecond);
+
+/// Serving setup search (task "search", target "serving"): Llama-3.1-70B on 8 H100 at 10
+/// requests/s of 1,024 / 256 tokens under TTFT ≤ 500 ms and TPOT ≤ 50 ms; the default space,
+/// tp 1-8 × 6 max_num_seqs × 4 token budgets = 96 setups, each an analytic estimate.
+void BM_ServingSearch70b(benchmark::State& state) {
+  const std::string text =
+      json{{"task", "search"},
+           {"search", {{"target", "serving"}}},
+           {"model", "llama-3.1-70b"},
+           {"hardware", "h100-sxm"},
+           {"num_gpus", 8},
+           {"workload",
+            {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
+             {"prompt_tokens", 1024},
+             {"output_tokens", 256}}},
+           {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
+          .dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_ServingSearch70b)->Unit(benchmark::kMillisecond);
 
 }  // namespace
