@@ -1,7 +1,7 @@
 // Serving view (task "serving"): latency and throughput against request rate from the analytic
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
-import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
+import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'sv';
@@ -118,8 +118,15 @@ export class ServingView {
         el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }))),
       el('div', { class: 'charts', id: `${P}-charts` })),
       this.buildSimPanel(),
+      el('div', { class: 'panel', id: `${P}-search` },
+        el('div', { class: 'panel-head' }, el('h3', { text: 'Best setups for this load' }),
+          el('button', { type: 'button', id: `${P}-search-run`, text: 'Find the best setup' })),
+        el('p', { class: 'hint', id: `${P}-search-note`, text: 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.' }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+        el('p', { class: 'hint', id: `${P}-frontier` })),
       warningsPanel(P));
     this.root.replaceChildren(form, results);
+    $(`${P}-search-run`).addEventListener('click', () => this.search());
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
   }
@@ -140,6 +147,70 @@ export class ServingView {
     this.form.reset(DEFAULT_SERVING);
   }
 
+  /**
+   * The search request of a built setup (the form's, by default): tp, pp and the engine limits
+   * left to the search; null while a field is invalid.
+   */
+  searchRequest({ request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' })) {
+    if (inputErrors.size > 0) return null;
+    const q = clone(request);
+    if (q.parallelism) {
+      delete q.parallelism.tp;
+      delete q.parallelism.pp;
+    }
+    if (q.engine) {
+      delete q.engine.max_num_seqs;
+      delete q.engine.max_num_batched_tokens;
+    }
+    return { ...q, task: 'search', search: { target: 'serving', top: 10 } };
+  }
+
+  /** Task "search", target "serving": the setups with the most capacity that meet the SLOs. */
+  search() {
+    const q = this.searchRequest();
+    const note = $(`${P}-search-note`);
+    const table = $(`${P}-search-table`);
+    const frontier = $(`${P}-frontier`);
+    if (!q) {
+      note.textContent = 'Fix the highlighted fields first.';
+      return;
+    }
+    const r = call(this.M, 'estimate', JSON.stringify(q));
+    if (!r.ok) {
+      note.textContent = r.error.message;
+      table.replaceChildren();
+      frontier.textContent = '';
+      return;
+    }
+    const res = r.result;
+    this.searchKey = JSON.stringify(q);
+    const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
+    this.searchNote = `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.`
+      + (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '')
+      + (rejected ? ` Rejected: ${rejected}.` : '');
+    note.textContent = this.searchNote;
+    const layout = (c) => `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
+    frontier.textContent = res.frontier.length
+      ? `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
+      : '';
+    const head = ['#', 'TP', 'PP', 'Replicas', 'Max seqs', 'Budget', 'Max req/s', 'Tok/s/GPU', 'Tok/s/user', 'TTFT p90', 'TPOT p90', ''];
+    table.dataset.stale = 'false';
+    table.replaceChildren(
+      el('thead', null, el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 6 && i <= 10 ? 'num' : null, text: h })))),
+      el('tbody', null, ...res.candidates.map((c, i) => {
+        const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
+        use.addEventListener('click', () => this.applyRequest(c.request));
+        return el('tr', { 'data-rank': String(i + 1) }, el('th', { scope: 'row', text: String(i + 1) }),
+          ...[c.parallelism.tp, c.parallelism.pp ?? 1, c.replicas, c.max_num_seqs, c.max_num_batched_tokens].map((v) => el('td', { text: String(v) })),
+          el('td', { class: 'num', 'data-value': String(c.saturation_rate_per_s), text: fmtNum(c.saturation_rate_per_s) }),
+          el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
+          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
+          el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
+          el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }), el('td', null, use));
+      })));
+  }
+
+
   applyRequest(request) {
     this.reset();
     this.form.clearOptional();
@@ -148,7 +219,9 @@ export class ServingView {
   }
 
   recompute() {
-    const { request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' });
+    const built = this.form.build({ task: 'serving', mode: 'analytic' });
+    const { request, inputErrors } = built;
+    if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(built), this.searchNote);
     this.request = request;
     const errors = new Map([...this.linkErrors, ...inputErrors]);
     const general = [...this.general];

@@ -1,7 +1,7 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, banners, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm } from './ui.js';
+import { $, el, svg, banners, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
@@ -163,14 +163,6 @@ export class TrainingView {
       })));
   }
 
-  /** A search describes the setup it ran on: once the model, GPUs or workload change, it says so. */
-  markSearchStale(built) {
-    if (!this.searchKey) return;
-    const q = this.searchRequest(built);
-    const stale = !q || JSON.stringify(q) !== this.searchKey;
-    $(`${P}-search-table`).dataset.stale = String(stale);
-    $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : this.searchNote;
-  }
 
   reset() {
     this.form.reset(DEFAULT_TRAINING);
@@ -198,7 +190,7 @@ export class TrainingView {
     }
     this.form.showErrors(errors, general);
     markStale(this, P, stale);
-    this.markSearchStale(built);
+    if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(built), this.searchNote);
     $(`${P}-stale`).textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
       : 'No results yet — fix the highlighted fields to compute.';
   }

@@ -286,3 +286,12 @@ export function showWarnings(prefix, warnings) {
   $(`${prefix}-warnings`).replaceChildren(...list.map((w) => el('li', { text: String(w) })));
   $(`${prefix}-warnings-panel`).hidden = !list.length;
 }
+
+/** A search panel (`${P}-search-table`, `${P}-search-note`) describes the setup it ran on: once the
+ * setup's search request `q` differs from the one searched (`key`), it says so. */
+export function showSearchStaleness(P, key, q, note) {
+  if (!key) return;
+  const stale = !q || JSON.stringify(q) !== key;
+  $(`${P}-search-table`).dataset.stale = String(stale);
+  $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : note;
+}

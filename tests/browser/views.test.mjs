@@ -384,6 +384,51 @@ test('serving view: analytic curves against rate with the saturation marker', as
   await p.done();
 });
 
+// Issue 14: the serving setups with the most capacity that meet the SLOs, each one click away.
+test('serving view: setup search lists the best setups for the load and Use loads one', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', 'llama-3.1-70b');
+  await page.fill('#sv-num_gpus', '8');
+  await page.fill('#sv-tp', '8');
+  await page.fill('#sv-slo_tpot', '50');
+  await page.click('#sv-search-run');
+  const rows = await page.evaluate(() => [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) => ({
+    cells: [...tr.children].map((td) => td.textContent), rate: Number(tr.querySelector('[data-value]').dataset.value) })));
+  // The table is the module's answer to the search request of this setup.
+  const q = await viewRequest(page, 'serving');
+  delete q.parallelism.tp;
+  delete q.parallelism.pp;
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'serving', top: 10 } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  assert.equal(rows.length, res.candidates.length);
+  assert.ok(rows.length >= 2 && rows.length <= 10);
+  rows.forEach((r, i) => {
+    assert.equal(r.rate, res.candidates[i].saturation_rate_per_s, `row ${i + 1}: saturation rate`);
+    assert.equal(r.cells[1], String(res.candidates[i].parallelism.tp), `row ${i + 1}: tp`);
+    if (i > 0) assert.ok(r.rate <= rows[i - 1].rate, 'most capacity first');
+  });
+  const note = await page.evaluate(() => document.getElementById('sv-search-note').textContent);
+  assert.match(note, new RegExp(`^${res.evaluated} setups considered, ${res.keeping_up} keep up with this load, ${res.meeting_slo} meet the SLOs\\.`));
+  assert.match(await page.textContent('#sv-frontier'), /^Frontier, capacity per GPU against speed per user: TP /);
+  // Use: the second setup goes into the form, and the estimate is that setup's.
+  const second = res.candidates[1];
+  await page.click('#sv-search-table button[data-rank="2"]');
+  const req = await viewRequest(page, 'serving');
+  assert.equal(req.parallelism.tp, second.parallelism.tp);
+  assert.equal(req.engine.max_num_seqs, second.max_num_seqs);
+  assert.equal(req.engine.max_num_batched_tokens, second.max_num_batched_tokens);
+  assert.equal((await viewResult(page, 'serving')).saturation_rate_per_s, second.saturation_rate_per_s);
+  assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'false');
+  // Another rate: the search no longer describes the setup.
+  await page.fill('#sv-rate', '3');
+  assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'true');
+  await shot(page, 'serving-search');
+  await p.done();
+});
+
 test('serving view: simulate runs to completion in a worker, and cancel stops a run', async () => {
   const p = await openPage();
   const { page, requests } = p;

@@ -189,6 +189,10 @@ const otherTasks = {
   'search, training layouts of mixtral with experts': { task: 'search', model: 'mixtral-8x7b',
     hardware: 'h100-sxm', num_gpus: 16, search: { target: 'training', top: 5 },
     workload: { seq_len: 4096, global_batch_size: 256 } },
+  'search, serving setups of llama-3.1-70b on 8 h100 under slos': { task: 'search', model: 'llama-3.1-70b',
+    hardware: 'h100-sxm', num_gpus: 8, search: { target: 'serving', top: 5 },
+    workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 1024, output_tokens: 256 },
+    slo: { ttft_ms: 500, tpot_ms: 50 } },
   'collective, all-reduce across nodes': { task: 'collective', hardware: 'h100-sxm',
     collective: { op: 'all_reduce', bytes: 67108864, ranks: 16 } },
 };
