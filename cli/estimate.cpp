@@ -168,7 +168,12 @@ int run_estimate(const EstimateOptions& o) {
     // Every task answers here in JSON; the tables of the other tasks are their commands'.
     const std::string task = response.value("task", "inference");
     if (o.format != "json" && task != "inference") {
-      const std::string command = task == "training" ? "train" : task == "serving" ? "serve" : task;
+      const std::string target = response.value("target", "");
+      const std::string command =
+          task == "training"  ? "train"
+          : task == "serving" ? "serve"
+          : task == "search"  ? (target == "serving" ? "serve" : "train") + std::string(" --search")
+                              : task;
       std::cerr << "flopcast: error: --format " << o.format << " of a \"" << task
                 << "\" request: use --format json, or `flopcast " << command
                 << " --request FILE` for its table\n";

@@ -126,6 +126,37 @@ inline std::string violation(const nlohmann::json& result) {
         }
       }
     }
+  } else if (task == "search" && result.value("target", "") == "serving") {
+    // Most capacity first, each a setup that keeps up (not saturated, utilization below 1) with
+    // positive latencies; every setup considered either meets the SLOs or is counted under a
+    // reason; the frontier is not dominated.
+    double previous = INFINITY, rejected = 0;
+    const json& candidates = result.at("candidates");
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const json& c = candidates[i];
+      const std::string at = "search.candidates[" + std::to_string(i) + "]";
+      for (const char* k : {"saturation_rate_per_s", "capacity_output_tokens_per_s_per_gpu",
+                            "tokens_per_s_per_user"}) {
+        if (e = positive(c, k, at); !e.empty()) return e;
+      }
+      if (c.at("utilization").get<double>() >= 1) return at + ": listed but saturated";
+      if (c.at("saturation_rate_per_s").get<double>() > previous) return at + ": not most first";
+      previous = c.at("saturation_rate_per_s").get<double>();
+    }
+    for (const json& r : result.at("rejected")) rejected += r.at("count").get<double>();
+    const double meeting = result.at("meeting_slo").get<double>();
+    if (meeting < double(candidates.size())) return "search: fewer meeting the SLOs than listed";
+    if (meeting + rejected != result.at("evaluated").get<double>()) {
+      return "search: evaluated is not meeting + rejected";
+    }
+    const json& f = result.at("frontier");
+    for (std::size_t i = 1; i < f.size(); ++i) {
+      // Each faster per user than the one before (equal only after rounding to 6 digits).
+      if (f[i].at("tokens_per_s_per_user").get<double>() <
+          f[i - 1].at("tokens_per_s_per_user").get<double>()) {
+        return "search.frontier[" + std::to_string(i) + "]: dominated";
+      }
+    }
   } else if (task == "search") {
     // Fastest first, each a layout that fits with a physical step; every layout considered is
     // either one that fit or counted under a reason.

@@ -174,6 +174,25 @@ json search(Draw& d) {
   return r;
 }
 
+json serving_search(Draw& d) {
+  json s{{"target", "serving"}, {"top", d.between(1, 10)}};
+  if (d.chance(30)) s["max_num_seqs"] = json::array({d.between(1, 512), d.between(1, 512)});
+  if (d.chance(30)) s["slo_percentile"] = d.pick(std::vector<std::string>{"p50", "p90", "p99"});
+  json r{{"task", "search"},
+         {"search", s},
+         {"model", d.pick(kModels)},
+         {"hardware", d.pick(kHardware)},
+         {"num_gpus", 1 << d.between(0, 4)},
+         {"workload",
+          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", d.log_between(0.1, 100)}}},
+           {"prompt_tokens", d.between(1, 4096)},
+           {"output_tokens", d.between(1, 1024)}}}};
+  if (d.chance(50))
+    r["slo"] = {{"ttft_ms", d.log_between(10, 5000)}, {"tpot_ms", d.log_between(5, 200)}};
+  if (d.chance(20)) r["max_tier"] = 0;
+  return r;
+}
+
 int requests_per_task() {
   const char* env = std::getenv("FLOPCAST_PROPERTY_REQUESTS");
   return env ? std::max(1, std::atoi(env)) : 10000;
@@ -213,6 +232,8 @@ TEST(Property, ServingRequests) { check_task("serving", serving, 3); }
 TEST(Property, CollectiveRequests) { check_task("collective", collective, 4); }
 // A search prices hundreds of layouts: a fiftieth as many requests (200 by default).
 TEST(Property, SearchRequests) { check_task("search", search, 5, 50); }
+// A serving search prices up to 96 setups by default: the same fiftieth.
+TEST(Property, ServingSearchRequests) { check_task("search", serving_search, 6, 50); }
 
 }  // namespace
 }  // namespace flopcast

@@ -44,7 +44,7 @@ struct ServingSearchResult {
   /// capacity first (ties: lower TTFT at the percentile, then enumeration order).
   std::vector<ServingCandidate> best;
   /// Setups that fit and keep up (SLOs aside) that no other beats in both capacity per GPU and
-  /// tokens/s per user, by capacity.
+  /// tokens/s per user (by more than one part in a million), by capacity.
   std::vector<ServingCandidate> frontier;
   int evaluated = 0;    ///< setups considered (every combination of the space)
   int keeping_up = 0;   ///< of which fit and are not saturated at the offered load
