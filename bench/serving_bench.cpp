@@ -44,18 +44,17 @@ BENCHMARK(BM_ServingAnalytic)->Unit(benchmark::kMicrosecond);
 /// requests/s of 1,024 / 256 tokens under TTFT ≤ 500 ms and TPOT ≤ 50 ms; the default space,
 /// tp 1-8 × 6 max_num_seqs × 4 token budgets = 96 setups, each an analytic estimate.
 void BM_ServingSearch70b(benchmark::State& state) {
-  const std::string text =
-      json{{"task", "search"},
-           {"search", {{"target", "serving"}}},
-           {"model", "llama-3.1-70b"},
-           {"hardware", "h100-sxm"},
-           {"num_gpus", 8},
-           {"workload",
-            {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
-             {"prompt_tokens", 1024},
-             {"output_tokens", 256}}},
-           {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
-          .dump();
+  const std::string text = json{{"task", "search"},
+                                {"search", {{"target", "serving"}}},
+                                {"model", "llama-3.1-70b"},
+                                {"hardware", "h100-sxm"},
+                                {"num_gpus", 8},
+                                {"workload",
+                                 {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
+                                  {"prompt_tokens", 1024},
+                                  {"output_tokens", 256}}},
+                                {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
+                               .dump();
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_ServingSearch70b)->Unit(benchmark::kMillisecond);
