@@ -26,8 +26,8 @@ after(async () => {
 
 // Opens the page with a fresh context and watches it. Returns helpers; call
 // `done()` at the end of the test to assert that nothing went wrong.
-async function openPage(hash = '', { waitReady = true } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+async function openPage(hash = '', { waitReady = true, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, colorScheme });
   const page = await context.newPage();
   const problems = [];
   const requests = [];
@@ -602,6 +602,50 @@ test('scenario picker fills the form', async () => {
     }
   }
   await p.done();
+});
+
+// Issue 11: dark mode follows the system's prefers-color-scheme. WCAG contrast of the computed
+// colours: (L1 + 0.05) / (L2 + 0.05) with L the relative luminance of sRGB.
+test('dark mode: dark surfaces with readable text, following prefers-color-scheme', async () => {
+  const colours = async (page) => page.evaluate(() => {
+    const get = (sel, prop) => getComputedStyle(document.querySelector(sel))[prop];
+    return {
+      bg: get('html', 'backgroundColor'),
+      text: get('body', 'color'),
+      panel: get('.panel', 'backgroundColor'),
+      muted: get('.tagline', 'color'),
+      input: get('#batch_size', 'backgroundColor'),
+      inputText: get('#batch_size', 'color'),
+      button: get('#share-button', 'backgroundColor'),
+      buttonText: get('#share-button', 'color'),
+    };
+  });
+  const luminance = (css) => {
+    const [r, g, b] = css.match(/[\d.]+/g).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const contrast = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const dark = await openPage('', { colorScheme: 'dark' });
+  const d = await colours(dark.page);
+  assert.ok(luminance(d.bg) < 0.02 && luminance(d.panel) < 0.03, `dark surfaces: ${d.bg}, ${d.panel}`);
+  assert.ok(luminance(d.input) < 0.03, `dark inputs: ${d.input}`);
+  assert.ok(contrast(d.text, d.panel) >= 7, `text on panel: ${contrast(d.text, d.panel)}`);
+  assert.ok(contrast(d.muted, d.panel) >= 4.5, `muted text on panel: ${contrast(d.muted, d.panel)}`);
+  assert.ok(contrast(d.inputText, d.input) >= 7, `input text: ${contrast(d.inputText, d.input)}`);
+  assert.ok(contrast(d.buttonText, d.button) >= 4.5, `button text: ${contrast(d.buttonText, d.button)}`);
+  await shot(dark.page, 'dark-mode');
+  await dark.done();
+  const light = await openPage();
+  const l = await colours(light.page);
+  assert.ok(luminance(l.bg) > 0.8 && luminance(l.panel) > 0.9, `light surfaces: ${l.bg}, ${l.panel}`);
+  assert.ok(contrast(l.text, l.panel) >= 7 && contrast(l.buttonText, l.button) >= 4.5);
+  await light.done();
 });
 
 test('the page makes no request after load', async () => {

@@ -424,7 +424,8 @@ json run_training(const json& request) {
       {"hardware", identity(request.at("hardware"), s.hardware.name)},
       {"num_gpus", s.num_gpus},
       {"step_time_s", round6(r.step_time_s)},
-      {"tokens_per_step", round6(r.tokens_per_step)},
+      // A count (global batch × sequence): exact, not rounded to 6 significant digits.
+      {"tokens_per_step", static_cast<long long>(std::llround(r.tokens_per_step))},
       {"tokens_per_s", round6(r.tokens_per_s)},
       {"tokens_per_s_per_gpu", round6(r.tokens_per_s_per_gpu)},
       {"mfu", round6(r.mfu)},
