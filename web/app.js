@@ -730,31 +730,16 @@ function applyLink(fragment) {
   recompute();
 }
 
-async function share() {
+function share() {
   if (views.share()) return;
-  const status = $('share-status');
-  const out = $('share-url');
   const r = call('encode_link', JSON.stringify(state.request));
   if (!r.ok) {
+    const status = $('share-status');
     status.textContent = `Cannot share: ${(r.error && r.error.message) || 'unknown error'}`;
     status.className = 'share-status bad';
     return;
   }
-  const url = `${location.origin}${location.pathname}#${r.result}`;
-  out.value = url;
-  out.hidden = false;
-  out.focus();
-  out.select();
-  status.className = 'share-status';
-  status.textContent = 'Link ready';
-  if (navigator.clipboard && typeof navigator.clipboard.writeText === 'function') {
-    try {
-      await navigator.clipboard.writeText(url);
-      status.textContent = 'Copied to clipboard';
-    } catch {
-      status.textContent = 'Link ready — copy it from the box';
-    }
-  }
+  views.offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
 }
 
 // -------------------------------------------------------------- presets UI
@@ -883,6 +868,12 @@ function wire() {
     recompute();
   });
 
+  for (const kind of ['cli', 'request', 'result']) {
+    $(`export-${kind}`).addEventListener('click', () => {
+      views.exportActive(kind, () => (state.stale ? null : state.lastResult));
+      $('export').open = false;
+    });
+  }
   $('share-button').addEventListener('click', () => {
     share();
   });

@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, call } from './ui.js';
+import { $, call, el } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView, prewarmWorker } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -85,29 +85,68 @@ export function routeLink(fragment) {
   return true;
 }
 
-/** Shares the active view's request when it is not the inference view; returns whether it did. */
-export function share() {
-  const view = ctx.views[ctx.active];
-  if (ctx.active === 'inference' || !view) return false;
+/** Puts `text` in the header's box, selected, and on the clipboard where the browser allows. */
+export function offer(text, ready) {
   const status = $('share-status');
-  const r = call(ctx.M, 'encode_link', JSON.stringify(view.request));
-  if (!r.ok) {
-    status.className = 'share-status bad';
-    status.textContent = `Cannot share: ${r.error.message}`;
-    return true;
-  }
-  const url = `${location.origin}${location.pathname}#${r.result}`;
   const out = $('share-url');
-  out.value = url;
+  out.value = text;
   out.hidden = false;
   out.focus();
   out.select();
   status.className = 'share-status';
-  status.textContent = 'Link ready';
+  status.textContent = ready;
   if (navigator.clipboard?.writeText) {
-    navigator.clipboard.writeText(url).then(() => { status.textContent = 'Copied to clipboard'; },
-      () => { status.textContent = 'Link ready — copy it from the box'; });
+    navigator.clipboard.writeText(text).then(() => { status.textContent = 'Copied to clipboard'; },
+      () => { status.textContent = `${ready} — copy it from the box`; });
   }
+}
+
+/** Shares the active view's request when it is not the inference view; returns whether it did. */
+export function share() {
+  const view = ctx.views[ctx.active];
+  if (ctx.active === 'inference' || !view) return false;
+  const r = call(ctx.M, 'encode_link', JSON.stringify(view.request));
+  if (!r.ok) {
+    const status = $('share-status');
+    status.className = 'share-status bad';
+    status.textContent = `Cannot share: ${r.error.message}`;
+    return true;
+  }
+  offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
   return true;
+}
+
+/** A shell word: single-quoted, embedded quotes closed and escaped. */
+const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Export of the result on screen (`inferenceResult()` gives the inference view's): `cli`, the
+ * command that reproduces it (its own resolved request piped to `flopcast estimate`); `request`,
+ * that request as a JSON file; `result`, the result as a JSON file. Files are data: URLs, so
+ * nothing is fetched.
+ */
+export function exportActive(kind, inferenceResult) {
+  const result = ctx.active === 'inference' ? inferenceResult() : ctx.views[ctx.active]?.result;
+  const status = $('share-status');
+  if (!result) {
+    status.className = 'share-status bad';
+    status.textContent = 'Nothing to export yet: fix the highlighted fields.';
+    return;
+  }
+  const request = result.request;
+  if (kind === 'cli') {
+    offer(`echo ${shellQuote(JSON.stringify(request))} | flopcast estimate --request - --format json`, 'Command ready');
+    return;
+  }
+  const doc = kind === 'request' ? request : result;
+  const a = el('a', {
+    href: `data:application/json;charset=utf-8,${encodeURIComponent(JSON.stringify(doc, null, 2))}`,
+    download: `flopcast-${result.task ?? ctx.active}-${kind}.json`,
+  });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  status.className = 'share-status';
+  status.textContent = `Saved flopcast-${result.task ?? ctx.active}-${kind}.json`;
 }
 

@@ -195,6 +195,38 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   await p.done();
 });
 
+// Issue 11: export the result on screen as a CLI command, its request and the result as JSON files.
+test('export: CLI command, request and result JSON reproduce the numbers on screen', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const { readFile } = await import('node:fs/promises');
+  const download = async (kind) => {
+    await page.click('#export summary');
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#export-${kind}`)]);
+    return { name: file.suggestedFilename(), doc: JSON.parse(await readFile(await file.path(), 'utf8')) };
+  };
+  for (const tab of ['inference', 'training']) {
+    if (tab !== 'inference') await openTab(page, tab);
+    const shown = tab === 'inference' ? await page.evaluate(() => window.flopcast.lastResult()) : await viewResult(page, tab);
+    const result = await download('result');
+    assert.equal(result.name, `flopcast-${tab}-result.json`);
+    assert.deepEqual(result.doc, shown, `${tab}: the result file is the result on screen`);
+    const request = await download('request');
+    assert.equal(request.name, `flopcast-${tab}-request.json`);
+    const again = await estimate(page, request.doc);
+    assert.equal(again.ok, true, JSON.stringify(again.error));
+    assert.deepEqual(again.result, shown, `${tab}: the request file reproduces the result`);
+    // The command pipes that request, single-quoted for the shell, into flopcast estimate.
+    await page.click('#export summary');
+    await page.click('#export-cli');
+    const command = await page.inputValue('#share-url');
+    const m = command.match(/^echo '(.*)' \| flopcast estimate --request - --format json$/);
+    assert.ok(m, command);
+    assert.deepEqual(JSON.parse(m[1].replaceAll("'\\''", "'")), request.doc);
+  }
+  await p.done();
+});
+
 test('training view: a bad field shows its error beside that field', async () => {
   const p = await openPage();
   const { page } = p;
