@@ -185,6 +185,12 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   EXPECT_EQ(d.code, "not_modelled");
   EXPECT_EQ(d.path, "features.disaggregated");
   q = search_request();
+  q["workload"] = {
+      {"arrival", {{"kind", "trace"}, {"requests", {{0.0, 512, 128}, {0.5, 256, 64}}}}}};
+  const test::Failure trace = failure_of(q);
+  EXPECT_EQ(trace.code, "not_modelled");
+  EXPECT_EQ(trace.path, "workload.arrival.kind");
+  q = search_request();
   q["search"]["cp"] = {1};
   EXPECT_EQ(failure_of(q).message, "search.cp: unknown key (did you mean \"tp\"?)");
   // Work budget: 64 tp × 8 pp × 4 × 2 = 4,096 setups, refused up front.

@@ -495,6 +495,13 @@ json run_serving_search(const json& request) {
   base.erase("search");
   base["task"] = "serving";
   const Parsed p = parse_request(base);
+  if (p.spec.arrival.kind == ArrivalKind::trace) {
+    // Each setup would price the whole trace again and echo it in its request: unbounded work
+    // and output for a request of at most 1 MB.
+    throw NotModelledError("workload.arrival.kind",
+                           "a trace is not searched; give the load as a rate (or concurrency) "
+                           "and length distributions, or price the setups with task \"serving\"");
+  }
   const ServingSearchResult found = search_serving(p.spec, space, top, percentile);
 
   const auto setup = [&](const ServingCandidate& c) {
