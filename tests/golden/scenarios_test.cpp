@@ -162,5 +162,26 @@ TEST(ScenarioLocal, Llama31_8bQ4KMOnM3MaxStreamsItsQuantizedWeights) {
   EXPECT_EQ(r["tier"], 0);  // no measured llama.cpp or Apple kernel
 }
 
+TEST(ScenarioLocal, Llama31_8bQ4KMOnM4MaxIsBoundByItsBandwidth) {
+  // The same model and weights on an M4 Max (546 GB/s): decode is weight streaming, so the MLP's
+  // time scales with 1 / bandwidth: 106,679,665 B / (546e9 x 0.85 B/s) = 0.229862 ms + 2 x 2 us
+  // = 0.233862 ms a layer, x 32 = 7.48358 ms (the M3 Max's 10.1684 ms x 400 / 546, plus the
+  // fixed kernel cost). Generation: one token per TPOT, ~1/(4.86 GB / 464 GB/s) ≈ 95 tok/s at
+  // most for the weights alone; TPOT must exceed that 10.5 ms floor.
+  const json r = io::run(json{{"task", "inference"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "m4-max"},
+                              {"precision", {{"weights", "q4_k_m"}}},
+                              {"workload", {{"prompt_tokens", 512}, {"output_tokens", 128}}}});
+  double mlp_ms = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["phase"] == "decode" && b["op"] == "mlp") mlp_ms = b["time_ms"];
+  }
+  EXPECT_TRUE(near_rel(mlp_ms, 7.48358, 1e-4));
+  EXPECT_GT(r["tpot_ms"].get<double>(), 4.85868e9 / (546e9 * 0.85) * 1e3);
+  EXPECT_LT(r["tpot_ms"].get<double>(), 14.0);
+  EXPECT_EQ(r["tier"], 0);
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -17,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 33u);
+  EXPECT_EQ(all["hardware"].size(), 35u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b",
@@ -69,7 +69,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
         "mi250x",        "mi325x",    "mi355x",    "h800-sxm",   "h20",          "l40",
         "a10",           "rtx-3090",  "rtx-4090",  "rtx-5090",   "b300",         "gb300",
         "rtx-pro-6000",  "a40",       "gh200-96g", "gh200-144g", "m3-max",       "a800-sxm-80g",
-        "rtx-6000-ada",  "gaudi3"}) {
+        "rtx-6000-ada",  "gaudi3",    "m4-max",    "m4-pro"}) {
     EXPECT_NO_THROW((void)io::preset("hardware", id, "hardware")) << id;
   }
 }
@@ -178,6 +178,8 @@ const Datasheet kDatasheets[] = {
     {"a800-sxm-80g", 312, 80, 2039, 108, 400, 200},   // A100 with NVLink 400 bidirectional
     {"l4", 121, 24, 300, 58, 72, 32},                 // 242 sparse (fp16 = bf16)
     {"m3-max", 14.3, 128, 400, 40, 0, 5},             // 40 cores x 128 x 2 x 1.398 GHz; no TDP
+    {"m4-max", 17.18, 128, 546, 40, 0, 10},           // 40 cores x 128 x 2 x 1.678 GHz; TB5
+    {"m4-pro", 7.53, 64, 273, 20, 0, 10},             // 20 cores x 128 x 2 x 1.47 GHz; TB5
     {"gaudi3", 1835, 128, 3700, 8, 900, 525},         // 8 MMEs; 21 x 200 GbE to the 7 peers
     {"l40", 181.05, 48, 864, 142, 300, 32},           // 362.1 sparse
     {"l40s", 362.05, 48, 864, 142, 350, 32},          // 733 sparse
@@ -248,6 +250,8 @@ TEST(Presets, HardwareAliasesNameTheirPreset) {
                                                           {"3090", "rtx-3090"},
                                                           {"h100", "h100-sxm"},
                                                           {"M3-Max", "m3-max"},
+                                                          {"M4-Max", "m4-max"},
+                                                          {"mac-mini-m4-pro", "m4-pro"},
                                                           {"a800", "a800-sxm-80g"},
                                                           {"rtx6000-ada", "rtx-6000-ada"},
                                                           {"H100-SXM", "h100-sxm"},

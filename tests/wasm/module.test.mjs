@@ -81,12 +81,12 @@ test('deep nesting is an invalid_json envelope, thousands of times, without a le
   assert.equal(call('estimate', baseRequest).ok, true);
 });
 
-test('presets lists 41 models, 33 hardware, 10 scenarios, 4 engines', () => {
+test('presets lists 41 models, 35 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);
   assert.equal(out.result.models.length, 41);
   assert.equal(out.result.engines.length, 4);
-  assert.equal(out.result.hardware.length, 33);
+  assert.equal(out.result.hardware.length, 35);
   assert.equal(out.result.scenarios.length, 10);
   assert.ok(out.result.models.some((m) => m.id === 'llama-2-7b'));
   assert.ok(out.result.hardware.some((h) => h.id === 'h100-sxm'));
