@@ -105,6 +105,7 @@ const state = {
   presets: { models: [], hardware: [], scenarios: [] },
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
+  pinned: null, // { result, label }: the result the headlines are compared with
   stale: true,
   inputErrors: new Map(), // target -> message (local parsing problems)
   linkErrors: new Map(), // target -> message (from decode_link / scenario application)
@@ -515,6 +516,43 @@ function renderResult(res) {
   renderPhase('decode', bd.filter((r) => r.phase === 'decode'), res.tpot_ms);
   renderWarnings(res.warnings || []);
   renderAssumptions(res.assumptions || []);
+  renderCompare(res);
+}
+
+// Headline metrics compared with a pinned result: [element id, result key, lower is better].
+const COMPARED = [['ttft', 'ttft_ms', true], ['tpot', 'tpot_ms', true], ['e2e', 'e2e_ms', true], ['tps', 'output_tokens_per_s', false]];
+
+/** Each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned"), green when better. */
+function renderCompare(res) {
+  const pinned = state.pinned;
+  $('compare-note').hidden = !pinned;
+  if (pinned) $('compare-note').textContent = `Compared with the pinned setup: ${pinned.label}`;
+  for (const [id, key, lowerIsBetter] of COMPARED) {
+    const node = $(`${id}-compare`);
+    const now = res[key];
+    const then = pinned?.result[key];
+    if (!pinned || !Number.isFinite(now) || !Number.isFinite(then) || then <= 0) {
+      node.hidden = true;
+      continue;
+    }
+    const ratio = now / then;
+    const shown = id === 'tps' ? `${fmtNum(then)} tok/s` : fmtDuration(then).join(' ');
+    node.textContent = `×${ratio >= 10 || ratio < 0.1 ? ratio.toPrecision(2) : ratio.toFixed(2)} vs ${shown} pinned`;
+    node.dataset.ratio = String(ratio);
+    node.dataset.better = Math.abs(ratio - 1) < 5e-3 ? 'same' : String(lowerIsBetter ? ratio < 1 : ratio > 1);
+    node.hidden = false;
+  }
+}
+
+/** Pins the result on screen (or unpins): the headlines then show their ratio to it. */
+function togglePin() {
+  const button = $('pin-button');
+  state.pinned = state.pinned || !state.lastResult || state.stale
+    ? null
+    : { result: state.lastResult, label: $('results-subtitle').textContent };
+  button.textContent = state.pinned ? 'Unpin' : 'Pin to compare';
+  button.setAttribute('aria-pressed', String(Boolean(state.pinned)));
+  if (state.lastResult) renderCompare(state.lastResult);
 }
 
 function renderMemory(mem, res) {
@@ -803,6 +841,7 @@ function clearLinkError(target) {
 }
 
 function wire() {
+  $('pin-button').addEventListener('click', togglePin);
   const form = $('setup');
   form.addEventListener('submit', (e) => e.preventDefault());
 

@@ -205,6 +205,37 @@ test('changing inputs recomputes immediately (GPU, batch size)', async () => {
   await p.done();
 });
 
+// Issue 11: pin a result, change one thing, and every headline shows its ratio to the pinned one.
+test('compare: a pinned result gives each headline its ratio, coloured by better or worse', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const h100 = pickHardware((await presets(page)).hardware, 'h100');
+  const a100 = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(await page.isVisible('#ttft-compare'), false);
+  await page.click('#pin-button');
+  assert.equal(await page.getAttribute('#pin-button', 'aria-pressed'), 'true');
+  // Pinned against itself: ratio 1 everywhere.
+  assert.equal(await page.getAttribute('#ttft-compare', 'data-ratio'), '1');
+  assert.equal(await page.getAttribute('#ttft-compare', 'data-better'), 'same');
+  await page.selectOption('#hardware', h100);
+  const h = await page.evaluate(() => window.flopcast.lastResult());
+  const ratio = async (id) => Number(await page.getAttribute(`#${id}-compare`, 'data-ratio'));
+  assert.ok(near(await ratio('ttft'), h.ttft_ms / a100.ttft_ms, 1e-12));
+  assert.ok(near(await ratio('tpot'), h.tpot_ms / a100.tpot_ms, 1e-12));
+  assert.ok(near(await ratio('e2e'), h.e2e_ms / a100.e2e_ms, 1e-12));
+  assert.ok(near(await ratio('tps'), h.output_tokens_per_s / a100.output_tokens_per_s, 1e-12));
+  // The H100 is faster: lower latencies and higher throughput both read as better.
+  for (const id of ['ttft', 'tpot', 'e2e', 'tps']) {
+    assert.equal(await page.getAttribute(`#${id}-compare`, 'data-better'), 'true', id);
+  }
+  assert.match(await page.textContent('#tpot-compare'), /^×0\.\d\d vs [\d.]+ ms pinned$/);
+  assert.match(await page.textContent('#compare-note'), /^Compared with the pinned setup: Llama 2 7B on 1 × NVIDIA A100/);
+  await page.click('#pin-button');
+  assert.equal(await page.isVisible('#ttft-compare'), false);
+  assert.equal(await page.isVisible('#compare-note'), false);
+  await p.done();
+});
+
 test('numbers shown equal what the module returns for the same request', async () => {
   const p = await openPage();
   const { page } = p;
