@@ -1,7 +1,7 @@
 // Serving view (task "serving"): latency and throughput against request rate from the analytic
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
-import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness } from './ui.js';
+import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'sv';
@@ -171,18 +171,11 @@ export class ServingView {
     const note = $(`${P}-search-note`);
     const table = $(`${P}-search-table`);
     const frontier = $(`${P}-frontier`);
-    if (!q) {
-      note.textContent = 'Fix the highlighted fields first.';
-      return;
-    }
-    const r = call(this.M, 'estimate', JSON.stringify(q));
-    if (!r.ok) {
-      note.textContent = r.error.message;
-      table.replaceChildren();
+    const res = runSearch(this.M, P, q);
+    if (!res) {
       frontier.textContent = '';
       return;
     }
-    const res = r.result;
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote = `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.`

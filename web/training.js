@@ -1,7 +1,7 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, banners, call, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness } from './ui.js';
+import { $, el, svg, banners, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
@@ -129,17 +129,8 @@ export class TrainingView {
     const q = this.searchRequest();
     const note = $(`${P}-search-note`);
     const table = $(`${P}-search-table`);
-    if (!q) {
-      note.textContent = 'Fix the highlighted fields first.';
-      return;
-    }
-    const r = call(this.M, 'estimate', JSON.stringify(q));
-    if (!r.ok) {
-      note.textContent = r.error.message;
-      table.replaceChildren();
-      return;
-    }
-    const res = r.result;
+    const res = runSearch(this.M, P, q);
+    if (!res) return;
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote = `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.`

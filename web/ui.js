@@ -295,3 +295,22 @@ export function showSearchStaleness(P, key, q, note) {
   $(`${P}-search-table`).dataset.stale = String(stale);
   $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : note;
 }
+
+/**
+ * Runs a search panel's request `q` on the module: its result, or null with the reason in the
+ * panel's note (`${P}-search-note`) and its table emptied. A null `q` means invalid fields.
+ */
+export function runSearch(M, P, q) {
+  const note = $(`${P}-search-note`);
+  if (!q) {
+    note.textContent = 'Fix the highlighted fields first.';
+    return null;
+  }
+  const r = call(M, 'estimate', JSON.stringify(q));
+  if (!r.ok) {
+    note.textContent = r.error.message;
+    $(`${P}-search-table`).replaceChildren();
+    return null;
+  }
+  return r.result;
+}
