@@ -273,6 +273,17 @@ json build_serve_search_request(const ServeOptions& o) {
       r["parallelism"].erase(key);
     }
   }
+  // --ep pins expert parallelism on (ep = tp, the only ep > 1 the search tries) or off (1);
+  // --dp-attention pins DP attention on.
+  if (r.contains("parallelism") && r["parallelism"].contains("ep")) {
+    search["expert_parallel"] = json::array({r["parallelism"]["ep"].get<int>() > 1});
+    r["parallelism"].erase("ep");
+  }
+  if (r.contains("parallelism") && r["parallelism"].contains("dp_attention")) {
+    search["dp_attention"] = json::array({true});
+    r["parallelism"].erase("dp_attention");
+  }
+  if (r.contains("parallelism") && r["parallelism"].empty()) r.erase("parallelism");
   for (const char* key : {"max_num_seqs", "max_num_batched_tokens"}) {
     if (r.contains("engine") && r["engine"].contains(key)) {
       search[key] = json::array({r["engine"][key]});
@@ -294,8 +305,9 @@ void print_search_table(const json& r) {
       fmt(r.at("meeting_slo")).c_str());
   const auto row = [](const char* label, int rank, const json& c) {
     const json& p = c.at("parallelism");
-    std::printf("  %-8s %4d %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", label, rank,
+    std::printf("  %-8s %4d %3s %3s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", label, rank,
                 fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(),
+                fmt(p.value("ep", json(1))).c_str(), p.value("dp_attention", false) ? "dp" : "tp",
                 fmt(c.at("replicas")).c_str(), fmt(c.at("max_num_seqs")).c_str(),
                 fmt(c.at("max_num_batched_tokens")).c_str(),
                 fmt(c.at("saturation_rate_per_s")).c_str(),
@@ -303,9 +315,9 @@ void print_search_table(const json& r) {
                 fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
                 fmt(c.at("tpot_ms").at("p90")).c_str());
   };
-  std::printf("  %-8s %4s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", "", "rank", "tp", "pp",
-              "replicas", "max_seqs", "budget", "max_req/s", "cap_tok/s/GPU", "tok/s/user",
-              "ttft_p90", "tpot_p90");
+  std::printf("  %-8s %4s %3s %3s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", "", "rank", "tp",
+              "pp", "ep", "att", "replicas", "max_seqs", "budget", "max_req/s", "cap_tok/s/GPU",
+              "tok/s/user", "ttft_p90", "tpot_p90");
   int rank = 0;
   for (const json& c : r.at("candidates")) row("best", ++rank, c);
   rank = 0;

@@ -68,16 +68,26 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   const std::vector<int> budgets = space.max_num_batched_tokens.empty()
                                        ? std::vector<int>{2048, 4096, 8192, 16384}
                                        : space.max_num_batched_tokens;
-  const double space_size = double(tps.size()) * pps.size() * seqs.size() * budgets.size();
+  const bool moe = base.inference.model.is_moe();
+  const std::vector<bool> both{false, true}, off{false};
+  const std::vector<bool> experts = !space.expert_parallel.empty() ? space.expert_parallel
+                                    : moe                          ? both
+                                                                   : off;
+  const std::vector<bool> dpas = !space.dp_attention.empty() ? space.dp_attention
+                                 : moe                       ? both
+                                                             : off;
+  const double space_size =
+      double(tps.size()) * pps.size() * experts.size() * dpas.size() * seqs.size() * budgets.size();
   if (space_size > kMaxServingSearchSetups) {
     fail("search",
          "would consider more than 2,000 setups; pin dimensions with search.tp, search.pp, "
-         "search.max_num_seqs or search.max_num_batched_tokens",
+         "search.expert_parallel, search.dp_attention, search.max_num_seqs or "
+         "search.max_num_batched_tokens",
          space_size);
   }
 
   ServingSearchResult out;
-  ServingSpec spec = base;  // one copy (a trace workload can be large), its setup set per loop
+  ServingSpec spec = base;  // one copy, its setup set per loop
   std::vector<ServingCandidate> keeping_up;
   const auto ttft = [percentile](const ServingCandidate& c) {
     return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
@@ -87,52 +97,65 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
       return a.result.saturation_rate_per_s > b.result.saturation_rate_per_s;
     return ttft(a) < ttft(b);
   };
+  // Prices one setup (spec holds it) and files it: rejected with its reason, or kept.
+  const auto consider = [&](ServingCandidate c) {
+    ++out.evaluated;
+    try {
+      c.result = estimate_serving(spec);
+    } catch (const SpecError& e) {
+      ++out.rejected[rule_of(e)];
+      return;
+    }
+    const ServingResult& r = c.result;
+    if (!r.fits) {
+      ++out.rejected["does not fit in memory"];
+      return;
+    }
+    if (r.saturated || !r.tpot_s) {
+      ++out.rejected["saturated at the offered load"];
+      return;
+    }
+    const double mean_output = r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0;
+    c.capacity_output_tokens_per_s_per_gpu = r.saturation_rate_per_s * mean_output / gpus;
+    c.tokens_per_s_per_user = r.tpot_s->mean > 0 ? 1.0 / r.tpot_s->mean : 0;
+    ++out.keeping_up;
+    keeping_up.push_back(c);
+    if (const std::string miss = slo_miss(r, base.slo, percentile); !miss.empty()) {
+      ++out.rejected[miss];
+      return;
+    }
+    ++out.meeting_slo;
+    if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) return;
+    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better), std::move(c));
+    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
+  };
+  const int per_layout = static_cast<int>(seqs.size() * budgets.size());
   for (const int tp : tps) {
     for (const int pp : pps) {
-      const int per_setup = static_cast<int>(seqs.size() * budgets.size());
-      if (gpus % (1LL * tp * pp) != 0) {
-        out.evaluated += per_setup;
-        out.rejected["num_gpus: tp·pp must divide it"] += per_setup;
-        continue;
-      }
-      for (const int max_seqs : seqs) {
-        for (const int budget : budgets) {
-          ServingCandidate c{tp, pp, max_seqs, budget, {}, 0, 0};
-          spec.inference.tp = tp;
-          spec.inference.pp = pp;
-          spec.engine.max_num_seqs = max_seqs;
-          spec.engine.max_num_batched_tokens = budget;
-          ++out.evaluated;
-          try {
-            c.result = estimate_serving(spec);
-          } catch (const SpecError& e) {
-            ++out.rejected[rule_of(e)];
+      for (const bool expert : experts) {
+        for (const bool dpa : dpas) {
+          if (gpus % (1LL * tp * pp) != 0) {
+            out.evaluated += per_layout;
+            out.rejected["num_gpus: tp·pp must divide it"] += per_layout;
             continue;
           }
-          const ServingResult& r = c.result;
-          if (!r.fits) {
-            ++out.rejected["does not fit in memory"];
+          if ((expert || dpa) && tp == 1) {
+            out.evaluated += per_layout;
+            out.rejected["expert parallelism and DP attention need tp > 1"] += per_layout;
             continue;
           }
-          if (r.saturated || !r.tpot_s) {
-            ++out.rejected["saturated at the offered load"];
-            continue;
+          for (const int max_seqs : seqs) {
+            for (const int budget : budgets) {
+              ServingCandidate c{tp, pp, expert ? tp : 1, dpa, max_seqs, budget, {}, 0, 0};
+              spec.inference.tp = tp;
+              spec.inference.pp = pp;
+              spec.inference.ep = c.ep;
+              spec.inference.dp_attention = dpa;
+              spec.engine.max_num_seqs = max_seqs;
+              spec.engine.max_num_batched_tokens = budget;
+              consider(std::move(c));
+            }
           }
-          const double mean_output =
-              r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0;
-          c.capacity_output_tokens_per_s_per_gpu = r.saturation_rate_per_s * mean_output / gpus;
-          c.tokens_per_s_per_user = r.tpot_s->mean > 0 ? 1.0 / r.tpot_s->mean : 0;
-          ++out.keeping_up;
-          keeping_up.push_back(c);
-          if (const std::string miss = slo_miss(r, base.slo, percentile); !miss.empty()) {
-            ++out.rejected[miss];
-            continue;
-          }
-          ++out.meeting_slo;
-          if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) continue;
-          out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better),
-                          std::move(c));
-          if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
         }
       }
     }

@@ -430,8 +430,7 @@ test('serving view: setup search lists the best setups for the load and Use load
     cells: [...tr.children].map((td) => td.textContent), rate: Number(tr.querySelector('[data-value]').dataset.value) })));
   // The table is the module's answer to the search request of this setup.
   const q = await viewRequest(page, 'serving');
-  delete q.parallelism.tp;
-  delete q.parallelism.pp;
+  delete q.parallelism;
   const env = await estimate(page, { ...q, task: 'search', search: { target: 'serving', top: 10 } });
   assert.equal(env.ok, true, JSON.stringify(env.error));
   const res = env.result;

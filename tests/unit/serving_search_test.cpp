@@ -126,6 +126,40 @@ TEST(ServingSearch, FrontierHoldsNoDominatedSetup) {
   }
 }
 
+TEST(ServingSearch, MixtureOfExpertsSearchesExpertParallelismAndDpAttention) {
+  // Mixtral-8x7B on 4 H100: for a MoE model the search also tries ep = tp (whole experts per GPU
+  // group) against ep = 1, and attention data-parallel against tensor-parallel: 3 tp × 2 × 2 ×
+  // 2 max_num_seqs × 2 budgets = 48 setups. At tp 1 three of the four (ep, DP attention) pairs
+  // are the plain setup again: 3 × 4 engine settings = 12 rejected as needing tp > 1.
+  json q = search_request();
+  q["model"] = "mixtral-8x7b";
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 48);
+  int needs_tp = 0;
+  for (const json& x : r["rejected"]) {
+    if (x["reason"] == "expert parallelism and DP attention need tp > 1") needs_tp = x["count"];
+  }
+  EXPECT_EQ(needs_tp, 12);
+  // Every listed setup is one task-"serving" request away, with its ep and DP attention.
+  for (const json& c : r["frontier"]) {
+    const json s = io::run(c["request"]);
+    EXPECT_EQ(s["saturation_rate_per_s"], c["saturation_rate_per_s"]);
+    const int ep = c["parallelism"].value("ep", 1);
+    EXPECT_TRUE(ep == 1 || ep == c["parallelism"]["tp"].get<int>());
+  }
+  // Pinned to ep = tp with DP attention: only those setups (tp 1 rejected, 8 of the 12).
+  q["search"]["expert_parallel"] = {true};
+  q["search"]["dp_attention"] = {true};
+  const json pinned = io::run(q);
+  EXPECT_EQ(pinned["evaluated"], 12);
+  for (const json& c : pinned["candidates"]) {
+    EXPECT_EQ(c["parallelism"]["ep"], c["parallelism"]["tp"]);
+    EXPECT_EQ(c["parallelism"]["dp_attention"], true);
+  }
+  // A dense model is not offered either: 12 setups as before.
+  EXPECT_EQ(io::run(search_request())["evaluated"], 12);
+}
+
 TEST(ServingSearch, RejectedSetupsSayWhy) {
   // Llama-3.1-70B in bf16 (141 GB of weights) on 4 H100s: tp 1 and 2 leave 141 and 71 GB per GPU
   // against a 72 GB budget less the 1 GB reserve, no room for a KV cache; tp 3 does not divide 4.
@@ -202,7 +236,14 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   q["search"]["max_num_seqs"] = {64, 128, 256, 512};
   EXPECT_EQ(failure_of(q).message,
             "search: would consider more than 2,000 setups; pin dimensions with search.tp, "
-            "search.pp, search.max_num_seqs or search.max_num_batched_tokens (got 4096)");
+            "search.pp, search.expert_parallel, search.dp_attention, search.max_num_seqs or "
+            "search.max_num_batched_tokens (got 4096)");
+  q = search_request();
+  q["parallelism"] = {{"ep", 2}};
+  EXPECT_EQ(failure_of(q).path, "parallelism.ep");
+  q = search_request();
+  q["search"]["dp_attention"] = {"yes"};
+  EXPECT_EQ(failure_of(q).message, "search.dp_attention[0]: must be true or false (got \"yes\")");
 }
 
 }  // namespace

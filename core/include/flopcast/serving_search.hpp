@@ -21,15 +21,19 @@ std::string_view to_string(SloPercentile p) noexcept;
 
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
 /// to the GPUs of a node, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
-/// over 2048, 4096, 8192, 16384.
+/// over 2048, 4096, 8192, 16384; for a MoE model expert_parallel (ep = tp, SGLang's and vLLM's
+/// expert parallelism, against ep = 1) and dp_attention over false and true, else false.
 struct ServingSearchSpace {
   std::vector<int> tp, pp, max_num_seqs, max_num_batched_tokens;
+  std::vector<bool> expert_parallel, dp_attention;
 };
 
 /// One setup: the request's spec with these four values set.
 struct ServingCandidate {
   int tp = 1;
   int pp = 1;
+  int ep = 1;  ///< 1 or tp
+  bool dp_attention = false;
   int max_num_seqs = 0;
   int max_num_batched_tokens = 0;
   ServingResult result;
@@ -58,7 +62,8 @@ struct ServingSearchResult {
 inline constexpr double kMaxServingSearchSetups = 2000;
 
 /// Searches the setups of `base` (model, hardware, GPUs, precision, workload, engine and features
-/// kept; tp, pp, max_num_seqs and max_num_batched_tokens replaced) with the analytic engine.
+/// kept; tp, pp, ep, dp_attention, max_num_seqs and max_num_batched_tokens replaced) with the
+/// analytic engine.
 /// Throws SpecError for a bad `top` (1-100), a space value below 1, or more than
 /// kMaxServingSearchSetups setups (blaming `search`).
 ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,

@@ -455,15 +455,21 @@ json run_serving_search(const json& request) {
                  {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
                   "parallelism", "precision", "max_tier", "workload", "engine", "features",
                   "router", "slo", "output", "cost_per_gpu_hour_usd"});
-  ObjectReader sr(
-      r.require("search"), "search",
-      {"target", "top", "tp", "pp", "max_num_seqs", "max_num_batched_tokens", "slo_percentile"});
+  ObjectReader sr(r.require("search"), "search",
+                  {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "max_num_seqs",
+                   "max_num_batched_tokens", "slo_percentile"});
   const int top = sr.integer("top", 10);
   ServingSearchSpace space;
   space.tp = read_positive_list(sr, "tp");
   space.pp = read_positive_list(sr, "pp");
   space.max_num_seqs = read_positive_list(sr, "max_num_seqs");
   space.max_num_batched_tokens = read_positive_list(sr, "max_num_batched_tokens");
+  const auto boolean = [](const json& v, const std::string& path) {
+    if (!v.is_boolean()) fail(path, "must be true or false", describe_value(v));
+    return v.get<bool>();
+  };
+  space.expert_parallel = read_list<bool>(sr, "expert_parallel", boolean);
+  space.dp_attention = read_list<bool>(sr, "dp_attention", boolean);
   const SloPercentile percentile = sr.choice<SloPercentile>(
       "slo_percentile",
       {{"p50", SloPercentile::p50}, {"p90", SloPercentile::p90}, {"p99", SloPercentile::p99}},
@@ -480,6 +486,13 @@ json run_serving_search(const json& request) {
   };
   searched("parallelism", "tp");
   searched("parallelism", "pp");
+  searched("parallelism", "dp_attention");
+  if (const json* par = r.find("parallelism"); par && par->is_object() && par->contains("ep")) {
+    fail("parallelism.ep",
+         "is searched by task \"search\" as ep = 1 or ep = tp (pin it with "
+         "search.expert_parallel, or run task \"serving\")",
+         describe_value(par->at("ep")));
+  }
   searched("engine", "max_num_seqs");
   searched("engine", "max_num_batched_tokens");
   if (const json* m = r.find("mode"); m && *m != json("analytic")) {
@@ -505,9 +518,10 @@ json run_serving_search(const json& request) {
   const ServingSearchResult found = search_serving(p.spec, space, top, percentile);
 
   const auto setup = [&](const ServingCandidate& c) {
-    json parallelism = base.contains("parallelism") ? base.at("parallelism") : json::object();
-    parallelism["tp"] = c.tp;
+    json parallelism{{"tp", c.tp}};
     if (c.pp != 1) parallelism["pp"] = c.pp;
+    if (c.ep != 1) parallelism["ep"] = c.ep;
+    if (c.dp_attention) parallelism["dp_attention"] = true;
     json one = base;
     one["parallelism"] = parallelism;
     if (!one.contains("engine")) one["engine"] = json::object();
@@ -539,8 +553,7 @@ json run_serving_search(const json& request) {
   }
   json resolved = p.resolved;
   resolved["task"] = "search";
-  resolved["parallelism"].erase("tp");
-  resolved["parallelism"].erase("pp");
+  resolved.erase("parallelism");
   resolved["engine"].erase("max_num_seqs");
   resolved["engine"].erase("max_num_batched_tokens");
   resolved["search"] = request.at("search");
