@@ -10,7 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, parseObject, presetIdFor, setPath, svg } from './ui.js';
+import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -106,6 +106,8 @@ const state = {
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
   pinned: null, // { result, label }: the result the headlines are compared with
+  sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
+  batchSweep: [], // [{ batch, res }] of the last finished batch sweep
   stale: true,
   inputErrors: new Map(), // target -> message (local parsing problems)
   linkErrors: new Map(), // target -> message (from decode_link / scenario application)
@@ -435,6 +437,7 @@ function recompute() {
   if (!blocked) {
     state.lastResult = result;
     renderResult(result);
+    scheduleBatchSweep(req, result);
   }
   setStale(blocked);
   renderErrors();
@@ -517,6 +520,61 @@ function renderResult(res) {
   renderWarnings(res.warnings || []);
   renderAssumptions(res.assumptions || []);
   renderCompare(res);
+}
+
+// ------------------------------------------------------------ batch sweep
+
+/** Batch sizes of the sweep: 1, 2, 4, … up to the largest that fits (at most 1,024), and the
+ * setup's own. */
+function sweepBatches(current, largest) {
+  const top = Math.min(Math.max(largest, current), 1024);
+  const out = new Set([current]);
+  for (let b = 1; b <= top; b *= 2) out.add(b);
+  if (largest > 0 && largest <= 1024) out.add(largest);
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * The setup at each batch of the sweep (a dozen estimates), run after the headline, off the
+ * input event; an edit made meanwhile abandons it. Charts TTFT, TPOT and output throughput
+ * against the batch on a log-2 axis, with the setup's batch and the largest that fits marked.
+ */
+function scheduleBatchSweep(request, res) {
+  const gen = ++state.sweepGeneration;
+  const box = $('batch-charts');
+  box.dataset.sweep = 'pending';
+  setTimeout(() => {
+    if (gen !== state.sweepGeneration) return;
+    const current = request.workload.batch_size ?? 1;
+    const largest = res.memory?.max_batch_size ?? 0;
+    const points = [];
+    for (const b of sweepBatches(current, largest)) {
+      const q = clone(request);
+      q.workload.batch_size = b;
+      const r = b === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
+      if (r.ok && r.result.memory?.fits !== false) points.push({ batch: b, res: r.result });
+    }
+    state.batchSweep = points;
+    const x = (b) => Math.log2(b);
+    const xFmt = (v) => fmtInt(2 ** v);
+    const markers = [{ x: x(current), label: 'you', cls: 'current' }];
+    if (largest >= 1) markers.push({ x: x(largest), label: `fits up to ${fmtInt(largest)}`, cls: 'saturation' });
+    const xTop = Math.max(x(points.at(-1)?.batch ?? 1), 1);
+    // Ticks at powers of two, every one or two doublings (at most 6 labels).
+    const step = Math.ceil(Math.floor(xTop) / 5);
+    const xTicks = [];
+    for (let e = 0; e <= xTop; e += step) xTicks.push(e);
+    const chart = (title, yLabel, series) => lineChart({ title, xLabel: 'batch size (log scale)', yLabel, markers, xTop, xTicks, xFmt, series });
+    const charts = [
+      chart('TTFT (ms)', 'ms', [{ label: 'TTFT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.ttft_ms]) }]),
+      chart('TPOT (ms)', 'ms', [{ label: 'TPOT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.tpot_ms]) }]),
+      chart('Output throughput (tokens/s)', 'tok/s',
+        [{ label: 'output tokens/s', cls: 's2', points: points.map((p) => [x(p.batch), p.res.output_tokens_per_s]) }]),
+    ];
+    charts.forEach((c, i) => { c.dataset.chart = ['ttft', 'tpot', 'throughput'][i]; });
+    box.replaceChildren(...charts);
+    box.dataset.sweep = 'done';
+  }, 0);
 }
 
 // Headline metrics compared with a pinned result: [element id, result key, lower is better].
@@ -982,6 +1040,7 @@ async function main() {
     module: state.M,
     request: () => clone(state.request),
     lastResult: () => (state.lastResult ? clone(state.lastResult) : null),
+    batchSweep: () => clone(state.batchSweep),
     stale: () => state.stale,
     presets: () => clone(state.presets),
   });

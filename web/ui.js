@@ -116,7 +116,7 @@ export function call(M, name, ...args) {
  * A line chart: series [{label, cls, points: [[x, y], ...], dash}], optional vertical markers
  * [{x, label, cls}]. y starts at 0 and is clipped at `yMax` when given; x starts at `xMin`.
  */
-export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190, xMin = 0, xTop, xFmt = tick, yFmt = tick }) {
+export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190, xMin = 0, xTop, xTicks, xFmt = tick, yFmt = tick }) {
   const W = 420;
   const H = height;
   const m = { l: 52, r: 22, t: 22, b: 34 };
@@ -131,7 +131,11 @@ export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, h
     const yv = (yTop * i) / 4;
     root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(yv), y2: Y(yv), class: 'grid' }));
     root.append(svg('text', { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, yFmt(yv)));
+    if (xTicks) continue;
     const xv = xMin + ((xMax - xMin) * i) / 4;
+    root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
+  }
+  for (const xv of xTicks ?? []) {
     root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
   }
   root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 4, class: 'axis-label', 'text-anchor': 'middle' }, xLabel));
