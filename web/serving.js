@@ -108,34 +108,23 @@ export class ServingView {
     });
 
     const m = (id, label, sub) => metric(P, id, label, { sub });
-    const results = el(
-        'section', {class: 'results', id: `${P}-results`, 'aria-live': 'polite'},
-        el('div', {class: 'results-head'}, el('h2', {text: 'Serving under load'}),
-           el('p', {class: 'subtitle', id: `${P}-subtitle`}),
-           el('span', {class: 'badge', id: `${P}-saturated`, text: '—'})),
-        ...banners(P),
-        el('div', {class: 'headline wide'}, m('ttft', 'TTFT p50', ''), m('tpot', 'TPOT p50', ''),
-           m('e2e', 'E2E p50', ''), m('thr', 'Output throughput', ''),
-           m('sat', 'Saturation rate', ''), m('util', 'Utilization', 'offered / saturation')),
-        el('div', {class: 'panel'},
-           el('div', {class: 'panel-head'},
-              el('h3', null, 'Latency and throughput against request rate ',
-                 el('span', {class: 'muted', text: '(analytic model; solid p50, dashed p99)'}))),
-           el('div', {class: 'charts', id: `${P}-charts`})),
-        this.buildSimPanel(),
-        el('div', {class: 'panel', id: `${P}-search`},
-           el('div', {class: 'panel-head'}, el('h3', {text: 'Best setups for this load'}),
-              el('button', {type: 'button', id: `${P}-search-run`, text: 'Find the best setup'})),
-           el('p', {
-             class: 'hint',
-             id: `${P}-search-note`,
-             text:
-                 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.'
-           }),
-           el('div', {class: 'table-wrap'},
-              el('table', {id: `${P}-search-table`, class: 'breakdown'})),
-           el('p', {class: 'hint', id: `${P}-frontier`})),
-        warningsPanel(P));
+    const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      el('div', { class: 'results-head' }, el('h2', { text: 'Serving under load' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }),
+        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' })),
+      ...banners(P),
+      el('div', { class: 'headline wide' }, m('ttft', 'TTFT p50', ''), m('tpot', 'TPOT p50', ''), m('e2e', 'E2E p50', ''),
+        m('thr', 'Output throughput', ''), m('sat', 'Saturation rate', ''), m('util', 'Utilization', 'offered / saturation')),
+      el('div', { class: 'panel' }, el('div', { class: 'panel-head' }, el('h3', null, 'Latency and throughput against request rate ',
+        el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }))),
+      el('div', { class: 'charts', id: `${P}-charts` })),
+      this.buildSimPanel(),
+      el('div', { class: 'panel', id: `${P}-search` },
+        el('div', { class: 'panel-head' }, el('h3', { text: 'Best setups for this load' }),
+          el('button', { type: 'button', id: `${P}-search-run`, text: 'Find the best setup' })),
+        el('p', { class: 'hint', id: `${P}-search-note`, text: 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.' }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+        el('p', { class: 'hint', id: `${P}-frontier` })),
+      warningsPanel(P));
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
@@ -190,46 +179,25 @@ export class ServingView {
       + (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '')
       + (rejected ? ` Rejected: ${rejected}.` : '');
     note.textContent = this.searchNote;
-    const layout = (c) =>
-        `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${
-            c.parallelism.ep ? ` EP ${c.parallelism.ep}` :
-                               ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${
-            c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
+    const layout = (c) => `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
     frontier.textContent = res.frontier.length
       ? `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
       : '';
-    const head = [
-      '#', 'TP', 'PP', 'EP', 'Attention', 'Replicas', 'Max seqs', 'Budget', 'Max req/s',
-      'Tok/s/GPU', 'Tok/s/user', 'TTFT p90', 'TPOT p90', ''
-    ];
+    const head = ['#', 'TP', 'PP', 'EP', 'Attention', 'Replicas', 'Max seqs', 'Budget', 'Max req/s', 'Tok/s/GPU', 'Tok/s/user', 'TTFT p90', 'TPOT p90', ''];
     table.dataset.stale = 'false';
     table.replaceChildren(
-        el('thead', null,
-           el('tr', null,
-              ...head.map(
-                  (h, i) =>
-                      el('th', {scope: 'col', class: i >= 8 && i <= 12 ? 'num' : null, text: h})))),
-        el('tbody', null, ...res.candidates.map((c, i) => {
-          const use =
-              el('button',
-                 {type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use'});
-          use.addEventListener('click', () => this.applyRequest(c.request));
-          return el(
-              'tr', {'data-rank': String(i + 1)}, el('th', {scope: 'row', text: String(i + 1)}),
-              ...[c.parallelism.tp, c.parallelism.pp ?? 1, c.parallelism.ep ?? 1,
-                  c.parallelism.dp_attention ? 'DP' : 'TP', c.replicas, c.max_num_seqs,
-                  c.max_num_batched_tokens]
-                  .map((v) => el('td', {text: String(v)})),
-              el('td', {
-                class: 'num',
-                'data-value': String(c.saturation_rate_per_s),
-                text: fmtNum(c.saturation_rate_per_s)
-              }),
-              el('td', {class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu)}),
-              el('td', {class: 'num', text: fmtNum(c.tokens_per_s_per_user)}),
-              el('td', {class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ')}),
-              el('td', {class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ')}), el('td', null, use));
-        })));
+      el('thead', null, el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 8 && i <= 12 ? 'num' : null, text: h })))),
+      el('tbody', null, ...res.candidates.map((c, i) => {
+        const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
+        use.addEventListener('click', () => this.applyRequest(c.request));
+        return el('tr', { 'data-rank': String(i + 1) }, el('th', { scope: 'row', text: String(i + 1) }),
+          ...[c.parallelism.tp, c.parallelism.pp ?? 1, c.parallelism.ep ?? 1, c.parallelism.dp_attention ? 'DP' : 'TP', c.replicas, c.max_num_seqs, c.max_num_batched_tokens].map((v) => el('td', { text: String(v) })),
+          el('td', { class: 'num', 'data-value': String(c.saturation_rate_per_s), text: fmtNum(c.saturation_rate_per_s) }),
+          el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
+          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
+          el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
+          el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }), el('td', null, use));
+      })));
   }
 
 
