@@ -10,7 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, setPath, svg } from './ui.js';
+import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, setPath, showComparison, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -587,18 +587,9 @@ function renderCompare(res) {
   if (pinned) $('compare-note').textContent = `Compared with the pinned setup: ${pinned.label}`;
   for (const [id, key, lowerIsBetter] of COMPARED) {
     const node = $(`${id}-compare`);
-    const now = res[key];
     const then = pinned?.result[key];
-    if (!pinned || !Number.isFinite(now) || !Number.isFinite(then) || then <= 0) {
-      node.hidden = true;
-      continue;
-    }
-    const ratio = now / then;
-    const shown = id === 'tps' ? `${fmtNum(then)} tok/s` : fmtDuration(then).join(' ');
-    node.textContent = `×${ratio >= 10 || ratio < 0.1 ? ratio.toPrecision(2) : ratio.toFixed(2)} vs ${shown} pinned`;
-    node.dataset.ratio = String(ratio);
-    node.dataset.better = Math.abs(ratio - 1) < 5e-3 ? 'same' : String(lowerIsBetter ? ratio < 1 : ratio > 1);
-    node.hidden = false;
+    if (!pinned) node.hidden = true;
+    else showComparison(node, res[key], then, lowerIsBetter, id === 'tps' ? `${fmtNum(then)} tok/s` : fmtDuration(then).join(' '));
   }
 }
 

@@ -1,7 +1,7 @@
 // Serving view (task "serving"): latency and throughput against request rate from the analytic
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
-import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch } from './ui.js';
+import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch, Pin } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'sv';
@@ -73,6 +73,13 @@ export class ServingView {
   constructor(root, { M, presets }) {
     Object.assign(this, { root, M, presets, request: null, result: null, sweep: [], linkErrors: new Map(), general: [] });
     this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
+    const p50 = (key) => (r) => r[key]?.p50;
+    const ms = (v) => fmtMs(v).join(' ');
+    this.pin = new Pin(P, [
+      ['ttft', p50('ttft_ms'), true, ms], ['tpot', p50('tpot_ms'), true, ms], ['e2e', p50('e2e_ms'), true, ms],
+      ['thr', (r) => r.throughput?.output_tokens_per_s, false, fmtNum],
+      ['sat', (r) => r.saturation_rate_per_s, false, fmtNum],
+    ]);
     this.generation = 0;
     this.sim = { worker: null, id: 0, timer: null, result: null };
     this.build();
@@ -110,7 +117,8 @@ export class ServingView {
     const m = (id, label, sub) => metric(P, id, label, { sub });
     const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
       el('div', { class: 'results-head' }, el('h2', { text: 'Serving under load' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }),
-        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' })),
+        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' }), this.pin.button),
+      this.pin.note,
       ...banners(P),
       el('div', { class: 'headline wide' }, m('ttft', 'TTFT p50', ''), m('tpot', 'TPOT p50', ''), m('e2e', 'E2E p50', ''),
         m('thr', 'Output throughput', ''), m('sat', 'Saturation rate', ''), m('util', 'Utilization', 'offered / saturation')),
@@ -127,6 +135,7 @@ export class ServingView {
       warningsPanel(P));
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
+    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, $(`${P}-subtitle`).textContent));
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
   }
@@ -251,6 +260,7 @@ export class ServingView {
       + (typeof res.usd_per_million_output_tokens === 'number' ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : ''));
     set('sat', res.saturation_rate_per_s, [fmtNum(res.saturation_rate_per_s), 'req/s'], `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`);
     set('util', res.utilization, [fmtPct(res.utilization), '']);
+    this.pin.render(res);
     showWarnings(P, res.warnings);
   }
 

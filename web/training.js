@@ -1,7 +1,7 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, banners, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch } from './ui.js';
+import { $, el, svg, banners, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch, Pin } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
@@ -63,6 +63,13 @@ export class TrainingView {
   constructor(root, { M, presets }) {
     Object.assign(this, { root, M, presets, request: null, result: null, linkErrors: new Map(), general: [] });
     this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
+    const ms = (v) => fmtMs(v * 1e3).join(' ');
+    this.pin = new Pin(P, [
+      ['step', (r) => r.step_time_s, true, ms], ['tps', (r) => r.tokens_per_s, false, fmtNum],
+      ['tpsg', (r) => r.tokens_per_s_per_gpu, false, fmtNum], ['mfu', (r) => r.mfu, false, fmtPct],
+      ['hfu', (r) => r.hfu, false, fmtPct], ['total', (r) => r.total_time_s, true, ms],
+      ['gpuh', (r) => r.gpu_hours, true, fmtNum],
+    ]);
     this.build();
     this.reset();
   }
@@ -85,7 +92,8 @@ export class TrainingView {
 
     const metrics = el('div', { class: 'headline wide', id: `${P}-headline` }, ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })));
     const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
-      el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
+      el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }), this.pin.button),
+      this.pin.note,
       ...banners(P),
       el('div', { class: 'unfit-verdict', id: `${P}-unfit`, role: 'status', hidden: true }),
       metrics,
@@ -109,6 +117,7 @@ export class TrainingView {
         el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
+    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, $(`${P}-subtitle`).textContent));
   }
 
   /**
@@ -208,6 +217,7 @@ export class TrainingView {
       hasTotal ? `for ${fmtNum(q.workload?.total_tokens)} tokens` : 'give total tokens');
     set('gpuh', res.gpu_hours, hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
       typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '');
+    this.pin.render(res);
     this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);
     this.renderMemory(res.memory_per_gpu || {}, res);
     // A step that does not fit in memory has no step time: its headline numbers would describe

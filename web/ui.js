@@ -258,7 +258,56 @@ export function metric(prefix, id, label, { sub, field: key } = {}) {
   return el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
     el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${prefix}-${id}`, 'data-field': key, text: '—' }), ' ',
       el('span', { class: 'unit', id: `${prefix}-${id}-unit` })),
-    sub === undefined ? null : el('div', { class: 'metric-sub', id: `${prefix}-${id}-sub`, text: sub }));
+    sub === undefined ? null : el('div', { class: 'metric-sub', id: `${prefix}-${id}-sub`, text: sub }),
+    el('div', { class: 'metric-compare', id: `${prefix}-${id}-compare`, hidden: true }));
+}
+
+/**
+ * One headline's ratio to the pinned result's ("×0.62 vs 12.07 ms pinned", `shown` the pinned
+ * value as text): `data-better` is true when it moved the good way, "same" within 0.5 %; hidden
+ * when either value is missing.
+ */
+export function showComparison(node, now, then, lowerIsBetter, shown) {
+  if (!Number.isFinite(now) || !Number.isFinite(then) || then <= 0) {
+    node.hidden = true;
+    return;
+  }
+  const ratio = now / then;
+  node.textContent = `×${ratio >= 10 || ratio < 0.1 ? ratio.toPrecision(2) : ratio.toFixed(2)} vs ${shown} pinned`;
+  node.dataset.ratio = String(ratio);
+  node.dataset.better = Math.abs(ratio - 1) < 5e-3 ? 'same' : String(lowerIsBetter ? ratio < 1 : ratio > 1);
+  node.hidden = false;
+}
+
+/**
+ * Pin to compare for a view built with metric(): `compared` lists [id, value of a result,
+ * lower is better, text of a value]. The button (`${prefix}-pin`) pins the view's result or
+ * unpins; render() shows every headline's ratio to the pinned one.
+ */
+export class Pin {
+  constructor(prefix, compared) {
+    Object.assign(this, { prefix, compared, pinned: null });
+    this.button = el('button', { type: 'button', class: 'secondary pin', id: `${prefix}-pin`, 'aria-pressed': 'false', text: 'Pin to compare' });
+    this.note = el('p', { class: 'compare-note', id: `${prefix}-compare-note`, hidden: true });
+  }
+
+  toggle(result, label) {
+    this.pinned = this.pinned || !result ? null : { result, label };
+    this.button.textContent = this.pinned ? 'Unpin' : 'Pin to compare';
+    this.button.setAttribute('aria-pressed', String(Boolean(this.pinned)));
+    if (result) this.render(result);
+  }
+
+  render(result) {
+    const { pinned, prefix } = this;
+    this.note.hidden = !pinned;
+    if (pinned) this.note.textContent = `Compared with the pinned setup: ${pinned.label}`;
+    for (const [id, value, lowerIsBetter, text] of this.compared) {
+      const node = $(`${prefix}-${id}-compare`);
+      if (!pinned) node.hidden = true;
+      else showComparison(node, value(result), value(pinned.result), lowerIsBetter, text(value(pinned.result)));
+    }
+  }
 }
 
 /** Shows a headline number; `sub` (when given) replaces the line under it. */

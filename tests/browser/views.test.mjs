@@ -227,6 +227,37 @@ test('export: CLI command, request and result JSON reproduce the numbers on scre
   await p.done();
 });
 
+// Issue 11: compare on the Training and Serving tabs too.
+test('training and serving views: a pinned result gives each headline its ratio', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  const before = await viewResult(page, 'training');
+  await page.click('#tr-pin');
+  assert.equal(await page.getAttribute('#tr-step-compare', 'data-better'), 'same');
+  await page.fill('#tr-num_gpus', '16');
+  const after = await viewResult(page, 'training');
+  const ratio = async (id) => Number(await page.getAttribute(id, 'data-ratio'));
+  assert.equal(await ratio('#tr-step-compare'), after.step_time_s / before.step_time_s);
+  assert.equal(await ratio('#tr-tps-compare'), after.tokens_per_s / before.tokens_per_s);
+  // Twice the GPUs: more tokens/s in all (better), each GPU a little less busy or the same.
+  assert.equal(await page.getAttribute('#tr-tps-compare', 'data-better'), 'true');
+  assert.match(await page.textContent('#tr-compare-note'), /^Compared with the pinned setup: Llama 3 8B on 8 × /);
+  await page.click('#tr-pin');
+  assert.equal(await page.isVisible('#tr-step-compare'), false);
+
+  await openTab(page, 'serving');
+  const s0 = await viewResult(page, 'serving');
+  await page.click('#sv-pin');
+  await page.fill('#sv-rate', '20');
+  const s1 = await viewResult(page, 'serving');
+  assert.equal(await ratio('#sv-tpot-compare'), s1.tpot_ms.p50 / s0.tpot_ms.p50);
+  // Twice the load on the same GPU: a longer TPOT (worse), the same saturation rate.
+  assert.equal(await page.getAttribute('#sv-tpot-compare', 'data-better'), 'false');
+  assert.equal(await page.getAttribute('#sv-sat-compare', 'data-better'), 'same');
+  await p.done();
+});
+
 test('training view: a bad field shows its error beside that field', async () => {
   const p = await openPage();
   const { page } = p;
