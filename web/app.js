@@ -956,7 +956,7 @@ function wire() {
     recompute();
   });
 
-  for (const kind of ['cli', 'request', 'result']) {
+  for (const kind of ['cli', 'request', 'result', 'csv']) {
     $(`export-${kind}`).addEventListener('click', () => {
       views.exportActive(kind, () => (state.stale ? null : state.lastResult));
       $('export').open = false;

@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, call, el } from './ui.js';
+import { $, call, el, flatten } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView, prewarmWorker } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -122,8 +122,8 @@ const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 /**
  * Export of the result on screen (`inferenceResult()` gives the inference view's): `cli`, the
  * command that reproduces it (its own resolved request piped to `flopcast estimate`); `request`,
- * that request as a JSON file; `result`, the result as a JSON file. Files are data: URLs, so
- * nothing is fetched.
+ * that request as a JSON file; `result`, the result as a JSON file; `csv`, the result as one CSV
+ * table (resultCsv). Files are data: URLs, so nothing is fetched.
  */
 export function exportActive(kind, inferenceResult) {
   const result = ctx.active === 'inference' ? inferenceResult() : ctx.views[ctx.active]?.result;
@@ -138,15 +138,37 @@ export function exportActive(kind, inferenceResult) {
     offer(`echo ${shellQuote(JSON.stringify(request))} | flopcast estimate --request - --format json`, 'Command ready');
     return;
   }
-  const doc = kind === 'request' ? request : result;
-  const a = el('a', {
-    href: `data:application/json;charset=utf-8,${encodeURIComponent(JSON.stringify(doc, null, 2))}`,
-    download: `flopcast-${result.task ?? ctx.active}-${kind}.json`,
-  });
+  const csv = kind === 'csv';
+  const name = `flopcast-${result.task ?? ctx.active}-${csv ? 'result.csv' : `${kind}.json`}`;
+  const text = csv ? resultCsv(result) : JSON.stringify(kind === 'request' ? request : result, null, 2);
+  const a = el('a', { href: `data:${csv ? 'text/csv' : 'application/json'};charset=utf-8,${encodeURIComponent(text)}`, download: name });
   document.body.append(a);
   a.click();
   a.remove();
   status.className = 'share-status';
-  status.textContent = `Saved flopcast-${result.task ?? ctx.active}-${kind}.json`;
+  status.textContent = `Saved ${name}`;
+}
+
+/** A CSV cell: quoted when it holds a comma, quote or line break; text a spreadsheet would run
+ * as a formula (=, +, -, @ first, not a number) gets a leading apostrophe. */
+function csvCell(v) {
+  if (v === null || v === undefined) return '';
+  let s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (/^[=+\-@]/.test(s) && !(typeof v === 'number')) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/**
+ * The result as one CSV table: the per-op breakdown (one row per op and phase) when the result
+ * has one (inference, training), else every scalar field as `field,value` (dotted paths).
+ */
+export function resultCsv(result) {
+  const rows = Array.isArray(result.breakdown) && result.breakdown.length ? result.breakdown : null;
+  if (rows) {
+    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    return [columns, ...rows.map((r) => columns.map((c) => r[c]))].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
+  }
+  const fields = Object.entries(flatten(result)).filter(([k, v]) => k !== 'request' && !k.startsWith('request.') && !Array.isArray(v));
+  return [['field', 'value'], ...fields].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
 

@@ -223,7 +223,21 @@ test('export: CLI command, request and result JSON reproduce the numbers on scre
     const m = command.match(/^echo '(.*)' \| flopcast estimate --request - --format json$/);
     assert.ok(m, command);
     assert.deepEqual(JSON.parse(m[1].replaceAll("'\\''", "'")), request.doc);
+    // CSV: the per-op breakdown, one row per op and phase, columns named by the result's keys.
+    await page.click('#export summary');
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    assert.equal(file.suggestedFilename(), `flopcast-${tab}-result.csv`);
+    const lines = (await readFile(await file.path(), 'utf8')).trimEnd().split('\r\n');
+    assert.equal(lines.length, shown.breakdown.length + 1);
+    const columns = lines[0].split(',');
+    assert.ok(columns.includes('op') && columns.includes('time_ms'), lines[0]);
+    assert.equal(Number(lines[1].split(',')[columns.indexOf('time_ms')]), shown.breakdown[0].time_ms);
   }
+  // Without a breakdown (serving), every scalar field as field,value (the request left out); a
+  // cell a spreadsheet would run as a formula is defused, one with a comma or quote is quoted.
+  const csv = await page.evaluate(async () => (await import('./views.js')).resultCsv(
+    { task: 'serving', saturation_rate_per_s: 12.5, ttft_ms: { p50: 40 }, note: '=HYPERLINK("x")', name: 'a,b', request: { a: 1 } }));
+  assert.equal(csv, 'field,value\r\ntask,serving\r\nsaturation_rate_per_s,12.5\r\nttft_ms.p50,40\r\nnote,"\'=HYPERLINK(""x"")"\r\nname,"a,b"\r\n');
   await p.done();
 });
 
