@@ -520,6 +520,72 @@ function renderResult(res) {
   renderWarnings(res.warnings || []);
   renderAssumptions(res.assumptions || []);
   renderCompare(res);
+  renderRoofline(bd);
+}
+
+// ------------------------------------------------------------------ roofline
+
+/** The hardware object of the request: the preset's, or the custom one. */
+function requestHardware() {
+  const h = state.request.hardware;
+  if (isPlainObject(h)) return h;
+  return state.presets.hardware.find((p) => p.id === h)?.hardware ?? null;
+}
+
+/**
+ * Each op with FLOPs and bytes as a point (arithmetic intensity = FLOPs / bytes, attained =
+ * FLOPs / time) on log-log axes under the roofline min(peak, bandwidth × intensity): the 16-bit
+ * dense peak, and the fp8 one dashed when the weights are fp8.
+ */
+function renderRoofline(rows) {
+  const box = $('roofline');
+  const hw = requestHardware();
+  const peaks = hw?.dense_peak_TFLOPS || {};
+  const peak16 = peaks.bf16 ?? peaks.fp16;
+  const bw = hw?.hbm_bandwidth_GBps;
+  const pts = rows.filter((r) => r.flops > 0 && r.bytes > 0 && r.time_ms > 0)
+    .map((r) => ({ ...r, ai: r.flops / r.bytes, tflops: r.flops / (r.time_ms * 1e-3) / 1e12 }));
+  if (!peak16 || !bw || !pts.length) {
+    box.replaceChildren(el('p', { class: 'hint', text: 'No roofline: the hardware gives no 16-bit peak or bandwidth, or no op moves bytes.' }));
+    return;
+  }
+  const roofs = [{ peak: peak16, cls: 'roof', label: `${fmtNum(peak16)} TFLOP/s (16-bit)` }];
+  if (getPath(state.request, 'precision.weights') === 'fp8' && peaks.fp8) roofs.push({ peak: peaks.fp8, cls: 'roof dashed', label: `${fmtNum(peaks.fp8)} (fp8)` });
+  const top = Math.max(...roofs.map((r) => r.peak));
+  const lx = (v) => Math.log10(v);
+  const xMin = Math.floor(lx(Math.min(...pts.map((p) => p.ai), 0.5)));
+  const xMax = Math.ceil(lx(Math.max(...pts.map((p) => p.ai), (top * 1e12) / (bw * 1e9) * 4)));
+  const yMax = Math.ceil(lx(top * 1.5));
+  const yMin = Math.min(Math.floor(lx(Math.min(...pts.map((p) => p.tflops)))), yMax - 2);
+  const W = 560, H = 300, m = { l: 56, r: 26, t: 16, b: 40 };
+  const p10 = (e) => (e >= 0 ? fmtInt(10 ** e) : String(Number((10 ** e).toPrecision(1))));
+  const X = (v) => m.l + ((lx(v) - xMin) / (xMax - xMin)) * (W - m.l - m.r);
+  const Y = (v) => H - m.b - ((lx(v) - yMin) / (yMax - yMin)) * (H - m.t - m.b);
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'line-chart', 'aria-label': 'Roofline of the ops' });
+  for (let e = xMin; e <= xMax; e++) {
+    root.append(svg('line', { x1: X(10 ** e), x2: X(10 ** e), y1: m.t, y2: H - m.b, class: 'grid' }));
+    root.append(svg('text', { x: X(10 ** e), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, p10(e)));
+  }
+  for (let e = yMin; e <= yMax; e++) {
+    root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(10 ** e), y2: Y(10 ** e), class: 'grid' }));
+    root.append(svg('text', { x: m.l - 5, y: Y(10 ** e), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, p10(e)));
+  }
+  root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 6, class: 'axis-label', 'text-anchor': 'middle' }, 'arithmetic intensity (FLOP/byte, log)'));
+  root.append(svg('text', { x: 12, y: (m.t + H - m.b) / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})` }, 'TFLOP/s (log)'));
+  for (const r of roofs) {
+    const knee = (r.peak * 1e12) / (bw * 1e9);
+    const x0 = 10 ** xMin;
+    const y0 = Math.max((bw * 1e9 * x0) / 1e12, 10 ** yMin);
+    const xs = (y0 * 1e12) / (bw * 1e9);
+    root.append(svg('polyline', { class: r.cls, points: `${X(xs)},${Y(y0)} ${X(knee)},${Y(r.peak)} ${X(10 ** xMax)},${Y(r.peak)}` }));
+    root.append(svg('text', { x: W - m.r - 2, y: Y(r.peak) - 4, class: 'tick', 'text-anchor': 'end' }, r.label));
+  }
+  for (const p of pts) {
+    const c = svg('circle', { cx: X(p.ai), cy: Y(p.tflops), r: 4, class: `point ${p.phase}`, 'data-op': p.op, 'data-phase': p.phase, 'data-ai': p.ai, 'data-tflops': p.tflops });
+    c.append(svg('title', {}, `${p.phase} · ${opLabel(p.op)}: ${fmtNum(p.ai)} FLOP/B, ${fmtNum(p.tflops)} TFLOP/s, ${p.bound}-bound`));
+    root.append(c);
+  }
+  box.replaceChildren(root, el('p', { class: 'hint', text: `${fmtNum(bw / 1000)} TB/s memory slope. Prefill ops blue, decode ops green; hover a point for its op.` }));
 }
 
 // ------------------------------------------------------------ batch sweep

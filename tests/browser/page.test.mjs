@@ -274,6 +274,31 @@ test('batch sweep: latency and throughput against batch size, each point the mod
   await p.done();
 });
 
+// Issue 11: a roofline of the ops, each point the op's own FLOPs, bytes and time.
+test('roofline: every op with FLOPs and bytes is a point at or under the roof', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.fill('#batch_size', '32');
+  const res = await page.evaluate(() => window.flopcast.lastResult());
+  const points = await page.evaluate(() => [...document.querySelectorAll('#roofline circle.point')].map((c) => ({
+    op: c.dataset.op, phase: c.dataset.phase, ai: Number(c.dataset.ai), tflops: Number(c.dataset.tflops) })));
+  const ops = res.breakdown.filter((r) => r.flops > 0 && r.bytes > 0 && r.time_ms > 0);
+  assert.equal(points.length, ops.length);
+  // A100 80GB: 312 TFLOP/s dense bf16, 2,039 GB/s. Attained = FLOPs / time can never beat
+  // min(peak, bandwidth × FLOPs / bytes): every efficiency in the model is at most 1.
+  for (const [i, r] of ops.entries()) {
+    assert.equal(points[i].op, r.op);
+    assert.ok(near(points[i].ai, r.flops / r.bytes, 1e-12));
+    assert.ok(near(points[i].tflops, r.flops / (r.time_ms * 1e-3) / 1e12, 1e-12));
+    const roof = Math.min(312, (2039e9 * points[i].ai) / 1e12);
+    assert.ok(points[i].tflops <= roof * (1 + 1e-9), `${r.phase} ${r.op}: ${points[i].tflops} above ${roof}`);
+  }
+  // Prefill GEMMs at batch 32 × 128 tokens are compute-bound (far right), decode ones memory-bound.
+  const mlp = (phase) => points.find((q) => q.op === 'mlp' && q.phase === phase);
+  assert.ok(mlp('prefill').ai > 153 && mlp('decode').ai < 153, 'the knee is 312e12 / 2039e9 = 153 FLOP/B');
+  await p.done();
+});
+
 test('numbers shown equal what the module returns for the same request', async () => {
   const p = await openPage();
   const { page } = p;
