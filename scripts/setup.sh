@@ -21,7 +21,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# playwright-core only (it never downloads a browser; the tests use Debian's /usr/bin/chromium).
-if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# playwright-core (it never downloads a browser; the tests use Debian's /usr/bin/chromium) and
+# axe-core (the accessibility check the browser tests inject into the page).
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ] ||
+  [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
