@@ -3,6 +3,7 @@
 // three keep the same keys, defaults and error messages.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,14 @@ inline std::vector<T> read_list(const ObjectReader& r, const char* key, Read one
   for (std::size_t i = 0; i < v->size(); ++i) {
     out.push_back(one(v->at(i), path + "[" + std::to_string(i) + "]"));
   }
+  return out;
+}
+
+/// A search's rejected candidates as [{reason, count}], by reason.
+inline json rejected_json(const std::map<std::string, int>& rejected) {
+  json out = json::array();
+  for (const auto& [reason, count] : rejected)
+    out.push_back({{"reason", reason}, {"count", count}});
   return out;
 }
 

@@ -547,10 +547,7 @@ json run_serving_search(const json& request) {
   for (const ServingCandidate& c : found.best) candidates.push_back(setup(c));
   json frontier = json::array();
   for (const ServingCandidate& c : found.frontier) frontier.push_back(setup(c));
-  json rejected = json::array();
-  for (const auto& [reason, count] : found.rejected) {
-    rejected.push_back({{"reason", reason}, {"count", count}});
-  }
+  const json rejected = rejected_json(found.rejected);
   json resolved = p.resolved;
   resolved["task"] = "search";
   resolved.erase("parallelism");

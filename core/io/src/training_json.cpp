@@ -383,10 +383,7 @@ json run_training_search(const json& request) {
                           {"tier", res.tier},
                           {"request", one}});
   }
-  json rejected = json::array();
-  for (const auto& [reason, count] : found.rejected) {
-    rejected.push_back({{"reason", reason}, {"count", count}});
-  }
+  const json rejected = rejected_json(found.rejected);
   json resolved = p.resolved;
   resolved["task"] = "search";
   resolved.erase("parallelism");
