@@ -10,7 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, setPath, showComparison, svg } from './ui.js';
+import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, Pin, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -105,7 +105,7 @@ const state = {
   presets: { models: [], hardware: [], scenarios: [] },
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
-  pinned: null, // { result, label }: the result the headlines are compared with
+  pin: null, // Pin (ui.js) of the headlines, set up by wire()
   sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
   batchSweep: [], // [{ batch, res }] of the last finished batch sweep
   stale: true,
@@ -519,7 +519,7 @@ function renderResult(res) {
   renderPhase('decode', bd.filter((r) => r.phase === 'decode'), res.tpot_ms);
   renderWarnings(res.warnings || []);
   renderAssumptions(res.assumptions || []);
-  renderCompare(res);
+  if (state.pin) state.pin.render(res);
   renderRoofline(bd);
 }
 
@@ -641,33 +641,6 @@ function scheduleBatchSweep(request, res) {
     box.replaceChildren(...charts);
     box.dataset.sweep = 'done';
   }, 0);
-}
-
-// Headline metrics compared with a pinned result: [element id, result key, lower is better].
-const COMPARED = [['ttft', 'ttft_ms', true], ['tpot', 'tpot_ms', true], ['e2e', 'e2e_ms', true], ['tps', 'output_tokens_per_s', false]];
-
-/** Each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned"), green when better. */
-function renderCompare(res) {
-  const pinned = state.pinned;
-  $('compare-note').hidden = !pinned;
-  if (pinned) $('compare-note').textContent = `Compared with the pinned setup: ${pinned.label}`;
-  for (const [id, key, lowerIsBetter] of COMPARED) {
-    const node = $(`${id}-compare`);
-    const then = pinned?.result[key];
-    if (!pinned) node.hidden = true;
-    else showComparison(node, res[key], then, lowerIsBetter, id === 'tps' ? `${fmtNum(then)} tok/s` : fmtDuration(then).join(' '));
-  }
-}
-
-/** Pins the result on screen (or unpins): the headlines then show their ratio to it. */
-function togglePin() {
-  const button = $('pin-button');
-  state.pinned = state.pinned || !state.lastResult || state.stale
-    ? null
-    : { result: state.lastResult, label: $('results-subtitle').textContent };
-  button.textContent = state.pinned ? 'Unpin' : 'Pin to compare';
-  button.setAttribute('aria-pressed', String(Boolean(state.pinned)));
-  if (state.lastResult) renderCompare(state.lastResult);
 }
 
 function renderMemory(mem, res) {
@@ -956,7 +929,13 @@ function clearLinkError(target) {
 }
 
 function wire() {
-  $('pin-button').addEventListener('click', togglePin);
+  // Pin to compare: each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned").
+  const ms = (v) => fmtDuration(v).join(' ');
+  state.pin = new Pin('', [
+    ['ttft', (r) => r.ttft_ms, true, ms], ['tpot', (r) => r.tpot_ms, true, ms], ['e2e', (r) => r.e2e_ms, true, ms],
+    ['tps', (r) => r.output_tokens_per_s, false, (v) => `${fmtNum(v)} tok/s`],
+  ], { button: $('pin-button'), note: $('compare-note'), compareId: (id) => `${id}-compare` });
+  $('pin-button').addEventListener('click', () => state.pin.toggle(state.stale ? null : state.lastResult, $('results-subtitle').textContent));
   const form = $('setup');
   form.addEventListener('submit', (e) => e.preventDefault());
 

@@ -267,7 +267,7 @@ export function metric(prefix, id, label, { sub, field: key } = {}) {
  * value as text): `data-better` is true when it moved the good way, "same" within 0.5 %; hidden
  * when either value is missing.
  */
-export function showComparison(node, now, then, lowerIsBetter, shown) {
+function showComparison(node, now, then, lowerIsBetter, shown) {
   if (!Number.isFinite(now) || !Number.isFinite(then) || then <= 0) {
     node.hidden = true;
     return;
@@ -280,30 +280,34 @@ export function showComparison(node, now, then, lowerIsBetter, shown) {
 }
 
 /**
- * Pin to compare for a view built with metric(): `compared` lists [id, value of a result,
- * lower is better, text of a value]. The button (`${prefix}-pin`) pins the view's result or
- * unpins; render() shows every headline's ratio to the pinned one.
+ * Pin to compare: `compared` lists [id, value of a result, lower is better, text of a value].
+ * The button pins a result or unpins; render() shows every headline's ratio to the pinned one in
+ * its compare line. A view built with metric() gets the button, the note and the lines
+ * (`${prefix}-pin`, `${prefix}-compare-note`, `${prefix}-<id>-compare`); a page with its own
+ * elements passes them (`button`, `note`, `compareId`).
  */
 export class Pin {
-  constructor(prefix, compared) {
-    Object.assign(this, { prefix, compared, pinned: null });
-    this.button = el('button', { type: 'button', class: 'secondary pin', id: `${prefix}-pin`, 'aria-pressed': 'false', text: 'Pin to compare' });
-    this.note = el('p', { class: 'compare-note', id: `${prefix}-compare-note`, hidden: true });
+  constructor(prefix, compared, { button, note, compareId } = {}) {
+    Object.assign(this, { compared, pinned: null });
+    this.compareId = compareId ?? ((id) => `${prefix}-${id}-compare`);
+    this.button = button ?? el('button', { type: 'button', class: 'secondary pin', id: `${prefix}-pin`, 'aria-pressed': 'false', text: 'Pin to compare' });
+    this.note = note ?? el('p', { class: 'compare-note', id: `${prefix}-compare-note`, hidden: true });
   }
 
+  /** Pins `result` (null: nothing to pin, so it only unpins), labelled `label`. */
   toggle(result, label) {
     this.pinned = this.pinned || !result ? null : { result, label };
     this.button.textContent = this.pinned ? 'Unpin' : 'Pin to compare';
     this.button.setAttribute('aria-pressed', String(Boolean(this.pinned)));
-    if (result) this.render(result);
+    this.render(result);
   }
 
   render(result) {
-    const { pinned, prefix } = this;
+    const { pinned } = this;
     this.note.hidden = !pinned;
     if (pinned) this.note.textContent = `Compared with the pinned setup: ${pinned.label}`;
     for (const [id, value, lowerIsBetter, text] of this.compared) {
-      const node = $(`${prefix}-${id}-compare`);
+      const node = $(this.compareId(id));
       if (!pinned) node.hidden = true;
       else showComparison(node, value(result), value(pinned.result), lowerIsBetter, text(value(pinned.result)));
     }
