@@ -474,27 +474,23 @@ json run_serving_search(const json& request) {
       "slo_percentile",
       {{"p50", SloPercentile::p50}, {"p90", SloPercentile::p90}, {"p99", SloPercentile::p99}},
       SloPercentile::p90);
-  // What the search sets must be left to it (pinned through search.*).
-  const auto searched = [&](const char* object, const char* key) {
+  // What the search sets must be left to it (pinned through search.<pin>).
+  const auto searched = [&](const char* object, const char* key, const char* pin,
+                            const char* how = "") {
     const json* o = r.find(object);
     if (o && o->is_object() && o->contains(key)) {
       fail(std::string(object) + "." + key,
-           std::string("is searched by task \"search\" (pin it with search.") + key +
+           std::string("is searched by task \"search\"") + how + " (pin it with search." + pin +
                ", or run task \"serving\")",
            describe_value(o->at(key)));
     }
   };
-  searched("parallelism", "tp");
-  searched("parallelism", "pp");
-  searched("parallelism", "dp_attention");
-  if (const json* par = r.find("parallelism"); par && par->is_object() && par->contains("ep")) {
-    fail("parallelism.ep",
-         "is searched by task \"search\" as ep = 1 or ep = tp (pin it with "
-         "search.expert_parallel, or run task \"serving\")",
-         describe_value(par->at("ep")));
-  }
-  searched("engine", "max_num_seqs");
-  searched("engine", "max_num_batched_tokens");
+  searched("parallelism", "tp", "tp");
+  searched("parallelism", "pp", "pp");
+  searched("parallelism", "dp_attention", "dp_attention");
+  searched("parallelism", "ep", "expert_parallel", " as ep = 1 or ep = tp");
+  searched("engine", "max_num_seqs", "max_num_seqs");
+  searched("engine", "max_num_batched_tokens", "max_num_batched_tokens");
   if (const json* m = r.find("mode"); m && *m != json("analytic")) {
     fail("mode", "must be \"analytic\" in a search (every setup is priced by the analytic engine)",
          describe_value(*m));
