@@ -773,9 +773,15 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
     for (int i = 0; i < count; ++i) n += chunks[i].new_tokens > 0 ? 1 : 0;
     // Under DP attention the chunks spread over the dp GPUs: the busiest runs ceil(n / dp).
     const double busiest = sh.attention_share(n);
-    const OpCost op =
-        attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims, sh.attn_math, sh.a, sh.kv);
-    const double mean_pairs = n * attended_pairs(0, mean_new, dims.window_tokens, dims.local);
+    // n chunks of the mean new length after the mean cached context that gives the chunks' pairs
+    // (exact for full attention, where pairs = new·cached + new(new+1)/2); the remaining ratio
+    // (windows, uneven chunks) scales the op. One kernel per layer: its fixed cost is not scaled.
+    const double causal = attended_pairs(0, mean_new, dims.window_tokens, dims.local);
+    const double mean_cached = std::max(0.0, (pairs / n - causal) / mean_new);
+    const OpCost op = attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims, sh.attn_math,
+                                           sh.a, sh.kv, mean_cached);
+    const double mean_pairs =
+        n * attended_pairs(mean_cached, mean_new, dims.window_tokens, dims.local);
     t += kind.count * op.time.value * pairs / mean_pairs;
   }
   return t;

@@ -227,19 +227,24 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
 }
 
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes) {
+                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes,
+                            double cached) {
   const FlopsPerSecond peak = peak_or_throw(hw, math);
   const double blocks_per_head = std::ceil(seq / km.attention_block);
   const double tile_eff = seq / (blocks_per_head * km.attention_block);
   const double tiles = blocks_per_head * a.heads * batch;
   // No split-K in prefill attention: fewer blocks than SMs leave SMs idle.
   const double occupancy = wave_efficiency(tiles, hw.num_sms) * std::min(1.0, tiles / hw.num_sms);
-  const double pairs = attended_pairs(0, seq, a.window_tokens, a.local);
+  const double pairs = attended_pairs(cached, seq, a.window_tokens, a.local);
+  // The cached tokens the new ones can see are read once per sequence (the window's share).
+  const double cached_read =
+      std::min(cached, attended_context(cached + seq, a.window_tokens, a.local));
   Work w;
   w.flops = Flops(batch * 2 * a.heads * (a.qk_dim + a.v_dim) * pairs);
   w.bytes =
       Bytes(batch * seq *
-            (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes));
+                (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes) +
+            batch * cached_read * a.kv_heads * a.kv_elems * kv_bytes);
   w.compute_ideal = w.flops / (peak * (tile_eff * occupancy));
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   w.units = tiles;

@@ -136,6 +136,22 @@ TEST(Attention, PrefillIsCausal) {
   EXPECT_TRUE(near_rel(op.time.value, 776.52e-6, 1e-4));
 }
 
+TEST(Attention, PrefillAfterCachedTokens) {
+  // 2 new tokens after 592 cached (a prefix-cache hit), 32 heads of 128 on an A100:
+  // pairs = 2·592 + 2·3/2 = 1187; FLOPs = 2·32·(128 + 128)·1187 = 1.94478e7. One query tile of
+  // 128 rows holds the 2 tokens (tile eff 2/128), 32 tiles on 108 SMs (occupancy 32/108):
+  // 1.94478e7 / (312e12 · 0.015625 · 0.296296) = 13.464 us of compute, / 0.6 = 22.440 us, + 2 us.
+  // Bytes: Q, O and the new KV (2·32·256·2·2 = 65,536) + the cached KV read once
+  // (592·32·256·2 = 9,699,328): 4.8 us at 2,039 GB/s · 0.85, below the compute time.
+  const OpCost op =
+      attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 2, AttentionDims::standard(32, 32, 128),
+                           DType::bf16, 2, 2, 592);
+  EXPECT_EQ(op.bound, Bound::compute);
+  EXPECT_TRUE(near_rel(op.flops.value, 1.94478e7, 1e-5));
+  EXPECT_TRUE(near_rel(op.bytes.value, 9764864, 1e-9));
+  EXPECT_TRUE(near_rel(op.time.value, 24.440e-6, 1e-4));
+}
+
 TEST(Collective, RingAllReduceAlphaBeta) {
   // H100 NVLink4: 450 GB/s per direction · 0.8 = 360 GB/s; 8 µs latency.
   // 64 MB over 8 ranks: 8e-6 + 2·7/8·64e6 / 360e9 = 8 us + 311.111 us = 319.111 us.

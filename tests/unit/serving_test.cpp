@@ -197,9 +197,24 @@ TEST(StepTimeModel, MixedStepIsAdditive) {
   const double expected = m.dense_time_s(272) + m.head_time_s(17) + m.prefill_attention_s(chunk) +
                           m.decode_attention_s(16, 800) + 300e-6;
   EXPECT_TRUE(near_rel(m.step_time_s(step), expected, 1e-12));
-  // A chunk after 100 cached tokens attends to them: FLOP ratio (256 + 1 + 200) / (256 + 1).
-  EXPECT_TRUE(near_rel(m.prefill_attention_s(chunk),
-                       m.prefill_attention_s({256, 0}) * 457.0 / 257.0, 1e-12));
+  // A chunk after 100 cached tokens attends to them: one attention kernel per layer (32 layers)
+  // over 256 new tokens after 100 cached ones, its fixed cost paid once.
+  const InferenceSpec spec = llama7b_a100();
+  const OpCost layer =
+      attention_prefill_op(spec.hardware, spec.kernel, 1, 256, AttentionDims::standard(32, 32, 128),
+                           DType::fp16, 2, 2, 100);
+  EXPECT_TRUE(near_rel(m.prefill_attention_s(chunk), 32 * layer.time.value, 1e-12));
+}
+
+TEST(StepTimeModel, FewNewTokensAfterALongCacheCostOneKernelPerLayer) {
+  // A prefix-cache hit of 592 of 594 prompt tokens leaves a 2-token chunk. Its attention is one
+  // kernel per layer over the cache (priced as such: ~24 us per layer on an A100, see
+  // Attention.PrefillAfterCachedTokens), not the 2-token causal kernel scaled by the pairs ratio
+  // (1,187 / 3 = 396x, its 2 us fixed cost included: ~0.8 ms per layer).
+  StepTimeModel m(llama7b_a100());
+  const double t = m.prefill_attention_s({2, 592});
+  EXPECT_GT(t, 32 * 20e-6);
+  EXPECT_LT(t, 32 * 30e-6);
 }
 
 // ---- Simulator: hand-simulated cases with a constant step time ----

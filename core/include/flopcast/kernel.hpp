@@ -164,12 +164,16 @@ struct AttentionDims {
   }
 };
 
-/// Causal fused attention over `batch` sequences of `seq` new tokens each. FLOPs = 2·Hq·(d_qk +
-/// d_v)·P per sequence, P = attended_pairs(0, s, window) (s(s+1)/2 for full attention: QKᵀ and PV
-/// over the causal triangle); bytes = Q and O (activation type) + the new tokens' KV written to
-/// the cache.
+/// Causal fused attention over `batch` sequences of `seq` new tokens each, after `cached` tokens
+/// already in the KV cache (a prefix-cache hit or the earlier chunks of a chunked prefill).
+/// FLOPs = 2·Hq·(d_qk + d_v)·P per sequence, P = attended_pairs(cached, s, window) (s(s+1)/2 for
+/// full attention without a cache: QKᵀ and PV over the causal triangle; s·c + s(s+1)/2 after c
+/// cached tokens); bytes = Q and O (activation type) + the new tokens' KV written to the cache +
+/// the cached KV the new tokens attend to, read once. Query tiles cover the new tokens only: a
+/// few new tokens over a long cache fill a fraction of each tile.
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes);
+                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes,
+                            double cached = 0);
 /// One decode step of attention: `batch` sequences, each one query token over `context` cached
 /// tokens, of which it attends to c' = attended_context(context, window). FLOPs = 2·c'·Hq·(d_qk +
 /// d_v) per sequence; bytes = the KV cache read, in whole KV pages (ceil(c'/page)·page·Hkv·kv_elems
