@@ -128,6 +128,7 @@ struct ServeOptions {
   std::string arrival = "poisson";
   std::string engine, policy;
   std::optional<std::string> chunked_prefill;
+  std::optional<std::string> async_scheduling;
   bool simulate = false;
   std::string trace_file, per_request_file;
   bool search = false;            ///< task "search": the setups with the most capacity

@@ -104,6 +104,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.max_num_seqs) r["engine"]["max_num_seqs"] = *o.max_num_seqs;
   if (o.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *o.max_num_batched_tokens;
   if (o.chunked_prefill) r["engine"]["chunked_prefill"] = *o.chunked_prefill == "on";
+  if (o.async_scheduling) r["engine"]["async_scheduling"] = *o.async_scheduling == "on";
   if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
   if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
   if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
@@ -226,6 +227,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--max-num-seqs", o.max_num_seqs, "Sequences per step at most");
   sub->add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Token budget per step");
   sub->add_option("--chunked-prefill", o.chunked_prefill, "on or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  sub->add_option("--async-scheduling", o.async_scheduling,
+                  "on or off (the engine's default; vllm: on, as vLLM >= 0.14)")
       ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--policy", o.policy, "decode_first or prefill_first")
       ->check(CLI::IsMember({"decode_first", "prefill_first"}));

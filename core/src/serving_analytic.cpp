@@ -511,7 +511,10 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
   // closed loop's request is sent as its predecessor ends and joins the next step.
   const double window = closed ? 0.0 : spec.num_scheduler_steps * tau;
-  const Dist phase = from_quantile([&](double q) { return q * window; });
+  // Async scheduling: the next step was planned before the request arrived, so it joins one step
+  // later whenever the engine is busy (a running batch of B sequences: busy min(1, B) of the time).
+  const double async_lag = spec.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
+  const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
   const Dist queueing = convolve(wait, phase);
   Dist ttft = convolve(queueing, service);
   for (double& x : ttft.x) x += setup.inference.request_overhead_s;

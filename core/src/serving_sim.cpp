@@ -52,6 +52,8 @@ struct Instance {
   long long prefix_blocks = 0;  // shared prefix, pinned
   bool busy = false;
   long long step_counter = 0;  // for multi-step scheduling
+  double step_start = -1;      // when the running (or last) step began
+  double step_end = -1;        // when the last step ended
   bool static_active = false;  // static batching: a batch is in flight
   std::vector<Work> plan;
   std::vector<int> lora_resident;  // LRU order, most recent last
@@ -430,10 +432,16 @@ struct ServingSimulation::State {
 
   void plan_admissions(Instance& in, int& left) {
     const bool chunked = spec.engine.chunked_prefill;
+    // Async scheduling: a step that follows another straight away was planned as that one began;
+    // requests that arrived since wait for the step after it (unless it would be empty: an idle
+    // engine plans again as soon as work arrives).
+    const double arrived_by =
+        spec.engine.async_scheduling && in.step_end == now ? in.step_start : now;
     while (!in.waiting.empty() && static_cast<int>(in.running.size()) < max_seqs && left > 0) {
       const int id = in.waiting.front();
       Req& r = reqs[static_cast<std::size_t>(id)];
       const int remaining = r.target - r.computed;
+      if (r.scheduled < 0 && r.arrival > arrived_by && !in.plan.empty()) break;
       int tokens = remaining;
       if (remaining == 0) {
         tokens = spec_k > 0 ? spec_k + 1 : 1;  // KV arrived from a prefill instance: decode
@@ -522,6 +530,7 @@ struct ServingSimulation::State {
     ++in.step_counter;
     const double cost = price(in);
     in.busy = true;
+    in.step_start = now;
     ++steps;
     step_time_sum += cost;
     batch_sum += static_cast<double>(in.plan.size());
@@ -595,6 +604,7 @@ struct ServingSimulation::State {
   void complete_step(int i) {
     Instance& in = inst[static_cast<std::size_t>(i)];
     in.busy = false;
+    in.step_end = now;
     const bool is_static = spec.batching == Batching::static_batch;
     std::vector<int>& run = in.running;
     for (const Work& w : in.plan) {

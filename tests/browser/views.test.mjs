@@ -575,11 +575,13 @@ test('serving view: share link round-trips', async () => {
   await page.fill('#sv-rate', '7.5');
   await page.fill('#sv-prompt_tokens', '1000');
   await page.selectOption('#sv-chunked_prefill', 'engine.chunked_prefill=false');
+  await page.selectOption('#sv-async_scheduling', 'engine.async_scheduling=false');
   await page.fill('#sv-slo_ttft', '500');
   await page.selectOption('#sv-attention_weights', 'precision.attention_weights="fp16"');
   await sweepDone(page);
   const req = await viewRequest(page, 'serving');
   assert.equal(req.engine.chunked_prefill, false);
+  assert.equal(req.engine.async_scheduling, false);
   assert.equal(req.precision.attention_weights, 'fp16');
   assert.equal(req.parallelism.dp_attention, true);
   assert.equal(req.workload.arrival.cv, 2);
@@ -593,6 +595,7 @@ test('serving view: share link round-trips', async () => {
   assert.deepEqual(await viewResult(q.page, 'serving'), res);
   assert.equal(await q.page.inputValue('#sv-cv'), '2');
   assert.equal(await q.page.inputValue('#sv-chunked_prefill'), 'engine.chunked_prefill=false');
+  assert.equal(await q.page.inputValue('#sv-async_scheduling'), 'engine.async_scheduling=false');
   assert.equal(await q.page.inputValue('#sv-dp_attention'), 'parallelism.dp_attention=true');
   assert.equal(await q.page.inputValue('#sv-attention_weights'), 'precision.attention_weights="fp16"');
   await q.done();

@@ -259,6 +259,23 @@ TEST(ServingSimulation, SecondRequestWaitsForTheRunningStep) {
   EXPECT_EQ(r.steps, 4);
 }
 
+TEST(ServingSimulation, AsyncSchedulingAdmitsOneStepLater) {
+  // As SecondRequestWaitsForTheRunningStep, with async scheduling: step B [10, 20] was planned
+  // at 0, before r1 arrived at 1 ms, so B decodes r0 alone; r1 is prefilled in step C [20, 30]
+  // (TTFT 29 ms) with r0's last token, then steps D and E [30, 50] give r1 tokens 2 and 3 (E2E
+  // 49). Mean TTFT (10 + 29)/2 = 19.5 ms, E2E (30 + 49)/2 = 39.5 ms, 5 steps. r0 arrived at an
+  // idle engine: no lag.
+  ServingSpec s = tiny_spec();
+  s.engine.async_scheduling = true;
+  s.arrival.rate_per_s = 1000;
+  s.num_requests = 2;
+  const ServingResult r = simulate_serving(s, kTenMs);
+  ASSERT_EQ(r.completed, 2);
+  EXPECT_TRUE(near_rel(r.ttft_s->mean, 19.5e-3, 1e-9));
+  EXPECT_TRUE(near_rel(r.e2e_s->mean, 39.5e-3, 1e-9));
+  EXPECT_EQ(r.steps, 5);
+}
+
 TEST(ServingSimulation, ConservesRequestsAndTokens) {
   ServingSpec s = tiny_spec();
   s.arrival.kind = ArrivalKind::poisson;
@@ -420,6 +437,25 @@ TEST(ServingAnalytic, LittlesLawHoldsAtTheFixedPoint) {
   EXPECT_LT(r.utilization, 1);
   // E2E mean = TTFT mean + (n − 1) · TPOT mean, the decode time being deterministic here.
   EXPECT_TRUE(near_rel(r.e2e_s->mean, r.ttft_s->mean + 127 * r.tpot_s->mean, 1e-6));
+}
+
+TEST(ServingAnalytic, AsyncSchedulingAddsOneStepToTheQueueing) {
+  // At B = 4 · 128 · τ (about 3.6 sequences) the engine is always busy: a request that arrives
+  // joins one step later than in a synchronous engine, so TTFT and E2E means grow by τ and TPOT
+  // does not change.
+  ServingSpec s = tiny_spec();
+  s.arrival.kind = ArrivalKind::poisson;
+  s.arrival.rate_per_s = 4;
+  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
+  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  const ServingResult sync = estimate_serving(s);
+  s.engine.async_scheduling = true;
+  const ServingResult async = estimate_serving(s);
+  ASSERT_GT(sync.mean_batch_size, 1);
+  const double tau = sync.mean_step_time_s;
+  EXPECT_NEAR(async.ttft_s->mean - sync.ttft_s->mean, tau, 0.01 * tau);
+  EXPECT_NEAR(async.e2e_s->mean - sync.e2e_s->mean, tau, 0.01 * tau);
+  EXPECT_TRUE(near_rel(async.tpot_s->mean, sync.tpot_s->mean, 1e-9));
 }
 
 TEST(ServingAnalytic, OverloadIsStatedWithoutLatencies) {

@@ -24,6 +24,10 @@ struct EngineProfile {
   bool chunked_prefill = true;
   double gpu_memory_utilization = 0.9;
   int kv_block_tokens = 16;
+  /// Async scheduling (vLLM >= 0.14 by default; SGLang's overlap scheduler): the next step is
+  /// planned while the current one runs, so a request that arrives during a step joins the step
+  /// after the next one, one step later than in a synchronous engine.
+  bool async_scheduling = false;
   /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
   /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
   double custom_all_reduce_max_bytes = 0;

@@ -33,7 +33,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   ObjectReader r(head.require("engine"), head.child("engine"),
                  {"step_overhead_us", "request_overhead_us", "kernel_fixed_us", "max_num_seqs",
                   "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization",
-                  "kv_block_tokens", "custom_all_reduce_max_MiB"});
+                  "kv_block_tokens", "custom_all_reduce_max_MiB", "async_scheduling"});
   e.step_overhead_s = r.number("step_overhead_us") * kMicro;
   e.request_overhead_s = r.number("request_overhead_us") * kMicro;
   read_kernel_fixed(r, e);
@@ -42,6 +42,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   e.chunked_prefill = r.boolean("chunked_prefill", true);
   e.gpu_memory_utilization = r.number("gpu_memory_utilization");
   e.kv_block_tokens = r.integer("kv_block_tokens");
+  e.async_scheduling = r.boolean("async_scheduling", false);
   e.custom_all_reduce_max_bytes = r.number("custom_all_reduce_max_MiB", 0) * kMiB;
   validate(e, r.path());
   return e;
@@ -70,7 +71,8 @@ json engine_profile_to_json(const EngineProfile& e) {
          {"max_num_batched_tokens", e.max_num_batched_tokens},
          {"chunked_prefill", e.chunked_prefill},
          {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
-         {"kv_block_tokens", e.kv_block_tokens}};
+         {"kv_block_tokens", e.kv_block_tokens},
+         {"async_scheduling", e.async_scheduling}};
   if (e.kernel_fixed_s) j["kernel_fixed_us"] = round6(*e.kernel_fixed_s / kMicro);
   return j;
 }

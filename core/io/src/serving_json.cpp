@@ -170,17 +170,20 @@ Parsed parse_request(const json& request) {
 
   // Engine: the profile named by `name`, then the request's overrides.
   const json& eng = object_or_empty(r, "engine");
-  ObjectReader en(
-      eng, "engine",
-      {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy", "batching",
-       "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization", "kv_block_tokens",
-       "step_overhead_us", "request_overhead_us", "kernel_fixed_us", "framework_reserve_GB"});
+  ObjectReader en(eng, "engine",
+                  {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
+                   "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
+                   "kv_block_tokens", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
+                   "framework_reserve_GB", "async_scheduling"});
   const std::string name = en.string("name", "vllm");
   s.engine = engine_profile(name, "engine.name");
   EngineProfile& e = s.engine;
   e.max_num_seqs = en.integer("max_num_seqs", e.max_num_seqs);
   e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
   e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
+  // vLLM runs pipeline-parallel setups synchronously (async scheduling excludes them).
+  e.async_scheduling =
+      en.boolean("async_scheduling", e.async_scheduling && !(e.id == "vllm" && inf.pp > 1));
   e.gpu_memory_utilization = en.number("gpu_memory_utilization", e.gpu_memory_utilization);
   e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
