@@ -97,6 +97,18 @@ std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
     l.max_total = static_cast<int>(std::lround(measured) + nominal);
     const double system = row_number(wl, "system_prompt_len");
     if (std::isfinite(system) && system > 0) l.shared_prefix = static_cast<int>(system);
+    // inference-perf's shared_prefix data cycles through its num_unique_system_prompts x
+    // users_per_system_prompt prompts (request i sends prompt i mod their count): once a run has
+    // sent more requests than that, every prompt is back in the engine's prefix cache, all its
+    // whole KV blocks (vLLM's 16 tokens) but the one holding its last token.
+    const double distinct =
+        row_number(wl, "num_unique_system_prompts") * row_number(wl, "users_per_system_prompt");
+    const double sent = row_number(wl, "completed_requests");
+    if (std::isfinite(distinct) && distinct >= 1 && std::isfinite(sent) && sent > 2 * distinct) {
+      constexpr int kBlockTokens = 16;
+      const int p = static_cast<int>(std::lround(measured));
+      l.shared_prefix = std::max(l.shared_prefix, (p - 1) / kBlockTokens * kBlockTokens);
+    }
     return l;
   }
   if (std::isfinite(in) && std::isfinite(out) && in >= 1 && out >= 1) {
@@ -169,6 +181,8 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
               : 512;
     }
     if (std::isfinite(steps) && steps >= 1) e["num_scheduler_steps"] = static_cast<int>(steps);
+    // Async scheduling became vLLM's default in 0.14.0.
+    if (std::isfinite(version) && version < 0.14) e["async_scheduling"] = false;
   } else if (name == "sglang") {
     e["policy"] = "prefill_first";
     e["chunked_prefill"] = true;
