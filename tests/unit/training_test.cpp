@@ -337,6 +337,34 @@ json fitted_request(const char* hardware) {
   return r;
 }
 
+TEST(TrainingParallelism, TensorParallelAcrossNodes) {
+  // Llama-2-7B, TP16 over two 8-GPU H100 nodes, 64 micro-batches of one 4096-token sequence.
+  // Without SP or TP overlap each micro-batch runs 4 all-reduces of one [4096 x 4096] bf16
+  // activation (33.55 MB) in each of 32 layers, all exposed: tp_collectives = 64 · 32 · 4 ·
+  // AR(33.55 MB over 16 ranks, 8 per node), the all-reduce priced by estimate_collective on the
+  // hardware's cluster (two levels: NVLink inside a node, the NICs between the two).
+  json req = request();
+  req["num_gpus"] = 16;
+  req["parallelism"] = {{"tp", 16}, {"zero", 0}};
+  req["gpus_per_node"] = 8;
+  const json r = io::run(req);
+  const HardwareSpec hw = io::detail::resolve_hardware("h100-sxm", "hardware");
+  KernelModel km;
+  km.use_calibration = false;
+  const ClusterSpec c = cluster_of(hw);
+  const Bytes act(4096.0 * 4096 * 2);
+  const double across = estimate_collective(CollectiveKind::all_reduce, act, 16, c, km).time.value;
+  const double within = estimate_collective(CollectiveKind::all_reduce, act, 8, c, km).time.value;
+  EXPECT_GT(across, within);  // the NIC hop costs more than TP8's NVLink-only ring
+  EXPECT_TRUE(near_rel(breakdown_ms(r, "communication", "tp_collectives"),
+                       64 * 32 * 4 * across * 1e3, 1e-5));
+
+  req["num_gpus"] = 12;
+  req["parallelism"]["tp"] = 12;
+  EXPECT_EQ(failure_of(req).message,
+            "parallelism.tp: must be a multiple of gpus_per_node (8) when it spans nodes (got 12)");
+}
+
 TEST(TrainingFitted, ScaleOfTheArchitectureMultipliesKernelTime) {
   // The default prices GEMMs at Tier 0 (capped at the share of the peak the H100's own bf16
   // GEMMs measured, 0.7978 against 0.8), attention with the H100's measured attention-kernel fit
