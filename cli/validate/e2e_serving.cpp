@@ -71,6 +71,7 @@ struct Lengths {
   json prompt, output;
   int max_total = 0;  ///< longest prompt + output, for the model's context
   int shared_prefix = 0;
+  double prefix_hit_rate = 1;  ///< share of requests whose prefix is in the cache
 };
 
 std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
@@ -108,6 +109,9 @@ std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
       constexpr int kBlockTokens = 16;
       const int p = static_cast<int>(std::lround(measured));
       l.shared_prefix = std::max(l.shared_prefix, (p - 1) / kBlockTokens * kBlockTokens);
+      // The first send of each prompt misses (all of it but the system prompt, which the others
+      // of its group may have cached already: charged as a whole miss).
+      l.prefix_hit_rate = 1 - distinct / sent;
     }
     return l;
   }
@@ -323,6 +327,7 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   }
   if (len.shared_prefix > 0) {
     r["features"]["prefix_caching"] = {{"shared_prefix_tokens", len.shared_prefix}};
+    if (len.prefix_hit_rate < 1) r["features"]["prefix_caching"]["hit_rate"] = len.prefix_hit_rate;
   }
   return r;
 }
