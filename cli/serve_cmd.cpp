@@ -229,7 +229,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--chunked-prefill", o.chunked_prefill, "on or off")
       ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--async-scheduling", o.async_scheduling,
-                  "on or off (the engine's default; vllm: on, as vLLM >= 0.14)")
+                  "on or off (the engine's default; vllm and sglang: on)")
       ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--policy", o.policy, "decode_first or prefill_first")
       ->check(CLI::IsMember({"decode_first", "prefill_first"}));

@@ -190,6 +190,12 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
   } else if (name == "sglang") {
     e["policy"] = "prefill_first";
     e["chunked_prefill"] = true;
+    // The overlap scheduler became SGLang's default in late 2024 (v0.4); SGLang 0.4 turned it
+    // off with DP attention (server_args: "Overlap schedule is disabled").
+    const double version = engine_version(wl, "sglang");
+    if ((std::isfinite(version) && version < 0.04) || attention_ranks > 1) {
+      e["async_scheduling"] = false;
+    }
   }
   // TensorRT-LLM's max_batch_size and max_num_tokens bound each attention-DP rank's own batch
   // (its PyTorch flow schedules every rank apart): the replica's are ranks times as large. The
