@@ -43,22 +43,8 @@ void validate(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   // Checks of tp come before num_gpus: a bad tp must be blamed on tp, not on a good num_gpus.
   check_int("parallelism.tp", s.tp, 1, 1024);
-  if (s.tp > s.hardware.gpus_per_node) {
-    // A TP group over whole nodes: its all-reduces cross the scale-out network (the collective
-    // model's two levels), which the hardware must have.
-    const std::string node = std::to_string(s.hardware.gpus_per_node);
-    if (s.hardware.scaleout_nics_per_node == 0) {
-      throw NotModelledError("parallelism.tp",
-                             "tensor parallelism across nodes needs a scale-out network; "
-                             "hardware.scaleout_nics_per_node is 0, so tp must be <= "
-                             "hardware.gpus_per_node (" +
-                                 node + ") (got " + std::to_string(s.tp) + ")");
-    }
-    if (s.tp % s.hardware.gpus_per_node != 0) {
-      fail("parallelism.tp",
-           "must be a multiple of hardware.gpus_per_node (" + node + ") when it spans nodes", s.tp);
-    }
-  }
+  layer_ops::check_tensor_parallel_nodes(
+      s.tp, s.hardware.gpus_per_node, s.hardware.scaleout_nics_per_node, "hardware.gpus_per_node");
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   if (s.dp_attention && s.tp < 2) {
     fail("parallelism.dp_attention",

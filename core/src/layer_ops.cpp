@@ -40,6 +40,24 @@ void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path) 
   }
 }
 
+void check_tensor_parallel_nodes(int tp, int gpus_per_node, int scaleout_nics_per_node,
+                                 const std::string& node_key) {
+  if (tp <= gpus_per_node) return;
+  // A TP group over whole nodes: its collectives cross the scale-out network (the collective
+  // model's two levels, TP innermost), which the hardware must have.
+  const std::string node = std::to_string(gpus_per_node);
+  if (scaleout_nics_per_node == 0) {
+    throw NotModelledError("parallelism.tp",
+                           "tensor parallelism across nodes needs a scale-out network; "
+                           "hardware.scaleout_nics_per_node is 0, so tp must be <= " +
+                               node_key + " (" + node + ") (got " + std::to_string(tp) + ")");
+  }
+  if (tp % gpus_per_node != 0) {
+    fail("parallelism.tp",
+         "must be a multiple of " + node_key + " (" + node + ") when it spans nodes", tp);
+  }
+}
+
 std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp) {
   const double h = m.hidden_size, hq = double(m.num_heads) / tp;
   if (!m.is_mla()) {

@@ -26,6 +26,11 @@ double linear_params(const std::vector<LinearShape>& linears);
 /// Checks that tensor parallelism `tp` splits every sharded dimension of the model (heads, KV
 /// heads, FFN widths), blaming `path`.
 void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path);
+/// A TP group larger than a node (`gpus_per_node`, named `node_key` in messages) spans whole
+/// nodes over the scale-out network: tp a multiple of it, and the hardware has NICs
+/// (NotModelledError otherwise). Shared by inference, serving and training.
+void check_tensor_parallel_nodes(int tp, int gpus_per_node, int scaleout_nics_per_node,
+                                 const std::string& node_key);
 
 /// Attention projections in the order they run. Standard: fused q, k, v (Hq/tp + 2·Hkv/tp heads
 /// of d) and o_proj. MLA: q_a (h → r_q, replicated) and q_b (r_q → Hq/tp·d), or q (h → Hq/tp·d)

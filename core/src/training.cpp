@@ -48,22 +48,8 @@ void validate_parallelism(const TrainingSpec& s) {
   check_int("parallelism.cp", s.cp, 1, 1024);
   check_int("parallelism.ep", s.ep, 1, 1024);
   check_int("parallelism.vpp", s.vpp, 1, 128);
-  if (s.tp > s.gpus_per_node) {
-    // A TP group over whole nodes: its collectives cross the scale-out network (the collective
-    // model's two levels, TP innermost), which the cluster must have.
-    const std::string node = std::to_string(s.gpus_per_node);
-    if (s.hardware.scaleout_nics_per_node == 0) {
-      throw NotModelledError("parallelism.tp",
-                             "tensor parallelism across nodes needs a scale-out network; "
-                             "hardware.scaleout_nics_per_node is 0, so tp must be <= "
-                             "gpus_per_node (" +
-                                 node + ") (got " + std::to_string(s.tp) + ")");
-    }
-    if (s.tp % s.gpus_per_node != 0) {
-      fail("parallelism.tp",
-           "must be a multiple of gpus_per_node (" + node + ") when it spans nodes", s.tp);
-    }
-  }
+  layer_ops::check_tensor_parallel_nodes(s.tp, s.gpus_per_node, s.hardware.scaleout_nics_per_node,
+                                         "gpus_per_node");
   layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("parallelism.first_stage_layers", s.pp_first_stage_layers, 0, m.num_layers);

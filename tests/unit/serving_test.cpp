@@ -423,14 +423,19 @@ TEST(ServingSimulation, OfflineBatchIsConcurrencyEqualToNumRequests) {
 
 // ---- Analytic model ----
 
-TEST(ServingAnalytic, LittlesLawHoldsAtTheFixedPoint) {
-  // B = λ · D · τ with D = 1 + (n − 1) steps a request spends in the batch (n = 128).
+/// Llama-2-7B on an A100 at 4 req/s (Poisson) of 512 → 128 tokens.
+ServingSpec poisson_4_per_s() {
   ServingSpec s = tiny_spec();
   s.arrival.kind = ArrivalKind::poisson;
   s.arrival.rate_per_s = 4;
   s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
   s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
-  const ServingResult r = estimate_serving(s);
+  return s;
+}
+
+TEST(ServingAnalytic, LittlesLawHoldsAtTheFixedPoint) {
+  // B = λ · D · τ with D = 1 + (n − 1) steps a request spends in the batch (n = 128).
+  const ServingResult r = estimate_serving(poisson_4_per_s());
   ASSERT_FALSE(r.saturated);
   EXPECT_TRUE(near_rel(r.mean_batch_size, 4 * 128 * r.mean_step_time_s, 1e-6));
   EXPECT_GT(r.utilization, 0);
@@ -443,11 +448,7 @@ TEST(ServingAnalytic, AsyncSchedulingAddsOneStepToTheQueueing) {
   // At B = 4 · 128 · τ (about 3.6 sequences) the engine is always busy: a request that arrives
   // joins one step later than in a synchronous engine, so TTFT and E2E means grow by τ and TPOT
   // does not change.
-  ServingSpec s = tiny_spec();
-  s.arrival.kind = ArrivalKind::poisson;
-  s.arrival.rate_per_s = 4;
-  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
-  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  ServingSpec s = poisson_4_per_s();
   const ServingResult sync = estimate_serving(s);
   s.engine.async_scheduling = true;
   const ServingResult async = estimate_serving(s);
@@ -490,10 +491,8 @@ TEST(ServingAnalytic, TailPercentilesComeFromTheirOwnQuantiles) {
   // Constant arrivals, fixed lengths: no queueing wait (ca² = cs² = 0), so the queueing delay is
   // the phase of the running step at arrival, uniform on [0, τ]: mean 0.5τ, p50 0.5τ, p90 0.9τ,
   // p99 0.99τ. (With 32 equal quantile points the largest level was 0.984 and p90 = p99.)
-  ServingSpec s = tiny_spec();
-  s.arrival.rate_per_s = 4;
-  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
-  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  ServingSpec s = poisson_4_per_s();
+  s.arrival.kind = ArrivalKind::constant;
   const ServingResult r = estimate_serving(s);
   const double tau = r.mean_step_time_s;
   EXPECT_TRUE(near_rel(r.queueing_s->mean, 0.5 * tau, 1e-6));
@@ -533,11 +532,7 @@ TEST(ServingAnalytic, LoraSlotWaitIsAFiniteSourceQueue) {
   // (0, 1, 2 adapters wanting the slot) weigh 1, 2x, 2x²: L = (2x + 4x²)/Z, Lq = 2x²/Z,
   // activations la(2 + 2x)/Z, so W_q = x² / (la (1 + x)); a request waits W_q if its adapter was
   // idle ((2 − L)/2 of the time) and W_q/2 if it was queued (Lq/2).
-  ServingSpec s = tiny_spec();
-  s.arrival.kind = ArrivalKind::poisson;
-  s.arrival.rate_per_s = 4;
-  s.prompt = {LengthKind::fixed, 512, 1, 1, 0, 0};
-  s.output = {LengthKind::fixed, 128, 1, 1, 0, 0};
+  ServingSpec s = poisson_4_per_s();
   s.lora.num_adapters = 2;
   s.lora.max_loras_per_batch = 1;
   const ServingResult r = estimate_serving(s);
