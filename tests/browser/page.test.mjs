@@ -768,6 +768,39 @@ test('accessibility: axe-core reports no serious or critical violation on any ta
   }
 });
 
+// Issue 11: each load sent the 1.7 MB module again, uncompressed, to the page and to the
+// simulator's worker. web/serve.mjs now compresses (brotli) and revalidates by ETag: a first load
+// must stay under 350 KB on the wire, a reload (every file a 304) under 50 KB.
+test('a first load transfers under 350 KB and a reload under 50 KB', async () => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const requests = [];
+  let wire = 0;
+  const sized = [];
+  page.on('request', (req) => requests.push(req.url()));
+  page.on('requestfinished', (req) => {
+    sized.push(req.sizes().then((z) => { wire += z.responseBodySize + z.responseHeadersSize; }));
+  });
+  await page.goto(baseUrl);
+  await waitSettled(page);
+  await settle(requests);
+  await Promise.all(sized);
+  const first = wire;
+  assert.ok(requests.filter((u) => u.endsWith('/flopcast.wasm')).length >= 1, 'the module was loaded');
+  assert.ok(first < 350_000, `first load: ${first} bytes`);
+  wire = 0;
+  sized.length = 0;
+  const before = requests.length;
+  await page.reload();
+  await waitSettled(page);
+  await settle(requests);
+  await Promise.all(sized);
+  assert.ok(requests.length > before, 'the reload made requests');
+  assert.ok(wire < 50_000, `reload: ${wire} bytes`);
+  assert.equal(await status(page), 'ready');
+  await context.close();
+});
+
 test('the page makes no request after load', async () => {
   const p = await openPage();
   const { page, requests } = p;

@@ -9,6 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let tmp;
@@ -24,6 +25,7 @@ before(async () => {
   fs.writeFileSync(path.join(root, 'app.js'), 'export {};');
   fs.writeFileSync(path.join(root, 'm.mjs'), 'export {};');
   fs.writeFileSync(path.join(root, 'style.css'), 'body{}');
+  fs.writeFileSync(path.join(root, 'big.js'), 'export const x = 1;\n'.repeat(2000));
   fs.writeFileSync(path.join(root, 'flopcast.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
   fs.writeFileSync(path.join(root, 'p.json'), '{}');
   fs.writeFileSync(path.join(root, 'i.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
@@ -57,13 +59,16 @@ after(() => {
 });
 
 // Raw GET so that paths like /../x reach the server unnormalised.
-function get(rawPath) {
+function get(rawPath, headers = {}) {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method: 'GET' }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method: 'GET', headers }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        resolve({ status: res.statusCode, type: res.headers['content-type'], headers: res.headers, bytes, body: bytes.toString() });
+      });
     });
     req.on('error', reject);
     req.end();
@@ -112,4 +117,54 @@ test('404 for missing files, traversal and links leaving the root', async () => 
     assert.equal(r.status, 404, `${p} -> ${r.status}`);
     assert.ok(!r.body.includes('do not serve'), p);
   }
+});
+
+// Issue 11: a reload sent every byte again and nothing was compressed (the 1.7 MB module each
+// time). Files now carry a strong ETag, a matching If-None-Match gets a 304 without a body, and
+// text and the module go out as brotli or gzip, whichever the client accepts.
+test('ETags make a reload a 304 without a body', async () => {
+  const first = await get('/big.js');
+  assert.equal(first.status, 200);
+  const etag = first.headers.etag;
+  assert.match(etag, /^"[A-Za-z0-9_-]{43}"$/);  // SHA-256, base64url
+  assert.equal(first.headers['cache-control'], 'no-cache');
+  const again = await get('/big.js', { 'If-None-Match': etag });
+  assert.equal(again.status, 304);
+  assert.equal(again.bytes.length, 0);
+  assert.equal(again.headers.etag, etag);
+  assert.equal(again.headers['x-frame-options'], 'DENY');
+  assert.equal((await get('/big.js', { 'If-None-Match': `"other", W/${etag}` })).status, 304);
+  assert.equal((await get('/big.js', { 'If-None-Match': '"other"' })).status, 200);
+  // A file changed on disk gets a new ETag: the old one no longer matches.
+  const file = path.join(root, 'p.json');
+  const before = (await get('/p.json')).headers.etag;
+  fs.writeFileSync(file, '{"changed": true}');
+  fs.utimesSync(file, new Date(), new Date(Date.now() + 5000));
+  const after = await get('/p.json', { 'If-None-Match': before });
+  assert.equal(after.status, 200);
+  assert.notEqual(after.headers.etag, before);
+  assert.equal(after.body, '{"changed": true}');
+});
+
+test('text and the module are sent compressed as the client accepts', async () => {
+  const plain = (await get('/big.js')).bytes;
+  assert.equal(plain.length, 40000);  // 2,000 lines of 20 bytes
+  const br = await get('/big.js', { 'Accept-Encoding': 'gzip, deflate, br' });
+  assert.equal(br.headers['content-encoding'], 'br');
+  assert.equal(br.headers.vary, 'Accept-Encoding');
+  assert.ok(br.bytes.length < 200, `brotli of a repeated line: ${br.bytes.length} bytes`);
+  assert.equal(Number(br.headers['content-length']), br.bytes.length);
+  assert.deepEqual(zlib.brotliDecompressSync(br.bytes), plain);
+  const gz = await get('/big.js', { 'Accept-Encoding': 'gzip, br;q=0' });
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.deepEqual(zlib.gunzipSync(gz.bytes), plain);
+  const wasm = await get('/flopcast.wasm', { 'Accept-Encoding': 'br' });
+  assert.equal(wasm.headers['content-encoding'], 'br');
+  assert.deepEqual(zlib.brotliDecompressSync(wasm.bytes), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  const png = await get('/i.png', { 'Accept-Encoding': 'br, gzip' });
+  assert.equal(png.headers['content-encoding'], undefined);
+  assert.equal(png.bytes.length, 4);
+  const none = await get('/big.js', { 'Accept-Encoding': 'identity' });
+  assert.equal(none.headers['content-encoding'], undefined);
+  assert.equal(none.bytes.length, 40000);
 });
