@@ -1,7 +1,7 @@
 // Collective view (task "collective"): time and bus bandwidth of one NCCL-style collective, and
 // the same collective swept over message sizes from 256 B to 4 GiB.
 
-import { $, el, banners, call, clone, fmtBytes, fmtMs, fmtNum, lineChart, markStale, metric, setMetric, wireForm } from './ui.js';
+import { $, el, banners, call, clone, fmtBytes, fmtMs, fmtNum, lineChart, markStale, metric, setMetric, wireForm, Pin } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'co';
@@ -25,6 +25,11 @@ export class CollectiveView {
   constructor(root, { M, presets }) {
     Object.assign(this, { root, M, presets, request: null, result: null, linkErrors: new Map(), general: [] });
     this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
+    this.pin = new Pin(P, [
+      ['time', (r) => r.time_us, true, (v) => fmtMs(v / 1e3).join(' ')],
+      ['busbw', (r) => r.bus_bandwidth_GBps, false, (v) => `${fmtNum(v)} GB/s`],
+      ['algbw', (r) => r.algorithm_bandwidth_GBps, false, (v) => `${fmtNum(v)} GB/s`],
+    ]);
     const f = (k) => this.form.render(k);
     const form = el('form', { class: 'panel setup', autocomplete: 'off', novalidate: true }, el('h2', { text: 'Collective' }),
       el('fieldset', null, el('legend', { text: 'Cluster' }), f('hardware'), f('gpus_per_node')),
@@ -33,11 +38,19 @@ export class CollectiveView {
     wireForm(form, this, () => this.recompute());
     const m = (id, label) => metric(P, id, label);
     root.replaceChildren(form, el('section', { class: 'results' },
-      el('div', { class: 'results-head' }, el('h2', { text: 'Collective time' }), el('p', { class: 'subtitle', id: `${P}-subtitle` })),
+      el('div', { class: 'results-head' }, el('h2', { text: 'Collective time' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }), this.pin.button),
+      this.pin.note,
       ...banners(P, 'Fix the highlighted fields to recompute.'),
       el('div', { class: 'headline wide' }, m('time', 'Time'), m('busbw', 'Bus bandwidth'), m('algbw', 'Algorithm bandwidth')),
       el('div', { class: 'panel' }, el('h3', { text: 'Against message size' }), el('div', { class: 'charts', id: `${P}-charts` }))));
+    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, this.label()));
     this.form.apply(clone(DEFAULT_COLLECTIVE));
+  }
+
+  /** The pinned setup's label: operation, size, ranks and GPU. */
+  label() {
+    const c = this.request?.collective ?? {};
+    return `${c.op} of ${fmtBytes(c.bytes)} over ${c.ranks} ranks, ${$(`${P}-subtitle`).textContent}`;
   }
 
   applyRequest(request) {
@@ -63,6 +76,7 @@ export class CollectiveView {
     set('busbw', res.bus_bandwidth_GBps, [fmtNum(res.bus_bandwidth_GBps), 'GB/s']);
     set('algbw', res.algorithm_bandwidth_GBps, [fmtNum(res.algorithm_bandwidth_GBps), 'GB/s']);
     $(`${P}-subtitle`).textContent = `${res.algorithm} over ${res.nodes} ${res.nodes === 1 ? 'node' : 'nodes'} × ${res.ranks_per_node} ranks · tier ${res.tier}`;
+    this.pin.render(res);
     this.renderSweep(request);
   }
 
