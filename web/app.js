@@ -108,6 +108,7 @@ const state = {
   pin: null, // Pin (ui.js) of the headlines, set up by wire()
   sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
   batchSweep: [], // [{ batch, res }] of the last finished batch sweep
+  contextSweep: [], // [{ context, res }] of the last finished context sweep
   stale: true,
   inputErrors: new Map(), // target -> message (local parsing problems)
   linkErrors: new Map(), // target -> message (from decode_link / scenario application)
@@ -639,8 +640,51 @@ function scheduleBatchSweep(request, res) {
     ];
     charts.forEach((c, i) => { c.dataset.chart = ['ttft', 'tpot', 'throughput'][i]; });
     box.replaceChildren(...charts);
+    renderContextSweep(request, res);
     box.dataset.sweep = 'done';
   }, 0);
+}
+
+/**
+ * Memory per GPU against context length (prompt + output tokens per sequence) at the setup's
+ * batch and output length: 512, 1K, 2K, … up to the model's context, and the setup's own.
+ * Weights stay flat, the KV cache grows with the context; the budget line shows where it stops
+ * fitting (the longest context that fits is marked).
+ */
+function renderContextSweep(request, res) {
+  const out = request.workload.output_tokens;
+  const current = request.workload.prompt_tokens + out;
+  const contexts = new Set([current]);
+  for (let c = 512; c <= 1 << 21; c *= 2) if (c > out) contexts.add(c);
+  const points = [];
+  for (const c of [...contexts].sort((a, b) => a - b)) {
+    const q = clone(request);
+    q.workload.prompt_tokens = c - out;
+    const r = c === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
+    if (r.ok && r.result.memory) points.push({ context: c, res: r.result });  // past the model's context: an error, left out
+  }
+  state.contextSweep = points;
+  const x = (c) => Math.log2(c);
+  const mem = (p) => p.res.memory;
+  const used = (p) => mem(p).weights_GB + mem(p).kv_cache_GB + mem(p).activations_GB + mem(p).reserve_GB;
+  const markers = [{ x: x(current), label: 'you', cls: 'current' }];
+  const longest = res.memory?.max_context_tokens ?? 0;
+  if (longest >= 1) markers.push({ x: x(longest), label: `fits up to ${fmtInt(longest)}`, cls: 'saturation' });
+  const xMin = x(points[0]?.context ?? 512);
+  const xTop = Math.max(x(points.at(-1)?.context ?? 1024), xMin + 1);
+  const xTicks = [];
+  for (let e = Math.ceil(xMin); e <= xTop; e += Math.ceil((xTop - xMin) / 5)) xTicks.push(e);
+  const chart = lineChart({
+    title: 'Memory per GPU (GB)', xLabel: 'context per sequence, tokens (log scale)', yLabel: 'GB', markers, xMin, xTop, xTicks,
+    xFmt: (v) => fmtInt(2 ** v),
+    series: [
+      { label: 'in use', cls: 's1', points: points.map((p) => [x(p.context), used(p)]) },
+      { label: 'KV cache', cls: 's2', points: points.map((p) => [x(p.context), mem(p).kv_cache_GB]) },
+      { label: 'budget', cls: 's3', points: points.map((p) => [x(p.context), mem(p).budget_GB]) },
+    ],
+  });
+  chart.dataset.chart = 'memory';
+  $('context-charts').replaceChildren(chart);
 }
 
 function renderMemory(mem, res) {
@@ -1077,6 +1121,7 @@ async function main() {
     request: () => clone(state.request),
     lastResult: () => (state.lastResult ? clone(state.lastResult) : null),
     batchSweep: () => clone(state.batchSweep),
+    contextSweep: () => clone(state.contextSweep),
     stale: () => state.stale,
     presets: () => clone(state.presets),
   });

@@ -277,6 +277,38 @@ test('batch sweep: latency and throughput against batch size, each point the mod
   await p.done();
 });
 
+// Issue 11: memory against context length, the last of the inference tab's sweeps.
+test('context sweep: memory per GPU against context length, each point the module\'s estimate', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
+  const sweep = await page.evaluate(() => window.flopcast.contextSweep());
+  const req = await page.evaluate(() => window.flopcast.request());
+  const out = req.workload.output_tokens;
+  const own = req.workload.prompt_tokens + out;
+  const contexts = sweep.map((q) => q.context);
+  // Llama-2-7B's context is 4,096 tokens: 512 (when longer than the output), 1K, 2K, 4K and the
+  // setup's own; longer contexts are errors and left out.
+  assert.deepEqual(contexts, [...new Set([512, 1024, 2048, 4096, own].filter((c) => c > out))].sort((a, b) => a - b));
+  for (const q of sweep) {
+    const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))),
+      { ...req, workload: { ...req.workload, prompt_tokens: q.context - out } });
+    assert.equal(env.ok, true);
+    assert.equal(q.res.memory.kv_cache_GB, env.result.memory.kv_cache_GB, `context ${q.context}`);
+    // Weights do not depend on the context.
+    assert.equal(q.res.memory.weights_GB, sweep[0].res.memory.weights_GB);
+  }
+  // The KV cache holds batch × context tokens of 524,288 B (32 layers × 2 × 4,096 × 2 B):
+  // doubling the context doubles it.
+  const kv = (c) => sweep.find((q) => q.context === c).res.memory.kv_cache_GB;
+  const batch = req.workload.batch_size ?? 1;
+  assert.ok(Math.abs(kv(2048) - (batch * 2048 * 524288) / 1e9) < 1e-4, `KV at 2,048: ${kv(2048)} GB`);
+  assert.ok(Math.abs(kv(4096) / kv(2048) - 2) < 1e-6);
+  const charts = await page.evaluate(() => [...document.querySelectorAll('#context-charts > .chart-box')].map((c) => c.dataset.chart));
+  assert.deepEqual(charts, ['memory']);
+  await p.done();
+});
+
 // Issue 11: a roofline of the ops, each point the op's own FLOPs, bytes and time.
 test('roofline: every op with FLOPs and bytes is a point at or under the roof', async () => {
   const p = await openPage();
