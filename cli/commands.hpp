@@ -129,6 +129,13 @@ struct ServeOptions {
   std::string engine, policy;
   std::optional<std::string> chunked_prefill;
   std::optional<std::string> async_scheduling;
+  // Features and engine settings that had needed --request (issue 11: every input as a flag).
+  std::optional<int> shared_prefix_tokens, lora_adapters, lora_rank, max_loras_per_batch;
+  std::optional<int> prefill_instances, decode_instances, static_batch_size, kv_block_tokens;
+  std::optional<double> prefix_hit_rate, kv_link_gbps, moe_imbalance, gpu_memory_utilization;
+  std::optional<double> e2e_slo_ms;
+  bool expert_parallel_all_to_all = false;
+  std::string batching, router;
   bool simulate = false;
   std::string trace_file, per_request_file;
   bool search = false;            ///< task "search": the setups with the most capacity

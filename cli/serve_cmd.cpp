@@ -106,8 +106,46 @@ json build_serve_request(const ServeOptions& o) {
   if (o.chunked_prefill) r["engine"]["chunked_prefill"] = *o.chunked_prefill == "on";
   if (o.async_scheduling) r["engine"]["async_scheduling"] = *o.async_scheduling == "on";
   if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
+  if (!o.batching.empty()) r["engine"]["batching"] = o.batching;
+  if (o.static_batch_size) r["engine"]["static_batch_size"] = *o.static_batch_size;
+  if (o.kv_block_tokens) r["engine"]["kv_block_tokens"] = *o.kv_block_tokens;
+  if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
+  if (!o.router.empty()) r["router"] = o.router;
+  if (o.shared_prefix_tokens) {
+    r["features"]["prefix_caching"]["shared_prefix_tokens"] = *o.shared_prefix_tokens;
+    if (o.prefix_hit_rate) r["features"]["prefix_caching"]["hit_rate"] = *o.prefix_hit_rate;
+  } else if (o.prefix_hit_rate) {
+    throw SpecError("features.prefix_caching", "--prefix-hit-rate needs --shared-prefix-tokens");
+  }
+  if (o.lora_adapters) {
+    json& lora = r["features"]["lora"];
+    lora["num_adapters"] = *o.lora_adapters;
+    if (o.lora_rank) lora["rank"] = *o.lora_rank;
+    if (o.max_loras_per_batch) lora["max_loras_per_batch"] = *o.max_loras_per_batch;
+  } else if (o.lora_rank || o.max_loras_per_batch) {
+    throw SpecError("features.lora", "--lora-rank and --max-loras-per-batch need --lora-adapters");
+  }
+  if (o.prefill_instances || o.decode_instances) {
+    if (!o.prefill_instances || !o.decode_instances) {
+      throw SpecError("features.disaggregated",
+                      "give both --prefill-instances and --decode-instances");
+    }
+    json& d = r["features"]["disaggregated"];
+    d["prefill_instances"] = *o.prefill_instances;
+    d["decode_instances"] = *o.decode_instances;
+    if (o.kv_link_gbps) d["kv_link_GBps"] = *o.kv_link_gbps;
+  } else if (o.kv_link_gbps) {
+    throw SpecError("features.disaggregated",
+                    "--kv-link-GBps needs --prefill-instances and --decode-instances");
+  }
+  if (o.expert_parallel_all_to_all || o.moe_imbalance) {
+    json& moe = r["features"]["moe"];
+    if (o.expert_parallel_all_to_all) moe["expert_parallel"] = true;
+    if (o.moe_imbalance) moe["imbalance_factor"] = *o.moe_imbalance;
+  }
   if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
   if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
+  if (o.e2e_slo_ms) r["slo"]["e2e_ms"] = *o.e2e_slo_ms;
   if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
   if (!o.draft.empty()) {
     json& spec = r["features"]["speculative"];
@@ -233,6 +271,35 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--policy", o.policy, "decode_first or prefill_first")
       ->check(CLI::IsMember({"decode_first", "prefill_first"}));
+  sub->add_option("--batching", o.batching, "continuous (default) or static (with --simulate)")
+      ->check(CLI::IsMember({"continuous", "static"}));
+  sub->add_option("--static-batch-size", o.static_batch_size,
+                  "Static batching: sequences per batch (default --max-num-seqs)");
+  sub->add_option("--kv-block-tokens", o.kv_block_tokens, "Paged-KV block size (tokens)");
+  sub->add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                  "Fraction of GPU memory the engine may use");
+  sub->add_option("--router", o.router, "Replicas: round_robin (default) or least_loaded")
+      ->check(CLI::IsMember({"round_robin", "least_loaded"}));
+  sub->add_option("--shared-prefix-tokens", o.shared_prefix_tokens,
+                  "Prefix caching: tokens of every prompt served from the cache");
+  sub->add_option("--prefix-hit-rate", o.prefix_hit_rate,
+                  "Prefix caching: share of requests that find the prefix cached (default 1)");
+  sub->add_option("--lora-adapters", o.lora_adapters,
+                  "Multi-LoRA: adapters the requests spread over");
+  sub->add_option("--lora-rank", o.lora_rank, "Multi-LoRA: adapter rank (default 16)");
+  sub->add_option("--max-loras-per-batch", o.max_loras_per_batch,
+                  "Multi-LoRA: adapters one step may hold (default 4)");
+  sub->add_option("--prefill-instances", o.prefill_instances,
+                  "Disaggregated serving: prefill instances of --tp GPUs (with --simulate)");
+  sub->add_option("--decode-instances", o.decode_instances,
+                  "Disaggregated serving: decode instances of --tp GPUs");
+  sub->add_option("--kv-link-GBps", o.kv_link_gbps,
+                  "Disaggregated serving: KV transfer bandwidth per instance (default 50)");
+  sub->add_flag("--expert-parallel-all-to-all", o.expert_parallel_all_to_all,
+                "MoE: price the expert all-to-all dispatch (features.moe.expert_parallel)");
+  sub->add_option("--moe-imbalance", o.moe_imbalance,
+                  "MoE: load on the busiest GPU's experts over the mean (default 1)");
+  sub->add_option("--e2e-slo-ms", o.e2e_slo_ms, "End-to-end latency objective for goodput");
   sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
   sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
   sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
