@@ -602,6 +602,34 @@ function sweepBatches(current, largest) {
 }
 
 /**
+ * The setup re-estimated at each of `values` (`set` writes one into a copy of the request; the
+ * setup's own value reuses its result), keeping the answers `keep` accepts: [{ value, res }].
+ */
+function sweepPoints(request, res, values, current, set, keep) {
+  const points = [];
+  for (const v of values) {
+    const q = clone(request);
+    set(q, v);
+    const r = v === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
+    if (r.ok && keep(r.result)) points.push({ value: v, res: r.result });
+  }
+  return points;
+}
+
+/**
+ * A log-2 axis from 2^xMin to 2^xTop: the setup's value and the largest that fits marked, ticks
+ * at whole powers of two every one or more doublings (at most 6 labels).
+ */
+function log2Axis(xMin, xTop, current, largest) {
+  const markers = [{ x: Math.log2(current), label: 'you', cls: 'current' }];
+  if (largest >= 1) markers.push({ x: Math.log2(largest), label: `fits up to ${fmtInt(largest)}`, cls: 'saturation' });
+  const step = Math.max(1, Math.ceil(Math.floor(xTop - xMin) / 5));
+  const xTicks = [];
+  for (let e = Math.ceil(xMin); e <= xTop; e += step) xTicks.push(e);
+  return { markers, xTicks, xFmt: (v) => fmtInt(2 ** v) };
+}
+
+/**
  * The setup at each batch of the sweep (a dozen estimates), run after the headline, off the
  * input event; an edit made meanwhile abandons it. Charts TTFT, TPOT and output throughput
  * against the batch on a log-2 axis, with the setup's batch and the largest that fits marked.
@@ -614,23 +642,13 @@ function scheduleBatchSweep(request, res) {
     if (gen !== state.sweepGeneration) return;
     const current = request.workload.batch_size ?? 1;
     const largest = res.memory?.max_batch_size ?? 0;
-    const points = [];
-    for (const b of sweepBatches(current, largest)) {
-      const q = clone(request);
-      q.workload.batch_size = b;
-      const r = b === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
-      if (r.ok && r.result.memory?.fits !== false) points.push({ batch: b, res: r.result });
-    }
+    const points = sweepPoints(request, res, sweepBatches(current, largest), current,
+      (q, b) => { q.workload.batch_size = b; }, (r) => r.memory?.fits !== false)
+      .map(({ value, res: r }) => ({ batch: value, res: r }));
     state.batchSweep = points;
     const x = (b) => Math.log2(b);
-    const xFmt = (v) => fmtInt(2 ** v);
-    const markers = [{ x: x(current), label: 'you', cls: 'current' }];
-    if (largest >= 1) markers.push({ x: x(largest), label: `fits up to ${fmtInt(largest)}`, cls: 'saturation' });
     const xTop = Math.max(x(points.at(-1)?.batch ?? 1), 1);
-    // Ticks at powers of two, every one or two doublings (at most 6 labels).
-    const step = Math.ceil(Math.floor(xTop) / 5);
-    const xTicks = [];
-    for (let e = 0; e <= xTop; e += step) xTicks.push(e);
+    const { markers, xTicks, xFmt } = log2Axis(0, xTop, current, largest);
     const chart = (title, yLabel, series) => lineChart({ title, xLabel: 'batch size (log scale)', yLabel, markers, xTop, xTicks, xFmt, series });
     const charts = [
       chart('TTFT (ms)', 'ms', [{ label: 'TTFT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.ttft_ms]) }]),
@@ -656,27 +674,19 @@ function renderContextSweep(request, res) {
   const current = request.workload.prompt_tokens + out;
   const contexts = new Set([current]);
   for (let c = 512; c <= 1 << 21; c *= 2) if (c > out) contexts.add(c);
-  const points = [];
-  for (const c of [...contexts].sort((a, b) => a - b)) {
-    const q = clone(request);
-    q.workload.prompt_tokens = c - out;
-    const r = c === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
-    if (r.ok && r.result.memory) points.push({ context: c, res: r.result });  // past the model's context: an error, left out
-  }
+  // Past the model's context an estimate is an error: left out.
+  const points = sweepPoints(request, res, [...contexts].sort((a, b) => a - b), current,
+    (q, c) => { q.workload.prompt_tokens = c - out; }, (r) => Boolean(r.memory))
+    .map(({ value, res: r }) => ({ context: value, res: r }));
   state.contextSweep = points;
   const x = (c) => Math.log2(c);
   const mem = (p) => p.res.memory;
   const used = (p) => mem(p).weights_GB + mem(p).kv_cache_GB + mem(p).activations_GB + mem(p).reserve_GB;
-  const markers = [{ x: x(current), label: 'you', cls: 'current' }];
-  const longest = res.memory?.max_context_tokens ?? 0;
-  if (longest >= 1) markers.push({ x: x(longest), label: `fits up to ${fmtInt(longest)}`, cls: 'saturation' });
   const xMin = x(points[0]?.context ?? 512);
   const xTop = Math.max(x(points.at(-1)?.context ?? 1024), xMin + 1);
-  const xTicks = [];
-  for (let e = Math.ceil(xMin); e <= xTop; e += Math.ceil((xTop - xMin) / 5)) xTicks.push(e);
+  const { markers, xTicks, xFmt } = log2Axis(xMin, xTop, current, res.memory?.max_context_tokens ?? 0);
   const chart = lineChart({
-    title: 'Memory per GPU (GB)', xLabel: 'context per sequence, tokens (log scale)', yLabel: 'GB', markers, xMin, xTop, xTicks,
-    xFmt: (v) => fmtInt(2 ** v),
+    title: 'Memory per GPU (GB)', xLabel: 'context per sequence, tokens (log scale)', yLabel: 'GB', markers, xMin, xTop, xTicks, xFmt,
     series: [
       { label: 'in use', cls: 's1', points: points.map((p) => [x(p.context), used(p)]) },
       { label: 'KV cache', cls: 's2', points: points.map((p) => [x(p.context), mem(p).kv_cache_GB]) },
