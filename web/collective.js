@@ -43,7 +43,7 @@ export class CollectiveView {
       ...banners(P, 'Fix the highlighted fields to recompute.'),
       el('div', { class: 'headline wide' }, m('time', 'Time'), m('busbw', 'Bus bandwidth'), m('algbw', 'Algorithm bandwidth')),
       el('div', { class: 'panel' }, el('h3', { text: 'Against message size' }), el('div', { class: 'charts', id: `${P}-charts` }))));
-    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, this.label()));
+    this.pin.attach(this, () => this.label());
     this.form.apply(clone(DEFAULT_COLLECTIVE));
   }
 

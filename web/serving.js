@@ -136,7 +136,7 @@ export class ServingView {
       warningsPanel(P));
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
-    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, $(`${P}-subtitle`).textContent));
+    this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
   }

@@ -117,7 +117,7 @@ export class TrainingView {
         el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
-    this.pin.button.addEventListener('click', () => this.pin.toggle(this.root.dataset.status === 'ready' ? this.result : null, $(`${P}-subtitle`).textContent));
+    this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
   }
 
   /**

@@ -294,6 +294,14 @@ export class Pin {
     this.note = note ?? el('p', { class: 'compare-note', id: `${prefix}-compare-note`, hidden: true });
   }
 
+  /**
+   * Wires the button to a view: a click pins the view's result while it is current (its root's
+   * data-status "ready"; a stale view only unpins), labelled by `label()`.
+   */
+  attach(view, label) {
+    this.button.addEventListener('click', () => this.toggle(view.root.dataset.status === 'ready' ? view.result : null, label()));
+  }
+
   /** Pins `result` (null: nothing to pin, so it only unpins), labelled `label`. */
   toggle(result, label) {
     this.pinned = this.pinned || !result ? null : { result, label };
