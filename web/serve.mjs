@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
 const MIME = {
@@ -83,34 +84,29 @@ const SECURITY_HEADERS = {
 // Types worth compressing (text and the module); images already are.
 const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.wasm', '.json', '.svg', '.txt', '.map']);
 
-// One entry per served file version (path, size, mtime): its bytes, a strong ETag (SHA-256 of
-// the bytes) and its brotli (quality 11: the module goes from 1.7 MB to ~270 KB) and gzip forms,
-// each made once, off the event loop. A reload revalidates every file (Cache-Control: no-cache)
-// and gets 304s: a few KB.
+// One entry per served file, for its current version (size, mtime): its bytes, a strong ETag
+// (SHA-256 of the bytes) and its brotli (quality 11: the module goes from 1.7 MB to ~270 KB) and
+// gzip forms, each made once, off the event loop (a failed one is null: sent uncompressed). A
+// reload revalidates every file (Cache-Control: no-cache) and gets 304s: a few KB.
 const cache = new Map();
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
 
 function entryOf(file, st) {
-  const key = `${file}\0${st.size}\0${st.mtimeMs}`;
-  let e = cache.get(key);
-  if (!e) {
+  const version = `${st.size}:${st.mtimeMs}`;
+  let e = cache.get(file);
+  if (!e || e.version !== version) {
     const raw = fs.readFileSync(file);
+    const compress = COMPRESSIBLE.has(path.extname(file).toLowerCase());
     e = {
+      version,
       raw,
       etag: `"${crypto.createHash('sha256').update(raw).digest('base64url')}"`,
-      br: null,
-      gzip: null,
+      br: compress ? brotli(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }).catch(() => null) : null,
+      gzip: compress ? gzip(raw, { level: 9 }).catch(() => null) : null,
     };
-    if (COMPRESSIBLE.has(path.extname(file).toLowerCase())) {
-      e.br = new Promise((resolve) => {
-        zlib.brotliCompress(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
-          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }, (err, out) => resolve(err ? null : out));
-      });
-      e.gzip = new Promise((resolve) => {
-        zlib.gzip(raw, { level: 9 }, (err, out) => resolve(err ? null : out));
-      });
-    }
-    for (const k of cache.keys()) if (k.startsWith(`${file}\0`)) cache.delete(k);
-    cache.set(key, e);
+    cache.set(file, e);
   }
   return e;
 }
