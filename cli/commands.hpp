@@ -31,6 +31,17 @@ std::string read_text(const std::string& path);
 /// Parses a JSON file; malformed JSON is a SpecError naming the file.
 json read_json_file(const std::string& path);
 
+/// Where a request's model and hardware come from: exactly one model source (a preset id, a
+/// model object file or a Hugging Face config.json) and one hardware source (id or file).
+struct ModelHardwareFlags {
+  std::string model, model_file, hf_config;
+  std::string hardware, hardware_file;
+};
+/// Sets r["model"] and r["hardware"] from the flags (r["task"] set first). A quantized Hugging
+/// Face checkpoint sets the weight precision unless a weights flag was given (not for training).
+void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
+                            bool attention_weights_flag);
+
 /// Flags that build a request (shared by `estimate` and `link`).
 struct RequestOptions {
   std::string request_file;
@@ -116,7 +127,8 @@ int run_fit(const FitOptions& o);
 int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
-  std::string request_file, model, hardware, weights, attention_weights, kv_cache;
+  std::string request_file, model, model_file, hf_config, hardware, hardware_file;
+  std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
   std::optional<int> max_num_seqs, max_num_batched_tokens;
@@ -159,7 +171,7 @@ void setup_collective(CLI::App& app, CollectiveOptions& o);
 int run_collective(const CollectiveOptions& o);
 
 struct TrainOptions {
-  std::string request_file, model_file, hardware_file;
+  std::string request_file, model_file, hf_config, hardware_file;
   std::string model = "llama-2-7b";
   std::string hardware = "h100-sxm";
   int num_gpus = 8;

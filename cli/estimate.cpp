@@ -64,6 +64,46 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
       ->check(CLI::IsMember({0, 2}));
 }
 
+void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
+                            bool attention_weights_flag) {
+  const int model_sources = !f.model.empty() + !f.model_file.empty() + !f.hf_config.empty();
+  if (model_sources != 1) {
+    throw SpecError("model", "give exactly one of --model, --model-file, --hf-config");
+  }
+  const int hardware_sources = !f.hardware.empty() + !f.hardware_file.empty();
+  if (hardware_sources != 1) {
+    throw SpecError("hardware", "give exactly one of --hardware, --hardware-file");
+  }
+  if (!f.model.empty()) r["model"] = f.model;
+  if (!f.model_file.empty()) r["model"] = read_json_file(f.model_file);
+  if (!f.hf_config.empty()) {
+    const json config = read_json_file(f.hf_config);
+    r["model"] = io::model_from_hf_config(config, f.hf_config);
+    // A quantized checkpoint's weight precision, unless --weights says otherwise. Training
+    // requests have no weight precision: their weights train at the compute precision.
+    const json precision = io::precision_from_hf_config(config);
+    if (r.at("task") == "training") {
+      if (precision.contains("weights")) {
+        std::cerr << "flopcast: note: " << f.hf_config << " is quantized ("
+                  << precision.at("weights").get<std::string>()
+                  << "); training prices the weights at --precision (and --lora)\n";
+      }
+    } else if (!weights_flag && precision.contains("weights")) {
+      r["precision"]["weights"] = precision.at("weights");
+      std::cerr << "flopcast: note: weights precision "
+                << precision.at("weights").get<std::string>() << " from " << f.hf_config
+                << " (quantization_config)\n";
+      if (!attention_weights_flag && precision.contains("attention_weights")) {
+        r["precision"]["attention_weights"] = precision.at("attention_weights");
+        std::cerr << "flopcast: note: attention weights "
+                  << precision.at("attention_weights").get<std::string>()
+                  << " (quantization_config leaves the attention projections unquantized)\n";
+      }
+    }
+  }
+  r["hardware"] = f.hardware.empty() ? read_json_file(f.hardware_file) : json(f.hardware);
+}
+
 json build_request(const RequestOptions& o) {
   const bool any_flag =
       !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() || !o.hardware.empty() ||
@@ -79,36 +119,9 @@ json build_request(const RequestOptions& o) {
     }
     return read_json_file(o.request_file);
   }
-  const int model_sources = !o.model.empty() + !o.model_file.empty() + !o.hf_config.empty();
-  if (model_sources != 1) {
-    throw SpecError("model", "give exactly one of --model, --model-file, --hf-config");
-  }
-  const int hardware_sources = !o.hardware.empty() + !o.hardware_file.empty();
-  if (hardware_sources != 1) {
-    throw SpecError("hardware", "give exactly one of --hardware, --hardware-file");
-  }
   json r{{"task", "inference"}};
-  if (!o.model.empty()) r["model"] = o.model;
-  if (!o.model_file.empty()) r["model"] = read_json_file(o.model_file);
-  if (!o.hf_config.empty()) {
-    const json config = read_json_file(o.hf_config);
-    r["model"] = io::model_from_hf_config(config, o.hf_config);
-    // A quantized checkpoint's weight precision, unless --weights says otherwise.
-    const json precision = io::precision_from_hf_config(config);
-    if (o.weights.empty() && precision.contains("weights")) {
-      r["precision"]["weights"] = precision.at("weights");
-      std::cerr << "flopcast: note: weights precision "
-                << precision.at("weights").get<std::string>() << " from " << o.hf_config
-                << " (quantization_config)\n";
-      if (o.attention_weights.empty() && precision.contains("attention_weights")) {
-        r["precision"]["attention_weights"] = precision.at("attention_weights");
-        std::cerr << "flopcast: note: attention weights "
-                  << precision.at("attention_weights").get<std::string>()
-                  << " (quantization_config leaves the attention projections unquantized)\n";
-      }
-    }
-  }
-  r["hardware"] = o.hardware.empty() ? read_json_file(o.hardware_file) : json(o.hardware);
+  put_model_and_hardware(r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file},
+                         !o.weights.empty(), !o.attention_weights.empty());
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;

@@ -15,8 +15,12 @@ namespace {
 json build_train_request(const TrainOptions& o) {
   if (!o.request_file.empty()) return read_json_file(o.request_file);
   json r{{"task", "training"}};
-  r["model"] = o.model_file.empty() ? json(o.model) : read_json_file(o.model_file);
-  r["hardware"] = o.hardware_file.empty() ? json(o.hardware) : read_json_file(o.hardware_file);
+  // --model and --hardware have defaults; a file or config given instead replaces them.
+  const bool model_given = !o.model_file.empty() || !o.hf_config.empty();
+  put_model_and_hardware(r,
+                         {model_given ? "" : o.model, o.model_file, o.hf_config,
+                          o.hardware_file.empty() ? o.hardware : "", o.hardware_file},
+                         false, false);
   r["num_gpus"] = o.num_gpus;
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
   json par = json::object();
@@ -188,6 +192,7 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--request", o.request_file, "A task \"training\" request (file or -)");
   sub->add_option("--model", o.model, "Model preset id")->capture_default_str();
   sub->add_option("--model-file", o.model_file, "Model object (JSON file)");
+  sub->add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
   sub->add_option("--hardware", o.hardware, "Hardware preset id")->capture_default_str();
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in the run")->capture_default_str();

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Runs the flopcast CLI twice (each must exit 0 and print one JSON document) and requires the
-# listed top-level keys to be printed identically by both, e.g. the same ttft_ms to the last digit.
+# listed keys to be printed identically by both, e.g. the same ttft_ms to the last digit; a dotted
+# key (ttft_ms.mean) is a path into nested objects.
 #   cmake -DCMD=<flopcast> -DARGS_A=<a|b|c> -DARGS_B=<a|b|c> [-DSTDIN_FILE_B=<file>]
 #         -DKEYS=<key|key> -P compare_json.cmake
 cmake_minimum_required(VERSION 3.24)
@@ -30,8 +31,9 @@ run_json(A "${ARGS_A}" "" json_a)
 run_json(B "${ARGS_B}" "${STDIN_FILE_B}" json_b)
 string(REPLACE "|" ";" keys "${KEYS}")
 foreach(key IN LISTS keys)
-  string(JSON a ERROR_VARIABLE err_a GET "${json_a}" ${key})
-  string(JSON b ERROR_VARIABLE err_b GET "${json_b}" ${key})
+  string(REPLACE "." ";" path "${key}")
+  string(JSON a ERROR_VARIABLE err_a GET "${json_a}" ${path})
+  string(JSON b ERROR_VARIABLE err_b GET "${json_b}" ${path})
   if(NOT err_a STREQUAL "NOTFOUND" OR NOT err_b STREQUAL "NOTFOUND")
     message(FATAL_ERROR "key ${key} missing: ${err_a} / ${err_b}")
   endif()
