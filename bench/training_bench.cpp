@@ -50,8 +50,8 @@ void BM_TrainingJsonEstimateWithSearch(benchmark::State& state) {
 BENCHMARK(BM_TrainingJsonEstimateWithSearch)->Unit(benchmark::kMicrosecond);
 
 /// Layout search (task "search"): Llama-3.1-405B on 1,024 H100, 2,048 sequences of 8,192 per
-/// step; every tp ≤ 8, pp ≤ 64, cp ≤ 8, ZeRO stage and recomputation (1,792 layouts, each with
-/// its micro-batch search).
+/// step; every tp ≤ 16 (two nodes), pp ≤ 64, cp ≤ 8, ZeRO stage and recomputation (2,240
+/// layouts, each with its micro-batch search).
 void BM_TrainingLayoutSearch405b(benchmark::State& state) {
   const std::string text = json{{"task", "search"},
                                 {"search", {{"target", "training"}}},

@@ -101,6 +101,42 @@ TEST(LayoutSearch, RejectedLayoutsSayWhy) {
   EXPECT_EQ(r["warnings"], json::array({"no layout fits in memory"}));
 }
 
+TEST(LayoutSearch, TensorParallelismUpToTwoNodes) {
+  // 16 H100 in two 8-GPU nodes, pp, cp, ZeRO and recomputation pinned: tp 1, 2, 4, 8 and 16
+  // (two nodes, its all-reduces over the NICs) are the 5 layouts priced, and TP16 is one request
+  // away like every candidate. Beyond two nodes nothing is tried: 32 GPUs still stop at tp 16.
+  json q = search_request();
+  q["num_gpus"] = 16;
+  q["workload"]["global_batch_size"] = 256;
+  q["search"]["top"] = 10;
+  q["search"]["pp"] = {1};
+  q["search"]["cp"] = {1};
+  q["search"]["zero"] = {1};
+  q["search"]["recompute"] = {"none"};
+  json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 5);
+  bool tp16 = false;
+  for (const json& c : r["candidates"]) {
+    if (c["request"]["parallelism"]["tp"] != 16) continue;
+    tp16 = true;
+    EXPECT_DOUBLE_EQ(io::run(c["request"])["step_time_s"].get<double>(),
+                     c["step_time_s"].get<double>());
+  }
+  EXPECT_TRUE(tp16);
+  q["num_gpus"] = 32;
+  q["workload"]["global_batch_size"] = 512;
+  EXPECT_EQ(io::run(q)["evaluated"], 5);
+  // An L40S server has no scale-out network: TP16 is rejected with the training model's rule.
+  q["hardware"] = "l40s";
+  q["num_gpus"] = 16;
+  r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 5);
+  bool rule = false;
+  for (const json& x : r["rejected"])
+    rule |= x["reason"].get<std::string>().find("scale-out") != std::string::npos;
+  EXPECT_TRUE(rule) << r["rejected"].dump();
+}
+
 TEST(LayoutSearch, BadSearchesNameTheField) {
   json q = search_request();
   q["search"]["top"] = 0;
