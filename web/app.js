@@ -10,6 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
+import { ModelFields } from './model-fields.js';
 import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, Pin, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
@@ -106,6 +107,7 @@ const state = {
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
   pin: null, // Pin (ui.js) of the headlines, set up by wire()
+  modelFields: null, // the custom model's keys as fields (model-fields.js), set up by wire()
   sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
   batchSweep: [], // [{ batch, res }] of the last finished batch sweep
   contextSweep: [], // [{ context, res }] of the last finished context sweep
@@ -214,7 +216,8 @@ function errorTarget(path) {
   if (p === 'hf_config' || p.startsWith('hf_config.') || p.startsWith('hf_config[')) return 'model-custom';
   for (const kind of ['model', 'hardware']) {
     if (p === kind || p.startsWith(`${kind}.`) || p.startsWith(`${kind}[`)) {
-      return isCustom(kind) ? `${kind}-custom` : kind;
+      if (!isCustom(kind)) return kind;
+      return (kind === 'model' && state.modelFields && state.modelFields.target(p)) || `${kind}-custom`;
     }
   }
   if (FIELD_BY_PATH.has(p)) return FIELD_BY_PATH.get(p).id;
@@ -304,6 +307,7 @@ function buildRequest() {
       const r = parseCustomObject(kind);
       if (r.error) state.inputErrors.set(`${kind}-custom`, r.error);
       else req[kind] = r.value;
+      if (kind === 'model' && !r.error && state.modelFields) state.modelFields.sync(r.value);
     } else {
       req[kind] = $(kind).value;
     }
@@ -983,6 +987,8 @@ function clearLinkError(target) {
 }
 
 function wire() {
+  state.modelFields = new ModelFields($('model-custom'), () => parseCustomObject('model'));
+  ERROR_TARGETS.push(...state.modelFields.ids());
   // Pin to compare: each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned").
   const ms = (v) => fmtDuration(v).join(' ');
   state.pin = new Pin('', [

@@ -6,6 +6,7 @@ import {
   $, el, CUSTOM, call, clone, field, flatten, hardwareOptions, isPlainObject, numberInput, parseObject, presetIdFor, select,
   setPath,
 } from './ui.js';
+import { ModelFields } from './model-fields.js';
 
 // Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
 // hardware: preset select plus a custom JSON box), pick (one select that sets one of several
@@ -32,6 +33,7 @@ export class Form {
       const box = field(`${id}-custom`, `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`, ta);
       box.hidden = true;
       box.id = `${id}-custom-box`;
+      if (f.path === 'model') this.modelFields = new ModelFields(ta, () => this.customObject('model', ta.value));
       sel.addEventListener('input', () => {
         if (sel.value === CUSTOM && !ta.value.trim()) {
           const p = list.find((x) => x.id === this.lastPreset?.[f.path]) || list[0];
@@ -68,6 +70,7 @@ export class Form {
         const r = this.customObject(f.path, $(`${id}-custom`).value);
         if (r.error) errors.set(`${id}-custom`, r.error);
         else req[f.path] = r.value;
+        if (f.path === 'model' && !r.error) this.modelFields.sync(r.value);
       } else if (f.kind === 'bool') {
         setPath(req, f.path, input.checked);
       } else if (f.kind === 'choice') {
@@ -189,7 +192,8 @@ export class Form {
       const paths = f.kind === 'pick' ? [...new Set(f.choices.map(([v]) => v.split('=')[0]))] : [f.path];
       for (const fp of paths) {
         if (p === fp || p.startsWith(`${fp}.`) || p.startsWith(`${fp}[`)) {
-          return f.kind === 'spec' && $(id).value === CUSTOM ? `${id}-custom` : id;
+          if (f.kind !== 'spec' || $(id).value !== CUSTOM) return id;
+          return (f.path === 'model' && this.modelFields.target(p)) || `${id}-custom`;
         }
       }
     }
@@ -199,6 +203,7 @@ export class Form {
   /** Shows messages (Map id -> text) beside their inputs; the rest in the view's banner. */
   showErrors(messages, general) {
     const ids = [...this.byId.keys()].flatMap((id) => (this.byId.get(id).kind === 'spec' ? [id, `${id}-custom`] : [id]));
+    if (this.modelFields) ids.push(...this.modelFields.ids());
     for (const id of ids) {
       const msg = messages.get(id) || '';
       $(`err-${id}`).textContent = msg;

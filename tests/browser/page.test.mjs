@@ -19,7 +19,7 @@ let baseUrl;
 let browser;
 
 before(async () => {
-  site = await startSite(['index.html', 'app.js', 'style.css', 'flopcast.mjs', 'flopcast.wasm']);
+  site = await startSite(['index.html', 'app.js', 'model-fields.js', 'style.css', 'flopcast.mjs', 'flopcast.wasm']);
   ({ baseUrl, browser } = site);
 });
 
@@ -651,6 +651,62 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   assert.match(err, /hidden_size/, `error beside the custom model box: "${err}"`);
   assert.equal(await status(page), 'stale');
   await shot(page, 'custom-model');
+  await p.done();
+});
+
+// Issue 10: the attention and MoE keys of a model object as form fields, not only JSON.
+test('the model editor edits the custom model as fields, errors beside the field', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const preset = await page.evaluate(() => window.flopcast.lastResult());
+  await page.selectOption('#model', '__custom__');
+  await page.fill('#model-custom', JSON.stringify(LLAMA2_7B_HF_CONFIG));
+  await waitSettled(page);
+  await page.click('#model-custom-box details.model-fields > summary');
+  // The fields show the converted config's keys when the editor opens (its toggle event).
+  await page.waitForFunction(() => document.getElementById('model-custom-f-num_layers').value !== '');
+  assert.equal(await page.inputValue('#model-custom-f-num_layers'), '32');
+  assert.equal(await page.inputValue('#model-custom-f-hidden_size'), '4096');
+  assert.equal(await page.inputValue('#model-custom-f-num_experts'), '');
+
+  // Eight experts of the same width, top-2: 7 more copies of each layer's 3 · 4096 · 11008 FFN
+  // weights and a 4096 × 8 router: +32 · (7 · 135,266,304 + 32,768) = +30.3010 B parameters.
+  await page.fill('#model-custom-f-num_experts', '8');
+  await page.fill('#model-custom-f-experts_per_token', '2');
+  await waitSettled(page);
+  const box = JSON.parse(await page.inputValue('#model-custom'));
+  assert.equal(box.num_experts, 8, 'the field wrote its key into the model object');
+  assert.equal(box.experts_per_token, 2);
+  assert.equal(box.num_layers, 32, 'the Hugging Face config became a flopcast model object');
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.equal(req.model.num_experts, 8);
+  const moe = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(await status(page), 'ready');
+  assert.ok(near(moe.model.params_B - preset.model.params_B, 30.3010, 1e-4),
+    `params ${moe.model.params_B} B vs ${preset.model.params_B} B`);
+  const env = await moduleEstimate(page);
+  assert.deepEqual(moe, env.ok === undefined ? env : env.result, 'the numbers are the module\'s for the edited model');
+
+  // A value the core rejects: its message beside the field, not the JSON box.
+  await page.fill('#model-custom-f-num_kv_heads', '3');
+  await waitSettled(page);
+  assert.match(await fieldError(page, 'model-custom-f-num_kv_heads'), /^model\.num_kv_heads: must divide model\.num_heads \(32\) \(got 3\)$/);
+  assert.equal(await fieldError(page, 'model-custom'), '');
+  assert.equal(await status(page), 'stale');
+  // Emptied, the key leaves the object and its default (= heads) applies again.
+  await page.fill('#model-custom-f-num_kv_heads', '');
+  await waitSettled(page);
+  assert.equal('num_kv_heads' in JSON.parse(await page.inputValue('#model-custom')), false);
+  assert.equal(await fieldError(page, 'model-custom-f-num_kv_heads'), '');
+  assert.equal(await status(page), 'ready');
+
+  // The share link carries the edited object.
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  const q = await openPage(new URL(await page.inputValue('#share-url')).hash.slice(1));
+  assert.equal((await q.page.evaluate(() => window.flopcast.request())).model.num_experts, 8);
+  await q.done();
+  await shot(page, 'model-fields');
   await p.done();
 });
 

@@ -16,7 +16,7 @@ let baseUrl;
 let browser;
 
 before(async () => {
-  site = await startSite(['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js',
+  site = await startSite(['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js', 'model-fields.js',
     'flopcast.mjs', 'flopcast.wasm']);
   ({ baseUrl, browser } = site);
 });
@@ -123,6 +123,32 @@ test('training view: numbers equal the module result, recomputed on each input',
   assert.ok(r1.hfu > r1.mfu, 'full recomputation: HFU above MFU');
   assert.ok(r1.cost_usd > 0, 'cost shown with a $/GPU-hour');
   await shot(page, 'training');
+  await p.done();
+});
+
+// Issue 10: the Training (and Serving) view's custom model has the same field editor as the
+// Inference tab, its errors beside the field.
+test('training view: the model editor edits the custom model, errors beside the field', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  const before = await checkTraining(page, 'preset');
+  await page.selectOption('#tr-model', '__custom__');
+  await page.click('#tr-model-custom-box details.model-fields > summary');
+  // The fields fill when the editor opens (its toggle event).
+  await page.waitForFunction(() => document.getElementById('tr-model-custom-f-num_layers').value !== '');
+  assert.equal(await page.inputValue('#tr-model-custom-f-num_layers'), '32');
+  // Half the layers: the step is priced on 16 layers of the same shape (the same embedding
+  // and LM head), so it takes more than half and less than all of the 32-layer step.
+  await page.fill('#tr-model-custom-f-num_layers', '16');
+  assert.equal((await viewRequest(page, 'training')).model.num_layers, 16);
+  const half = await checkTraining(page, '16 layers');
+  assert.ok(half.step_time_s > 0.5 * before.step_time_s && half.step_time_s < 0.56 * before.step_time_s,
+    `16 layers: ${half.step_time_s} s vs ${before.step_time_s} s`);
+  await page.fill('#tr-model-custom-f-num_heads', '0');
+  await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'stale');
+  assert.match(await fieldError(page, 'tr-model-custom-f-num_heads'), /^model\.num_heads: must be between 1 and 100000 \(got 0\)$/);
+  assert.equal(await fieldError(page, 'tr-model-custom'), '');
   await p.done();
 });
 
