@@ -11,7 +11,7 @@
 
 import * as views from './views.js';
 import { ModelFields } from './model-fields.js';
-import { $, CUSTOM, clone, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, parseObject, presetIdFor, Pin, setPath, svg } from './ui.js';
+import { $, CUSTOM, clone, compileModule, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, moduleOptions, parseObject, presetIdFor, Pin, setPath, svg } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -108,6 +108,7 @@ const state = {
   lastResult: null, // the result whose numbers are on screen
   pin: null, // Pin (ui.js) of the headlines, set up by wire()
   modelFields: null, // the custom model's keys as fields (model-fields.js), set up by wire()
+  wasmModule: null, // the compiled module, shared with the simulator's worker
   sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
   batchSweep: [], // [{ batch, res }] of the last finished batch sweep
   contextSweep: [], // [{ context, res }] of the last finished context sweep
@@ -1098,7 +1099,8 @@ async function main() {
   let createFlopcast;
   try {
     ({ default: createFlopcast } = await import('./flopcast.mjs'));
-    state.M = await createFlopcast();
+    state.wasmModule = await compileModule();
+    state.M = await createFlopcast(moduleOptions(state.wasmModule));
   } catch (e) {
     status.textContent = `The calculator module could not be loaded: ${(e && e.message) || e}`;
     status.classList.add('bad');
@@ -1142,7 +1144,7 @@ async function main() {
     presets: () => clone(state.presets),
   });
 
-  views.init({ M: state.M, presets: state.presets });
+  views.init({ M: state.M, presets: state.presets, wasmModule: state.wasmModule });
   wire();
   status.hidden = true;
   $('share-button').disabled = false;

@@ -57,15 +57,23 @@ const SWEEP = [0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.78, 0.85, 0.9, 0.94, 0.97, 1.1
 const METRICS = [['ttft', 'TTFT', 'ttft_ms'], ['tpot', 'TPOT', 'tpot_ms'], ['e2e', 'E2E', 'e2e_ms']];
 
 let prewarmed = null;
+let compiled = null; // the page's compiled module: every worker instantiates it
+
+function newWorker() {
+  const w = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+  w.postMessage({ wasmModule: compiled });
+  return w;
+}
 
 /** Starts the simulator's worker with the page (views.init), so its script and its instance of
  * the module load with the page and Simulate makes no request. */
-export function prewarmWorker() {
-  prewarmed ??= new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+export function prewarmWorker(wasmModule) {
+  compiled = wasmModule ?? null;
+  prewarmed ??= newWorker();
 }
 
 function takeWorker() {
-  const w = prewarmed ?? new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+  const w = prewarmed ?? newWorker();
   prewarmed = null;
   return w;
 }

@@ -32,6 +32,28 @@ export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Arra
 export const clone = (v) => JSON.parse(JSON.stringify(v));
 
 /** Keys that would reach an object's prototype rather than a field of its own. */
+/** Downloads and compiles the WebAssembly module once; the page and the simulator's worker each
+ *  instantiate it from the compiled module (a WebAssembly.Module crosses postMessage). */
+export async function compileModule() {
+  const url = new URL('./flopcast.wasm', import.meta.url);
+  try {
+    return await WebAssembly.compileStreaming(fetch(url));
+  } catch {
+    return WebAssembly.compile(await (await fetch(url)).arrayBuffer()); // a server without application/wasm
+  }
+}
+
+/** Emscripten options that instantiate from `compiled` (no fetch, no compile), or none. */
+export function moduleOptions(compiled) {
+  if (!compiled) return {};
+  return {
+    instantiateWasm(imports, receive) {
+      WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled));
+      return {};
+    },
+  };
+}
+
 const UNSAFE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
 export function setPath(obj, path, value) {

@@ -13,9 +13,9 @@ const TABS = ['inference', ...Object.keys(VIEWS)];
 
 const ctx = { M: null, presets: null, active: 'inference', views: {} };
 
-export function init({ M, presets }) {
+export function init({ M, presets, wasmModule }) {
   Object.assign(ctx, { M, presets });
-  prewarmWorker();
+  prewarmWorker(wasmModule);
   for (const name of TABS) {
     const tab = $(`tab-${name}`);
     tab.disabled = false;
