@@ -42,6 +42,22 @@ struct ModelHardwareFlags {
 void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
                             bool attention_weights_flag);
 
+/// The engine keys inference and serving share (`engine.*` in docs/schema.md), one flag each.
+struct EngineFlags {
+  std::string name;
+  std::optional<double> gpu_memory_utilization, step_overhead_us, request_overhead_us,
+      kernel_fixed_us, framework_reserve_GB;
+  std::optional<int> kv_block_tokens, max_num_batched_tokens;
+  std::optional<std::string> chunked_prefill;  ///< on or off
+  bool any() const;
+};
+/// Adds --engine (its help naming `default_engine`), --gpu-memory-utilization,
+/// --kv-block-tokens, --max-num-batched-tokens, --chunked-prefill, --step-overhead-us,
+/// --request-overhead-us, --kernel-fixed-us and --framework-reserve-GB.
+void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine);
+/// Sets r["engine"][key] for every flag given.
+void put_engine(json& r, const EngineFlags& e);
+
 /// Flags that build a request (shared by `estimate` and `link`).
 struct RequestOptions {
   std::string request_file;
@@ -50,9 +66,8 @@ struct RequestOptions {
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
   std::string weights, attention_weights, kv_cache, activations;
-  std::optional<double> gpu_memory_utilization;
   std::optional<double> cost_per_gpu_hour_usd;
-  std::string engine;
+  EngineFlags engine;
   std::optional<int> max_tier;
 };
 void add_request_options(CLI::App& app, RequestOptions& o);
@@ -131,20 +146,20 @@ struct ServeOptions {
   std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
-  std::optional<int> max_num_seqs, max_num_batched_tokens;
+  std::optional<int> max_num_seqs;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;
   std::string draft;                ///< speculative draft: "mtp" or a model preset id
   std::optional<int> draft_tokens;  ///< k
   std::optional<double> acceptance_rate;
   std::string arrival = "poisson";
-  std::string engine, policy;
-  std::optional<std::string> chunked_prefill;
+  EngineFlags engine;
+  std::string policy;
   std::optional<std::string> async_scheduling;
   // Features and engine settings that had needed --request (issue 11: every input as a flag).
   std::optional<int> shared_prefix_tokens, lora_adapters, lora_rank, max_loras_per_batch;
-  std::optional<int> prefill_instances, decode_instances, static_batch_size, kv_block_tokens;
-  std::optional<double> prefix_hit_rate, kv_link_gbps, moe_imbalance, gpu_memory_utilization;
+  std::optional<int> prefill_instances, decode_instances, static_batch_size;
+  std::optional<double> prefix_hit_rate, kv_link_gbps, moe_imbalance;
   std::optional<double> e2e_slo_ms;
   bool expert_parallel_all_to_all = false;
   std::string batching, router;

@@ -27,6 +27,45 @@ json read_json_file(const std::string& path) {
   return io::parse_json(read_text(path), path == "-" ? std::string("stdin") : path);
 }
 
+bool EngineFlags::any() const {
+  return !name.empty() || gpu_memory_utilization || step_overhead_us || request_overhead_us ||
+         kernel_fixed_us || framework_reserve_GB || kv_block_tokens || max_num_batched_tokens ||
+         chunked_prefill;
+}
+
+void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine) {
+  app.add_option("--engine", e.name,
+                 "Engine profile: generic, vllm, sglang, trtllm (default " + default_engine +
+                     "; its scheduler defaults and kernel fits)");
+  app.add_option("--gpu-memory-utilization", e.gpu_memory_utilization,
+                 "Fraction of device memory the engine may use (profile default)");
+  app.add_option("--kv-block-tokens", e.kv_block_tokens, "Paged-KV block size (tokens)");
+  app.add_option("--max-num-batched-tokens", e.max_num_batched_tokens,
+                 "Token budget per forward step (prefill runs in chunks of it)");
+  app.add_option("--chunked-prefill", e.chunked_prefill, "on or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--step-overhead-us", e.step_overhead_us,
+                 "CPU time per forward step (scheduling, input preparation, sampling)");
+  app.add_option("--request-overhead-us", e.request_overhead_us,
+                 "CPU time once per request before its first token");
+  app.add_option("--kernel-fixed-us", e.kernel_fixed_us,
+                 "Fixed cost per kernel inside the engine (0-1000)");
+  app.add_option("--framework-reserve-GB", e.framework_reserve_GB,
+                 "Memory outside weights, KV cache and activations (GB per GPU)");
+}
+
+void put_engine(json& r, const EngineFlags& e) {
+  if (!e.name.empty()) r["engine"]["name"] = e.name;
+  if (e.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *e.gpu_memory_utilization;
+  if (e.kv_block_tokens) r["engine"]["kv_block_tokens"] = *e.kv_block_tokens;
+  if (e.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *e.max_num_batched_tokens;
+  if (e.chunked_prefill) r["engine"]["chunked_prefill"] = *e.chunked_prefill == "on";
+  if (e.step_overhead_us) r["engine"]["step_overhead_us"] = *e.step_overhead_us;
+  if (e.request_overhead_us) r["engine"]["request_overhead_us"] = *e.request_overhead_us;
+  if (e.kernel_fixed_us) r["engine"]["kernel_fixed_us"] = *e.kernel_fixed_us;
+  if (e.framework_reserve_GB) r["engine"]["framework_reserve_GB"] = *e.framework_reserve_GB;
+}
+
 void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--request", o.request_file, "Request document (JSON file, or - for stdin)");
   app.add_option("--model", o.model, "Model preset id (see `flopcast presets list`)");
@@ -53,13 +92,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");
   app.add_option("--output-tokens", o.output_tokens, "Generated tokens per request");
   app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
-  app.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                 "Fraction of device memory the engine may use (default 0.9)");
   app.add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
                  "$ per GPU-hour: adds $ per million output tokens");
-  app.add_option("--engine", o.engine,
-                 "Engine profile: generic (default), vllm, sglang, trtllm (scheduler defaults and "
-                 "that framework's kernel fits)");
+  add_engine_options(app, o.engine, "generic");
   app.add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0 physics")
       ->check(CLI::IsMember({0, 2}));
 }
@@ -105,12 +140,12 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
 }
 
 json build_request(const RequestOptions& o) {
-  const bool any_flag =
-      !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() || !o.hardware.empty() ||
-      !o.hardware_file.empty() || o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
-      !o.weights.empty() || !o.attention_weights.empty() || !o.kv_cache.empty() ||
-      !o.activations.empty() || o.prompt_tokens || o.output_tokens || o.batch_size ||
-      o.gpu_memory_utilization || o.cost_per_gpu_hour_usd || !o.engine.empty() || o.max_tier;
+  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
+                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
+                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
+                        !o.attention_weights.empty() || !o.kv_cache.empty() ||
+                        !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
+                        o.batch_size || o.cost_per_gpu_hour_usd || o.engine.any() || o.max_tier;
   if (!o.request_file.empty()) {
     if (any_flag) {
       throw SpecError("",
@@ -134,9 +169,8 @@ json build_request(const RequestOptions& o) {
   if (o.prompt_tokens) r["workload"]["prompt_tokens"] = *o.prompt_tokens;
   if (o.output_tokens) r["workload"]["output_tokens"] = *o.output_tokens;
   if (o.batch_size) r["workload"]["batch_size"] = *o.batch_size;
-  if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
   if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
-  if (!o.engine.empty()) r["engine"]["name"] = o.engine;
+  put_engine(r, o.engine);
   if (o.max_tier) r["max_tier"] = *o.max_tier;
   if (!r.contains("workload")) {
     throw SpecError("workload", "give --prompt-tokens and --output-tokens");

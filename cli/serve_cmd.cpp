@@ -100,16 +100,12 @@ json build_serve_request(const ServeOptions& o) {
   }
   r["workload"]["arrival"] = arrival;
   if (o.seed) r["workload"]["seed"] = *o.seed;
-  if (!o.engine.empty()) r["engine"]["name"] = o.engine;
+  put_engine(r, o.engine);
   if (o.max_num_seqs) r["engine"]["max_num_seqs"] = *o.max_num_seqs;
-  if (o.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *o.max_num_batched_tokens;
-  if (o.chunked_prefill) r["engine"]["chunked_prefill"] = *o.chunked_prefill == "on";
   if (o.async_scheduling) r["engine"]["async_scheduling"] = *o.async_scheduling == "on";
   if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
   if (!o.batching.empty()) r["engine"]["batching"] = o.batching;
   if (o.static_batch_size) r["engine"]["static_batch_size"] = *o.static_batch_size;
-  if (o.kv_block_tokens) r["engine"]["kv_block_tokens"] = *o.kv_block_tokens;
-  if (o.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *o.gpu_memory_utilization;
   if (!o.router.empty()) r["router"] = o.router;
   if (o.shared_prefix_tokens) {
     r["features"]["prefix_caching"]["shared_prefix_tokens"] = *o.shared_prefix_tokens;
@@ -264,11 +260,8 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--output-tokens", o.output_tokens, "Output length (tokens)");
   sub->add_option("--num-requests", o.num_requests, "Requests to simulate (default 1000)");
   sub->add_option("--seed", o.seed, "Random seed of the simulator (default 1)");
-  sub->add_option("--engine", o.engine, "Engine profile: vllm (default), sglang, trtllm, generic");
+  add_engine_options(*sub, o.engine, "vllm");
   sub->add_option("--max-num-seqs", o.max_num_seqs, "Sequences per step at most");
-  sub->add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Token budget per step");
-  sub->add_option("--chunked-prefill", o.chunked_prefill, "on or off")
-      ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--async-scheduling", o.async_scheduling,
                   "on or off (the engine's default; vllm and sglang: on)")
       ->check(CLI::IsMember({"on", "off"}));
@@ -278,9 +271,6 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"continuous", "static"}));
   sub->add_option("--static-batch-size", o.static_batch_size,
                   "Static batching: sequences per batch (default --max-num-seqs)");
-  sub->add_option("--kv-block-tokens", o.kv_block_tokens, "Paged-KV block size (tokens)");
-  sub->add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                  "Fraction of GPU memory the engine may use");
   sub->add_option("--router", o.router, "Replicas: round_robin (default) or least_loaded")
       ->check(CLI::IsMember({"round_robin", "least_loaded"}));
   sub->add_option("--shared-prefix-tokens", o.shared_prefix_tokens,
