@@ -81,11 +81,7 @@ json base_request(const CollectiveOptions& o) {
   if (!o.algorithm.empty()) c["algorithm"] = o.algorithm;
   r["collective"] = c;
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
-  json net = json::object();
-  if (o.nics_per_node) net["nics_per_node"] = *o.nics_per_node;
-  if (o.nic_bandwidth_Gbps) net["nic_bandwidth_Gbps"] = *o.nic_bandwidth_Gbps;
-  if (o.network_latency_us) net["latency_us"] = *o.network_latency_us;
-  if (!net.empty()) r["network"] = net;
+  put_network(r, o.network);
   if (o.max_tier) r["max_tier"] = *o.max_tier;
   return r;
 }
@@ -149,9 +145,7 @@ void setup_collective(CLI::App& app, CollectiveOptions& o) {
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   sub->add_option("--algorithm", o.algorithm, "automatic (default), ring, tree, hierarchical");
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: the hardware's)");
-  sub->add_option("--nics-per-node", o.nics_per_node, "Scale-out NICs per node");
-  sub->add_option("--nic-bandwidth-Gbps", o.nic_bandwidth_Gbps, "Per NIC, per direction, Gb/s");
-  sub->add_option("--network-latency-us", o.network_latency_us, "Per inter-node hop");
+  add_network_options(*sub, o.network);
   sub->add_option("--max-tier", o.max_tier, "2: fitted fabric models (default); 0: Tier 0");
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));

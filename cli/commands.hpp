@@ -58,6 +58,16 @@ void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& defaul
 /// Sets r["engine"][key] for every flag given.
 void put_engine(json& r, const EngineFlags& e);
 
+/// The scale-out network keys (`network.*`) of collective and training requests.
+struct NetworkFlags {
+  std::optional<int> nics_per_node;
+  std::optional<double> nic_bandwidth_Gbps, latency_us;
+};
+/// Adds --nics-per-node, --nic-bandwidth-Gbps and --network-latency-us.
+void add_network_options(CLI::App& app, NetworkFlags& n);
+/// Sets r["network"][key] for every flag given.
+void put_network(json& r, const NetworkFlags& n);
+
 /// Flags that build a request (shared by `estimate` and `link`).
 struct RequestOptions {
   std::string request_file;
@@ -177,8 +187,8 @@ struct CollectiveOptions {
   std::string request_file, op, bytes, sweep, algorithm, hardware_file;
   std::string hardware = "h100-sxm";
   int ranks = 8;
-  std::optional<int> gpus_per_node, nics_per_node, max_tier;
-  std::optional<double> nic_bandwidth_Gbps, network_latency_us;
+  std::optional<int> gpus_per_node, max_tier;
+  NetworkFlags network;
   std::string format = "table";
 };
 
@@ -199,6 +209,13 @@ struct TrainOptions {
   int seq_len = 4096;
   int global_batch_size = 256;
   std::optional<double> total_tokens, cost_per_gpu_hour_usd;
+  // The keys that had needed --request (issue 11: every input as a flag).
+  bool tp_comm_overlap = false;
+  std::optional<std::string> flash_attention;  ///< on or off
+  std::string grad_reduce, lora_targets;
+  std::optional<double> moe_capacity_factor;
+  std::optional<double> comm_overlap, step_overhead_ms, compute_scale, attention_scale, reserve_GB;
+  NetworkFlags network;
   bool search = false;            ///< task "search": the fastest layouts instead of one estimate
   std::optional<int> search_top;  ///< layouts listed (search.top)
   std::string format = "table";

@@ -66,6 +66,18 @@ void put_engine(json& r, const EngineFlags& e) {
   if (e.framework_reserve_GB) r["engine"]["framework_reserve_GB"] = *e.framework_reserve_GB;
 }
 
+void add_network_options(CLI::App& app, NetworkFlags& n) {
+  app.add_option("--nics-per-node", n.nics_per_node, "Scale-out NICs per node");
+  app.add_option("--nic-bandwidth-Gbps", n.nic_bandwidth_Gbps, "Per NIC, per direction, Gb/s");
+  app.add_option("--network-latency-us", n.latency_us, "Per inter-node hop");
+}
+
+void put_network(json& r, const NetworkFlags& n) {
+  if (n.nics_per_node) r["network"]["nics_per_node"] = *n.nics_per_node;
+  if (n.nic_bandwidth_Gbps) r["network"]["nic_bandwidth_Gbps"] = *n.nic_bandwidth_Gbps;
+  if (n.latency_us) r["network"]["latency_us"] = *n.latency_us;
+}
+
 void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--request", o.request_file, "Request document (JSON file, or - for stdin)");
   app.add_option("--model", o.model, "Model preset id (see `flopcast presets list`)");

@@ -36,6 +36,7 @@ json build_train_request(const TrainOptions& o) {
     if (value) par[key] = *value;
   }
   if (o.sp) par["sp"] = true;
+  if (o.tp_comm_overlap) par["tp_comm_overlap"] = true;
   if (!o.fsdp.empty()) par["fsdp"] = o.fsdp;
   if (!par.empty()) r["parallelism"] = par;
   json wl{{"seq_len", o.seq_len}, {"global_batch_size", o.global_batch_size}};
@@ -43,16 +44,30 @@ json build_train_request(const TrainOptions& o) {
   if (o.total_tokens) wl["total_tokens"] = *o.total_tokens;
   if (!o.recompute.empty()) wl["recompute"] = o.recompute;
   if (o.mtp_layers) wl["mtp_layers"] = *o.mtp_layers;
+  if (o.flash_attention) wl["flash_attention"] = *o.flash_attention == "on";
   r["workload"] = wl;
   if (!o.precision.empty()) r["precision"]["compute"] = o.precision;
+  if (!o.grad_reduce.empty()) r["precision"]["grad_reduce"] = o.grad_reduce;
   if (o.bf16_last_layers) r["precision"]["bf16_last_layers"] = *o.bf16_last_layers;
   if (!o.optimizer.empty()) r["optimizer"] = o.optimizer;
   if (!o.lora.empty()) {
     json lora{{"method", o.lora}};
     if (o.lora_rank) lora["rank"] = *o.lora_rank;
+    if (!o.lora_targets.empty()) lora["targets"] = o.lora_targets;
     r["lora"] = lora;
+  } else if (o.lora_rank || !o.lora_targets.empty()) {
+    throw SpecError("lora", "--lora-rank and --lora-targets need --lora");
   }
-  if (!o.framework.empty()) r["framework"] = {{"profile", o.framework}};
+  if (o.moe_capacity_factor) r["moe"]["capacity_factor"] = *o.moe_capacity_factor;
+  if (!o.framework.empty()) r["framework"]["profile"] = o.framework;
+  for (const auto& [key, value] : {std::pair{"comm_overlap", o.comm_overlap},
+                                   {"step_overhead_ms", o.step_overhead_ms},
+                                   {"compute_scale", o.compute_scale},
+                                   {"attention_scale", o.attention_scale},
+                                   {"reserve_GB", o.reserve_GB}}) {
+    if (value) r["framework"][key] = *value;
+  }
+  put_network(r, o.network);
   if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
   if (o.max_tier) r["max_tier"] = *o.max_tier;
   return r;
@@ -227,7 +242,25 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--optimizer", o.optimizer, "adamw (default), sgd, adam_8bit");
   sub->add_option("--lora", o.lora, "lora or qlora (frozen base, adapters only)");
   sub->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)");
-  sub->add_option("--framework", o.framework, "generic (default), pytorch_fsdp, megatron");
+  sub->add_option("--lora-targets", o.lora_targets,
+                  "LoRA targets: qv (default), attention, all_linear");
+  sub->add_option("--framework", o.framework,
+                  "fitted (default), generic, pytorch_fsdp, megatron (presets/frameworks)");
+  sub->add_option("--comm-overlap", o.comm_overlap,
+                  "Share of concurrent compute a DP/FSDP/CP collective hides behind (0-1)");
+  sub->add_option("--step-overhead-ms", o.step_overhead_ms, "Framework time per optimizer step");
+  sub->add_option("--compute-scale", o.compute_scale, "Kernel-time multiplier (1-2.5)");
+  sub->add_option("--attention-scale", o.attention_scale, "Attention-time multiplier (1-3)");
+  sub->add_option("--reserve-GB", o.reserve_GB, "Memory per GPU outside the model (default 2)");
+  sub->add_flag("--tp-comm-overlap", o.tp_comm_overlap,
+                "TP collectives overlapped with GEMMs (Transformer Engine userbuffers)");
+  sub->add_option("--flash-attention", o.flash_attention, "on (default) or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  sub->add_option("--grad-reduce", o.grad_reduce, "Gradient reduction type: bf16 (default), fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
+  sub->add_option("--moe-capacity-factor", o.moe_capacity_factor,
+                  "Tokens an expert rank gets relative to balanced routing (1-100)");
+  add_network_options(*sub, o.network);
   sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd, "$ per GPU-hour");
   sub->add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0");
   sub->add_flag("--search", o.search,
