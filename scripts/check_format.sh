@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Fails when a C++ file differs from .clang-format (Debian 12's clang-format 14). Fix with
+# Fails when a C++ file differs from .clang-format (Debian 12's clang-format 14) or a JavaScript
+# file (web/, tests/**/*.mjs: .prettierignore) from .prettierrc.json (prettier, pinned in
+# package.json; `npm ci` installs it). Fix with
 #   git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+#   node_modules/.bin/prettier --write .
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -19,3 +22,15 @@ if ((${#bad[@]})); then
   exit 1
 fi
 echo "format: $(echo "$files" | wc -w) C++ files follow .clang-format"
+
+if [ ! -x node_modules/.bin/prettier ]; then
+  echo "format: node_modules/.bin/prettier missing: run npm ci (scripts/setup.sh does)" >&2
+  exit 1
+fi
+if ! js_bad=$(node_modules/.bin/prettier --list-different .); then
+  echo "format: JavaScript file(s) differ from .prettierrc.json:" >&2
+  printf '  %s\n' $js_bad >&2
+  echo "fix: node_modules/.bin/prettier --write ." >&2
+  exit 1
+fi
+echo "format: the JavaScript follows .prettierrc.json (prettier $(node_modules/.bin/prettier --version))"
