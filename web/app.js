@@ -11,7 +11,26 @@
 
 import * as views from './views.js';
 import { ModelFields } from './model-fields.js';
-import { $, CUSTOM, clone, compileModule, el, flatten, fmtGB, fmtInt, fmtNum, hardwareOptions, isPlainObject, lineChart, moduleOptions, parseObject, presetIdFor, Pin, setPath, svg } from './ui.js';
+import {
+  $,
+  CUSTOM,
+  clone,
+  compileModule,
+  el,
+  flatten,
+  fmtGB,
+  fmtInt,
+  fmtNum,
+  hardwareOptions,
+  isPlainObject,
+  lineChart,
+  moduleOptions,
+  parseObject,
+  presetIdFor,
+  Pin,
+  setPath,
+  svg,
+} from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
@@ -82,14 +101,20 @@ function renderVerdict(mem, res) {
     verdict.textContent = '';
     return;
   }
-  const need = ['weights_GB', 'kv_cache_GB', 'activations_GB', 'reserve_GB'].reduce((a, k) => a + (Number(mem[k]) || 0), 0);
+  const need = ['weights_GB', 'kv_cache_GB', 'activations_GB', 'reserve_GB'].reduce(
+    (a, k) => a + (Number(mem[k]) || 0),
+    0,
+  );
   const short = need > mem.budget_GB ? ` — short by ${fmtGB(need - mem.budget_GB)} per GPU` : '';
-  const batch = mem.max_batch_size > 0
-    ? `A batch of ${fmtInt(mem.max_batch_size)} fits at this context. `
-    : 'Not even one sequence fits at this context. ';
+  const batch =
+    mem.max_batch_size > 0
+      ? `A batch of ${fmtInt(mem.max_batch_size)} fits at this context. `
+      : 'Not even one sequence fits at this context. ';
   const tp = res.request?.parallelism?.tp || 1;
-  verdict.textContent = `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. `
-    + batch + `To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, tensor parallelism above ${tp}, or a GPU with more memory.`;
+  verdict.textContent =
+    `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` +
+    batch +
+    `To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, tensor parallelism above ${tp}, or a GPU with more memory.`;
 }
 
 const MEMORY_PARTS = [
@@ -156,7 +181,12 @@ function fmtDuration(ms) {
 function fmtSI(v, unit) {
   if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
   const prefixes = [
-    [1e18, 'E'], [1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'],
+    [1e18, 'E'],
+    [1e15, 'P'],
+    [1e12, 'T'],
+    [1e9, 'G'],
+    [1e6, 'M'],
+    [1e3, 'k'],
   ];
   const a = Math.abs(v);
   for (const [f, p] of prefixes) {
@@ -182,7 +212,10 @@ function parseEnvelope(raw) {
     try {
       return JSON.parse(raw);
     } catch (e) {
-      return { ok: false, error: { code: 'bad_response', path: '', message: `unreadable module output: ${e.message}` } };
+      return {
+        ok: false,
+        error: { code: 'bad_response', path: '', message: `unreadable module output: ${e.message}` },
+      };
     }
   }
   return raw;
@@ -192,13 +225,19 @@ function parseEnvelope(raw) {
 function call(name, ...args) {
   const fn = state.M && state.M[name];
   if (typeof fn !== 'function') {
-    return { ok: false, error: { code: 'missing_function', path: '', message: `the module has no ${name}() function` } };
+    return {
+      ok: false,
+      error: { code: 'missing_function', path: '', message: `the module has no ${name}() function` },
+    };
   }
   let parsed;
   try {
     parsed = parseEnvelope(fn.apply(state.M, args));
   } catch (e) {
-    return { ok: false, error: { code: 'exception', path: e && e.path ? e.path : '', message: String((e && e.message) || e) } };
+    return {
+      ok: false,
+      error: { code: 'exception', path: e && e.path ? e.path : '', message: String((e && e.message) || e) },
+    };
   }
   if (isPlainObject(parsed) && typeof parsed.ok === 'boolean') return parsed;
   return { ok: true, result: parsed };
@@ -265,9 +304,12 @@ function parseCustomObject(kind) {
   const target = `${kind}-custom`;
   state.customInfo[kind] = '';
   if (!text.trim()) {
-    return { error: kind === 'model'
-      ? 'Paste a flopcast model object or a Hugging Face config.json.'
-      : 'Paste a flopcast hardware object.' };
+    return {
+      error:
+        kind === 'model'
+          ? 'Paste a flopcast model object or a Hugging Face config.json.'
+          : 'Paste a flopcast hardware object.',
+    };
   }
   const parsed = parseObject(text);
   if (parsed.error) return parsed;
@@ -279,13 +321,18 @@ function parseCustomObject(kind) {
       return { error: err.message || 'This Hugging Face config could not be converted.', target };
     }
     const m = r.result;
-    state.customInfo.model = `Converted from a Hugging Face config.json${m && m.name ? ` (${m.name})` : ''}: `
-      + `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads`
-      + `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}`
-      + `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}`
-      + `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}`
-      + `${m.sliding_window_tokens ? `, ${m.local_attention || 'sliding'} window ${m.sliding_window_tokens}`
-        + (m.global_attention_every ? ` (every ${m.global_attention_every}th layer global)` : '') : ''}.`;
+    state.customInfo.model =
+      `Converted from a Hugging Face config.json${m && m.name ? ` (${m.name})` : ''}: ` +
+      `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads` +
+      `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}` +
+      `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}` +
+      `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}` +
+      `${
+        m.sliding_window_tokens
+          ? `, ${m.local_attention || 'sliding'} window ${m.sliding_window_tokens}` +
+            (m.global_attention_every ? ` (every ${m.global_attention_every}th layer global)` : '')
+          : ''
+      }.`;
     return { value: m };
   }
   return { value: obj };
@@ -293,8 +340,15 @@ function parseCustomObject(kind) {
 
 function looksLikeHfConfig(obj) {
   if ('num_layers' in obj && 'hidden_size' in obj && !('num_hidden_layers' in obj)) return false;
-  return ['num_hidden_layers', 'num_attention_heads', 'model_type', 'architectures', 'max_position_embeddings', 'n_layer', 'n_embd']
-    .some((k) => k in obj);
+  return [
+    'num_hidden_layers',
+    'num_attention_heads',
+    'model_type',
+    'architectures',
+    'max_position_embeddings',
+    'n_layer',
+    'n_embd',
+  ].some((k) => k in obj);
 }
 
 // Builds the request from the form. Local problems go to state.inputErrors.
@@ -353,7 +407,8 @@ function applyRequest(req) {
   const extras = {};
   for (const [path, value] of Object.entries(flatten(req))) {
     if (path === 'task') {
-      if (value !== 'inference') problems.push({ path: 'task', message: `task: this page computes inference only (got "${value}")` });
+      if (value !== 'inference')
+        problems.push({ path: 'task', message: `task: this page computes inference only (got "${value}")` });
       continue;
     }
     if (path === 'model' || path === 'hardware') {
@@ -497,13 +552,15 @@ function renderResult(res) {
   const tp = getPath(state.request, 'parallelism.tp') ?? 1;
   const pp = getPath(state.request, 'parallelism.pp') ?? 1;
   const replicas = res.replicas ?? 1;
-  $('results-subtitle').textContent = `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}`
-    + ` · TP ${tp}${getPath(state.request, 'parallelism.dp_attention') ? ' (DP attention)' : ''}`
-    + `${(getPath(state.request, 'parallelism.ep') ?? 1) > 1 ? ` · EP ${getPath(state.request, 'parallelism.ep')}` : ''}`
-    + `${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}`
-    + (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '')
-    + (res.tier === 0 && res.tier2_time_share > 0
-      ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)` : '');
+  $('results-subtitle').textContent =
+    `${mdl.name || mdl.id || 'model'} on ${gpus} × ${hw.name || hw.id || 'GPU'}` +
+    ` · TP ${tp}${getPath(state.request, 'parallelism.dp_attention') ? ' (DP attention)' : ''}` +
+    `${(getPath(state.request, 'parallelism.ep') ?? 1) > 1 ? ` · EP ${getPath(state.request, 'parallelism.ep')}` : ''}` +
+    `${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}` +
+    (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '') +
+    (res.tier === 0 && res.tier2_time_share > 0
+      ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)`
+      : '');
 
   setMetric('ttft', res.ttft_ms, 'duration');
   setMetric('tpot', res.tpot_ms, 'duration');
@@ -514,15 +571,25 @@ function renderResult(res) {
   setBand('tpot', band.tpot_ms, 'duration');
   setBand('e2e', band.e2e_ms, 'duration');
   setBand('tps', band.output_tokens_per_s);
-  $('tps-sub').textContent = (replicas > 1 ? `across ${replicas} replicas` : 'one replica')
-    + (typeof res.usd_per_million_output_tokens === 'number'
-      ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : '');
+  $('tps-sub').textContent =
+    (replicas > 1 ? `across ${replicas} replicas` : 'one replica') +
+    (typeof res.usd_per_million_output_tokens === 'number'
+      ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
+      : '');
 
   renderMemory(res.memory || {}, res);
   renderVerdict(res.memory || {}, res);
   const bd = Array.isArray(res.breakdown) ? res.breakdown : [];
-  renderPhase('prefill', bd.filter((r) => r.phase === 'prefill'), res.ttft_ms);
-  renderPhase('decode', bd.filter((r) => r.phase === 'decode'), res.tpot_ms);
+  renderPhase(
+    'prefill',
+    bd.filter((r) => r.phase === 'prefill'),
+    res.ttft_ms,
+  );
+  renderPhase(
+    'decode',
+    bd.filter((r) => r.phase === 'decode'),
+    res.tpot_ms,
+  );
   renderWarnings(res.warnings || []);
   renderAssumptions(res.assumptions || []);
   if (state.pin) state.pin.render(res);
@@ -549,49 +616,114 @@ function renderRoofline(rows) {
   const peaks = hw?.dense_peak_TFLOPS || {};
   const peak16 = peaks.bf16 ?? peaks.fp16;
   const bw = hw?.hbm_bandwidth_GBps;
-  const pts = rows.filter((r) => r.flops > 0 && r.bytes > 0 && r.time_ms > 0)
+  const pts = rows
+    .filter((r) => r.flops > 0 && r.bytes > 0 && r.time_ms > 0)
     .map((r) => ({ ...r, ai: r.flops / r.bytes, tflops: r.flops / (r.time_ms * 1e-3) / 1e12 }));
   if (!peak16 || !bw || !pts.length) {
-    box.replaceChildren(el('p', { class: 'hint', text: 'No roofline: the hardware gives no 16-bit peak or bandwidth, or no op moves bytes.' }));
+    box.replaceChildren(
+      el('p', {
+        class: 'hint',
+        text: 'No roofline: the hardware gives no 16-bit peak or bandwidth, or no op moves bytes.',
+      }),
+    );
     return;
   }
   const roofs = [{ peak: peak16, cls: 'roof', label: `${fmtNum(peak16)} TFLOP/s (16-bit)` }];
-  if (getPath(state.request, 'precision.weights') === 'fp8' && peaks.fp8) roofs.push({ peak: peaks.fp8, cls: 'roof dashed', label: `${fmtNum(peaks.fp8)} (fp8)` });
+  if (getPath(state.request, 'precision.weights') === 'fp8' && peaks.fp8)
+    roofs.push({ peak: peaks.fp8, cls: 'roof dashed', label: `${fmtNum(peaks.fp8)} (fp8)` });
   const top = Math.max(...roofs.map((r) => r.peak));
   const lx = (v) => Math.log10(v);
   const xMin = Math.floor(lx(Math.min(...pts.map((p) => p.ai), 0.5)));
-  const xMax = Math.ceil(lx(Math.max(...pts.map((p) => p.ai), (top * 1e12) / (bw * 1e9) * 4)));
+  const xMax = Math.ceil(lx(Math.max(...pts.map((p) => p.ai), ((top * 1e12) / (bw * 1e9)) * 4)));
   const yMax = Math.ceil(lx(top * 1.5));
   const yMin = Math.min(Math.floor(lx(Math.min(...pts.map((p) => p.tflops)))), yMax - 2);
-  const W = 560, H = 300, m = { l: 56, r: 26, t: 16, b: 40 };
+  const W = 560,
+    H = 300,
+    m = { l: 56, r: 26, t: 16, b: 40 };
   const p10 = (e) => (e >= 0 ? fmtInt(10 ** e) : String(Number((10 ** e).toPrecision(1))));
   const X = (v) => m.l + ((lx(v) - xMin) / (xMax - xMin)) * (W - m.l - m.r);
   const Y = (v) => H - m.b - ((lx(v) - yMin) / (yMax - yMin)) * (H - m.t - m.b);
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'line-chart', 'aria-label': 'Roofline of the ops' });
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    width: '100%',
+    role: 'img',
+    class: 'line-chart',
+    'aria-label': 'Roofline of the ops',
+  });
   for (let e = xMin; e <= xMax; e++) {
     root.append(svg('line', { x1: X(10 ** e), x2: X(10 ** e), y1: m.t, y2: H - m.b, class: 'grid' }));
     root.append(svg('text', { x: X(10 ** e), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, p10(e)));
   }
   for (let e = yMin; e <= yMax; e++) {
     root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(10 ** e), y2: Y(10 ** e), class: 'grid' }));
-    root.append(svg('text', { x: m.l - 5, y: Y(10 ** e), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, p10(e)));
+    root.append(
+      svg(
+        'text',
+        { x: m.l - 5, y: Y(10 ** e), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' },
+        p10(e),
+      ),
+    );
   }
-  root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 6, class: 'axis-label', 'text-anchor': 'middle' }, 'arithmetic intensity (FLOP/byte, log)'));
-  root.append(svg('text', { x: 12, y: (m.t + H - m.b) / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})` }, 'TFLOP/s (log)'));
+  root.append(
+    svg(
+      'text',
+      { x: (m.l + W - m.r) / 2, y: H - 6, class: 'axis-label', 'text-anchor': 'middle' },
+      'arithmetic intensity (FLOP/byte, log)',
+    ),
+  );
+  root.append(
+    svg(
+      'text',
+      {
+        x: 12,
+        y: (m.t + H - m.b) / 2,
+        class: 'axis-label',
+        'text-anchor': 'middle',
+        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
+      },
+      'TFLOP/s (log)',
+    ),
+  );
   for (const r of roofs) {
     const knee = (r.peak * 1e12) / (bw * 1e9);
     const x0 = 10 ** xMin;
     const y0 = Math.max((bw * 1e9 * x0) / 1e12, 10 ** yMin);
     const xs = (y0 * 1e12) / (bw * 1e9);
-    root.append(svg('polyline', { class: r.cls, points: `${X(xs)},${Y(y0)} ${X(knee)},${Y(r.peak)} ${X(10 ** xMax)},${Y(r.peak)}` }));
+    root.append(
+      svg('polyline', {
+        class: r.cls,
+        points: `${X(xs)},${Y(y0)} ${X(knee)},${Y(r.peak)} ${X(10 ** xMax)},${Y(r.peak)}`,
+      }),
+    );
     root.append(svg('text', { x: W - m.r - 2, y: Y(r.peak) - 4, class: 'tick', 'text-anchor': 'end' }, r.label));
   }
   for (const p of pts) {
-    const c = svg('circle', { cx: X(p.ai), cy: Y(p.tflops), r: 4, class: `point ${p.phase}`, 'data-op': p.op, 'data-phase': p.phase, 'data-ai': p.ai, 'data-tflops': p.tflops });
-    c.append(svg('title', {}, `${p.phase} · ${opLabel(p.op)}: ${fmtNum(p.ai)} FLOP/B, ${fmtNum(p.tflops)} TFLOP/s, ${p.bound}-bound`));
+    const c = svg('circle', {
+      cx: X(p.ai),
+      cy: Y(p.tflops),
+      r: 4,
+      class: `point ${p.phase}`,
+      'data-op': p.op,
+      'data-phase': p.phase,
+      'data-ai': p.ai,
+      'data-tflops': p.tflops,
+    });
+    c.append(
+      svg(
+        'title',
+        {},
+        `${p.phase} · ${opLabel(p.op)}: ${fmtNum(p.ai)} FLOP/B, ${fmtNum(p.tflops)} TFLOP/s, ${p.bound}-bound`,
+      ),
+    );
     root.append(c);
   }
-  box.replaceChildren(root, el('p', { class: 'hint', text: `${fmtNum(bw / 1000)} TB/s memory slope. Prefill ops blue, decode ops green; hover a point for its op.` }));
+  box.replaceChildren(
+    root,
+    el('p', {
+      class: 'hint',
+      text: `${fmtNum(bw / 1000)} TB/s memory slope. Prefill ops blue, decode ops green; hover a point for its op.`,
+    }),
+  );
 }
 
 // ------------------------------------------------------------ batch sweep
@@ -647,21 +779,32 @@ function scheduleBatchSweep(request, res) {
     if (gen !== state.sweepGeneration) return;
     const current = request.workload.batch_size ?? 1;
     const largest = res.memory?.max_batch_size ?? 0;
-    const points = sweepPoints(request, res, sweepBatches(current, largest), current,
-      (q, b) => { q.workload.batch_size = b; }, (r) => r.memory?.fits !== false)
-      .map(({ value, res: r }) => ({ batch: value, res: r }));
+    const points = sweepPoints(
+      request,
+      res,
+      sweepBatches(current, largest),
+      current,
+      (q, b) => {
+        q.workload.batch_size = b;
+      },
+      (r) => r.memory?.fits !== false,
+    ).map(({ value, res: r }) => ({ batch: value, res: r }));
     state.batchSweep = points;
     const x = (b) => Math.log2(b);
     const xTop = Math.max(x(points.at(-1)?.batch ?? 1), 1);
     const { markers, xTicks, xFmt } = log2Axis(0, xTop, current, largest);
-    const chart = (title, yLabel, series) => lineChart({ title, xLabel: 'batch size (log scale)', yLabel, markers, xTop, xTicks, xFmt, series });
+    const chart = (title, yLabel, series) =>
+      lineChart({ title, xLabel: 'batch size (log scale)', yLabel, markers, xTop, xTicks, xFmt, series });
     const charts = [
       chart('TTFT (ms)', 'ms', [{ label: 'TTFT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.ttft_ms]) }]),
       chart('TPOT (ms)', 'ms', [{ label: 'TPOT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.tpot_ms]) }]),
-      chart('Output throughput (tokens/s)', 'tok/s',
-        [{ label: 'output tokens/s', cls: 's2', points: points.map((p) => [x(p.batch), p.res.output_tokens_per_s]) }]),
+      chart('Output throughput (tokens/s)', 'tok/s', [
+        { label: 'output tokens/s', cls: 's2', points: points.map((p) => [x(p.batch), p.res.output_tokens_per_s]) },
+      ]),
     ];
-    charts.forEach((c, i) => { c.dataset.chart = ['ttft', 'tpot', 'throughput'][i]; });
+    charts.forEach((c, i) => {
+      c.dataset.chart = ['ttft', 'tpot', 'throughput'][i];
+    });
     box.replaceChildren(...charts);
     renderContextSweep(request, res);
     box.dataset.sweep = 'done';
@@ -680,9 +823,16 @@ function renderContextSweep(request, res) {
   const contexts = new Set([current]);
   for (let c = 512; c <= 1 << 21; c *= 2) if (c > out) contexts.add(c);
   // Past the model's context an estimate is an error: left out.
-  const points = sweepPoints(request, res, [...contexts].sort((a, b) => a - b), current,
-    (q, c) => { q.workload.prompt_tokens = c - out; }, (r) => Boolean(r.memory))
-    .map(({ value, res: r }) => ({ context: value, res: r }));
+  const points = sweepPoints(
+    request,
+    res,
+    [...contexts].sort((a, b) => a - b),
+    current,
+    (q, c) => {
+      q.workload.prompt_tokens = c - out;
+    },
+    (r) => Boolean(r.memory),
+  ).map(({ value, res: r }) => ({ context: value, res: r }));
   state.contextSweep = points;
   const x = (c) => Math.log2(c);
   const mem = (p) => p.res.memory;
@@ -691,7 +841,14 @@ function renderContextSweep(request, res) {
   const xTop = Math.max(x(points.at(-1)?.context ?? 1024), xMin + 1);
   const { markers, xTicks, xFmt } = log2Axis(xMin, xTop, current, res.memory?.max_context_tokens ?? 0);
   const chart = lineChart({
-    title: 'Memory per GPU (GB)', xLabel: 'context per sequence, tokens (log scale)', yLabel: 'GB', markers, xMin, xTop, xTicks, xFmt,
+    title: 'Memory per GPU (GB)',
+    xLabel: 'context per sequence, tokens (log scale)',
+    yLabel: 'GB',
+    markers,
+    xMin,
+    xTop,
+    xTicks,
+    xFmt,
     series: [
       { label: 'in use', cls: 's1', points: points.map((p) => [x(p.context), used(p)]) },
       { label: 'KV cache', cls: 's2', points: points.map((p) => [x(p.context), mem(p).kv_cache_GB]) },
@@ -706,7 +863,10 @@ function renderMemory(mem, res) {
   const capacity0 = Number(mem.capacity_GB) || 0;
   const budget = Number(mem.budget_GB);
   const headroom = Number.isFinite(budget) && capacity0 > budget ? capacity0 - budget : 0;
-  const parts = MEMORY_PARTS.map((p) => ({ ...p, value: p.key === 'headroom_GB' ? headroom : Number(mem[p.key]) || 0 }));
+  const parts = MEMORY_PARTS.map((p) => ({
+    ...p,
+    value: p.key === 'headroom_GB' ? headroom : Number(mem[p.key]) || 0,
+  }));
   const used = parts.filter((p) => p.key !== 'free_GB').reduce((a, p) => a + Math.max(0, p.value), 0);
   const free = Math.max(0, Number(mem.free_GB) || 0);
   const capacity = capacity0 || used + free;
@@ -730,16 +890,37 @@ function renderMemory(mem, res) {
   }
   bar.replaceChildren(...segs);
   bar.classList.toggle('overflow', !fits);
-  bar.setAttribute('aria-label', `GPU memory: ${parts.map((p) => `${p.label} ${fmtGB(p.key === 'free_GB' ? free : p.value)}`).join(', ')} of ${fmtGB(capacity)}`);
+  bar.setAttribute(
+    'aria-label',
+    `GPU memory: ${parts.map((p) => `${p.label} ${fmtGB(p.key === 'free_GB' ? free : p.value)}`).join(', ')} of ${fmtGB(capacity)}`,
+  );
 
   const legend = $('memory-legend');
-  const items = parts.filter((p) => p.key !== 'headroom_GB' || p.value > 0).map((p) => el('li', { 'data-part': p.key, title: p.key === 'headroom_GB' ? 'Left unused by the GPU memory utilization setting' : null },
-    el('span', { class: `swatch ${p.cls}` }),
-    el('span', { class: 'legend-label', text: p.label }),
-    el('span', { class: 'legend-value', text: fmtGB(p.key === 'free_GB' ? Number(mem.free_GB) : p.value) })));
-  items.push(el('li', { class: 'legend-total' },
-    el('span', { class: 'legend-label', text: 'Capacity' }),
-    el('span', { class: 'legend-value', text: `${fmtGB(capacity)}${mem.budget_GB !== undefined ? ` (budget ${fmtGB(mem.budget_GB)})` : ''}` })));
+  const items = parts
+    .filter((p) => p.key !== 'headroom_GB' || p.value > 0)
+    .map((p) =>
+      el(
+        'li',
+        {
+          'data-part': p.key,
+          title: p.key === 'headroom_GB' ? 'Left unused by the GPU memory utilization setting' : null,
+        },
+        el('span', { class: `swatch ${p.cls}` }),
+        el('span', { class: 'legend-label', text: p.label }),
+        el('span', { class: 'legend-value', text: fmtGB(p.key === 'free_GB' ? Number(mem.free_GB) : p.value) }),
+      ),
+    );
+  items.push(
+    el(
+      'li',
+      { class: 'legend-total' },
+      el('span', { class: 'legend-label', text: 'Capacity' }),
+      el('span', {
+        class: 'legend-value',
+        text: `${fmtGB(capacity)}${mem.budget_GB !== undefined ? ` (budget ${fmtGB(mem.budget_GB)})` : ''}`,
+      }),
+    ),
+  );
   legend.replaceChildren(...items);
 
   const badge = $('fits-badge');
@@ -751,24 +932,27 @@ function renderMemory(mem, res) {
   const seqLen = (wl.prompt_tokens || 0) + (wl.output_tokens || 0);
   const mb = $('max-batch');
   mb.dataset.value = String(mem.max_batch_size);
-  mb.textContent = typeof mem.max_batch_size === 'number'
-    ? (mem.max_batch_size > 0
-      ? `${fmtInt(mem.max_batch_size)} ${mem.max_batch_size === 1 ? 'sequence' : 'sequences'}${seqLen ? ` of ${fmtInt(seqLen)} tokens` : ''}`
-      : 'none — the weights do not fit')
-    : '—';
+  mb.textContent =
+    typeof mem.max_batch_size === 'number'
+      ? mem.max_batch_size > 0
+        ? `${fmtInt(mem.max_batch_size)} ${mem.max_batch_size === 1 ? 'sequence' : 'sequences'}${seqLen ? ` of ${fmtInt(seqLen)} tokens` : ''}`
+        : 'none — the weights do not fit'
+      : '—';
   const mc = $('max-context');
   mc.dataset.value = String(mem.max_context_tokens);
-  mc.textContent = typeof mem.max_context_tokens === 'number'
-    ? (mem.max_context_tokens > 0
-      ? `${fmtInt(mem.max_context_tokens)} tokens${wl.batch_size ? ` at batch ${fmtInt(wl.batch_size)}` : ''}`
-      : `none at batch ${fmtInt(wl.batch_size)}`)
-    : '—';
-  $('kv-per-token').textContent = typeof mem.kv_cache_bytes_per_token === 'number'
-    ? fmtSI(mem.kv_cache_bytes_per_token, 'B') : '—';
+  mc.textContent =
+    typeof mem.max_context_tokens === 'number'
+      ? mem.max_context_tokens > 0
+        ? `${fmtInt(mem.max_context_tokens)} tokens${wl.batch_size ? ` at batch ${fmtInt(wl.batch_size)}` : ''}`
+        : `none at batch ${fmtInt(wl.batch_size)}`
+      : '—';
+  $('kv-per-token').textContent =
+    typeof mem.kv_cache_bytes_per_token === 'number' ? fmtSI(mem.kv_cache_bytes_per_token, 'B') : '—';
   const mdl = res.model || {};
-  $('params').textContent = typeof mdl.params_B === 'number'
-    ? `${mdl.params_B.toFixed(2)} B parameters${typeof mdl.active_params_B === 'number' && Math.abs(mdl.active_params_B - mdl.params_B) > 1e-9 ? ` (${mdl.active_params_B.toFixed(2)} B active)` : ''}`
-    : '—';
+  $('params').textContent =
+    typeof mdl.params_B === 'number'
+      ? `${mdl.params_B.toFixed(2)} B parameters${typeof mdl.active_params_B === 'number' && Math.abs(mdl.active_params_B - mdl.params_B) > 1e-9 ? ` (${mdl.active_params_B.toFixed(2)} B active)` : ''}`
+      : '—';
 }
 
 function renderPhase(phase, rows, phaseTotal) {
@@ -790,19 +974,50 @@ function renderPhase(phase, rows, phaseTotal) {
     const H = sorted.length * rowH + 4;
     const max = Math.max(...sorted.map((r) => Number(r.time_ms) || 0), 1e-12);
     const root = svg('svg', {
-      viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'bar-chart',
-      'aria-label': `${phase} time by operation`, preserveAspectRatio: 'xMinYMin meet',
+      viewBox: `0 0 ${W} ${H}`,
+      width: '100%',
+      role: 'img',
+      class: 'bar-chart',
+      'aria-label': `${phase} time by operation`,
+      preserveAspectRatio: 'xMinYMin meet',
     });
     sorted.forEach((r, i) => {
       const y = i * rowH + 2;
       const t = Number(r.time_ms) || 0;
       const w = Math.max(t > 0 ? 1.5 : 0, (t / max) * barW);
       const g = svg('g', { class: 'bar-row' });
-      g.append(svg('title', {}, `${opLabel(r.op)}: ${fmtDuration(t).join(' ')}, ${fmtPct(r.share)} of ${phase}, ${r.bound}-bound`));
-      g.append(svg('text', { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, opLabel(r.op)));
+      g.append(
+        svg(
+          'title',
+          {},
+          `${opLabel(r.op)}: ${fmtDuration(t).join(' ')}, ${fmtPct(r.share)} of ${phase}, ${r.bound}-bound`,
+        ),
+      );
+      g.append(
+        svg(
+          'text',
+          { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' },
+          opLabel(r.op),
+        ),
+      );
       g.append(svg('rect', { x: labelW, y: y + 4, width: barW, height: rowH - 8, rx: 3, class: 'bar-track' }));
-      g.append(svg('rect', { x: labelW, y: y + 4, width: w.toFixed(2), height: rowH - 8, rx: 3, class: `bar bound-${r.bound}` }));
-      g.append(svg('text', { x: labelW + barW + 8, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' }, `${fmtDuration(t).join(' ')}`));
+      g.append(
+        svg('rect', {
+          x: labelW,
+          y: y + 4,
+          width: w.toFixed(2),
+          height: rowH - 8,
+          rx: 3,
+          class: `bar bound-${r.bound}`,
+        }),
+      );
+      g.append(
+        svg(
+          'text',
+          { x: labelW + barW + 8, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' },
+          `${fmtDuration(t).join(' ')}`,
+        ),
+      );
       root.append(g);
     });
     chart.replaceChildren(root);
@@ -810,46 +1025,109 @@ function renderPhase(phase, rows, phaseTotal) {
 
   // Table.
   const table = $(`${phase}-table`);
-  const head = el('thead', null, el('tr', null,
-    el('th', { scope: 'col', text: 'Operation' }),
-    el('th', { scope: 'col', class: 'num', text: 'Time' }),
-    el('th', { scope: 'col', class: 'num', text: 'Share' }),
-    el('th', { scope: 'col', text: 'Bound' }),
-    el('th', { scope: 'col', class: 'num', text: 'FLOPs' }),
-    el('th', { scope: 'col', class: 'num', text: 'Bytes moved' })));
-  const body = el('tbody', null, ...sorted.map((r) => el('tr', { 'data-op': r.op },
-    el('th', { scope: 'row', text: opLabel(r.op) }),
-    el('td', { class: 'num', text: fmtDuration(r.time_ms).join(' ') }),
-    el('td', { class: 'num', text: fmtPct(r.share) }),
-    el('td', null, el('span', { class: `bound-tag bound-${r.bound}`, title: `${r.bound}-bound`, text: BOUND_LABELS[r.bound] || String(r.bound) })),
-    el('td', { class: 'num', text: fmtSI(r.flops, '') }),
-    el('td', { class: 'num', text: fmtSI(r.bytes, 'B') }))));
-  const totalRow = el('tfoot', null, el('tr', null,
-    el('th', { scope: 'row', text: phase === 'prefill' ? 'Total (TTFT)' : 'Total (one step)' }),
-    el('td', { class: 'num', text: `${tText} ${tUnit}` }),
-    el('td', { class: 'num', text: rows.length ? '100%' : '' }),
-    el('td'), el('td'), el('td')));
-  table.replaceChildren(el('caption', { class: 'visually-hidden', text: `${phase} time by operation` }), head, body, totalRow);
+  const head = el(
+    'thead',
+    null,
+    el(
+      'tr',
+      null,
+      el('th', { scope: 'col', text: 'Operation' }),
+      el('th', { scope: 'col', class: 'num', text: 'Time' }),
+      el('th', { scope: 'col', class: 'num', text: 'Share' }),
+      el('th', { scope: 'col', text: 'Bound' }),
+      el('th', { scope: 'col', class: 'num', text: 'FLOPs' }),
+      el('th', { scope: 'col', class: 'num', text: 'Bytes moved' }),
+    ),
+  );
+  const body = el(
+    'tbody',
+    null,
+    ...sorted.map((r) =>
+      el(
+        'tr',
+        { 'data-op': r.op },
+        el('th', { scope: 'row', text: opLabel(r.op) }),
+        el('td', { class: 'num', text: fmtDuration(r.time_ms).join(' ') }),
+        el('td', { class: 'num', text: fmtPct(r.share) }),
+        el(
+          'td',
+          null,
+          el('span', {
+            class: `bound-tag bound-${r.bound}`,
+            title: `${r.bound}-bound`,
+            text: BOUND_LABELS[r.bound] || String(r.bound),
+          }),
+        ),
+        el('td', { class: 'num', text: fmtSI(r.flops, '') }),
+        el('td', { class: 'num', text: fmtSI(r.bytes, 'B') }),
+      ),
+    ),
+  );
+  const totalRow = el(
+    'tfoot',
+    null,
+    el(
+      'tr',
+      null,
+      el('th', { scope: 'row', text: phase === 'prefill' ? 'Total (TTFT)' : 'Total (one step)' }),
+      el('td', { class: 'num', text: `${tText} ${tUnit}` }),
+      el('td', { class: 'num', text: rows.length ? '100%' : '' }),
+      el('td'),
+      el('td'),
+      el('td'),
+    ),
+  );
+  table.replaceChildren(
+    el('caption', { class: 'visually-hidden', text: `${phase} time by operation` }),
+    head,
+    body,
+    totalRow,
+  );
   void phaseTotal;
 }
 
 function renderWarnings(warnings) {
   const list = $('warnings');
-  list.replaceChildren(...warnings.map((w) => el('li', { text: typeof w === 'string' ? w : (w.message || JSON.stringify(w)) })));
+  list.replaceChildren(
+    ...warnings.map((w) => el('li', { text: typeof w === 'string' ? w : w.message || JSON.stringify(w) })),
+  );
   $('warnings-panel').hidden = warnings.length === 0;
 }
 
 function renderAssumptions(assumptions) {
   const table = $('assumptions');
-  const head = el('thead', null, el('tr', null,
-    el('th', { scope: 'col', text: 'Assumption' }),
-    el('th', { scope: 'col', class: 'num', text: 'Value' }),
-    el('th', { scope: 'col', text: 'Source' })));
-  const body = el('tbody', null, ...assumptions.map((a) => el('tr', null,
-    el('th', { scope: 'row', text: String(a.name || '').replace(/_/g, ' ') }),
-    el('td', { class: 'num', text: `${typeof a.value === 'number' ? String(a.value) : JSON.stringify(a.value)}${a.unit ? ` ${a.unit}` : ''}` }),
-    el('td', { class: 'source', text: a.source || '' }))));
-  table.replaceChildren(el('caption', { class: 'visually-hidden', text: 'Assumptions used by the estimate' }), head, body);
+  const head = el(
+    'thead',
+    null,
+    el(
+      'tr',
+      null,
+      el('th', { scope: 'col', text: 'Assumption' }),
+      el('th', { scope: 'col', class: 'num', text: 'Value' }),
+      el('th', { scope: 'col', text: 'Source' }),
+    ),
+  );
+  const body = el(
+    'tbody',
+    null,
+    ...assumptions.map((a) =>
+      el(
+        'tr',
+        null,
+        el('th', { scope: 'row', text: String(a.name || '').replace(/_/g, ' ') }),
+        el('td', {
+          class: 'num',
+          text: `${typeof a.value === 'number' ? String(a.value) : JSON.stringify(a.value)}${a.unit ? ` ${a.unit}` : ''}`,
+        }),
+        el('td', { class: 'source', text: a.source || '' }),
+      ),
+    ),
+  );
+  table.replaceChildren(
+    el('caption', { class: 'visually-hidden', text: 'Assumptions used by the estimate' }),
+    head,
+    body,
+  );
 }
 
 // ---------------------------------------------------------------- links
@@ -930,8 +1208,10 @@ function share() {
 // -------------------------------------------------------------- presets UI
 
 function fillSelect(select, items, withCustom) {
-  const opts = select.id === 'hardware' ? hardwareOptions(items)
-    : items.map((p) => el('option', { value: p.id, text: p.name || p.id }));
+  const opts =
+    select.id === 'hardware'
+      ? hardwareOptions(items)
+      : items.map((p) => el('option', { value: p.id, text: p.name || p.id }));
   if (withCustom) opts.push(el('option', { value: CUSTOM, text: 'Custom…' }));
   select.replaceChildren(...opts);
 }
@@ -957,7 +1237,8 @@ function updateNotes() {
     const p = presetById(list, $(kind).value);
     const bits = [];
     if (p) {
-      if (kind === 'model' && typeof p.published_params_B === 'number') bits.push(`${p.published_params_B} B parameters (published)`);
+      if (kind === 'model' && typeof p.published_params_B === 'number')
+        bits.push(`${p.published_params_B} B parameters (published)`);
       if (p.source) bits.push(`Source: ${sourceHosts(p.source)}`);
     }
     const node = $(`${kind}-notes`);
@@ -965,7 +1246,7 @@ function updateNotes() {
     node.title = p ? [p.notes, p.source].filter(Boolean).join('\n\n') : '';
   }
   const s = state.presets.scenarios.find((x) => x.id === $('scenario').value);
-  $('scenario-notes').textContent = s ? (s.notes || '') : '';
+  $('scenario-notes').textContent = s ? s.notes || '' : '';
 }
 
 function prefillCustom(kind, previousId) {
@@ -992,11 +1273,19 @@ function wire() {
   ERROR_TARGETS.push(...state.modelFields.ids());
   // Pin to compare: each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned").
   const ms = (v) => fmtDuration(v).join(' ');
-  state.pin = new Pin('', [
-    ['ttft', (r) => r.ttft_ms, true, ms], ['tpot', (r) => r.tpot_ms, true, ms], ['e2e', (r) => r.e2e_ms, true, ms],
-    ['tps', (r) => r.output_tokens_per_s, false, (v) => `${fmtNum(v)} tok/s`],
-  ], { button: $('pin-button'), note: $('compare-note'), compareId: (id) => `${id}-compare` });
-  $('pin-button').addEventListener('click', () => state.pin.toggle(state.stale ? null : state.lastResult, $('results-subtitle').textContent));
+  state.pin = new Pin(
+    '',
+    [
+      ['ttft', (r) => r.ttft_ms, true, ms],
+      ['tpot', (r) => r.tpot_ms, true, ms],
+      ['e2e', (r) => r.e2e_ms, true, ms],
+      ['tps', (r) => r.output_tokens_per_s, false, (v) => `${fmtNum(v)} tok/s`],
+    ],
+    { button: $('pin-button'), note: $('compare-note'), compareId: (id) => `${id}-compare` },
+  );
+  $('pin-button').addEventListener('click', () =>
+    state.pin.toggle(state.stale ? null : state.lastResult, $('results-subtitle').textContent),
+  );
   const form = $('setup');
   form.addEventListener('submit', (e) => e.preventDefault());
 
@@ -1123,7 +1412,10 @@ async function main() {
   fillSelect($('model'), state.presets.models, true);
   fillSelect($('hardware'), state.presets.hardware, true);
   const sc = $('scenario');
-  sc.replaceChildren(sc.options[0], ...state.presets.scenarios.map((s) => el('option', { value: s.id, text: s.name || s.id })));
+  sc.replaceChildren(
+    sc.options[0],
+    ...state.presets.scenarios.map((s) => el('option', { value: s.id, text: s.name || s.id })),
+  );
 
   let version = '';
   try {

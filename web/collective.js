@@ -1,22 +1,66 @@
 // Collective view (task "collective"): time and bus bandwidth of one NCCL-style collective, and
 // the same collective swept over message sizes from 256 B to 4 GiB.
 
-import { $, el, banners, call, clone, fmtBytes, fmtMs, fmtNum, lineChart, markStale, metric, setMetric, wireForm, Pin } from './ui.js';
+import {
+  $,
+  el,
+  banners,
+  call,
+  clone,
+  fmtBytes,
+  fmtMs,
+  fmtNum,
+  lineChart,
+  markStale,
+  metric,
+  setMetric,
+  wireForm,
+  Pin,
+} from './ui.js';
 import { Form } from './form.js';
 
 const P = 'co';
 
 const FIELDS = [
   { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
-  { key: 'op', path: 'collective.op', kind: 'choice', label: 'Operation', choices: ['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'broadcast', 'send_recv'] },
-  { key: 'bytes', path: 'collective.bytes', kind: 'num', label: 'Message size (bytes)', min: 1, hint: '67108864 = 64 MiB' },
+  {
+    key: 'op',
+    path: 'collective.op',
+    kind: 'choice',
+    label: 'Operation',
+    choices: ['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'broadcast', 'send_recv'],
+  },
+  {
+    key: 'bytes',
+    path: 'collective.bytes',
+    kind: 'num',
+    label: 'Message size (bytes)',
+    min: 1,
+    hint: '67108864 = 64 MiB',
+  },
   { key: 'ranks', path: 'collective.ranks', kind: 'int', label: 'Ranks (GPUs)', min: 1 },
-  { key: 'algorithm', path: 'collective.algorithm', kind: 'choice', label: 'Algorithm', choices: ['automatic', 'ring', 'tree', 'hierarchical'] },
-  { key: 'gpus_per_node', path: 'gpus_per_node', kind: 'int', label: 'GPUs per node', optional: true, placeholder: 'GPU default', min: 1 },
+  {
+    key: 'algorithm',
+    path: 'collective.algorithm',
+    kind: 'choice',
+    label: 'Algorithm',
+    choices: ['automatic', 'ring', 'tree', 'hierarchical'],
+  },
+  {
+    key: 'gpus_per_node',
+    path: 'gpus_per_node',
+    kind: 'int',
+    label: 'GPUs per node',
+    optional: true,
+    placeholder: 'GPU default',
+    min: 1,
+  },
 ];
 
 export const DEFAULT_COLLECTIVE = Object.freeze({
-  task: 'collective', hardware: 'h100-sxm', collective: { op: 'all_reduce', bytes: 67108864, ranks: 8, algorithm: 'automatic' },
+  task: 'collective',
+  hardware: 'h100-sxm',
+  collective: { op: 'all_reduce', bytes: 67108864, ranks: 8, algorithm: 'automatic' },
 });
 
 const SIZES_LOG2 = Array.from({ length: 25 }, (_, i) => 8 + i); // 256 B … 4 GiB
@@ -31,18 +75,52 @@ export class CollectiveView {
       ['algbw', (r) => r.algorithm_bandwidth_GBps, false, (v) => `${fmtNum(v)} GB/s`],
     ]);
     const f = (k) => this.form.render(k);
-    const form = el('form', { class: 'panel setup', autocomplete: 'off', novalidate: true }, el('h2', { text: 'Collective' }),
+    const form = el(
+      'form',
+      { class: 'panel setup', autocomplete: 'off', novalidate: true },
+      el('h2', { text: 'Collective' }),
       el('fieldset', null, el('legend', { text: 'Cluster' }), f('hardware'), f('gpus_per_node')),
-      el('fieldset', null, el('legend', { text: 'Collective' }), f('op'), f('bytes'), el('div', { class: 'row' }, f('ranks'), f('algorithm')),
-        el('p', { class: 'hint', id: `${P}-extras` })));
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Collective' }),
+        f('op'),
+        f('bytes'),
+        el('div', { class: 'row' }, f('ranks'), f('algorithm')),
+        el('p', { class: 'hint', id: `${P}-extras` }),
+      ),
+    );
     wireForm(form, this, () => this.recompute());
     const m = (id, label) => metric(P, id, label);
-    root.replaceChildren(form, el('section', { class: 'results' },
-      el('div', { class: 'results-head' }, el('h2', { text: 'Collective time' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }), this.pin.button),
-      this.pin.note,
-      ...banners(P, 'Fix the highlighted fields to recompute.'),
-      el('div', { class: 'headline wide' }, m('time', 'Time'), m('busbw', 'Bus bandwidth'), m('algbw', 'Algorithm bandwidth')),
-      el('div', { class: 'panel' }, el('h3', { text: 'Against message size' }), el('div', { class: 'charts', id: `${P}-charts` }))));
+    root.replaceChildren(
+      form,
+      el(
+        'section',
+        { class: 'results' },
+        el(
+          'div',
+          { class: 'results-head' },
+          el('h2', { text: 'Collective time' }),
+          el('p', { class: 'subtitle', id: `${P}-subtitle` }),
+          this.pin.button,
+        ),
+        this.pin.note,
+        ...banners(P, 'Fix the highlighted fields to recompute.'),
+        el(
+          'div',
+          { class: 'headline wide' },
+          m('time', 'Time'),
+          m('busbw', 'Bus bandwidth'),
+          m('algbw', 'Algorithm bandwidth'),
+        ),
+        el(
+          'div',
+          { class: 'panel' },
+          el('h3', { text: 'Against message size' }),
+          el('div', { class: 'charts', id: `${P}-charts` }),
+        ),
+      ),
+    );
     this.pin.attach(this, () => this.label());
     this.form.apply(clone(DEFAULT_COLLECTIVE));
   }
@@ -75,7 +153,8 @@ export class CollectiveView {
     set('time', res.time_us, fmtMs(res.time_us / 1e3));
     set('busbw', res.bus_bandwidth_GBps, [fmtNum(res.bus_bandwidth_GBps), 'GB/s']);
     set('algbw', res.algorithm_bandwidth_GBps, [fmtNum(res.algorithm_bandwidth_GBps), 'GB/s']);
-    $(`${P}-subtitle`).textContent = `${res.algorithm} over ${res.nodes} ${res.nodes === 1 ? 'node' : 'nodes'} × ${res.ranks_per_node} ranks · tier ${res.tier}`;
+    $(`${P}-subtitle`).textContent =
+      `${res.algorithm} over ${res.nodes} ${res.nodes === 1 ? 'node' : 'nodes'} × ${res.ranks_per_node} ranks · tier ${res.tier}`;
     this.pin.render(res);
     this.renderSweep(request);
   }
@@ -89,9 +168,27 @@ export class CollectiveView {
       if (r.ok) pts.push([k, r.result]);
     }
     const here = Math.log2(request.collective.bytes);
-    const common = { xLabel: 'message size', xMin: 8, xTop: 32, xFmt: (v) => fmtBytes(2 ** v), markers: [{ x: here, label: 'this size', cls: 'current' }] };
+    const common = {
+      xLabel: 'message size',
+      xMin: 8,
+      xTop: 32,
+      xFmt: (v) => fmtBytes(2 ** v),
+      markers: [{ x: here, label: 'this size', cls: 'current' }],
+    };
     $(`${P}-charts`).replaceChildren(
-      lineChart({ ...common, title: 'Bus bandwidth (GB/s)', yLabel: 'GB/s', series: [{ label: 'bus bandwidth', cls: 's2', points: pts.map(([k, r]) => [k, r.bus_bandwidth_GBps]) }] }),
-      lineChart({ ...common, title: 'Time (log scale)', yLabel: 'time', yFmt: (v) => fmtMs(10 ** v / 1e3).join(' '), series: [{ label: 'time', cls: 's1', points: pts.map(([k, r]) => [k, Math.log10(r.time_us)]) }] }));
+      lineChart({
+        ...common,
+        title: 'Bus bandwidth (GB/s)',
+        yLabel: 'GB/s',
+        series: [{ label: 'bus bandwidth', cls: 's2', points: pts.map(([k, r]) => [k, r.bus_bandwidth_GBps]) }],
+      }),
+      lineChart({
+        ...common,
+        title: 'Time (log scale)',
+        yLabel: 'time',
+        yFmt: (v) => fmtMs(10 ** v / 1e3).join(' '),
+        series: [{ label: 'time', cls: 's1', points: pts.map(([k, r]) => [k, Math.log10(r.time_us)]) }],
+      }),
+    );
   }
 }

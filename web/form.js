@@ -3,7 +3,19 @@
 // input that owns the error's `path`. Used by the training and serving views.
 
 import {
-  $, el, CUSTOM, call, clone, field, flatten, hardwareOptions, isPlainObject, numberInput, parseObject, presetIdFor, select,
+  $,
+  el,
+  CUSTOM,
+  call,
+  clone,
+  field,
+  flatten,
+  hardwareOptions,
+  isPlainObject,
+  numberInput,
+  parseObject,
+  presetIdFor,
+  select,
   setPath,
 } from './ui.js';
 import { ModelFields } from './model-fields.js';
@@ -18,7 +30,9 @@ export class Form {
     this.byId = new Map(fields.map((f) => [this.id(f), f]));
   }
 
-  id(f) { return `${this.prefix}-${f.key}`; }
+  id(f) {
+    return `${this.prefix}-${f.key}`;
+  }
 
   /** The <div class="field"> of one field; spec fields get their custom box too. */
   render(key) {
@@ -26,11 +40,16 @@ export class Form {
     const id = this.id(f);
     if (f.kind === 'spec') {
       const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
-      const sel = f.path === 'hardware'
-        ? el('select', null, ...hardwareOptions(list), el('option', { value: CUSTOM, text: 'Custom…' }))
-        : select([...list.map((p) => [p.id, p.name || p.id]), [CUSTOM, 'Custom…']]);
+      const sel =
+        f.path === 'hardware'
+          ? el('select', null, ...hardwareOptions(list), el('option', { value: CUSTOM, text: 'Custom…' }))
+          : select([...list.map((p) => [p.id, p.name || p.id]), [CUSTOM, 'Custom…']]);
       const ta = el('textarea', { rows: 8, spellcheck: 'false' });
-      const box = field(`${id}-custom`, `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`, ta);
+      const box = field(
+        `${id}-custom`,
+        `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`,
+        ta,
+      );
       box.hidden = true;
       box.id = `${id}-custom-box`;
       if (f.path === 'model') this.modelFields = new ModelFields(ta, () => this.customObject('model', ta.value));
@@ -109,7 +128,9 @@ export class Form {
     this.extras = {};
     for (const [path, value] of Object.entries(flatten(request))) {
       if (path === 'task' || path === 'schema_version' || path === 'mode') continue;
-      const f = this.fields.find((x) => x.path === path || (x.kind === 'pick' && x.choices.some(([v]) => v.startsWith(`${path}=`))));
+      const f = this.fields.find(
+        (x) => x.path === path || (x.kind === 'pick' && x.choices.some(([v]) => v.startsWith(`${path}=`))),
+      );
       if (!f) {
         setPath(this.extras, path, value);
         continue;
@@ -134,10 +155,18 @@ export class Form {
         else problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
       } else if (f.kind === 'choice' || f.kind === 'pick') {
         // A pick's '' option leaves the key out; `unset` names the value that means the same.
-        const v = f.kind !== 'pick' ? String(value)
-          : ('unset' in f && value === f.unset ? '' : `${path}=${JSON.stringify(value)}`);
+        const v =
+          f.kind !== 'pick'
+            ? String(value)
+            : 'unset' in f && value === f.unset
+              ? ''
+              : `${path}=${JSON.stringify(value)}`;
         if ([...input.options].some((o) => o.value === v)) input.value = v;
-        else problems.push({ path, message: `${path}: not one of the choices offered here (got ${JSON.stringify(value)})` });
+        else
+          problems.push({
+            path,
+            message: `${path}: not one of the choices offered here (got ${JSON.stringify(value)})`,
+          });
       } else {
         input.value = String(value);
       }
@@ -148,8 +177,12 @@ export class Form {
   /** Sets the inputs to `defaults`, with the first preset where the default model or GPU is missing. */
   reset(defaults) {
     const def = clone(defaults);
-    for (const [k, list] of [['model', 'models'], ['hardware', 'hardware']]) {
-      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length) def[k] = this.presets[list][0].id;
+    for (const [k, list] of [
+      ['model', 'models'],
+      ['hardware', 'hardware'],
+    ]) {
+      if (!this.presets[list].some((p) => p.id === def[k]) && this.presets[list].length)
+        def[k] = this.presets[list][0].id;
     }
     this.clearOptional();
     this.apply(def);
@@ -202,7 +235,9 @@ export class Form {
 
   /** Shows messages (Map id -> text) beside their inputs; the rest in the view's banner. */
   showErrors(messages, general) {
-    const ids = [...this.byId.keys()].flatMap((id) => (this.byId.get(id).kind === 'spec' ? [id, `${id}-custom`] : [id]));
+    const ids = [...this.byId.keys()].flatMap((id) =>
+      this.byId.get(id).kind === 'spec' ? [id, `${id}-custom`] : [id],
+    );
     if (this.modelFields) ids.push(...this.modelFields.ids());
     for (const id of ids) {
       const msg = messages.get(id) || '';
@@ -216,6 +251,7 @@ export class Form {
     g.hidden = general.length === 0;
     const keys = Object.entries(flatten(this.extras));
     $(`${this.prefix}-extras`).textContent = keys.length
-      ? `Also set (no input here): ${keys.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}.` : '';
+      ? `Also set (no input here): ${keys.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}.`
+      : '';
   }
 }

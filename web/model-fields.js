@@ -8,39 +8,67 @@ import { el, field, select } from './ui.js';
 
 // [key, label, default shown as the placeholder, choices (a select) or undefined (an integer)]
 const GROUPS = [
-  ['Shape', [
-    ['num_layers', 'Layers'],
-    ['hidden_size', 'Hidden size'],
-    ['num_heads', 'Attention heads'],
-    ['num_kv_heads', 'KV heads', '= heads'],
-    ['head_dim', 'Head dim', 'hidden / heads'],
-    ['intermediate_size', 'FFN width (one routed expert’s for MoE)'],
-    ['vocab_size', 'Vocabulary'],
-    ['max_context_tokens', 'Longest context (tokens)'],
-    ['ffn', 'FFN', '', [['', 'gated (default)'], ['plain', 'plain (up, down)']]],
-  ]],
-  ['Attention pattern', [
-    ['sliding_window_tokens', 'Local window W (tokens)', 'none: full attention'],
-    ['local_attention', 'Local attention', '', [['', 'sliding (default)'], ['chunked', 'chunked (Llama 4)']]],
-    ['global_attention_every', 'Every n-th layer global', '0: all local'],
-  ]],
-  ['Multi-head latent attention (DeepSeek)', [
-    ['kv_lora_rank', 'KV latent rank', '0: off'],
-    ['q_lora_rank', 'Query latent rank', '0'],
-    ['qk_rope_head_dim', 'RoPE head dim', '0'],
-    ['qk_nope_head_dim', 'No-RoPE head dim', '0'],
-    ['v_head_dim', 'Value head dim', '0'],
-  ]],
-  ['Mixture of experts', [
-    ['num_experts', 'Routed experts', '0: dense'],
-    ['experts_per_token', 'Experts per token (top-k)', '0'],
-    ['shared_experts', 'Shared experts', '0'],
-    ['shared_expert_intermediate_size', 'Shared expert width', '= FFN width'],
-    ['first_dense_layers', 'Leading dense layers', '0'],
-    ['moe_layer_interval', 'MoE every n-th layer', '1'],
-    ['dense_intermediate_size', 'Dense layers’ FFN width', '= FFN width'],
-    ['mtp_layers', 'Multi-token-prediction layers', '0'],
-  ]],
+  [
+    'Shape',
+    [
+      ['num_layers', 'Layers'],
+      ['hidden_size', 'Hidden size'],
+      ['num_heads', 'Attention heads'],
+      ['num_kv_heads', 'KV heads', '= heads'],
+      ['head_dim', 'Head dim', 'hidden / heads'],
+      ['intermediate_size', 'FFN width (one routed expert’s for MoE)'],
+      ['vocab_size', 'Vocabulary'],
+      ['max_context_tokens', 'Longest context (tokens)'],
+      [
+        'ffn',
+        'FFN',
+        '',
+        [
+          ['', 'gated (default)'],
+          ['plain', 'plain (up, down)'],
+        ],
+      ],
+    ],
+  ],
+  [
+    'Attention pattern',
+    [
+      ['sliding_window_tokens', 'Local window W (tokens)', 'none: full attention'],
+      [
+        'local_attention',
+        'Local attention',
+        '',
+        [
+          ['', 'sliding (default)'],
+          ['chunked', 'chunked (Llama 4)'],
+        ],
+      ],
+      ['global_attention_every', 'Every n-th layer global', '0: all local'],
+    ],
+  ],
+  [
+    'Multi-head latent attention (DeepSeek)',
+    [
+      ['kv_lora_rank', 'KV latent rank', '0: off'],
+      ['q_lora_rank', 'Query latent rank', '0'],
+      ['qk_rope_head_dim', 'RoPE head dim', '0'],
+      ['qk_nope_head_dim', 'No-RoPE head dim', '0'],
+      ['v_head_dim', 'Value head dim', '0'],
+    ],
+  ],
+  [
+    'Mixture of experts',
+    [
+      ['num_experts', 'Routed experts', '0: dense'],
+      ['experts_per_token', 'Experts per token (top-k)', '0'],
+      ['shared_experts', 'Shared experts', '0'],
+      ['shared_expert_intermediate_size', 'Shared expert width', '= FFN width'],
+      ['first_dense_layers', 'Leading dense layers', '0'],
+      ['moe_layer_interval', 'MoE every n-th layer', '1'],
+      ['dense_intermediate_size', 'Dense layers’ FFN width', '= FFN width'],
+      ['mtp_layers', 'Multi-token-prediction layers', '0'],
+    ],
+  ],
 ];
 const KEYS = new Set(GROUPS.flatMap(([, fields]) => fields.map(([key]) => key)));
 
@@ -50,22 +78,41 @@ export class ModelFields {
    *  shows and hides with the box. */
   constructor(textarea, read) {
     Object.assign(this, { textarea, read, prefix: `${textarea.id}-f` });
-    this.details = el('details', { class: 'model-fields' },
+    this.details = el(
+      'details',
+      { class: 'model-fields' },
       el('summary', { text: 'Edit as fields' }),
-      el('p', { class: 'hint', text: 'Each field writes its key into the model object above; empty leaves the key to its default.' }),
-      ...GROUPS.map(([legend, fields]) => el('fieldset', null, el('legend', { text: legend }),
-        el('div', { class: 'row' }, ...fields.map((f) => this.render(...f))))));
+      el('p', {
+        class: 'hint',
+        text: 'Each field writes its key into the model object above; empty leaves the key to its default.',
+      }),
+      ...GROUPS.map(([legend, fields]) =>
+        el(
+          'fieldset',
+          null,
+          el('legend', { text: legend }),
+          el('div', { class: 'row' }, ...fields.map((f) => this.render(...f))),
+        ),
+      ),
+    );
     textarea.parentElement.append(this.details);
-    this.details.addEventListener('toggle', () => { if (this.details.open) this.sync(); });
+    this.details.addEventListener('toggle', () => {
+      if (this.details.open) this.sync();
+    });
   }
 
-  id(key) { return `${this.prefix}-${key}`; }
+  id(key) {
+    return `${this.prefix}-${key}`;
+  }
 
   /** The ids errors can be shown beside (each has its err-<id> box). */
-  ids() { return [...KEYS].map((k) => this.id(k)); }
+  ids() {
+    return [...KEYS].map((k) => this.id(k));
+  }
 
   render(key, label, placeholder, choices) {
-    const control = choices ? select(choices)
+    const control = choices
+      ? select(choices)
       : el('input', { type: 'text', inputmode: 'numeric', placeholder: placeholder || '', autocomplete: 'off' });
     control.addEventListener('input', (e) => {
       e.stopPropagation(); // the box's own input event below is the one the view hears

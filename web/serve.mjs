@@ -45,16 +45,24 @@ function parseArgs(argv) {
       return argv[++i];
     };
     switch (key) {
-      case '--root': opts.root = next(); break;
+      case '--root':
+        opts.root = next();
+        break;
       case '--port': {
         const v = next();
         if (!/^\d+$/.test(v) || Number(v) > 65535) usage(`invalid port: ${v}`);
         opts.port = Number(v);
         break;
       }
-      case '--host': opts.host = next(); break;
-      case '-h': case '--help': usage(); break;
-      default: usage(`unknown argument: ${a}`);
+      case '--host':
+        opts.host = next();
+        break;
+      case '-h':
+      case '--help':
+        usage();
+        break;
+      default:
+        usage(`unknown argument: ${a}`);
     }
   }
   if (!opts.root) usage('--root is required');
@@ -102,8 +110,11 @@ function entryOf(file, st) {
       version,
       raw,
       etag: `"${crypto.createHash('sha256').update(raw).digest('base64url')}"`,
-      br: compress ? brotli(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
-        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }).catch(() => null) : null,
+      br: compress
+        ? brotli(raw, {
+            params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
+          }).catch(() => null)
+        : null,
       gzip: compress ? gzip(raw, { level: 9 }).catch(() => null) : null,
     };
     cache.set(file, e);

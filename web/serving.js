@@ -1,60 +1,246 @@
 // Serving view (task "serving"): latency and throughput against request rate from the analytic
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
-import { $, el, banners, call, clone, fmtInt, fmtMs, fmtNum, fmtPct, lineChart, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch, Pin } from './ui.js';
+import {
+  $,
+  el,
+  banners,
+  call,
+  clone,
+  fmtInt,
+  fmtMs,
+  fmtNum,
+  fmtPct,
+  lineChart,
+  markStale,
+  metric,
+  setMetric,
+  showWarnings,
+  warningsPanel,
+  wireForm,
+  showSearchStaleness,
+  runSearch,
+  Pin,
+} from './ui.js';
 import { Form } from './form.js';
 
 const P = 'sv';
 
 // Weight types of the precision selects; attention may take any of them but llama.cpp's GGUF
 // files, which type their tensors themselves.
-const WEIGHT_TYPES = ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'];
+const WEIGHT_TYPES = [
+  'bf16',
+  'fp16',
+  'fp8',
+  'int8',
+  'int4',
+  'fp4',
+  'mxfp4',
+  'q4_k_m',
+  'q4_0',
+  'q5_k_m',
+  'q6_k',
+  'q8_0',
+];
 const GGUF_TYPES = new Set(['q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0']);
 
 const FIELDS = [
   { key: 'model', path: 'model', kind: 'spec', label: 'Model' },
   { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
-  { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1, hint: 'num_gpus / TP replicas behind a router' },
+  {
+    key: 'num_gpus',
+    path: 'num_gpus',
+    kind: 'int',
+    label: 'Number of GPUs',
+    min: 1,
+    hint: 'num_gpus / TP replicas behind a router',
+  },
   { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor parallel', min: 1 },
-  { key: 'pp', path: 'parallelism.pp', kind: 'int', label: 'Pipeline stages', optional: true, placeholder: '1', min: 1 },
-  { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert-parallel groups (MoE)', optional: true, placeholder: '1', min: 1 },
-  { key: 'dp_attention', kind: 'pick', optional: true, unset: false, label: 'Attention across the TP GPUs',
-    choices: [['', 'tensor-parallel (heads split)'], ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)']] },
+  {
+    key: 'pp',
+    path: 'parallelism.pp',
+    kind: 'int',
+    label: 'Pipeline stages',
+    optional: true,
+    placeholder: '1',
+    min: 1,
+  },
+  {
+    key: 'ep',
+    path: 'parallelism.ep',
+    kind: 'int',
+    label: 'Expert-parallel groups (MoE)',
+    optional: true,
+    placeholder: '1',
+    min: 1,
+  },
+  {
+    key: 'dp_attention',
+    kind: 'pick',
+    optional: true,
+    unset: false,
+    label: 'Attention across the TP GPUs',
+    choices: [
+      ['', 'tensor-parallel (heads split)'],
+      ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)'],
+    ],
+  },
   { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: WEIGHT_TYPES },
-  { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice', label: 'KV cache', choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'] },
+  {
+    key: 'kv_cache',
+    path: 'precision.kv_cache',
+    kind: 'choice',
+    label: 'KV cache',
+    choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'],
+  },
   // Checkpoints that keep attention unquantized: Meta's Llama 3.1 FP8 and gpt-oss (bf16).
-  { key: 'attention_weights', kind: 'pick', optional: true, label: 'Attention weights',
-    choices: [['', 'same as weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t])] },
-  { key: 'engine', path: 'engine.name', kind: 'choice', label: 'Engine profile', choices: ['vllm', 'sglang', 'trtllm', 'generic'] },
-  { key: 'max_num_seqs', path: 'engine.max_num_seqs', kind: 'int', label: 'Max sequences', optional: true, placeholder: 'engine default', min: 1 },
-  { key: 'max_num_batched_tokens', path: 'engine.max_num_batched_tokens', kind: 'int', label: 'Token budget per step', optional: true, placeholder: 'engine default', min: 1 },
-  { key: 'chunked_prefill', kind: 'pick', optional: true, label: 'Chunked prefill', choices: [['', 'engine default'], ['engine.chunked_prefill=true', 'on'], ['engine.chunked_prefill=false', 'off']] },
-  { key: 'async_scheduling', kind: 'pick', optional: true, label: 'Async scheduling', choices: [['', 'engine default'], ['engine.async_scheduling=true', 'on'], ['engine.async_scheduling=false', 'off']] },
-  { key: 'arrival', path: 'workload.arrival.kind', kind: 'choice', label: 'Arrivals', choices: [['poisson', 'Poisson'], ['gamma', 'Gamma (bursty)'], ['constant', 'Constant rate']] },
+  {
+    key: 'attention_weights',
+    kind: 'pick',
+    optional: true,
+    label: 'Attention weights',
+    choices: [
+      ['', 'same as weights'],
+      ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t]),
+    ],
+  },
+  {
+    key: 'engine',
+    path: 'engine.name',
+    kind: 'choice',
+    label: 'Engine profile',
+    choices: ['vllm', 'sglang', 'trtllm', 'generic'],
+  },
+  {
+    key: 'max_num_seqs',
+    path: 'engine.max_num_seqs',
+    kind: 'int',
+    label: 'Max sequences',
+    optional: true,
+    placeholder: 'engine default',
+    min: 1,
+  },
+  {
+    key: 'max_num_batched_tokens',
+    path: 'engine.max_num_batched_tokens',
+    kind: 'int',
+    label: 'Token budget per step',
+    optional: true,
+    placeholder: 'engine default',
+    min: 1,
+  },
+  {
+    key: 'chunked_prefill',
+    kind: 'pick',
+    optional: true,
+    label: 'Chunked prefill',
+    choices: [
+      ['', 'engine default'],
+      ['engine.chunked_prefill=true', 'on'],
+      ['engine.chunked_prefill=false', 'off'],
+    ],
+  },
+  {
+    key: 'async_scheduling',
+    kind: 'pick',
+    optional: true,
+    label: 'Async scheduling',
+    choices: [
+      ['', 'engine default'],
+      ['engine.async_scheduling=true', 'on'],
+      ['engine.async_scheduling=false', 'off'],
+    ],
+  },
+  {
+    key: 'arrival',
+    path: 'workload.arrival.kind',
+    kind: 'choice',
+    label: 'Arrivals',
+    choices: [
+      ['poisson', 'Poisson'],
+      ['gamma', 'Gamma (bursty)'],
+      ['constant', 'Constant rate'],
+    ],
+  },
   { key: 'rate', path: 'workload.arrival.rate_per_s', kind: 'num', label: 'Request rate (req/s)', min: 0 },
-  { key: 'cv', path: 'workload.arrival.cv', kind: 'num', label: 'Burstiness (CV)', optional: true, placeholder: 'gamma only' },
+  {
+    key: 'cv',
+    path: 'workload.arrival.cv',
+    kind: 'num',
+    label: 'Burstiness (CV)',
+    optional: true,
+    placeholder: 'gamma only',
+  },
   { key: 'prompt_tokens', path: 'workload.prompt_tokens', kind: 'int', label: 'Prompt tokens', min: 1 },
   { key: 'output_tokens', path: 'workload.output_tokens', kind: 'int', label: 'Output tokens', min: 1 },
-  { key: 'num_requests', path: 'workload.num_requests', kind: 'int', label: 'Requests to simulate', optional: true, placeholder: '1000', min: 1 },
+  {
+    key: 'num_requests',
+    path: 'workload.num_requests',
+    kind: 'int',
+    label: 'Requests to simulate',
+    optional: true,
+    placeholder: '1000',
+    min: 1,
+  },
   { key: 'seed', path: 'workload.seed', kind: 'int', label: 'Seed', optional: true, placeholder: '1' },
-  { key: 'draft', kind: 'pick', optional: true, label: 'Speculative draft',
-    choices: [['', 'none'], ['features.speculative.draft="mtp"', "the model's own MTP layer (DeepSeek)"]] },
-  { key: 'draft_tokens', path: 'features.speculative.num_tokens', kind: 'int', label: 'Draft tokens per step', optional: true, placeholder: 'k', min: 1 },
-  { key: 'acceptance', path: 'features.speculative.acceptance_rate', kind: 'num', label: 'Acceptance rate', optional: true, placeholder: '0.85', min: 0 },
+  {
+    key: 'draft',
+    kind: 'pick',
+    optional: true,
+    label: 'Speculative draft',
+    choices: [
+      ['', 'none'],
+      ['features.speculative.draft="mtp"', "the model's own MTP layer (DeepSeek)"],
+    ],
+  },
+  {
+    key: 'draft_tokens',
+    path: 'features.speculative.num_tokens',
+    kind: 'int',
+    label: 'Draft tokens per step',
+    optional: true,
+    placeholder: 'k',
+    min: 1,
+  },
+  {
+    key: 'acceptance',
+    path: 'features.speculative.acceptance_rate',
+    kind: 'num',
+    label: 'Acceptance rate',
+    optional: true,
+    placeholder: '0.85',
+    min: 0,
+  },
   { key: 'slo_ttft', path: 'slo.ttft_ms', kind: 'num', label: 'SLO: TTFT (ms)', optional: true, placeholder: 'none' },
   { key: 'slo_tpot', path: 'slo.tpot_ms', kind: 'num', label: 'SLO: TPOT (ms)', optional: true, placeholder: 'none' },
-  { key: 'cost', path: 'cost_per_gpu_hour_usd', kind: 'num', label: '$ per GPU-hour', optional: true, placeholder: 'optional' },
+  {
+    key: 'cost',
+    path: 'cost_per_gpu_hour_usd',
+    kind: 'num',
+    label: '$ per GPU-hour',
+    optional: true,
+    placeholder: 'optional',
+  },
 ];
 
 export const DEFAULT_SERVING = Object.freeze({
-  task: 'serving', model: 'llama-3-8b', hardware: 'h100-sxm', num_gpus: 1, parallelism: { tp: 1 },
-  precision: { weights: 'bf16', kv_cache: 'bf16' }, engine: { name: 'vllm' },
+  task: 'serving',
+  model: 'llama-3-8b',
+  hardware: 'h100-sxm',
+  num_gpus: 1,
+  parallelism: { tp: 1 },
+  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  engine: { name: 'vllm' },
   workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 512, output_tokens: 128 },
 });
 
 // Fractions of the saturation rate swept for the curves: dense where the queues build up.
 const SWEEP = [0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.78, 0.85, 0.9, 0.94, 0.97, 1.1, 1.3];
-const METRICS = [['ttft', 'TTFT', 'ttft_ms'], ['tpot', 'TPOT', 'tpot_ms'], ['e2e', 'E2E', 'e2e_ms']];
+const METRICS = [
+  ['ttft', 'TTFT', 'ttft_ms'],
+  ['tpot', 'TPOT', 'tpot_ms'],
+  ['e2e', 'E2E', 'e2e_ms'],
+];
 
 let prewarmed = null;
 let compiled = null; // the page's compiled module: every worker instantiates it
@@ -80,12 +266,23 @@ function takeWorker() {
 
 export class ServingView {
   constructor(root, { M, presets }) {
-    Object.assign(this, { root, M, presets, request: null, result: null, sweep: [], linkErrors: new Map(), general: [] });
+    Object.assign(this, {
+      root,
+      M,
+      presets,
+      request: null,
+      result: null,
+      sweep: [],
+      linkErrors: new Map(),
+      general: [],
+    });
     this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
     const p50 = (key) => (r) => r[key]?.p50;
     const ms = (v) => fmtMs(v).join(' ');
     this.pin = new Pin(P, [
-      ['ttft', p50('ttft_ms'), true, ms], ['tpot', p50('tpot_ms'), true, ms], ['e2e', p50('e2e_ms'), true, ms],
+      ['ttft', p50('ttft_ms'), true, ms],
+      ['tpot', p50('tpot_ms'), true, ms],
+      ['e2e', p50('e2e_ms'), true, ms],
       ['thr', (r) => r.throughput?.output_tokens_per_s, false, fmtNum],
       ['sat', (r) => r.saturation_rate_per_s, false, fmtNum],
     ]);
@@ -108,40 +305,111 @@ export class ServingView {
   build() {
     const f = (k) => this.form.render(k);
     const row = (cls, ...kids) => el('div', { class: `row ${cls}` }, ...kids);
-    const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
+    const form = el(
+      'form',
+      { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
       el('h2', { text: 'Serving setup' }),
-      el('fieldset', null, el('legend', { text: 'Model and GPUs' }), f('model'), f('hardware'), row('three', f('num_gpus'), f('tp'), f('pp')), row('two', f('ep'), f('dp_attention')),
-        row('three', f('weights'), f('attention_weights'), f('kv_cache'))),
-      el('fieldset', null, el('legend', { text: 'Engine' }), row('', f('engine'), f('chunked_prefill'), f('async_scheduling')),
-        row('', f('max_num_seqs'), f('max_num_batched_tokens')), f('draft'), row('', f('draft_tokens'), f('acceptance'))),
-      el('fieldset', null, el('legend', { text: 'Traffic' }), row('', f('arrival'), f('rate')), f('cv'),
-        row('', f('prompt_tokens'), f('output_tokens')), row('', f('slo_ttft'), f('slo_tpot')), f('cost')),
-      el('fieldset', null, el('legend', { text: 'Simulation' }), row('', f('num_requests'), f('seed')),
-        el('p', { class: 'hint', id: `${P}-extras` })));
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Model and GPUs' }),
+        f('model'),
+        f('hardware'),
+        row('three', f('num_gpus'), f('tp'), f('pp')),
+        row('two', f('ep'), f('dp_attention')),
+        row('three', f('weights'), f('attention_weights'), f('kv_cache')),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Engine' }),
+        row('', f('engine'), f('chunked_prefill'), f('async_scheduling')),
+        row('', f('max_num_seqs'), f('max_num_batched_tokens')),
+        f('draft'),
+        row('', f('draft_tokens'), f('acceptance')),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Traffic' }),
+        row('', f('arrival'), f('rate')),
+        f('cv'),
+        row('', f('prompt_tokens'), f('output_tokens')),
+        row('', f('slo_ttft'), f('slo_tpot')),
+        f('cost'),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Simulation' }),
+        row('', f('num_requests'), f('seed')),
+        el('p', { class: 'hint', id: `${P}-extras` }),
+      ),
+    );
     wireForm(form, this, () => {
       this.simError = null;
       this.recompute();
     });
 
     const m = (id, label, sub) => metric(P, id, label, { sub });
-    const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
-      el('div', { class: 'results-head' }, el('h2', { text: 'Serving under load' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }),
-        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' }), this.pin.button),
+    const results = el(
+      'section',
+      { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      el(
+        'div',
+        { class: 'results-head' },
+        el('h2', { text: 'Serving under load' }),
+        el('p', { class: 'subtitle', id: `${P}-subtitle` }),
+        el('span', { class: 'badge', id: `${P}-saturated`, text: '—' }),
+        this.pin.button,
+      ),
       this.pin.note,
       ...banners(P),
-      el('div', { class: 'headline wide' }, m('ttft', 'TTFT p50', ''), m('tpot', 'TPOT p50', ''), m('e2e', 'E2E p50', ''),
-        m('thr', 'Output throughput', ''), m('sat', 'Saturation rate', ''), m('util', 'Utilization', 'offered / saturation')),
-      el('div', { class: 'panel' }, el('div', { class: 'panel-head' }, el('h3', null, 'Latency and throughput against request rate ',
-        el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }))),
-      el('div', { class: 'charts', id: `${P}-charts` })),
+      el(
+        'div',
+        { class: 'headline wide' },
+        m('ttft', 'TTFT p50', ''),
+        m('tpot', 'TPOT p50', ''),
+        m('e2e', 'E2E p50', ''),
+        m('thr', 'Output throughput', ''),
+        m('sat', 'Saturation rate', ''),
+        m('util', 'Utilization', 'offered / saturation'),
+      ),
+      el(
+        'div',
+        { class: 'panel' },
+        el(
+          'div',
+          { class: 'panel-head' },
+          el(
+            'h3',
+            null,
+            'Latency and throughput against request rate ',
+            el('span', { class: 'muted', text: '(analytic model; solid p50, dashed p99)' }),
+          ),
+        ),
+        el('div', { class: 'charts', id: `${P}-charts` }),
+      ),
       this.buildSimPanel(),
-      el('div', { class: 'panel', id: `${P}-search` },
-        el('div', { class: 'panel-head' }, el('h3', { text: 'Best setups for this load' }),
-          el('button', { type: 'button', id: `${P}-search-run`, text: 'Find the best setup' })),
-        el('p', { class: 'hint', id: `${P}-search-note`, text: 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.' }),
+      el(
+        'div',
+        { class: 'panel', id: `${P}-search` },
+        el(
+          'div',
+          { class: 'panel-head' },
+          el('h3', { text: 'Best setups for this load' }),
+          el('button', { type: 'button', id: `${P}-search-run`, text: 'Find the best setup' }),
+        ),
+        el('p', {
+          class: 'hint',
+          id: `${P}-search-note`,
+          text: 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
+        }),
         el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
-        el('p', { class: 'hint', id: `${P}-frontier` })),
-      warningsPanel(P));
+        el('p', { class: 'hint', id: `${P}-frontier` }),
+      ),
+      warningsPanel(P),
+    );
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
@@ -150,15 +418,39 @@ export class ServingView {
   }
 
   buildSimPanel() {
-    return el('div', { class: 'panel', id: `${P}-sim` },
-      el('div', { class: 'panel-head' }, el('h3', null, 'Discrete-event simulation ', el('span', { class: 'muted', text: '(seeded; same numbers as the CLI)' })),
-        el('div', { class: 'sim-controls' },
+    return el(
+      'div',
+      { class: 'panel', id: `${P}-sim` },
+      el(
+        'div',
+        { class: 'panel-head' },
+        el(
+          'h3',
+          null,
+          'Discrete-event simulation ',
+          el('span', { class: 'muted', text: '(seeded; same numbers as the CLI)' }),
+        ),
+        el(
+          'div',
+          { class: 'sim-controls' },
           el('button', { type: 'button', id: `${P}-simulate`, text: 'Simulate' }),
-          el('button', { type: 'button', id: `${P}-cancel`, class: 'secondary', text: 'Cancel', hidden: true }))),
-      el('div', { class: 'sim-progress', id: `${P}-progress`, hidden: true },
-        el('progress', { id: `${P}-progress-bar`, 'aria-label': 'Simulation running' }), el('span', { id: `${P}-elapsed`, class: 'muted' })),
-      el('p', { class: 'sim-status', id: `${P}-sim-status`, role: 'status', text: 'Runs the simulator for the setup above in a background worker.' }),
-      el('div', { id: `${P}-sim-out` }));
+          el('button', { type: 'button', id: `${P}-cancel`, class: 'secondary', text: 'Cancel', hidden: true }),
+        ),
+      ),
+      el(
+        'div',
+        { class: 'sim-progress', id: `${P}-progress`, hidden: true },
+        el('progress', { id: `${P}-progress-bar`, 'aria-label': 'Simulation running' }),
+        el('span', { id: `${P}-elapsed`, class: 'muted' }),
+      ),
+      el('p', {
+        class: 'sim-status',
+        id: `${P}-sim-status`,
+        role: 'status',
+        text: 'Runs the simulator for the setup above in a background worker.',
+      }),
+      el('div', { id: `${P}-sim-out` }),
+    );
   }
 
   reset() {
@@ -172,7 +464,7 @@ export class ServingView {
   searchRequest({ request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' })) {
     if (inputErrors.size > 0) return null;
     const q = clone(request);
-    delete q.parallelism;  // tp, pp, ep and DP attention are the search's
+    delete q.parallelism; // tp, pp, ep and DP attention are the search's
     if (q.engine) {
       delete q.engine.max_num_seqs;
       delete q.engine.max_num_batched_tokens;
@@ -193,31 +485,77 @@ export class ServingView {
     }
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
-    this.searchNote = `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.`
-      + (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '')
-      + (rejected ? ` Rejected: ${rejected}.` : '');
+    this.searchNote =
+      `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.` +
+      (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '') +
+      (rejected ? ` Rejected: ${rejected}.` : '');
     note.textContent = this.searchNote;
-    const layout = (c) => `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
+    const layout = (c) =>
+      `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
     frontier.textContent = res.frontier.length
       ? `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
       : '';
-    const head = ['#', 'TP', 'PP', 'EP', 'Attention', 'Replicas', 'Max seqs', 'Budget', 'Max req/s', 'Tok/s/GPU', 'Tok/s/user', 'TTFT p90', 'TPOT p90', ''];
+    const head = [
+      '#',
+      'TP',
+      'PP',
+      'EP',
+      'Attention',
+      'Replicas',
+      'Max seqs',
+      'Budget',
+      'Max req/s',
+      'Tok/s/GPU',
+      'Tok/s/user',
+      'TTFT p90',
+      'TPOT p90',
+      '',
+    ];
     table.dataset.stale = 'false';
     table.replaceChildren(
-      el('thead', null, el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 8 && i <= 12 ? 'num' : null, text: h })))),
-      el('tbody', null, ...res.candidates.map((c, i) => {
-        const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
-        use.addEventListener('click', () => this.applyRequest(c.request));
-        return el('tr', { 'data-rank': String(i + 1) }, el('th', { scope: 'row', text: String(i + 1) }),
-          ...[c.parallelism.tp, c.parallelism.pp ?? 1, c.parallelism.ep ?? 1, c.parallelism.dp_attention ? 'DP' : 'TP', c.replicas, c.max_num_seqs, c.max_num_batched_tokens].map((v) => el('td', { text: String(v) })),
-          el('td', { class: 'num', 'data-value': String(c.saturation_rate_per_s), text: fmtNum(c.saturation_rate_per_s) }),
-          el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
-          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
-          el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
-          el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }), el('td', null, use));
-      })));
+      el(
+        'thead',
+        null,
+        el(
+          'tr',
+          null,
+          ...head.map((h, i) => el('th', { scope: 'col', class: i >= 8 && i <= 12 ? 'num' : null, text: h })),
+        ),
+      ),
+      el(
+        'tbody',
+        null,
+        ...res.candidates.map((c, i) => {
+          const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
+          use.addEventListener('click', () => this.applyRequest(c.request));
+          return el(
+            'tr',
+            { 'data-rank': String(i + 1) },
+            el('th', { scope: 'row', text: String(i + 1) }),
+            ...[
+              c.parallelism.tp,
+              c.parallelism.pp ?? 1,
+              c.parallelism.ep ?? 1,
+              c.parallelism.dp_attention ? 'DP' : 'TP',
+              c.replicas,
+              c.max_num_seqs,
+              c.max_num_batched_tokens,
+            ].map((v) => el('td', { text: String(v) })),
+            el('td', {
+              class: 'num',
+              'data-value': String(c.saturation_rate_per_s),
+              text: fmtNum(c.saturation_rate_per_s),
+            }),
+            el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
+            el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
+            el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
+            el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }),
+            el('td', null, use),
+          );
+        }),
+      ),
+    );
   }
-
 
   applyRequest(request) {
     this.reset();
@@ -253,8 +591,9 @@ export class ServingView {
 
   renderHeadline(res) {
     this.root.dataset.renders = String(Number(this.root.dataset.renders || 0) + 1);
-    $(`${P}-subtitle`).textContent = `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${res.replicas} `
-      + `${res.replicas === 1 ? 'replica' : 'replicas'} · ${res.engine?.name} · at ${fmtNum(this.request.workload.arrival.rate_per_s)} req/s`;
+    $(`${P}-subtitle`).textContent =
+      `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${res.replicas} ` +
+      `${res.replicas === 1 ? 'replica' : 'replicas'} · ${res.engine?.name} · at ${fmtNum(this.request.workload.arrival.rate_per_s)} req/s`;
     const badge = $(`${P}-saturated`);
     badge.className = `badge ${res.saturated ? 'bad' : 'ok'}`;
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
@@ -262,12 +601,28 @@ export class ServingView {
     const set = (...args) => setMetric(P, ...args);
     for (const [id, , key] of METRICS) {
       const v = res[key];
-      set(id, v ? v.p50 : null, v ? fmtMs(v.p50) : ['—', ''], v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded');
+      set(
+        id,
+        v ? v.p50 : null,
+        v ? fmtMs(v.p50) : ['—', ''],
+        v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded',
+      );
     }
-    set('thr', res.throughput.output_tokens_per_s, [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'],
-      `${fmtNum(res.throughput.requests_per_s)} req/s`
-      + (typeof res.usd_per_million_output_tokens === 'number' ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens` : ''));
-    set('sat', res.saturation_rate_per_s, [fmtNum(res.saturation_rate_per_s), 'req/s'], `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`);
+    set(
+      'thr',
+      res.throughput.output_tokens_per_s,
+      [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'],
+      `${fmtNum(res.throughput.requests_per_s)} req/s` +
+        (typeof res.usd_per_million_output_tokens === 'number'
+          ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
+          : ''),
+    );
+    set(
+      'sat',
+      res.saturation_rate_per_s,
+      [fmtNum(res.saturation_rate_per_s), 'req/s'],
+      `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`,
+    );
     set('util', res.utilization, [fmtPct(res.utilization), '']);
     this.pin.render(res);
     showWarnings(P, res.warnings);
@@ -281,7 +636,9 @@ export class ServingView {
     setTimeout(() => {
       if (gen !== this.generation) return;
       const sat = res.saturation_rate_per_s;
-      const rates = [...new Set([...SWEEP.map((u) => u * sat), request.workload.arrival.rate_per_s])].sort((a, b) => a - b);
+      const rates = [...new Set([...SWEEP.map((u) => u * sat), request.workload.arrival.rate_per_s])].sort(
+        (a, b) => a - b,
+      );
       const points = [];
       for (const rate of rates) {
         if (!(rate > 0)) continue;
@@ -297,22 +654,45 @@ export class ServingView {
   }
 
   renderCurves(points, sat, rate) {
-    const markers = [{ x: sat, label: `saturation ${fmtNum(sat)}/s`, cls: 'saturation' }, { x: rate, label: 'you', cls: 'current' }];
+    const markers = [
+      { x: sat, label: `saturation ${fmtNum(sat)}/s`, cls: 'saturation' },
+      { x: rate, label: 'you', cls: 'current' },
+    ];
     const stable = points.filter((p) => !p.res.saturated);
     // Latency explodes at saturation: clip the y axis at twice the p99 seen at 85% load.
-    const clipAt = (key) => 2 * Math.max(...stable.filter((p) => p.rate <= 0.86 * sat).map((p) => p.res[key]?.p99 || 0), 1e-9);
-    const charts = METRICS.map(([, label, key]) => lineChart({
-      title: `${label} (ms)`, xLabel: 'requests/s', yLabel: 'ms', markers, yMax: clipAt(key),
-      series: [
-        { label: 'p50', cls: 's1', points: stable.map((p) => [p.rate, p.res[key]?.p50]) },
-        { label: 'p99', cls: 's1', dash: true, points: stable.map((p) => [p.rate, p.res[key]?.p99]) },
-      ],
-    }));
-    charts.push(lineChart({
-      title: 'Throughput (output tokens/s)', xLabel: 'requests/s', yLabel: 'tok/s', markers,
-      series: [{ label: 'output tokens/s', cls: 's2', points: points.map((p) => [p.rate, p.res.throughput.output_tokens_per_s]) }],
-    }));
-    charts.forEach((c, i) => { c.dataset.chart = ['ttft', 'tpot', 'e2e', 'throughput'][i]; });
+    const clipAt = (key) =>
+      2 * Math.max(...stable.filter((p) => p.rate <= 0.86 * sat).map((p) => p.res[key]?.p99 || 0), 1e-9);
+    const charts = METRICS.map(([, label, key]) =>
+      lineChart({
+        title: `${label} (ms)`,
+        xLabel: 'requests/s',
+        yLabel: 'ms',
+        markers,
+        yMax: clipAt(key),
+        series: [
+          { label: 'p50', cls: 's1', points: stable.map((p) => [p.rate, p.res[key]?.p50]) },
+          { label: 'p99', cls: 's1', dash: true, points: stable.map((p) => [p.rate, p.res[key]?.p99]) },
+        ],
+      }),
+    );
+    charts.push(
+      lineChart({
+        title: 'Throughput (output tokens/s)',
+        xLabel: 'requests/s',
+        yLabel: 'tok/s',
+        markers,
+        series: [
+          {
+            label: 'output tokens/s',
+            cls: 's2',
+            points: points.map((p) => [p.rate, p.res.throughput.output_tokens_per_s]),
+          },
+        ],
+      }),
+    );
+    charts.forEach((c, i) => {
+      c.dataset.chart = ['ttft', 'tpot', 'e2e', 'throughput'][i];
+    });
     $(`${P}-charts`).replaceChildren(...charts);
   }
 
@@ -377,8 +757,11 @@ export class ServingView {
     const res = env.result;
     this.sim.result = res;
     const s = res.simulation || {};
-    this.setSimRunning(false, `Simulated ${fmtInt(s.completed)} of ${fmtInt(s.num_requests)} requests (${fmtNum(s.simulated_s)} s of traffic, `
-      + `${fmtInt(s.steps)} steps) in ${(ms / 1000).toFixed(2)} s.`);
+    this.setSimRunning(
+      false,
+      `Simulated ${fmtInt(s.completed)} of ${fmtInt(s.num_requests)} requests (${fmtNum(s.simulated_s)} s of traffic, ` +
+        `${fmtInt(s.steps)} steps) in ${(ms / 1000).toFixed(2)} s.`,
+    );
     $(`${P}-sim`).dataset.state = 'done';
     // Inputs edited during the run: the result is for the setup the run started with.
     const current = JSON.stringify({ ...this.request, mode: 'simulate' }) === JSON.stringify(this.sim.request);
@@ -387,29 +770,92 @@ export class ServingView {
   }
 
   renderSim(res) {
-    const rows = [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['e2e_ms', 'E2E'], ['queueing_ms', 'Queueing']];
-    const table = el('table', { class: 'breakdown', id: `${P}-percentiles` },
-      el('thead', null, el('tr', null, el('th', { scope: 'col', text: 'Latency' }), ...['mean', 'p50', 'p90', 'p99'].map((h) => el('th', { scope: 'col', class: 'num', text: h })))),
-      el('tbody', null, ...rows.map(([key, label]) => el('tr', { 'data-key': key }, el('th', { scope: 'row', text: label }),
-        ...['mean', 'p50', 'p90', 'p99'].map((p) => el('td', { class: 'num', 'data-value': String(res[key]?.[p]), text: res[key] ? fmtMs(res[key][p]).join(' ') : '—' }))))));
+    const rows = [
+      ['ttft_ms', 'TTFT'],
+      ['tpot_ms', 'TPOT'],
+      ['e2e_ms', 'E2E'],
+      ['queueing_ms', 'Queueing'],
+    ];
+    const table = el(
+      'table',
+      { class: 'breakdown', id: `${P}-percentiles` },
+      el(
+        'thead',
+        null,
+        el(
+          'tr',
+          null,
+          el('th', { scope: 'col', text: 'Latency' }),
+          ...['mean', 'p50', 'p90', 'p99'].map((h) => el('th', { scope: 'col', class: 'num', text: h })),
+        ),
+      ),
+      el(
+        'tbody',
+        null,
+        ...rows.map(([key, label]) =>
+          el(
+            'tr',
+            { 'data-key': key },
+            el('th', { scope: 'row', text: label }),
+            ...['mean', 'p50', 'p90', 'p99'].map((p) =>
+              el('td', {
+                class: 'num',
+                'data-value': String(res[key]?.[p]),
+                text: res[key] ? fmtMs(res[key][p]).join(' ') : '—',
+              }),
+            ),
+          ),
+        ),
+      ),
+    );
     const thr = res.throughput || {};
     const facts = [
-      ['Requests/s', fmtNum(thr.requests_per_s)], ['Output tokens/s', fmtNum(thr.output_tokens_per_s)],
-      ['Input tokens/s', fmtNum(thr.input_tokens_per_s)], ['Preemptions', fmtInt(res.preemptions)],
-      ['Mean batch', fmtNum(res.batch?.mean_size)], ['Peak KV use', fmtPct(res.kv_cache?.peak_use)],
-      ['Goodput', res.goodput?.fraction == null ? 'no SLO set' : `${fmtPct(res.goodput.fraction)} (${fmtNum(res.goodput.requests_per_s)} req/s)`],
+      ['Requests/s', fmtNum(thr.requests_per_s)],
+      ['Output tokens/s', fmtNum(thr.output_tokens_per_s)],
+      ['Input tokens/s', fmtNum(thr.input_tokens_per_s)],
+      ['Preemptions', fmtInt(res.preemptions)],
+      ['Mean batch', fmtNum(res.batch?.mean_size)],
+      ['Peak KV use', fmtPct(res.kv_cache?.peak_use)],
+      [
+        'Goodput',
+        res.goodput?.fraction == null
+          ? 'no SLO set'
+          : `${fmtPct(res.goodput.fraction)} (${fmtNum(res.goodput.requests_per_s)} req/s)`,
+      ],
       ['Rejected', fmtInt(res.simulation?.rejected)],
     ];
     const tl = res.timeline || { t_s: [] };
-    const timeline = el('div', { class: 'charts two' },
-      lineChart({ title: 'Batch size and waiting requests', xLabel: 'time (s)', yLabel: 'requests', series: [
-        { label: 'batch size', cls: 's1', points: tl.t_s.map((t, i) => [t, tl.batch_size[i]]) },
-        { label: 'waiting', cls: 's3', points: tl.t_s.map((t, i) => [t, tl.waiting[i]]) }] }),
-      lineChart({ title: 'KV cache in use (%)', xLabel: 'time (s)', yLabel: '%', series: [
-        { label: 'KV blocks used', cls: 's2', points: tl.t_s.map((t, i) => [t, 100 * tl.kv_use[i]]) }] }));
-    $(`${P}-sim-out`).replaceChildren(el('div', { class: 'table-wrap' }, table),
-      el('dl', { class: 'facts' }, ...facts.map(([dt, dd]) => el('div', null, el('dt', { text: dt }), el('dd', { text: dd })))),
-      el('p', { class: 'hint outdated-note', text: 'These simulated numbers are for the setup before your last edit: simulate again.' }),
-      timeline);
+    const timeline = el(
+      'div',
+      { class: 'charts two' },
+      lineChart({
+        title: 'Batch size and waiting requests',
+        xLabel: 'time (s)',
+        yLabel: 'requests',
+        series: [
+          { label: 'batch size', cls: 's1', points: tl.t_s.map((t, i) => [t, tl.batch_size[i]]) },
+          { label: 'waiting', cls: 's3', points: tl.t_s.map((t, i) => [t, tl.waiting[i]]) },
+        ],
+      }),
+      lineChart({
+        title: 'KV cache in use (%)',
+        xLabel: 'time (s)',
+        yLabel: '%',
+        series: [{ label: 'KV blocks used', cls: 's2', points: tl.t_s.map((t, i) => [t, 100 * tl.kv_use[i]]) }],
+      }),
+    );
+    $(`${P}-sim-out`).replaceChildren(
+      el('div', { class: 'table-wrap' }, table),
+      el(
+        'dl',
+        { class: 'facts' },
+        ...facts.map(([dt, dd]) => el('div', null, el('dt', { text: dt }), el('dd', { text: dd }))),
+      ),
+      el('p', {
+        class: 'hint outdated-note',
+        text: 'These simulated numbers are for the setup before your last edit: simulate again.',
+      }),
+      timeline,
+    );
   }
 }

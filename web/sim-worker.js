@@ -20,7 +20,10 @@ self.onmessage = async (e) => {
   try {
     out = (await ready).estimate(request);
   } catch (err) {
-    out = JSON.stringify({ ok: false, error: { code: 'worker', path: '', message: String((err && err.message) || err) } });
+    out = JSON.stringify({
+      ok: false,
+      error: { code: 'worker', path: '', message: String((err && err.message) || err) },
+    });
   }
   self.postMessage({ id, out, ms: performance.now() - t0 });
 };

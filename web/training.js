@@ -1,62 +1,195 @@
 // Training view (task "training"): step time, throughput, MFU/HFU, total time and the memory
 // stack per GPU for a model, a cluster and a parallelism layout. Recomputes on every input.
 
-import { $, el, svg, banners, clone, fmtGB, fmtInt, fmtMs, fmtNum, fmtPct, markStale, metric, setMetric, showWarnings, warningsPanel, wireForm, showSearchStaleness, runSearch, Pin } from './ui.js';
+import {
+  $,
+  el,
+  svg,
+  banners,
+  clone,
+  fmtGB,
+  fmtInt,
+  fmtMs,
+  fmtNum,
+  fmtPct,
+  markStale,
+  metric,
+  setMetric,
+  showWarnings,
+  warningsPanel,
+  wireForm,
+  showSearchStaleness,
+  runSearch,
+  Pin,
+} from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
 
 const SHARDING = [
-  ['parallelism.zero=0', 'None (plain DDP)'], ['parallelism.zero=1', 'ZeRO-1 (optimizer)'],
-  ['parallelism.zero=2', 'ZeRO-2 (+ gradients)'], ['parallelism.zero=3', 'ZeRO-3 (+ weights)'],
-  ['parallelism.fsdp="full_shard"', 'FSDP full shard'], ['parallelism.fsdp="shard_grad_op"', 'FSDP grad-op shard'],
-  ['parallelism.fsdp="hybrid_shard"', 'FSDP hybrid shard'], ['parallelism.fsdp="no_shard"', 'FSDP no shard'],
+  ['parallelism.zero=0', 'None (plain DDP)'],
+  ['parallelism.zero=1', 'ZeRO-1 (optimizer)'],
+  ['parallelism.zero=2', 'ZeRO-2 (+ gradients)'],
+  ['parallelism.zero=3', 'ZeRO-3 (+ weights)'],
+  ['parallelism.fsdp="full_shard"', 'FSDP full shard'],
+  ['parallelism.fsdp="shard_grad_op"', 'FSDP grad-op shard'],
+  ['parallelism.fsdp="hybrid_shard"', 'FSDP hybrid shard'],
+  ['parallelism.fsdp="no_shard"', 'FSDP no shard'],
 ];
 
 const FIELDS = [
   { key: 'model', path: 'model', kind: 'spec', label: 'Model' },
   { key: 'hardware', path: 'hardware', kind: 'spec', label: 'GPU' },
   { key: 'num_gpus', path: 'num_gpus', kind: 'int', label: 'Number of GPUs', min: 1 },
-  { key: 'gpus_per_node', path: 'gpus_per_node', kind: 'int', label: 'GPUs per node', optional: true, placeholder: 'GPU default', min: 1 },
+  {
+    key: 'gpus_per_node',
+    path: 'gpus_per_node',
+    kind: 'int',
+    label: 'GPUs per node',
+    optional: true,
+    placeholder: 'GPU default',
+    min: 1,
+  },
   { key: 'tp', path: 'parallelism.tp', kind: 'int', label: 'Tensor (TP)', min: 1 },
   { key: 'pp', path: 'parallelism.pp', kind: 'int', label: 'Pipeline (PP)', min: 1 },
-  { key: 'dp', path: 'parallelism.dp', kind: 'int', label: 'Data (DP)', optional: true, placeholder: 'the rest', min: 1 },
+  {
+    key: 'dp',
+    path: 'parallelism.dp',
+    kind: 'int',
+    label: 'Data (DP)',
+    optional: true,
+    placeholder: 'the rest',
+    min: 1,
+  },
   { key: 'cp', path: 'parallelism.cp', kind: 'int', label: 'Context (CP)', min: 1 },
   { key: 'ep', path: 'parallelism.ep', kind: 'int', label: 'Expert (EP)', min: 1 },
   { key: 'vpp', path: 'parallelism.vpp', kind: 'int', label: 'Virtual stages', min: 1 },
-  { key: 'first_stage_layers', path: 'parallelism.first_stage_layers', kind: 'int', label: 'First-stage layers', optional: true, placeholder: 'even', min: 1 },
-  { key: 'last_stage_layers', path: 'parallelism.last_stage_layers', kind: 'int', label: 'Last-stage layers', optional: true, placeholder: 'even', min: 1 },
+  {
+    key: 'first_stage_layers',
+    path: 'parallelism.first_stage_layers',
+    kind: 'int',
+    label: 'First-stage layers',
+    optional: true,
+    placeholder: 'even',
+    min: 1,
+  },
+  {
+    key: 'last_stage_layers',
+    path: 'parallelism.last_stage_layers',
+    kind: 'int',
+    label: 'Last-stage layers',
+    optional: true,
+    placeholder: 'even',
+    min: 1,
+  },
   { key: 'sp', path: 'parallelism.sp', kind: 'bool', label: 'Sequence parallelism (with TP)' },
   { key: 'sharding', kind: 'pick', label: 'Sharding (ZeRO / FSDP)', choices: SHARDING },
   { key: 'seq_len', path: 'workload.seq_len', kind: 'int', label: 'Sequence length', min: 1 },
-  { key: 'global_batch_size', path: 'workload.global_batch_size', kind: 'int', label: 'Global batch (sequences)', min: 1 },
-  { key: 'micro_batch_size', path: 'workload.micro_batch_size', kind: 'int', label: 'Micro-batch', optional: true, placeholder: 'search', min: 1 },
-  { key: 'total_tokens', path: 'workload.total_tokens', kind: 'num', label: 'Total tokens', optional: true, placeholder: 'e.g. 1e12' },
-  { key: 'recompute', path: 'workload.recompute', kind: 'choice', label: 'Activation recomputation', choices: ['none', 'selective', 'op', 'full'] },
-  { key: 'mtp_layers', path: 'workload.mtp_layers', kind: 'int', label: 'MTP modules trained', optional: true, placeholder: "model's", min: 0 },
-  { key: 'compute', path: 'precision.compute', kind: 'choice', label: 'Compute precision', choices: ['bf16', 'fp16', 'fp8', ['fp4', 'fp4 (NVFP4)']] },
-  { key: 'bf16_last_layers', path: 'precision.bf16_last_layers', kind: 'int', label: 'Last layers kept in bf16', optional: true, placeholder: 'none', min: 0 },
-  { key: 'optimizer', path: 'optimizer', kind: 'choice', label: 'Optimizer', choices: [['adamw', 'AdamW (fp32 master + 2 moments)'], ['adam_8bit', '8-bit Adam'], ['sgd', 'SGD with momentum']] },
-  { key: 'cost', path: 'cost_per_gpu_hour_usd', kind: 'num', label: '$ per GPU-hour', optional: true, placeholder: 'optional' },
+  {
+    key: 'global_batch_size',
+    path: 'workload.global_batch_size',
+    kind: 'int',
+    label: 'Global batch (sequences)',
+    min: 1,
+  },
+  {
+    key: 'micro_batch_size',
+    path: 'workload.micro_batch_size',
+    kind: 'int',
+    label: 'Micro-batch',
+    optional: true,
+    placeholder: 'search',
+    min: 1,
+  },
+  {
+    key: 'total_tokens',
+    path: 'workload.total_tokens',
+    kind: 'num',
+    label: 'Total tokens',
+    optional: true,
+    placeholder: 'e.g. 1e12',
+  },
+  {
+    key: 'recompute',
+    path: 'workload.recompute',
+    kind: 'choice',
+    label: 'Activation recomputation',
+    choices: ['none', 'selective', 'op', 'full'],
+  },
+  {
+    key: 'mtp_layers',
+    path: 'workload.mtp_layers',
+    kind: 'int',
+    label: 'MTP modules trained',
+    optional: true,
+    placeholder: "model's",
+    min: 0,
+  },
+  {
+    key: 'compute',
+    path: 'precision.compute',
+    kind: 'choice',
+    label: 'Compute precision',
+    choices: ['bf16', 'fp16', 'fp8', ['fp4', 'fp4 (NVFP4)']],
+  },
+  {
+    key: 'bf16_last_layers',
+    path: 'precision.bf16_last_layers',
+    kind: 'int',
+    label: 'Last layers kept in bf16',
+    optional: true,
+    placeholder: 'none',
+    min: 0,
+  },
+  {
+    key: 'optimizer',
+    path: 'optimizer',
+    kind: 'choice',
+    label: 'Optimizer',
+    choices: [
+      ['adamw', 'AdamW (fp32 master + 2 moments)'],
+      ['adam_8bit', '8-bit Adam'],
+      ['sgd', 'SGD with momentum'],
+    ],
+  },
+  {
+    key: 'cost',
+    path: 'cost_per_gpu_hour_usd',
+    kind: 'num',
+    label: '$ per GPU-hour',
+    optional: true,
+    placeholder: 'optional',
+  },
 ];
 
 export const DEFAULT_TRAINING = Object.freeze({
-  task: 'training', model: 'llama-3-8b', hardware: 'h100-sxm', num_gpus: 8,
+  task: 'training',
+  model: 'llama-3-8b',
+  hardware: 'h100-sxm',
+  num_gpus: 8,
   parallelism: { tp: 1, pp: 1, cp: 1, ep: 1, vpp: 1, sp: false, fsdp: 'full_shard' },
   workload: { seq_len: 4096, global_batch_size: 256, total_tokens: 1e10, recompute: 'none' },
-  precision: { compute: 'bf16' }, optimizer: 'adamw',
+  precision: { compute: 'bf16' },
+  optimizer: 'adamw',
 });
 
 const MEMORY = [
-  ['weights_GB', 'Weights', 'mem-weights'], ['gradients_GB', 'Gradients', 'mem-grad'],
-  ['optimizer_GB', 'Optimizer states', 'mem-opt'], ['activations_GB', 'Activations', 'mem-act'],
-  ['temporary_GB', 'Temporary buffers', 'mem-temp'], ['reserve_GB', 'Reserved', 'mem-reserve'],
+  ['weights_GB', 'Weights', 'mem-weights'],
+  ['gradients_GB', 'Gradients', 'mem-grad'],
+  ['optimizer_GB', 'Optimizer states', 'mem-opt'],
+  ['activations_GB', 'Activations', 'mem-act'],
+  ['temporary_GB', 'Temporary buffers', 'mem-temp'],
+  ['reserve_GB', 'Reserved', 'mem-reserve'],
 ];
 const PHASES = ['forward', 'backward', 'recompute', 'communication', 'pipeline', 'optimizer', 'overhead'];
 const METRICS = [
-  ['step', 'Step time', 'step_time_s'], ['tps', 'Tokens/s', 'tokens_per_s'],
-  ['tpsg', 'Tokens/s per GPU', 'tokens_per_s_per_gpu'], ['mfu', 'MFU', 'mfu'], ['hfu', 'HFU', 'hfu'],
-  ['total', 'Total time', 'total_time_s'], ['gpuh', 'GPU-hours', 'gpu_hours'],
+  ['step', 'Step time', 'step_time_s'],
+  ['tps', 'Tokens/s', 'tokens_per_s'],
+  ['tpsg', 'Tokens/s per GPU', 'tokens_per_s_per_gpu'],
+  ['mfu', 'MFU', 'mfu'],
+  ['hfu', 'HFU', 'hfu'],
+  ['total', 'Total time', 'total_time_s'],
+  ['gpuh', 'GPU-hours', 'gpu_hours'],
 ];
 
 export class TrainingView {
@@ -65,9 +198,12 @@ export class TrainingView {
     this.form = new Form({ prefix: P, M, presets, fields: FIELDS });
     const ms = (v) => fmtMs(v * 1e3).join(' ');
     this.pin = new Pin(P, [
-      ['step', (r) => r.step_time_s, true, ms], ['tps', (r) => r.tokens_per_s, false, fmtNum],
-      ['tpsg', (r) => r.tokens_per_s_per_gpu, false, fmtNum], ['mfu', (r) => r.mfu, false, fmtPct],
-      ['hfu', (r) => r.hfu, false, fmtPct], ['total', (r) => r.total_time_s, true, ms],
+      ['step', (r) => r.step_time_s, true, ms],
+      ['tps', (r) => r.tokens_per_s, false, fmtNum],
+      ['tpsg', (r) => r.tokens_per_s_per_gpu, false, fmtNum],
+      ['mfu', (r) => r.mfu, false, fmtPct],
+      ['hfu', (r) => r.hfu, false, fmtPct],
+      ['total', (r) => r.total_time_s, true, ms],
       ['gpuh', (r) => r.gpu_hours, true, fmtNum],
     ]);
     this.build();
@@ -77,44 +213,111 @@ export class TrainingView {
   build() {
     const f = (k) => this.form.render(k);
     const row = (cls, ...kids) => el('div', { class: `row ${cls}` }, ...kids);
-    const form = el('form', { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
+    const form = el(
+      'form',
+      { class: 'panel setup', id: `${P}-form`, autocomplete: 'off', novalidate: true },
       el('h2', { text: 'Training setup' }),
-      el('fieldset', null, el('legend', { text: 'Model and cluster' }), f('model'), f('hardware'),
-        row('', f('num_gpus'), f('gpus_per_node'))),
-      el('fieldset', null, el('legend', { text: 'Parallelism' }),
-        row('three', f('tp'), f('pp'), f('dp')), row('three', f('cp'), f('ep'), f('vpp')),
-        row('', f('first_stage_layers'), f('last_stage_layers')), f('sp'), f('sharding')),
-      el('fieldset', null, el('legend', { text: 'Workload' }), row('', f('seq_len'), f('global_batch_size')),
-        row('', f('micro_batch_size'), f('total_tokens')), row('', f('recompute'), f('mtp_layers'))),
-      el('fieldset', null, el('legend', { text: 'Precision and optimizer' }), row('', f('compute'), f('bf16_last_layers')), row('', f('optimizer'), f('cost')),
-        el('p', { class: 'hint', id: `${P}-extras` })));
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Model and cluster' }),
+        f('model'),
+        f('hardware'),
+        row('', f('num_gpus'), f('gpus_per_node')),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Parallelism' }),
+        row('three', f('tp'), f('pp'), f('dp')),
+        row('three', f('cp'), f('ep'), f('vpp')),
+        row('', f('first_stage_layers'), f('last_stage_layers')),
+        f('sp'),
+        f('sharding'),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Workload' }),
+        row('', f('seq_len'), f('global_batch_size')),
+        row('', f('micro_batch_size'), f('total_tokens')),
+        row('', f('recompute'), f('mtp_layers')),
+      ),
+      el(
+        'fieldset',
+        null,
+        el('legend', { text: 'Precision and optimizer' }),
+        row('', f('compute'), f('bf16_last_layers')),
+        row('', f('optimizer'), f('cost')),
+        el('p', { class: 'hint', id: `${P}-extras` }),
+      ),
+    );
     wireForm(form, this, () => this.recompute());
 
-    const metrics = el('div', { class: 'headline wide', id: `${P}-headline` }, ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })));
-    const results = el('section', { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
-      el('div', { class: 'results-head' }, el('h2', { text: 'Training estimate' }), el('p', { class: 'subtitle', id: `${P}-subtitle` }), this.pin.button),
+    const metrics = el(
+      'div',
+      { class: 'headline wide', id: `${P}-headline` },
+      ...METRICS.map(([id, label, key]) => metric(P, id, label, { sub: '', field: key })),
+    );
+    const results = el(
+      'section',
+      { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      el(
+        'div',
+        { class: 'results-head' },
+        el('h2', { text: 'Training estimate' }),
+        el('p', { class: 'subtitle', id: `${P}-subtitle` }),
+        this.pin.button,
+      ),
       this.pin.note,
       ...banners(P),
       el('div', { class: 'unfit-verdict', id: `${P}-unfit`, role: 'status', hidden: true }),
       metrics,
-      el('div', { class: 'panel' },
+      el(
+        'div',
+        { class: 'panel' },
         el('div', { class: 'panel-head' }, el('h3', { text: 'Where a step goes' }), bandLegend()),
-        el('div', { id: `${P}-phases`, class: 'phase-bar' }), el('div', { id: `${P}-chart`, class: 'chart' }),
-        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-table`, class: 'breakdown' }))),
-      el('div', { class: 'panel' },
-        el('div', { class: 'panel-head' }, el('h3', null, 'Memory ', el('span', { class: 'muted', text: '(per GPU)' })),
-          el('span', { class: 'badge', id: `${P}-fits`, text: '—' })),
+        el('div', { id: `${P}-phases`, class: 'phase-bar' }),
+        el('div', { id: `${P}-chart`, class: 'chart' }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-table`, class: 'breakdown' })),
+      ),
+      el(
+        'div',
+        { class: 'panel' },
+        el(
+          'div',
+          { class: 'panel-head' },
+          el('h3', null, 'Memory ', el('span', { class: 'muted', text: '(per GPU)' })),
+          el('span', { class: 'badge', id: `${P}-fits`, text: '—' }),
+        ),
         el('div', { id: `${P}-memory-bar`, class: 'memory-bar', role: 'img' }),
         el('ul', { id: `${P}-memory-legend`, class: 'memory-legend' }),
-        el('dl', { class: 'facts', id: `${P}-facts` })),
-      el('div', { class: 'panel', id: `${P}-search` },
-        el('div', { class: 'panel-head' }, el('h3', { text: 'Fastest layouts' }),
-          el('button', { type: 'button', id: `${P}-search-run`, text: 'Search layouts' })),
-        el('p', { class: 'hint', id: `${P}-search-note`, text: 'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.' }),
-        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' }))),
+        el('dl', { class: 'facts', id: `${P}-facts` }),
+      ),
+      el(
+        'div',
+        { class: 'panel', id: `${P}-search` },
+        el(
+          'div',
+          { class: 'panel-head' },
+          el('h3', { text: 'Fastest layouts' }),
+          el('button', { type: 'button', id: `${P}-search-run`, text: 'Search layouts' }),
+        ),
+        el('p', {
+          class: 'hint',
+          id: `${P}-search-note`,
+          text: 'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.',
+        }),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+      ),
       warningsPanel(P),
-      el('details', { class: 'panel' }, el('summary', null, el('h3', { text: 'Assumptions' })),
-        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' }))));
+      el(
+        'details',
+        { class: 'panel' },
+        el('summary', null, el('h3', { text: 'Assumptions' })),
+        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-assumptions`, class: 'assumptions' })),
+      ),
+    );
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
@@ -142,27 +345,62 @@ export class TrainingView {
     if (!res) return;
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
-    this.searchNote = `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.`
-      + (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.')
-      + (rejected ? ` Rejected: ${rejected}.` : '');
+    this.searchNote =
+      `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.` +
+      (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.') +
+      (rejected ? ` Rejected: ${rejected}.` : '');
     note.textContent = this.searchNote;
-    const head = ['#', 'TP', 'PP', 'DP', 'CP', 'EP', 'ZeRO', 'Recompute', 'Micro-batch', 'Step time', 'Tok/s per GPU', 'MFU', 'Memory', ''];
+    const head = [
+      '#',
+      'TP',
+      'PP',
+      'DP',
+      'CP',
+      'EP',
+      'ZeRO',
+      'Recompute',
+      'Micro-batch',
+      'Step time',
+      'Tok/s per GPU',
+      'MFU',
+      'Memory',
+      '',
+    ];
     table.dataset.stale = 'false';
     table.replaceChildren(
-      el('thead', null, el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 9 && i <= 12 ? 'num' : null, text: h })))),
-      el('tbody', null, ...res.candidates.map((c, i) => {
-        const p = c.parallelism;
-        const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
-        use.addEventListener('click', () => this.applyRequest(c.request));
-        return el('tr', { 'data-rank': String(i + 1) }, el('th', { scope: 'row', text: String(i + 1) }),
-          ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
-          el('td', { text: c.recompute }), el('td', { text: String(c.micro_batch_size) }),
-          el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
-          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }), el('td', { class: 'num', text: fmtPct(c.mfu) }),
-          el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }), el('td', null, use));
-      })));
+      el(
+        'thead',
+        null,
+        el(
+          'tr',
+          null,
+          ...head.map((h, i) => el('th', { scope: 'col', class: i >= 9 && i <= 12 ? 'num' : null, text: h })),
+        ),
+      ),
+      el(
+        'tbody',
+        null,
+        ...res.candidates.map((c, i) => {
+          const p = c.parallelism;
+          const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
+          use.addEventListener('click', () => this.applyRequest(c.request));
+          return el(
+            'tr',
+            { 'data-rank': String(i + 1) },
+            el('th', { scope: 'row', text: String(i + 1) }),
+            ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
+            el('td', { text: c.recompute }),
+            el('td', { text: String(c.micro_batch_size) }),
+            el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
+            el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }),
+            el('td', { class: 'num', text: fmtPct(c.mfu) }),
+            el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }),
+            el('td', null, use),
+          );
+        }),
+      ),
+    );
   }
-
 
   reset() {
     this.form.reset(DEFAULT_TRAINING);
@@ -191,7 +429,8 @@ export class TrainingView {
     this.form.showErrors(errors, general);
     markStale(this, P, stale);
     if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(built), this.searchNote);
-    $(`${P}-stale`).textContent = this.result ? 'Results are out of date — fix the highlighted fields to recompute.'
+    $(`${P}-stale`).textContent = this.result
+      ? 'Results are out of date — fix the highlighted fields to recompute.'
       : 'No results yet — fix the highlighted fields to compute.';
   }
 
@@ -200,23 +439,47 @@ export class TrainingView {
     const q = res.request || {};
     const pl = q.parallelism || {};
     const shard = pl.fsdp ? `FSDP ${pl.fsdp.replace(/_/g, ' ')}` : pl.zero ? `ZeRO-${pl.zero}` : 'no sharding';
-    $(`${P}-subtitle`).textContent = `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · TP ${pl.tp} · PP ${pl.pp}`
-      + `${pl.vpp > 1 ? `×${pl.vpp}` : ''} · DP ${pl.dp}${pl.cp > 1 ? ` · CP ${pl.cp}` : ''}${pl.ep > 1 ? ` · EP ${pl.ep}` : ''} · ${shard} · tier ${res.tier}`;
+    $(`${P}-subtitle`).textContent =
+      `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · TP ${pl.tp} · PP ${pl.pp}` +
+      `${pl.vpp > 1 ? `×${pl.vpp}` : ''} · DP ${pl.dp}${pl.cp > 1 ? ` · CP ${pl.cp}` : ''}${pl.ep > 1 ? ` · EP ${pl.ep}` : ''} · ${shard} · tier ${res.tier}`;
     const set = (id, value, textUnit, sub = '') => setMetric(P, id, value, textUnit, sub);
     // The 80% band measured on sources flopcast never fitted (docs/validation.md), when given.
     const iv = res.interval || {};
-    const band = (b, f) => (b && Number.isFinite(b.low) && Number.isFinite(b.high) ? ` · 80% band ${f(b.low)}–${f(b.high)}` : '');
-    set('step', res.step_time_s, fmtMs(res.step_time_s * 1e3), `${fmtInt(res.tokens_per_step)} tokens, ${res.num_micro_batches} micro-batches`);
+    const band = (b, f) =>
+      b && Number.isFinite(b.low) && Number.isFinite(b.high) ? ` · 80% band ${f(b.low)}–${f(b.high)}` : '';
+    set(
+      'step',
+      res.step_time_s,
+      fmtMs(res.step_time_s * 1e3),
+      `${fmtInt(res.tokens_per_step)} tokens, ${res.num_micro_batches} micro-batches`,
+    );
     set('tps', res.tokens_per_s, [fmtNum(res.tokens_per_s), 'tok/s'], `${fmtInt(res.num_gpus)} GPUs`);
-    set('tpsg', res.tokens_per_s_per_gpu, [fmtNum(res.tokens_per_s_per_gpu), 'tok/s'],
-      `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU${band(iv.tokens_per_s_per_gpu, fmtNum)}`);
-    set('mfu', res.mfu, [fmtPct(res.mfu), ''], `of ${fmtNum(res.peak_tflops_per_gpu)} TFLOP/s peak${band(iv.mfu, fmtPct)}`);
+    set(
+      'tpsg',
+      res.tokens_per_s_per_gpu,
+      [fmtNum(res.tokens_per_s_per_gpu), 'tok/s'],
+      `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU${band(iv.tokens_per_s_per_gpu, fmtNum)}`,
+    );
+    set(
+      'mfu',
+      res.mfu,
+      [fmtPct(res.mfu), ''],
+      `of ${fmtNum(res.peak_tflops_per_gpu)} TFLOP/s peak${band(iv.mfu, fmtPct)}`,
+    );
     set('hfu', res.hfu, [fmtPct(res.hfu), ''], 'counts recomputed FLOPs');
     const hasTotal = typeof res.total_time_s === 'number';
-    set('total', res.total_time_s, hasTotal ? fmtMs(res.total_time_s * 1e3) : ['—', ''],
-      hasTotal ? `for ${fmtNum(q.workload?.total_tokens)} tokens` : 'give total tokens');
-    set('gpuh', res.gpu_hours, hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
-      typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '');
+    set(
+      'total',
+      res.total_time_s,
+      hasTotal ? fmtMs(res.total_time_s * 1e3) : ['—', ''],
+      hasTotal ? `for ${fmtNum(q.workload?.total_tokens)} tokens` : 'give total tokens',
+    );
+    set(
+      'gpuh',
+      res.gpu_hours,
+      hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
+      typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '',
+    );
     this.pin.render(res);
     this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);
     this.renderMemory(res.memory_per_gpu || {}, res);
@@ -228,15 +491,29 @@ export class TrainingView {
     const verdict = $(`${P}-unfit`);
     verdict.hidden = !unfit;
     verdict.textContent = unfit
-      ? `Does not fit: a GPU needs ${fmtGB(mem.total_GB)} of its ${fmtGB(mem.capacity_GB)}, so no step time is shown. `
-        + (res.max_micro_batch_size > 0 ? `A micro-batch of ${fmtInt(res.max_micro_batch_size)} fits. ` : 'Not even a micro-batch of 1 fits. ')
-        + 'To fit: shard weights, gradients and optimizer states (FSDP full_shard or ZeRO-3), recompute activations, '
-        + 'raise tensor or pipeline parallelism, or use more GPUs.'
+      ? `Does not fit: a GPU needs ${fmtGB(mem.total_GB)} of its ${fmtGB(mem.capacity_GB)}, so no step time is shown. ` +
+        (res.max_micro_batch_size > 0
+          ? `A micro-batch of ${fmtInt(res.max_micro_batch_size)} fits. `
+          : 'Not even a micro-batch of 1 fits. ') +
+        'To fit: shard weights, gradients and optimizer states (FSDP full_shard or ZeRO-3), recompute activations, ' +
+        'raise tensor or pipeline parallelism, or use more GPUs.'
       : '';
     showWarnings(P, res.warnings);
-    $(`${P}-assumptions`).replaceChildren(el('tbody', null, ...(res.assumptions || []).map((a) => el('tr', null,
-      el('th', { scope: 'row', text: String(a.name).replace(/_/g, ' ') }), el('td', { class: 'num', text: `${a.value}${a.unit ? ` ${a.unit}` : ''}` }),
-      el('td', { class: 'source', text: a.source || '' })))));
+    $(`${P}-assumptions`).replaceChildren(
+      el(
+        'tbody',
+        null,
+        ...(res.assumptions || []).map((a) =>
+          el(
+            'tr',
+            null,
+            el('th', { scope: 'row', text: String(a.name).replace(/_/g, ' ') }),
+            el('td', { class: 'num', text: `${a.value}${a.unit ? ` ${a.unit}` : ''}` }),
+            el('td', { class: 'source', text: a.source || '' }),
+          ),
+        ),
+      ),
+    );
   }
 
   renderBreakdown(rows, stepMs) {
@@ -245,34 +522,106 @@ export class TrainingView {
     for (const r of rows) byPhase.set(r.phase, (byPhase.get(r.phase) || 0) + r.time_ms);
     const phases = [...byPhase.keys()].sort((a, b) => PHASES.indexOf(a) - PHASES.indexOf(b));
     const total = [...byPhase.values()].reduce((a, b) => a + b, 0) || 1;
-    $(`${P}-phases`).replaceChildren(...phases.map((ph) => {
-      const seg = el('div', { class: `phase-seg ph-${ph}`, 'data-phase': ph, title: `${ph}: ${fmtMs(byPhase.get(ph)).join(' ')}` },
-        el('span', { text: `${ph} ${fmtPct(byPhase.get(ph) / total)}` }));
-      seg.style.width = `${(100 * byPhase.get(ph)) / total}%`;
-      return seg;
-    }));
+    $(`${P}-phases`).replaceChildren(
+      ...phases.map((ph) => {
+        const seg = el(
+          'div',
+          { class: `phase-seg ph-${ph}`, 'data-phase': ph, title: `${ph}: ${fmtMs(byPhase.get(ph)).join(' ')}` },
+          el('span', { text: `${ph} ${fmtPct(byPhase.get(ph) / total)}` }),
+        );
+        seg.style.width = `${(100 * byPhase.get(ph)) / total}%`;
+        return seg;
+      }),
+    );
     const sorted = [...rows].sort((a, b) => b.time_ms - a.time_ms);
-    const W = 760, rowH = 20, labelW = 210, valueW = 80, barW = W - labelW - valueW;
+    const W = 760,
+      rowH = 20,
+      labelW = 210,
+      valueW = 80,
+      barW = W - labelW - valueW;
     const max = Math.max(...sorted.map((r) => r.time_ms), 1e-12);
-    const chart = svg('svg', { viewBox: `0 0 ${W} ${sorted.length * rowH + 4}`, width: '100%', role: 'img', class: 'bar-chart', 'aria-label': 'step time by operation' });
+    const chart = svg('svg', {
+      viewBox: `0 0 ${W} ${sorted.length * rowH + 4}`,
+      width: '100%',
+      role: 'img',
+      class: 'bar-chart',
+      'aria-label': 'step time by operation',
+    });
     sorted.forEach((r, i) => {
       const y = i * rowH + 2;
       const label = `${r.phase} · ${r.op.replace(/_/g, ' ')}`;
       const g = svg('g', { class: 'bar-row' });
       g.append(svg('title', {}, `${label}: ${fmtMs(r.time_ms).join(' ')} (${fmtPct(r.share)}), ${r.bound}`));
-      g.append(svg('text', { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, label));
+      g.append(
+        svg(
+          'text',
+          { x: labelW - 8, y: y + rowH / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' },
+          label,
+        ),
+      );
       g.append(svg('rect', { x: labelW, y: y + 4, width: barW, height: rowH - 8, rx: 3, class: 'bar-track' }));
-      g.append(svg('rect', { x: labelW, y: y + 4, width: Math.max(1, (r.time_ms / max) * barW).toFixed(1), height: rowH - 8, rx: 3, class: `bar bound-${r.bound}` }));
-      g.append(svg('text', { x: labelW + barW + 6, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' }, fmtMs(r.time_ms).join(' ')));
+      g.append(
+        svg('rect', {
+          x: labelW,
+          y: y + 4,
+          width: Math.max(1, (r.time_ms / max) * barW).toFixed(1),
+          height: rowH - 8,
+          rx: 3,
+          class: `bar bound-${r.bound}`,
+        }),
+      );
+      g.append(
+        svg(
+          'text',
+          { x: labelW + barW + 6, y: y + rowH / 2, class: 'bar-value', 'dominant-baseline': 'central' },
+          fmtMs(r.time_ms).join(' '),
+        ),
+      );
       chart.append(g);
     });
     $(`${P}-chart`).replaceChildren(chart);
     $(`${P}-table`).replaceChildren(
-      el('thead', null, el('tr', null, ...['Phase', 'Operation', 'Time', 'Share', 'Bound', 'FLOPs'].map((h, i) => el('th', { scope: 'col', class: i >= 2 && i !== 4 ? 'num' : null, text: h })))),
-      el('tbody', null, ...sorted.map((r) => el('tr', { 'data-op': `${r.phase}.${r.op}` }, el('td', { text: r.phase }), el('th', { scope: 'row', text: r.op.replace(/_/g, ' ') }),
-        el('td', { class: 'num', text: fmtMs(r.time_ms).join(' ') }), el('td', { class: 'num', text: fmtPct(r.share) }),
-        el('td', null, el('span', { class: `bound-tag bound-${r.bound}`, text: r.bound })), el('td', { class: 'num', text: r.flops ? r.flops.toPrecision(3) : '—' })))),
-      el('tfoot', null, el('tr', null, el('th', { scope: 'row', colspan: 2, text: 'Step time' }), el('td', { class: 'num', text: fmtMs(stepMs).join(' ') }), el('td'), el('td'), el('td'))));
+      el(
+        'thead',
+        null,
+        el(
+          'tr',
+          null,
+          ...['Phase', 'Operation', 'Time', 'Share', 'Bound', 'FLOPs'].map((h, i) =>
+            el('th', { scope: 'col', class: i >= 2 && i !== 4 ? 'num' : null, text: h }),
+          ),
+        ),
+      ),
+      el(
+        'tbody',
+        null,
+        ...sorted.map((r) =>
+          el(
+            'tr',
+            { 'data-op': `${r.phase}.${r.op}` },
+            el('td', { text: r.phase }),
+            el('th', { scope: 'row', text: r.op.replace(/_/g, ' ') }),
+            el('td', { class: 'num', text: fmtMs(r.time_ms).join(' ') }),
+            el('td', { class: 'num', text: fmtPct(r.share) }),
+            el('td', null, el('span', { class: `bound-tag bound-${r.bound}`, text: r.bound })),
+            el('td', { class: 'num', text: r.flops ? r.flops.toPrecision(3) : '—' }),
+          ),
+        ),
+      ),
+      el(
+        'tfoot',
+        null,
+        el(
+          'tr',
+          null,
+          el('th', { scope: 'row', colspan: 2, text: 'Step time' }),
+          el('td', { class: 'num', text: fmtMs(stepMs).join(' ') }),
+          el('td'),
+          el('td'),
+          el('td'),
+        ),
+      ),
+    );
   }
 
   renderMemory(mem, res) {
@@ -297,25 +646,55 @@ export class TrainingView {
     bar.replaceChildren(...segs);
     bar.classList.toggle('overflow', !mem.fits);
     bar.setAttribute('aria-label', `Memory per GPU: ${fmtGB(used)} of ${fmtGB(cap)}`);
-    $(`${P}-memory-legend`).replaceChildren(...MEMORY.map(([k, label, cls]) => el('li', { 'data-part': k },
-      el('span', { class: `swatch ${cls}` }), el('span', { class: 'legend-label', text: label }), el('span', { class: 'legend-value', text: fmtGB(mem[k]) }))),
-    el('li', { class: 'legend-total', 'data-part': 'total_GB' }, el('span', { class: 'legend-label', text: 'Total' }),
-      el('span', { class: 'legend-value', text: `${fmtGB(used)} of ${fmtGB(cap)}` })));
+    $(`${P}-memory-legend`).replaceChildren(
+      ...MEMORY.map(([k, label, cls]) =>
+        el(
+          'li',
+          { 'data-part': k },
+          el('span', { class: `swatch ${cls}` }),
+          el('span', { class: 'legend-label', text: label }),
+          el('span', { class: 'legend-value', text: fmtGB(mem[k]) }),
+        ),
+      ),
+      el(
+        'li',
+        { class: 'legend-total', 'data-part': 'total_GB' },
+        el('span', { class: 'legend-label', text: 'Total' }),
+        el('span', { class: 'legend-value', text: `${fmtGB(used)} of ${fmtGB(cap)}` }),
+      ),
+    );
     const badge = $(`${P}-fits`);
     badge.className = `badge ${mem.fits ? 'ok' : 'bad'}`;
     badge.textContent = mem.fits ? 'Fits' : `Does not fit — short by ${fmtGB(used - cap)}`;
     badge.dataset.fits = String(Boolean(mem.fits));
     const facts = [
       ['Micro-batch', 'micro_batch_size', `${res.micro_batch_size}${res.micro_batch_searched ? ' (searched)' : ''}`],
-      ['Largest micro-batch that fits', 'max_micro_batch_size', res.max_micro_batch_size > 0 ? fmtInt(res.max_micro_batch_size) : 'none'],
+      [
+        'Largest micro-batch that fits',
+        'max_micro_batch_size',
+        res.max_micro_batch_size > 0 ? fmtInt(res.max_micro_batch_size) : 'none',
+      ],
       ['Pipeline bubble', 'bubble_fraction', fmtPct(res.bubble_fraction)],
-      ['Parameters', 'params_B', `${fmtNum(res.model?.params_B)} B (${fmtNum(res.model?.trainable_params_B)} B trained)`],
+      [
+        'Parameters',
+        'params_B',
+        `${fmtNum(res.model?.params_B)} B (${fmtNum(res.model?.trainable_params_B)} B trained)`,
+      ],
     ];
-    $(`${P}-facts`).replaceChildren(...facts.map(([dt, key, dd]) => el('div', null, el('dt', { text: dt }), el('dd', { 'data-field': key, text: dd }))));
+    $(`${P}-facts`).replaceChildren(
+      ...facts.map(([dt, key, dd]) =>
+        el('div', null, el('dt', { text: dt }), el('dd', { 'data-field': key, text: dd })),
+      ),
+    );
   }
 }
 
 function bandLegend() {
-  return el('ul', { class: 'bound-legend' }, ...['compute', 'memory', 'communication', 'overhead'].map((b) =>
-    el('li', null, el('span', { class: `swatch bound-${b}` }), b)));
+  return el(
+    'ul',
+    { class: 'bound-legend' },
+    ...['compute', 'memory', 'communication', 'overhead'].map((b) =>
+      el('li', null, el('span', { class: `swatch bound-${b}` }), b),
+    ),
+  );
 }

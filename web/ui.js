@@ -93,13 +93,20 @@ export function fmtNum(v) {
 
 export const fmtInt = (v) => (finite(v) ? (v < 0 ? '-' : '') + group(String(Math.round(Math.abs(v)))) : '—');
 export const fmtPct = (v) => (finite(v) ? `${(v * 100).toFixed(v >= 0.1 ? 1 : 2)}%` : '—');
-export const fmtGB = (v) => (finite(v) ? `${Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)} GB` : '—');
+export const fmtGB = (v) =>
+  finite(v) ? `${Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)} GB` : '—';
 
 /** [text, unit] of a duration given in milliseconds: ms, s, min, h or days. */
 export function fmtMs(ms) {
   if (!finite(ms)) return ['—', 'ms'];
-  const steps = [[86400e3, 'days'], [3600e3, 'h'], [60e3, 'min'], [1e3, 's']];
-  for (const [f, unit] of steps) if (Math.abs(ms) >= 2 * f || (unit === 's' && Math.abs(ms) >= 1e3)) return [fmtNum(ms / f), unit];
+  const steps = [
+    [86400e3, 'days'],
+    [3600e3, 'h'],
+    [60e3, 'min'],
+    [1e3, 's'],
+  ];
+  for (const [f, unit] of steps)
+    if (Math.abs(ms) >= 2 * f || (unit === 's' && Math.abs(ms) >= 1e3)) return [fmtNum(ms / f), unit];
   return [fmtNum(ms), 'ms'];
 }
 
@@ -108,13 +115,22 @@ export function fmtBytes(b) {
   if (!finite(b)) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
-  while (Math.abs(b) >= 1024 && i < units.length - 1) { b /= 1024; i += 1; }
+  while (Math.abs(b) >= 1024 && i < units.length - 1) {
+    b /= 1024;
+    i += 1;
+  }
   return `${Number(b.toPrecision(3))} ${units[i]}`;
 }
 
 export function fmtSI(v, unit = '') {
   if (!finite(v)) return '—';
-  for (const [f, p] of [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
+  for (const [f, p] of [
+    [1e15, 'P'],
+    [1e12, 'T'],
+    [1e9, 'G'],
+    [1e6, 'M'],
+    [1e3, 'k'],
+  ]) {
     if (Math.abs(v) >= f) return `${(v / f).toPrecision(3)} ${p}${unit}`;
   }
   return `${fmtNum(v)} ${unit}`.trim();
@@ -138,7 +154,20 @@ export function call(M, name, ...args) {
  * A line chart: series [{label, cls, points: [[x, y], ...], dash}], optional vertical markers
  * [{x, label, cls}]. y starts at 0 and is clipped at `yMax` when given; x starts at `xMin`.
  */
-export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, height = 190, xMin = 0, xTop, xTicks, xFmt = tick, yFmt = tick }) {
+export function lineChart({
+  title,
+  xLabel,
+  yLabel,
+  series,
+  markers = [],
+  yMax,
+  height = 190,
+  xMin = 0,
+  xTop,
+  xTicks,
+  xFmt = tick,
+  yFmt = tick,
+}) {
   const W = 420;
   const H = height;
   const m = { l: 52, r: 22, t: 22, b: 34 };
@@ -147,12 +176,24 @@ export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, h
   const yTop = niceMax(Math.min(yMax ?? Infinity, Math.max(...pts.map((p) => p[1]), 1e-9)));
   const X = (x) => m.l + ((x - xMin) / (xMax - xMin)) * (W - m.l - m.r);
   const Y = (y) => H - m.b - (Math.min(y, yTop) / yTop) * (H - m.t - m.b);
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', class: 'line-chart', 'aria-label': title });
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    width: '100%',
+    role: 'img',
+    class: 'line-chart',
+    'aria-label': title,
+  });
   root.append(svg('text', { x: m.l, y: 14, class: 'chart-title' }, title));
   for (let i = 0; i <= 4; i++) {
     const yv = (yTop * i) / 4;
     root.append(svg('line', { x1: m.l, x2: W - m.r, y1: Y(yv), y2: Y(yv), class: 'grid' }));
-    root.append(svg('text', { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' }, yFmt(yv)));
+    root.append(
+      svg(
+        'text',
+        { x: m.l - 5, y: Y(yv), class: 'tick', 'text-anchor': 'end', 'dominant-baseline': 'central' },
+        yFmt(yv),
+      ),
+    );
     if (xTicks) continue;
     const xv = xMin + ((xMax - xMin) * i) / 4;
     root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
@@ -161,13 +202,31 @@ export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, h
     root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
   }
   root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 4, class: 'axis-label', 'text-anchor': 'middle' }, xLabel));
-  root.append(svg('text', { x: 12, y: (m.t + H - m.b) / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})` }, yLabel));
+  root.append(
+    svg(
+      'text',
+      {
+        x: 12,
+        y: (m.t + H - m.b) / 2,
+        class: 'axis-label',
+        'text-anchor': 'middle',
+        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
+      },
+      yLabel,
+    ),
+  );
   for (const k of markers) {
     if (!finite(k.x)) continue;
     const g = svg('g', { class: `marker ${k.cls || ''}`, 'data-x': k.x });
     g.append(svg('line', { x1: X(k.x), x2: X(k.x), y1: m.t, y2: H - m.b }));
     const right = X(k.x) > W - 110; // keep the label inside the plot
-    g.append(svg('text', { x: X(k.x) + (right ? -3 : 3), y: m.t + 9, class: 'marker-label', 'text-anchor': right ? 'end' : 'start' }, k.label));
+    g.append(
+      svg(
+        'text',
+        { x: X(k.x) + (right ? -3 : 3), y: m.t + 9, class: 'marker-label', 'text-anchor': right ? 'end' : 'start' },
+        k.label,
+      ),
+    );
     root.append(g);
   }
   for (const s of series) {
@@ -176,8 +235,13 @@ export function lineChart({ title, xLabel, yLabel, series, markers = [], yMax, h
     const d = p.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
     root.append(svg('path', { d, class: `series ${s.cls}${s.dash ? ' dashed' : ''}`, 'data-series': s.label }));
   }
-  const legend = el('ul', { class: 'chart-legend' }, ...series.map((s) => el('li', null,
-    el('span', { class: `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}` }), s.label)));
+  const legend = el(
+    'ul',
+    { class: 'chart-legend' },
+    ...series.map((s) =>
+      el('li', null, el('span', { class: `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}` }), s.label),
+    ),
+  );
   return el('figure', { class: 'chart-box' }, root, legend);
 }
 
@@ -196,16 +260,26 @@ function niceMax(v) {
 export function field(id, label, control, hint) {
   control.id = id;
   control.setAttribute('aria-describedby', `err-${id}`);
-  return el('div', { class: 'field' }, el('label', { for: id, text: label }), control,
+  return el(
+    'div',
+    { class: 'field' },
+    el('label', { for: id, text: label }),
+    control,
     hint ? el('p', { class: 'hint', text: hint }) : null,
-    el('div', { class: 'field-error', id: `err-${id}`, role: 'alert' }));
+    el('div', { class: 'field-error', id: `err-${id}`, role: 'alert' }),
+  );
 }
 
 export const numberInput = (attrs = {}) => el('input', { type: 'number', inputmode: 'decimal', ...attrs });
 
 export function select(options) {
-  return el('select', null, ...options.map((o) => (Array.isArray(o)
-    ? el('option', { value: o[0], text: o[1] }) : el('option', { value: o, text: o }))));
+  return el(
+    'select',
+    null,
+    ...options.map((o) =>
+      Array.isArray(o) ? el('option', { value: o[0], text: o[1] }) : el('option', { value: o, text: o }),
+    ),
+  );
 }
 
 /** The family a hardware preset is listed under in the pickers. */
@@ -238,7 +312,9 @@ export function hardwareOptions(list) {
     const family = hardwareFamily(p);
     if (!groups.has(family)) groups.set(family, []);
     const figures = hardwareFigures(p);
-    groups.get(family).push(el('option', { value: p.id, text: figures ? `${p.name || p.id} — ${figures}` : (p.name || p.id) }));
+    groups
+      .get(family)
+      .push(el('option', { value: p.id, text: figures ? `${p.name || p.id} — ${figures}` : p.name || p.id }));
   }
   return [...groups].map(([label, opts]) => el('optgroup', { label }, ...opts));
 }
@@ -277,11 +353,20 @@ export function wireForm(form, view, edited) {
 
 /** A headline number (value and unit), with a line under it when `sub` is given. */
 export function metric(prefix, id, label, { sub, field: key } = {}) {
-  return el('div', { class: 'metric' }, el('div', { class: 'metric-label', text: label }),
-    el('div', { class: 'metric-value' }, el('span', { class: 'num', id: `${prefix}-${id}`, 'data-field': key, text: '—' }), ' ',
-      el('span', { class: 'unit', id: `${prefix}-${id}-unit` })),
+  return el(
+    'div',
+    { class: 'metric' },
+    el('div', { class: 'metric-label', text: label }),
+    el(
+      'div',
+      { class: 'metric-value' },
+      el('span', { class: 'num', id: `${prefix}-${id}`, 'data-field': key, text: '—' }),
+      ' ',
+      el('span', { class: 'unit', id: `${prefix}-${id}-unit` }),
+    ),
     sub === undefined ? null : el('div', { class: 'metric-sub', id: `${prefix}-${id}-sub`, text: sub }),
-    el('div', { class: 'metric-compare', id: `${prefix}-${id}-compare`, hidden: true }));
+    el('div', { class: 'metric-compare', id: `${prefix}-${id}-compare`, hidden: true }),
+  );
 }
 
 /**
@@ -312,7 +397,15 @@ export class Pin {
   constructor(prefix, compared, { button, note, compareId } = {}) {
     Object.assign(this, { compared, pinned: null });
     this.compareId = compareId ?? ((id) => `${prefix}-${id}-compare`);
-    this.button = button ?? el('button', { type: 'button', class: 'secondary pin', id: `${prefix}-pin`, 'aria-pressed': 'false', text: 'Pin to compare' });
+    this.button =
+      button ??
+      el('button', {
+        type: 'button',
+        class: 'secondary pin',
+        id: `${prefix}-pin`,
+        'aria-pressed': 'false',
+        text: 'Pin to compare',
+      });
     this.note = note ?? el('p', { class: 'compare-note', id: `${prefix}-compare-note`, hidden: true });
   }
 
@@ -321,7 +414,9 @@ export class Pin {
    * data-status "ready"; a stale view only unpins), labelled by `label()`.
    */
   attach(view, label) {
-    this.button.addEventListener('click', () => this.toggle(view.root.dataset.status === 'ready' ? view.result : null, label()));
+    this.button.addEventListener('click', () =>
+      this.toggle(view.root.dataset.status === 'ready' ? view.result : null, label()),
+    );
   }
 
   /** Pins `result` (null: nothing to pin, so it only unpins), labelled `label`. */
@@ -365,8 +460,13 @@ export function markStale(view, prefix, stale) {
   $(`${prefix}-stale`).hidden = !stale;
 }
 
-export const warningsPanel = (prefix) => el('div', { class: 'panel warn-panel', id: `${prefix}-warnings-panel`, hidden: true },
-  el('h3', { text: 'Warnings' }), el('ul', { class: 'warnings', id: `${prefix}-warnings` }));
+export const warningsPanel = (prefix) =>
+  el(
+    'div',
+    { class: 'panel warn-panel', id: `${prefix}-warnings-panel`, hidden: true },
+    el('h3', { text: 'Warnings' }),
+    el('ul', { class: 'warnings', id: `${prefix}-warnings` }),
+  );
 
 export function showWarnings(prefix, warnings) {
   const list = warnings || [];

@@ -96,8 +96,14 @@ export function offer(text, ready) {
   status.className = 'share-status';
   status.textContent = ready;
   if (navigator.clipboard?.writeText) {
-    navigator.clipboard.writeText(text).then(() => { status.textContent = 'Copied to clipboard'; },
-      () => { status.textContent = `${ready} — copy it from the box`; });
+    navigator.clipboard.writeText(text).then(
+      () => {
+        status.textContent = 'Copied to clipboard';
+      },
+      () => {
+        status.textContent = `${ready} — copy it from the box`;
+      },
+    );
   }
 }
 
@@ -141,7 +147,10 @@ export function exportActive(kind, inferenceResult) {
   const csv = kind === 'csv';
   const name = `flopcast-${result.task ?? ctx.active}-${csv ? 'result.csv' : `${kind}.json`}`;
   const text = csv ? resultCsv(result) : JSON.stringify(kind === 'request' ? request : result, null, 2);
-  const a = el('a', { href: `data:${csv ? 'text/csv' : 'application/json'};charset=utf-8,${encodeURIComponent(text)}`, download: name });
+  const a = el('a', {
+    href: `data:${csv ? 'text/csv' : 'application/json'};charset=utf-8,${encodeURIComponent(text)}`,
+    download: name,
+  });
   document.body.append(a);
   a.click();
   a.remove();
@@ -166,9 +175,12 @@ export function resultCsv(result) {
   const rows = Array.isArray(result.breakdown) && result.breakdown.length ? result.breakdown : null;
   if (rows) {
     const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    return [columns, ...rows.map((r) => columns.map((c) => r[c]))].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
+    return (
+      [columns, ...rows.map((r) => columns.map((c) => r[c]))].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n'
+    );
   }
-  const fields = Object.entries(flatten(result)).filter(([k, v]) => k !== 'request' && !k.startsWith('request.') && !Array.isArray(v));
+  const fields = Object.entries(flatten(result)).filter(
+    ([k, v]) => k !== 'request' && !k.startsWith('request.') && !Array.isArray(v),
+  );
   return [['field', 'value'], ...fields].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
-

@@ -33,7 +33,9 @@ function startServer() {
         resolve({ child, url: m[1] });
       }
     });
-    child.stderr.on('data', (d) => { err += d; });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`serve.mjs exited with ${code}: ${err}`));
@@ -47,14 +49,23 @@ function startServer() {
  */
 export async function startSite(files) {
   for (const f of files) {
-    assert.ok(fs.existsSync(path.join(siteDir, f)),
-      `${path.join(siteDir, f)} is missing: build the site first (cmake --workflow --preset wasm-release) or set FLOPCAST_SITE_DIR`);
+    assert.ok(
+      fs.existsSync(path.join(siteDir, f)),
+      `${path.join(siteDir, f)} is missing: build the site first (cmake --workflow --preset wasm-release) or set FLOPCAST_SITE_DIR`,
+    );
   }
   const { child: server, url: baseUrl } = await startServer();
   const browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return {
     baseUrl,

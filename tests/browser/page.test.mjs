@@ -73,10 +73,14 @@ async function openPage(hash = '', { waitReady = true, colorScheme = 'light', by
 // Waits until the app has loaded and evaluated the form (ready or stale), or
 // has given up loading (error).
 async function waitSettled(page) {
-  await page.waitForFunction(() => {
-    const s = document.documentElement.dataset.status;
-    return ((s === 'ready' || s === 'stale') && window.flopcast !== undefined) || s === 'error';
-  }, null, { timeout: 15000 });
+  await page.waitForFunction(
+    () => {
+      const s = document.documentElement.dataset.status;
+      return ((s === 'ready' || s === 'stale') && window.flopcast !== undefined) || s === 'error';
+    },
+    null,
+    { timeout: 15000 },
+  );
 }
 
 async function status(page) {
@@ -88,14 +92,24 @@ async function shown(page) {
   return page.evaluate(() => {
     const v = (id) => Number(document.getElementById(id).dataset.value);
     const t = (id) => document.getElementById(id).textContent.trim();
-    const legend = (key) => document.querySelector(`#memory-legend li[data-part="${key}"] .legend-value`)?.textContent.trim();
+    const legend = (key) =>
+      document.querySelector(`#memory-legend li[data-part="${key}"] .legend-value`)?.textContent.trim();
     return {
-      ttft_ms: v('ttft'), tpot_ms: v('tpot'), e2e_ms: v('e2e'), output_tokens_per_s: v('tps'),
-      ttftText: t('ttft'), ttftUnit: t('ttft-unit'), tpotText: t('tpot'), tpotUnit: t('tpot-unit'),
-      e2eText: t('e2e'), e2eUnit: t('e2e-unit'), tpsText: t('tps'),
+      ttft_ms: v('ttft'),
+      tpot_ms: v('tpot'),
+      e2e_ms: v('e2e'),
+      output_tokens_per_s: v('tps'),
+      ttftText: t('ttft'),
+      ttftUnit: t('ttft-unit'),
+      tpotText: t('tpot'),
+      tpotUnit: t('tpot-unit'),
+      e2eText: t('e2e'),
+      e2eUnit: t('e2e-unit'),
+      tpsText: t('tps'),
       max_batch_size: Number(document.getElementById('max-batch').dataset.value),
       max_context_tokens: Number(document.getElementById('max-context').dataset.value),
-      kvLegend: legend('kv_cache_GB'), weightsLegend: legend('weights_GB'),
+      kvLegend: legend('kv_cache_GB'),
+      weightsLegend: legend('weights_GB'),
       fits: document.getElementById('fits-badge').dataset.fits,
       prefillRows: document.querySelectorAll('#prefill-table tbody tr').length,
       decodeRows: document.querySelectorAll('#decode-table tbody tr').length,
@@ -199,7 +213,10 @@ test('changing inputs recomputes immediately (GPU, batch size)', async () => {
   const b8 = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(await page.evaluate(() => window.flopcast.request().workload.batch_size), 8);
   const b1kv = a100Result.memory.kv_cache_GB;
-  assert.ok(b8.memory.kv_cache_GB > b1kv, `batch 8 KV cache ${b8.memory.kv_cache_GB} GB should exceed batch 1 ${b1kv} GB`);
+  assert.ok(
+    b8.memory.kv_cache_GB > b1kv,
+    `batch 8 KV cache ${b8.memory.kv_cache_GB} GB should exceed batch 1 ${b1kv} GB`,
+  );
   assert.ok(near(b8.memory.kv_cache_GB, 8 * b1kv, 0.02), 'KV cache scales with the batch');
   const s8 = await shown(page);
   assert.notEqual(s8.kvLegend, a100.kvLegend, 'the KV cache figure on screen changed');
@@ -232,7 +249,10 @@ test('compare: a pinned result gives each headline its ratio, coloured by better
     assert.equal(await page.getAttribute(`#${id}-compare`, 'data-better'), 'true', id);
   }
   assert.match(await page.textContent('#tpot-compare'), /^×0\.\d\d vs [\d.]+ ms pinned$/);
-  assert.match(await page.textContent('#compare-note'), /^Compared with the pinned setup: Llama 2 7B on 1 × NVIDIA A100/);
+  assert.match(
+    await page.textContent('#compare-note'),
+    /^Compared with the pinned setup: Llama 2 7B on 1 × NVIDIA A100/,
+  );
   await page.click('#pin-button');
   assert.equal(await page.isVisible('#ttft-compare'), false);
   assert.equal(await page.isVisible('#compare-note'), false);
@@ -240,7 +260,7 @@ test('compare: a pinned result gives each headline its ratio, coloured by better
 });
 
 // Issue 11: the inference tab sweeps the setup over batch sizes, after the headline.
-test('batch sweep: latency and throughput against batch size, each point the module\'s estimate', async () => {
+test("batch sweep: latency and throughput against batch size, each point the module's estimate", async () => {
   const p = await openPage();
   const { page } = p;
   await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
@@ -253,8 +273,10 @@ test('batch sweep: latency and throughput against batch size, each point the mod
   assert.deepEqual(batches, [1, 2, 4, 8, 16, 32, 64, 128, 256, largest]);
   const req = await page.evaluate(() => window.flopcast.request());
   for (const i of [1, 5, batches.length - 1]) {
-    const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))),
-      { ...req, workload: { ...req.workload, batch_size: batches[i] } });
+    const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), {
+      ...req,
+      workload: { ...req.workload, batch_size: batches[i] },
+    });
     assert.equal(env.ok, true);
     assert.equal(sweep[i].res.tpot_ms, env.result.tpot_ms, `batch ${batches[i]}`);
   }
@@ -268,7 +290,9 @@ test('batch sweep: latency and throughput against batch size, each point the mod
       assert.ok(sweep[i].res.output_tokens_per_s > sweep[i - 1].res.output_tokens_per_s, `throughput at ${batches[i]}`);
     }
   }
-  const charts = await page.evaluate(() => [...document.querySelectorAll('#batch-charts > .chart-box')].map((c) => c.dataset.chart));
+  const charts = await page.evaluate(() =>
+    [...document.querySelectorAll('#batch-charts > .chart-box')].map((c) => c.dataset.chart),
+  );
   assert.deepEqual(charts, ['ttft', 'tpot', 'throughput']);
   // An edit sweeps again, around the new batch.
   await page.fill('#batch_size', '24');
@@ -278,7 +302,7 @@ test('batch sweep: latency and throughput against batch size, each point the mod
 });
 
 // Issue 11: memory against context length, the last of the inference tab's sweeps.
-test('context sweep: memory per GPU against context length, each point the module\'s estimate', async () => {
+test("context sweep: memory per GPU against context length, each point the module's estimate", async () => {
   const p = await openPage();
   const { page } = p;
   await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
@@ -289,10 +313,15 @@ test('context sweep: memory per GPU against context length, each point the modul
   const contexts = sweep.map((q) => q.context);
   // Llama-2-7B's context is 4,096 tokens: 512 (when longer than the output), 1K, 2K, 4K and the
   // setup's own; longer contexts are errors and left out.
-  assert.deepEqual(contexts, [...new Set([512, 1024, 2048, 4096, own].filter((c) => c > out))].sort((a, b) => a - b));
+  assert.deepEqual(
+    contexts,
+    [...new Set([512, 1024, 2048, 4096, own].filter((c) => c > out))].sort((a, b) => a - b),
+  );
   for (const q of sweep) {
-    const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))),
-      { ...req, workload: { ...req.workload, prompt_tokens: q.context - out } });
+    const env = await page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), {
+      ...req,
+      workload: { ...req.workload, prompt_tokens: q.context - out },
+    });
     assert.equal(env.ok, true);
     assert.equal(q.res.memory.kv_cache_GB, env.result.memory.kv_cache_GB, `context ${q.context}`);
     // Weights do not depend on the context.
@@ -304,7 +333,9 @@ test('context sweep: memory per GPU against context length, each point the modul
   const batch = req.workload.batch_size ?? 1;
   assert.ok(Math.abs(kv(2048) - (batch * 2048 * 524288) / 1e9) < 1e-4, `KV at 2,048: ${kv(2048)} GB`);
   assert.ok(Math.abs(kv(4096) / kv(2048) - 2) < 1e-6);
-  const charts = await page.evaluate(() => [...document.querySelectorAll('#context-charts > .chart-box')].map((c) => c.dataset.chart));
+  const charts = await page.evaluate(() =>
+    [...document.querySelectorAll('#context-charts > .chart-box')].map((c) => c.dataset.chart),
+  );
   assert.deepEqual(charts, ['memory']);
   await p.done();
 });
@@ -315,8 +346,14 @@ test('roofline: every op with FLOPs and bytes is a point at or under the roof', 
   const { page } = p;
   await page.fill('#batch_size', '32');
   const res = await page.evaluate(() => window.flopcast.lastResult());
-  const points = await page.evaluate(() => [...document.querySelectorAll('#roofline circle.point')].map((c) => ({
-    op: c.dataset.op, phase: c.dataset.phase, ai: Number(c.dataset.ai), tflops: Number(c.dataset.tflops) })));
+  const points = await page.evaluate(() =>
+    [...document.querySelectorAll('#roofline circle.point')].map((c) => ({
+      op: c.dataset.op,
+      phase: c.dataset.phase,
+      ai: Number(c.dataset.ai),
+      tflops: Number(c.dataset.tflops),
+    })),
+  );
   const ops = res.breakdown.filter((r) => r.flops > 0 && r.bytes > 0 && r.time_ms > 0);
   assert.equal(points.length, ops.length);
   // A100 80GB: 312 TFLOP/s dense bf16, 2,039 GB/s. Attained = FLOPs / time can never beat
@@ -354,9 +391,11 @@ test('numbers shown equal what the module returns for the same request', async (
     assert.equal(s.decodeRows, r.breakdown.filter((x) => x.phase === 'decode').length, `${label}: decode rows`);
     assert.deepEqual(await page.evaluate(() => window.flopcast.lastResult()), r, `${label}: lastResult`);
     // The 80% band beside each headline number is the module's interval.
-    const band = await page.evaluate(() => ({ low: Number(document.getElementById('ttft-band').dataset.low),
+    const band = await page.evaluate(() => ({
+      low: Number(document.getElementById('ttft-band').dataset.low),
       high: Number(document.getElementById('ttft-band').dataset.high),
-      text: document.getElementById('ttft-band').textContent }));
+      text: document.getElementById('ttft-band').textContent,
+    }));
     assert.equal(band.low, r.interval.ttft_ms.low, `${label}: ttft band low`);
     assert.equal(band.high, r.interval.ttft_ms.high, `${label}: ttft band high`);
     assert.ok(band.low <= r.ttft_ms && r.ttft_ms <= band.high, `${label}: ttft inside its band`);
@@ -374,9 +413,23 @@ test('numbers shown equal what the module returns for the same request', async (
   await page.fill('#gpu_memory_utilization', '0.85');
   const req = await page.evaluate(() => window.flopcast.request());
   assert.deepEqual(
-    { hardware: req.hardware, num_gpus: req.num_gpus, parallelism: req.parallelism, precision: req.precision, workload: req.workload, engine: req.engine },
-    { hardware: h100, num_gpus: 2, parallelism: { tp: 2 }, precision: { weights: 'fp8', kv_cache: 'fp8' },
-      workload: { prompt_tokens: 1000, output_tokens: 300, batch_size: 4 }, engine: { gpu_memory_utilization: 0.85 } });
+    {
+      hardware: req.hardware,
+      num_gpus: req.num_gpus,
+      parallelism: req.parallelism,
+      precision: req.precision,
+      workload: req.workload,
+      engine: req.engine,
+    },
+    {
+      hardware: h100,
+      num_gpus: 2,
+      parallelism: { tp: 2 },
+      precision: { weights: 'fp8', kv_cache: 'fp8' },
+      workload: { prompt_tokens: 1000, output_tokens: 300, batch_size: 4 },
+      engine: { gpu_memory_utilization: 0.85 },
+    },
+  );
   assert.equal(await status(page), 'ready');
   await check('edited');
   await shot(page, 'edited');
@@ -385,7 +438,7 @@ test('numbers shown equal what the module returns for the same request', async (
   await page.fill('#cost_per_gpu_hour_usd', '2.5');
   const priced = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(await page.evaluate(() => window.flopcast.request().cost_per_gpu_hour_usd), 2.5);
-  assert.ok(near(priced.usd_per_million_output_tokens, 2 * 2.5 / 3600 * 1e6 / priced.output_tokens_per_s, 1e-4));
+  assert.ok(near(priced.usd_per_million_output_tokens, (((2 * 2.5) / 3600) * 1e6) / priced.output_tokens_per_s, 1e-4));
   assert.match(await page.textContent('#tps-sub'), /\$[0-9.,]+ per million tokens/);
   await page.fill('#cost_per_gpu_hour_usd', '');
   assert.equal(await page.evaluate(() => 'cost_per_gpu_hour_usd' in window.flopcast.request()), false);
@@ -450,7 +503,9 @@ test('share produces a link that reproduces the setup and numbers', async () => 
 
   // hashchange in the same page applies the link as well.
   await page.fill('#batch_size', '1');
-  await page.evaluate((h) => { location.hash = h; }, u.hash);
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, u.hash);
   await page.waitForFunction(() => document.getElementById('batch_size').value === '3');
   assert.deepEqual(await page.evaluate(() => window.flopcast.request()), req1);
   await p.done();
@@ -473,19 +528,29 @@ test('an invalid link shows the error beside the field and keeps the other field
   const pre = await presets(page);
   const h100 = pickHardware(pre.hardware, 'h100');
   const base = {
-    task: 'inference', model: 'llama-2-7b', hardware: h100, num_gpus: 4, parallelism: { tp: 2 },
+    task: 'inference',
+    model: 'llama-2-7b',
+    hardware: h100,
+    num_gpus: 4,
+    parallelism: { tp: 2 },
     precision: { weights: 'bf16', kv_cache: 'fp8' },
-    workload: { prompt_tokens: 333, output_tokens: 44, batch_size: 5 }, engine: { gpu_memory_utilization: 0.88 },
+    workload: { prompt_tokens: 333, output_tokens: 44, batch_size: 5 },
+    engine: { gpu_memory_utilization: 0.88 },
   };
   const badTp = await fragmentWith(page, base, 'parallelism.tp', '3');
   const badBatch = await fragmentWith(page, base, 'workload.batch_size', '-1');
   // Data-parallel attention needs GPUs to spread over: with tp 1 the core names the field.
-  const dpNoTp = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))),
-    { ...base, num_gpus: 1, parallelism: { tp: 1, dp_attention: true } });
+  const dpNoTp = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), {
+    ...base,
+    num_gpus: 1,
+    parallelism: { tp: 1, dp_attention: true },
+  });
   assert.equal(dpNoTp.ok, true);
   // Expert parallelism of a dense model: the error sits beside the EP field, its value kept.
-  const epDense = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))),
-    { ...base, parallelism: { tp: 2, ep: 2 } });
+  const epDense = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), {
+    ...base,
+    parallelism: { tp: 2, ep: 2 },
+  });
   assert.equal(epDense.ok, true);
   await p.done();
 
@@ -548,7 +613,10 @@ test('an invalid link shows the error beside the field and keeps the other field
   await e.page.selectOption('#kv_cache', 'bf16');
   assert.equal(await status(e.page), 'ready');
   await e.page.selectOption('#attention_weights', 'fp8');
-  assert.match(await fieldError(e.page, 'attention_weights'), /precision\.attention_weights: fp8 \(W8A8\) needs FP8 tensor cores/);
+  assert.match(
+    await fieldError(e.page, 'attention_weights'),
+    /precision\.attention_weights: fp8 \(W8A8\) needs FP8 tensor cores/,
+  );
   assert.equal(await status(e.page), 'stale');
   await e.page.selectOption('#attention_weights', '');
   assert.equal(await fieldError(e.page, 'attention_weights'), '');
@@ -582,15 +650,23 @@ const LLAMA2_7B_HF_CONFIG = {
 // Issue 11: 70B on one L4 showed TTFT 573 ms and 1.83 tok/s for a setup that cannot load. The
 // verdict and what would make it fit replace the headline numbers.
 test('a setup that does not fit shows the verdict instead of latency', async () => {
-  const p = await openPage('v=1&task=inference&model=llama-3.1-70b&hardware=l4&workload.prompt_tokens=128&workload.output_tokens=128');
+  const p = await openPage(
+    'v=1&task=inference&model=llama-3.1-70b&hardware=l4&workload.prompt_tokens=128&workload.output_tokens=128',
+  );
   const { page } = p;
   const r = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(r.memory.fits, false);
-  const seen = await page.evaluate(() => ({ headline: document.getElementById('headline').hidden,
-    verdict: document.getElementById('unfit-verdict').hidden, text: document.getElementById('unfit-verdict').textContent }));
+  const seen = await page.evaluate(() => ({
+    headline: document.getElementById('headline').hidden,
+    verdict: document.getElementById('unfit-verdict').hidden,
+    text: document.getElementById('unfit-verdict').textContent,
+  }));
   assert.equal(seen.headline, true, 'headline numbers hidden');
   assert.equal(seen.verdict, false, 'verdict shown');
-  assert.match(seen.text, /^Does not fit in the [0-9.]+ GB memory budget — short by [0-9,.]+ GB per GPU, so no latency is shown\. Not even one sequence fits/);
+  assert.match(
+    seen.text,
+    /^Does not fit in the [0-9.]+ GB memory budget — short by [0-9,.]+ GB per GPU, so no latency is shown\. Not even one sequence fits/,
+  );
   await page.selectOption('#model', 'llama-3.2-1b');
   assert.equal(await page.evaluate(() => document.getElementById('headline').hidden), false);
   assert.equal(await page.evaluate(() => document.getElementById('unfit-verdict').hidden), true);
@@ -599,10 +675,19 @@ test('a setup that does not fit shows the verdict instead of latency', async () 
 
 // Issue 11: a 5,000-character model name (one word, from a link) made the page 51,874 px wide.
 test('a very long model name wraps instead of widening the page', async () => {
-  const model = { name: 'x'.repeat(5000), num_layers: 4, hidden_size: 512, num_heads: 8, num_kv_heads: 8,
-    intermediate_size: 1376, vocab_size: 32000, max_context_tokens: 8192 };
-  const hash = `v=1&task=inference&model=${encodeURIComponent(JSON.stringify(model))}&hardware=h100-sxm`
-    + '&workload.prompt_tokens=128&workload.output_tokens=128';
+  const model = {
+    name: 'x'.repeat(5000),
+    num_layers: 4,
+    hidden_size: 512,
+    num_heads: 8,
+    num_kv_heads: 8,
+    intermediate_size: 1376,
+    vocab_size: 32000,
+    max_context_tokens: 8192,
+  };
+  const hash =
+    `v=1&task=inference&model=${encodeURIComponent(JSON.stringify(model))}&hardware=h100-sxm` +
+    '&workload.prompt_tokens=128&workload.output_tokens=128';
   const p = await openPage(hash);
   const { page } = p;
   assert.equal(await page.evaluate(() => window.flopcast.request().model.name.length), 5000);
@@ -682,15 +767,20 @@ test('the model editor edits the custom model as fields, errors beside the field
   assert.equal(req.model.num_experts, 8);
   const moe = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(await status(page), 'ready');
-  assert.ok(near(moe.model.params_B - preset.model.params_B, 30.3010, 1e-4),
-    `params ${moe.model.params_B} B vs ${preset.model.params_B} B`);
+  assert.ok(
+    near(moe.model.params_B - preset.model.params_B, 30.301, 1e-4),
+    `params ${moe.model.params_B} B vs ${preset.model.params_B} B`,
+  );
   const env = await moduleEstimate(page);
-  assert.deepEqual(moe, env.ok === undefined ? env : env.result, 'the numbers are the module\'s for the edited model');
+  assert.deepEqual(moe, env.ok === undefined ? env : env.result, "the numbers are the module's for the edited model");
 
   // A value the core rejects: its message beside the field, not the JSON box.
   await page.fill('#model-custom-f-num_kv_heads', '3');
   await waitSettled(page);
-  assert.match(await fieldError(page, 'model-custom-f-num_kv_heads'), /^model\.num_kv_heads: must divide model\.num_heads \(32\) \(got 3\)$/);
+  assert.match(
+    await fieldError(page, 'model-custom-f-num_kv_heads'),
+    /^model\.num_kv_heads: must divide model\.num_heads \(32\) \(got 3\)$/,
+  );
   assert.equal(await fieldError(page, 'model-custom'), '');
   assert.equal(await status(page), 'stale');
   // Emptied, the key leaves the object and its default (= heads) applies again.
@@ -741,18 +831,33 @@ test('an invalid custom hardware JSON shows an error beside its box', async () =
 
 test('the GPU picker groups presets by family with their figures, and a link may use an alias', async () => {
   const p = await openPage();
-  const groups = await p.page.$$eval('#hardware optgroup', (gs) => gs.map((g) => ({
-    label: g.label, ids: [...g.querySelectorAll('option')].map((o) => o.value),
-  })));
+  const groups = await p.page.$$eval('#hardware optgroup', (gs) =>
+    gs.map((g) => ({
+      label: g.label,
+      ids: [...g.querySelectorAll('option')].map((o) => o.value),
+    })),
+  );
   const geforce = groups.find((g) => /GeForce/.test(g.label));
   assert.ok(geforce && geforce.ids.includes('rtx-4090'), `a GeForce group holds rtx-4090: ${JSON.stringify(groups)}`);
   assert.ok(groups.find((g) => /AMD/.test(g.label)).ids.includes('mi300x'));
   assert.ok(groups.find((g) => /NVLink/.test(g.label)).ids.includes('h100-sxm'));
   // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label).
-  assert.match(await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent), /80 GB · 3\.35 TB\/s · 989 TFLOPS/);
-  const link = await p.page.evaluate(() => JSON.parse(window.flopcast.module.encode_link(JSON.stringify({
-    task: 'inference', model: 'llama-3.1-8b', hardware: '4090', workload: { prompt_tokens: 512, output_tokens: 64 },
-  }))));
+  assert.match(
+    await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent),
+    /80 GB · 3\.35 TB\/s · 989 TFLOPS/,
+  );
+  const link = await p.page.evaluate(() =>
+    JSON.parse(
+      window.flopcast.module.encode_link(
+        JSON.stringify({
+          task: 'inference',
+          model: 'llama-3.1-8b',
+          hardware: '4090',
+          workload: { prompt_tokens: 512, output_tokens: 64 },
+        }),
+      ),
+    ),
+  );
   assert.equal(link.ok, true);
   await p.done();
   const q = await openPage(link.result);
@@ -777,7 +882,8 @@ test('scenario picker fills the form', async () => {
     if (typeof want.model === 'string') assert.equal(req.model, want.model, `${s.id}: model`);
     if (typeof want.hardware === 'string') assert.equal(req.hardware, want.hardware, `${s.id}: hardware`);
     if (want.num_gpus !== undefined) assert.equal(req.num_gpus, want.num_gpus, `${s.id}: num_gpus`);
-    for (const k of Object.keys(want.workload || {})) assert.equal(req.workload[k], want.workload[k], `${s.id}: workload.${k}`);
+    for (const k of Object.keys(want.workload || {}))
+      assert.equal(req.workload[k], want.workload[k], `${s.id}: workload.${k}`);
     const env = await moduleEstimate(page);
     if (env.ok) {
       assert.equal(await status(page), 'ready', `${s.id}: computes`);
@@ -792,24 +898,28 @@ test('scenario picker fills the form', async () => {
 // Issue 11: dark mode follows the system's prefers-color-scheme. WCAG contrast of the computed
 // colours: (L1 + 0.05) / (L2 + 0.05) with L the relative luminance of sRGB.
 test('dark mode: dark surfaces with readable text, following prefers-color-scheme', async () => {
-  const colours = async (page) => page.evaluate(() => {
-    const get = (sel, prop) => getComputedStyle(document.querySelector(sel))[prop];
-    return {
-      bg: get('html', 'backgroundColor'),
-      text: get('body', 'color'),
-      panel: get('.panel', 'backgroundColor'),
-      muted: get('.tagline', 'color'),
-      input: get('#batch_size', 'backgroundColor'),
-      inputText: get('#batch_size', 'color'),
-      button: get('#share-button', 'backgroundColor'),
-      buttonText: get('#share-button', 'color'),
-    };
-  });
-  const luminance = (css) => {
-    const [r, g, b] = css.match(/[\d.]+/g).slice(0, 3).map((v) => {
-      const c = Number(v) / 255;
-      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  const colours = async (page) =>
+    page.evaluate(() => {
+      const get = (sel, prop) => getComputedStyle(document.querySelector(sel))[prop];
+      return {
+        bg: get('html', 'backgroundColor'),
+        text: get('body', 'color'),
+        panel: get('.panel', 'backgroundColor'),
+        muted: get('.tagline', 'color'),
+        input: get('#batch_size', 'backgroundColor'),
+        inputText: get('#batch_size', 'color'),
+        button: get('#share-button', 'backgroundColor'),
+        buttonText: get('#share-button', 'color'),
+      };
     });
+  const luminance = (css) => {
+    const [r, g, b] = css
+      .match(/[\d.]+/g)
+      .slice(0, 3)
+      .map((v) => {
+        const c = Number(v) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
   const contrast = (a, b) => {
@@ -845,11 +955,21 @@ test('accessibility: axe-core reports no serious or critical violation on any ta
     await page.addScriptTag({ content: axe });
     for (const tab of ['inference', 'training', 'serving', 'collective']) {
       await page.click(`#tab-${tab}`);
-      await page.waitForFunction((t) => document.getElementById(`view-${t}`).dataset.status !== undefined
-        || t === 'inference', tab);
-      const bad = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] }))
-        .violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`));
+      await page.waitForFunction(
+        (t) => document.getElementById(`view-${t}`).dataset.status !== undefined || t === 'inference',
+        tab,
+      );
+      const bad = await page.evaluate(async () =>
+        (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map(
+            (v) =>
+              `${v.id} (${v.impact}): ${v.nodes
+                .slice(0, 3)
+                .map((n) => n.target.join(' '))
+                .join('; ')}`,
+          ),
+      );
       assert.deepEqual(bad, [], `${colorScheme} theme, ${tab} tab`);
     }
     await p.done();
@@ -868,7 +988,11 @@ test('a first load transfers under 350 KB and a reload under 50 KB', async () =>
   // The context sees the simulator worker's requests too.
   context.on('request', (req) => requests.push(req.url()));
   context.on('requestfinished', (req) => {
-    sized.push(req.sizes().then((z) => { wire += z.responseBodySize + z.responseHeadersSize; }));
+    sized.push(
+      req.sizes().then((z) => {
+        wire += z.responseBodySize + z.responseHeadersSize;
+      }),
+    );
   });
   await page.goto(baseUrl);
   await waitSettled(page);
@@ -877,7 +1001,10 @@ test('a first load transfers under 350 KB and a reload under 50 KB', async () =>
   const first = wire;
   // One download and one compile: the worker instantiates the page's compiled module.
   assert.equal(requests.filter((u) => u.endsWith('/flopcast.wasm')).length, 1, 'the module was loaded once');
-  assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the worker started with the page');
+  assert.ok(
+    requests.some((u) => u.endsWith('/sim-worker.js')),
+    'the worker started with the page',
+  );
   assert.ok(first < 350_000, `first load: ${first} bytes`);
   wire = 0;
   sized.length = 0;
@@ -898,7 +1025,10 @@ test('the page makes no request after load', async () => {
   // Loading ends when the simulator's worker (started with the page) has its module too.
   await settle(requests);
   const loaded = requests.length;
-  assert.ok(requests.some((u) => u.endsWith('/flopcast.wasm')), 'the wasm module was loaded');
+  assert.ok(
+    requests.some((u) => u.endsWith('/flopcast.wasm')),
+    'the wasm module was loaded',
+  );
   const pre = await presets(page);
   const h100 = pickHardware(pre.hardware, 'h100');
 

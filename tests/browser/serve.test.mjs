@@ -34,8 +34,11 @@ before(async () => {
   fs.writeFileSync(path.join(tmp, 'secret.txt'), 'do not serve');
   fs.symlinkSync(path.join(tmp, 'secret.txt'), path.join(root, 'link.txt'));
 
-  server = spawn(process.execPath, [path.join(repoRoot, 'web', 'serve.mjs'), '--root', root, '--port', '0', '--host', '127.0.0.1'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(
+    process.execPath,
+    [path.join(repoRoot, 'web', 'serve.mjs'), '--root', root, '--port', '0', '--host', '127.0.0.1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   base = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {
@@ -67,7 +70,13 @@ function get(rawPath, headers = {}) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const bytes = Buffer.concat(chunks);
-        resolve({ status: res.statusCode, type: res.headers['content-type'], headers: res.headers, bytes, body: bytes.toString() });
+        resolve({
+          status: res.statusCode,
+          type: res.headers['content-type'],
+          headers: res.headers,
+          bytes,
+          body: bytes.toString(),
+        });
       });
     });
     req.on('error', reject);
@@ -111,8 +120,16 @@ test('serves files with the right MIME types', async () => {
 });
 
 test('404 for missing files, traversal and links leaving the root', async () => {
-  for (const p of ['/nope.html', '/../secret.txt', '/%2e%2e/secret.txt', '/sub/..%2f..%2fsecret.txt', '/..%5csecret.txt',
-    '/link.txt', '/%00', '/%E0%A4%A']) {
+  for (const p of [
+    '/nope.html',
+    '/../secret.txt',
+    '/%2e%2e/secret.txt',
+    '/sub/..%2f..%2fsecret.txt',
+    '/..%5csecret.txt',
+    '/link.txt',
+    '/%00',
+    '/%E0%A4%A',
+  ]) {
     const r = await get(p);
     assert.equal(r.status, 404, `${p} -> ${r.status}`);
     assert.ok(!r.body.includes('do not serve'), p);
@@ -126,7 +143,7 @@ test('ETags make a reload a 304 without a body', async () => {
   const first = await get('/big.js');
   assert.equal(first.status, 200);
   const etag = first.headers.etag;
-  assert.match(etag, /^"[A-Za-z0-9_-]{43}"$/);  // SHA-256, base64url
+  assert.match(etag, /^"[A-Za-z0-9_-]{43}"$/); // SHA-256, base64url
   assert.equal(first.headers['cache-control'], 'no-cache');
   const again = await get('/big.js', { 'If-None-Match': etag });
   assert.equal(again.status, 304);
@@ -148,7 +165,7 @@ test('ETags make a reload a 304 without a body', async () => {
 
 test('text and the module are sent compressed as the client accepts', async () => {
   const plain = (await get('/big.js')).bytes;
-  assert.equal(plain.length, 40000);  // 2,000 lines of 20 bytes
+  assert.equal(plain.length, 40000); // 2,000 lines of 20 bytes
   const br = await get('/big.js', { 'Accept-Encoding': 'gzip, deflate, br' });
   assert.equal(br.headers['content-encoding'], 'br');
   assert.equal(br.headers.vary, 'Accept-Encoding');

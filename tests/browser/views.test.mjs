@@ -16,8 +16,17 @@ let baseUrl;
 let browser;
 
 before(async () => {
-  site = await startSite(['index.html', 'app.js', 'views.js', 'training.js', 'serving.js', 'sim-worker.js', 'model-fields.js',
-    'flopcast.mjs', 'flopcast.wasm']);
+  site = await startSite([
+    'index.html',
+    'app.js',
+    'views.js',
+    'training.js',
+    'serving.js',
+    'sim-worker.js',
+    'model-fields.js',
+    'flopcast.mjs',
+    'flopcast.wasm',
+  ]);
   ({ baseUrl, browser } = site);
 });
 
@@ -30,18 +39,27 @@ async function openPage(hash = '') {
   const page = await context.newPage();
   const problems = [];
   const requests = [];
-  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   // Worker requests reach the context, not the page.
   context.on('request', (req) => {
     const u = new URL(req.url());
     requests.push(req.url());
-    if (u.protocol !== 'data:' && !LOCAL_HOSTS.has(u.hostname)) problems.push(`request to a non-local host: ${req.url()}`);
+    if (u.protocol !== 'data:' && !LOCAL_HOSTS.has(u.hostname))
+      problems.push(`request to a non-local host: ${req.url()}`);
   });
   page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
-  page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+  });
   await page.goto(baseUrl + (hash ? `#${hash}` : ''));
-  await page.waitForFunction(() => window.flopcastViews !== undefined || document.documentElement.dataset.status === 'error', null, { timeout: 15000 });
+  await page.waitForFunction(
+    () => window.flopcastViews !== undefined || document.documentElement.dataset.status === 'error',
+    null,
+    { timeout: 15000 },
+  );
   return {
     page,
     requests,
@@ -57,12 +75,15 @@ const fieldError = (page, id) => page.evaluate((i) => document.getElementById(`e
 const value = (page, id) => page.evaluate((i) => Number(document.getElementById(i).dataset.value), id);
 const viewRequest = (page, name) => page.evaluate((n) => window.flopcastViews.request(n), name);
 const viewResult = (page, name) => page.evaluate((n) => window.flopcastViews.lastResult(n), name);
-const estimate = (page, request) => page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), request);
-
+const estimate = (page, request) =>
+  page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), request);
 
 async function openTab(page, name) {
   await page.click(`#tab-${name}`);
-  await page.waitForFunction((n) => ['ready', 'stale'].includes(document.getElementById(`view-${n}`).dataset.status), name);
+  await page.waitForFunction(
+    (n) => ['ready', 'stale'].includes(document.getElementById(`view-${n}`).dataset.status),
+    name,
+  );
 }
 
 // The numbers on screen equal the module's answer to the request the view built.
@@ -72,8 +93,15 @@ async function checkTraining(page, label) {
   assert.equal(env.ok, true, `${label}: module ok (${JSON.stringify(env.error)})`);
   const r = env.result;
   assert.deepEqual(await viewResult(page, 'training'), r, `${label}: the view's result is the module's`);
-  for (const [id, key] of [['tr-step', 'step_time_s'], ['tr-tps', 'tokens_per_s'], ['tr-tpsg', 'tokens_per_s_per_gpu'],
-    ['tr-mfu', 'mfu'], ['tr-hfu', 'hfu'], ['tr-total', 'total_time_s'], ['tr-gpuh', 'gpu_hours']]) {
+  for (const [id, key] of [
+    ['tr-step', 'step_time_s'],
+    ['tr-tps', 'tokens_per_s'],
+    ['tr-tpsg', 'tokens_per_s_per_gpu'],
+    ['tr-mfu', 'mfu'],
+    ['tr-hfu', 'hfu'],
+    ['tr-total', 'total_time_s'],
+    ['tr-gpuh', 'gpu_hours'],
+  ]) {
     assert.equal(await value(page, id), r[key], `${label}: ${key}`);
   }
   const shown = await page.evaluate(() => ({
@@ -143,11 +171,16 @@ test('training view: the model editor edits the custom model, errors beside the 
   await page.fill('#tr-model-custom-f-num_layers', '16');
   assert.equal((await viewRequest(page, 'training')).model.num_layers, 16);
   const half = await checkTraining(page, '16 layers');
-  assert.ok(half.step_time_s > 0.5 * before.step_time_s && half.step_time_s < 0.56 * before.step_time_s,
-    `16 layers: ${half.step_time_s} s vs ${before.step_time_s} s`);
+  assert.ok(
+    half.step_time_s > 0.5 * before.step_time_s && half.step_time_s < 0.56 * before.step_time_s,
+    `16 layers: ${half.step_time_s} s vs ${before.step_time_s} s`,
+  );
   await page.fill('#tr-model-custom-f-num_heads', '0');
   await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'stale');
-  assert.match(await fieldError(page, 'tr-model-custom-f-num_heads'), /^model\.num_heads: must be between 1 and 100000 \(got 0\)$/);
+  assert.match(
+    await fieldError(page, 'tr-model-custom-f-num_heads'),
+    /^model\.num_heads: must be between 1 and 100000 \(got 0\)$/,
+  );
   assert.equal(await fieldError(page, 'tr-model-custom'), '');
   await p.done();
 });
@@ -164,8 +197,11 @@ test('training view: a step that does not fit shows the verdict instead of headl
   await page.selectOption('#tr-sharding', 'parallelism.zero=0');
   const r = await viewResult(page, 'training');
   assert.equal(r.memory_per_gpu.fits, false);
-  const seen = await page.evaluate(() => ({ headline: document.getElementById('tr-headline').hidden,
-    verdict: document.getElementById('tr-unfit').hidden, text: document.getElementById('tr-unfit').textContent }));
+  const seen = await page.evaluate(() => ({
+    headline: document.getElementById('tr-headline').hidden,
+    verdict: document.getElementById('tr-unfit').hidden,
+    text: document.getElementById('tr-unfit').textContent,
+  }));
   assert.equal(seen.headline, true, 'headline numbers hidden');
   assert.equal(seen.verdict, false, 'verdict shown');
   assert.match(seen.text, /^Does not fit: a GPU needs [0-9,.]+ (GB|TB) of its 80(\.0)? GB, so no step time is shown\./);
@@ -186,8 +222,12 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   await openTab(page, 'training');
   await page.fill('#tr-num_gpus', '16');
   await page.click('#tr-search-run');
-  const rows = await page.evaluate(() => [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => ({
-    cells: [...tr.children].map((td) => td.textContent), step: Number(tr.querySelector('[data-value]').dataset.value) })));
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => ({
+      cells: [...tr.children].map((td) => td.textContent),
+      step: Number(tr.querySelector('[data-value]').dataset.value),
+    })),
+  );
   // The table is the module's answer to the search request of this setup.
   const q = await viewRequest(page, 'training');
   delete q.parallelism;
@@ -204,7 +244,12 @@ test('training view: layout search lists the fastest layouts and Use loads one',
     if (i > 0) assert.ok(r.step >= rows[i - 1].step, 'fastest first');
   });
   const note = await page.evaluate(() => document.getElementById('tr-search-note').textContent);
-  assert.match(note, new RegExp(`^${res.evaluated.toLocaleString('en-US')} layouts considered, ${res.fitting.toLocaleString('en-US')} fit\\.`));
+  assert.match(
+    note,
+    new RegExp(
+      `^${res.evaluated.toLocaleString('en-US')} layouts considered, ${res.fitting.toLocaleString('en-US')} fit\\.`,
+    ),
+  );
   // Use: the second layout goes into the form, and the estimate is that layout's.
   const second = res.candidates[1];
   await page.click('#tr-search-table button[data-rank="2"]');
@@ -233,7 +278,8 @@ test('export: CLI command, request and result JSON reproduce the numbers on scre
   };
   for (const tab of ['inference', 'training']) {
     if (tab !== 'inference') await openTab(page, tab);
-    const shown = tab === 'inference' ? await page.evaluate(() => window.flopcast.lastResult()) : await viewResult(page, tab);
+    const shown =
+      tab === 'inference' ? await page.evaluate(() => window.flopcast.lastResult()) : await viewResult(page, tab);
     const result = await download('result');
     assert.equal(result.name, `flopcast-${tab}-result.json`);
     assert.deepEqual(result.doc, shown, `${tab}: the result file is the result on screen`);
@@ -261,9 +307,20 @@ test('export: CLI command, request and result JSON reproduce the numbers on scre
   }
   // Without a breakdown (serving), every scalar field as field,value (the request left out); a
   // cell a spreadsheet would run as a formula is defused, one with a comma or quote is quoted.
-  const csv = await page.evaluate(async () => (await import('./views.js')).resultCsv(
-    { task: 'serving', saturation_rate_per_s: 12.5, ttft_ms: { p50: 40 }, note: '=HYPERLINK("x")', name: 'a,b', request: { a: 1 } }));
-  assert.equal(csv, 'field,value\r\ntask,serving\r\nsaturation_rate_per_s,12.5\r\nttft_ms.p50,40\r\nnote,"\'=HYPERLINK(""x"")"\r\nname,"a,b"\r\n');
+  const csv = await page.evaluate(async () =>
+    (await import('./views.js')).resultCsv({
+      task: 'serving',
+      saturation_rate_per_s: 12.5,
+      ttft_ms: { p50: 40 },
+      note: '=HYPERLINK("x")',
+      name: 'a,b',
+      request: { a: 1 },
+    }),
+  );
+  assert.equal(
+    csv,
+    'field,value\r\ntask,serving\r\nsaturation_rate_per_s,12.5\r\nttft_ms.p50,40\r\nnote,"\'=HYPERLINK(""x"")"\r\nname,"a,b"\r\n',
+  );
   await p.done();
 });
 
@@ -301,7 +358,10 @@ test('training, serving and collective views: a pinned result gives each headlin
   const c0 = await viewResult(page, 'collective');
   await page.click('#co-pin');
   assert.equal(await page.getAttribute('#co-time-compare', 'data-better'), 'same');
-  assert.match(await page.textContent('#co-compare-note'), /^Compared with the pinned setup: all_reduce of 64 MiB over 8 ranks, /);
+  assert.match(
+    await page.textContent('#co-compare-note'),
+    /^Compared with the pinned setup: all_reduce of 64 MiB over 8 ranks, /,
+  );
   await page.fill('#co-ranks', '16');
   const c1 = await viewResult(page, 'collective');
   assert.equal(await ratio('#co-time-compare'), c1.time_us / c0.time_us);
@@ -351,7 +411,10 @@ test('training view: a bad field shows its error beside that field', async () =>
   assert.deepEqual((await viewRequest(page, 'training')).precision, { compute: 'fp4', bf16_last_layers: 4 });
   await checkTraining(page, 'nvfp4 on b200');
   await page.selectOption('#tr-compute', 'bf16');
-  assert.match(await fieldError(page, 'tr-bf16_last_layers'), /^precision\.bf16_last_layers: needs precision\.compute fp8 or fp4/);
+  assert.match(
+    await fieldError(page, 'tr-bf16_last_layers'),
+    /^precision\.bf16_last_layers: needs precision\.compute fp8 or fp4/,
+  );
   await page.fill('#tr-bf16_last_layers', '');
   assert.equal(await viewStatus(page, 'training'), 'ready');
   await page.selectOption('#tr-hardware', 'h100-sxm');
@@ -381,7 +444,9 @@ test('training view: a bad field shows its error beside that field', async () =>
 });
 
 async function shareLink(page) {
-  await page.evaluate(() => { document.getElementById('share-url').value = ''; });
+  await page.evaluate(() => {
+    document.getElementById('share-url').value = '';
+  });
   await page.click('#share-button');
   await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
   return new URL(await page.inputValue('#share-url'));
@@ -437,7 +502,9 @@ test('training view: share link round-trips, and a bad link value shows beside i
 
   // hashchange in the same page applies a training link too.
   await page.fill('#tr-num_gpus', '8');
-  await page.evaluate((h) => { location.hash = h; }, link.hash);
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, link.hash);
   await page.waitForFunction(() => document.getElementById('tr-num_gpus').value === '64');
   assert.deepEqual(await viewRequest(page, 'training'), req);
   await p.done();
@@ -446,12 +513,17 @@ test('training view: share link round-trips, and a bad link value shows beside i
 // Issue 11: `__proto__.hint=...` in a training link wrote attacker text under every training
 // field, and `__proto__.path=...` broke the serving form. Such keys are refused by name.
 test('a link cannot write through __proto__', async () => {
-  for (const hash of ['v=1&task=training&__proto__.hint=INJECTED-HINT&model=llama-3-8b',
-    'v=1&task=serving&__proto__.path=workload.prompt_tokens&constructor.prototype.x=1']) {
+  for (const hash of [
+    'v=1&task=training&__proto__.hint=INJECTED-HINT&model=llama-3-8b',
+    'v=1&task=serving&__proto__.path=workload.prompt_tokens&constructor.prototype.x=1',
+  ]) {
     const p = await openPage(hash);
     const task = hash.includes('training') ? 'training' : 'serving';
-    await p.page.waitForFunction((t) => ['ready', 'stale'].includes(document.getElementById(`view-${t}`).dataset.status), task);
-    assert.equal(await p.page.evaluate(() => ({}).hint ?? ({}).path ?? ({}).x ?? null), null, 'Object.prototype untouched');
+    await p.page.waitForFunction(
+      (t) => ['ready', 'stale'].includes(document.getElementById(`view-${t}`).dataset.status),
+      task,
+    );
+    assert.equal(await p.page.evaluate(() => ({}).hint ?? {}.path ?? {}.x ?? null), null, 'Object.prototype untouched');
     const text = await p.page.evaluate((t) => document.getElementById(`view-${t}`).textContent, task);
     assert.ok(!text.includes('INJECTED'), 'no injected text on the page');
     assert.match(text, /__proto__[^ ]*: not a request field/);
@@ -461,7 +533,8 @@ test('a link cannot write through __proto__', async () => {
 
 // ------------------------------------------------------------------ serving
 
-const sweepDone = (page) => page.waitForFunction(() => document.getElementById('view-serving').dataset.sweep === 'done');
+const sweepDone = (page) =>
+  page.waitForFunction(() => document.getElementById('view-serving').dataset.sweep === 'done');
 
 test('serving view: analytic curves against rate with the saturation marker', async () => {
   const p = await openPage();
@@ -478,17 +551,31 @@ test('serving view: analytic curves against rate with the saturation marker', as
   assert.equal(await value(page, 'sv-tpot'), r.tpot_ms.p50);
   assert.equal(await value(page, 'sv-sat'), r.saturation_rate_per_s);
   assert.equal(await value(page, 'sv-thr'), r.throughput.output_tokens_per_s);
-  const charts = await page.evaluate(() => [...document.querySelectorAll('#sv-charts .chart-box')].map((c) => ({
-    name: c.dataset.chart,
-    saturation: Number(c.querySelector('.marker.saturation')?.dataset.x),
-    series: [...c.querySelectorAll('path.series')].map((s) => ({ name: s.dataset.series, points: (s.getAttribute('d').match(/[ML]/g) || []).length })),
-  })));
-  assert.deepEqual(charts.map((c) => c.name), ['ttft', 'tpot', 'e2e', 'throughput']);
+  const charts = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-charts .chart-box')].map((c) => ({
+      name: c.dataset.chart,
+      saturation: Number(c.querySelector('.marker.saturation')?.dataset.x),
+      series: [...c.querySelectorAll('path.series')].map((s) => ({
+        name: s.dataset.series,
+        points: (s.getAttribute('d').match(/[ML]/g) || []).length,
+      })),
+    })),
+  );
+  assert.deepEqual(
+    charts.map((c) => c.name),
+    ['ttft', 'tpot', 'e2e', 'throughput'],
+  );
   for (const c of charts) {
     assert.equal(c.saturation, r.saturation_rate_per_s, `${c.name}: saturation marker at the saturation rate`);
-    assert.ok(c.series.length >= 1 && c.series.every((s) => s.points >= 8), `${c.name}: curves drawn ${JSON.stringify(c.series)}`);
+    assert.ok(
+      c.series.length >= 1 && c.series.every((s) => s.points >= 8),
+      `${c.name}: curves drawn ${JSON.stringify(c.series)}`,
+    );
   }
-  assert.deepEqual(charts[0].series.map((s) => s.name), ['p50', 'p99']);
+  assert.deepEqual(
+    charts[0].series.map((s) => s.name),
+    ['p50', 'p99'],
+  );
   await shot(page, 'serving');
 
   // Above saturation: no latency, the overload is stated.
@@ -515,8 +602,12 @@ test('serving view: setup search lists the best setups for the load and Use load
   await page.fill('#sv-tp', '8');
   await page.fill('#sv-slo_tpot', '50');
   await page.click('#sv-search-run');
-  const rows = await page.evaluate(() => [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) => ({
-    cells: [...tr.children].map((td) => td.textContent), rate: Number(tr.querySelector('[data-value]').dataset.value) })));
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) => ({
+      cells: [...tr.children].map((td) => td.textContent),
+      rate: Number(tr.querySelector('[data-value]').dataset.value),
+    })),
+  );
   // The table is the module's answer to the search request of this setup.
   const q = await viewRequest(page, 'serving');
   delete q.parallelism;
@@ -531,7 +622,12 @@ test('serving view: setup search lists the best setups for the load and Use load
     if (i > 0) assert.ok(r.rate <= rows[i - 1].rate, 'most capacity first');
   });
   const note = await page.evaluate(() => document.getElementById('sv-search-note').textContent);
-  assert.match(note, new RegExp(`^${res.evaluated} setups considered, ${res.keeping_up} keep up with this load, ${res.meeting_slo} meet the SLOs\\.`));
+  assert.match(
+    note,
+    new RegExp(
+      `^${res.evaluated} setups considered, ${res.keeping_up} keep up with this load, ${res.meeting_slo} meet the SLOs\\.`,
+    ),
+  );
   assert.match(await page.textContent('#sv-frontier'), /^Frontier, capacity per GPU against speed per user: TP /);
   // Use: the second setup goes into the form, and the estimate is that setup's.
   const second = res.candidates[1];
@@ -556,24 +652,41 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   await sweepDone(page);
   await page.fill('#sv-num_requests', '2000');
   await page.fill('#sv-rate', '20');
-  assert.ok(requests.some((u) => u.endsWith('/sim-worker.js')), 'the worker loads with the page');
+  assert.ok(
+    requests.some((u) => u.endsWith('/sim-worker.js')),
+    'the worker loads with the page',
+  );
   await settle(requests);
   const loaded = requests.length;
   await page.click('#sv-simulate');
-  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   assert.equal(requests.length, loaded, 'Simulate makes no request: its worker loaded with the page');
   const req = { ...(await viewRequest(page, 'serving')), mode: 'simulate' };
   const env = await estimate(page, req);
   assert.equal(env.ok, true);
   const sim = env.result;
   assert.equal(sim.simulation.completed, 2000);
-  const cells = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#sv-percentiles tbody tr')].map((tr) =>
-    [tr.dataset.key, [...tr.querySelectorAll('td')].map((td) => Number(td.dataset.value))])));
+  const cells = await page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll('#sv-percentiles tbody tr')].map((tr) => [
+        tr.dataset.key,
+        [...tr.querySelectorAll('td')].map((td) => Number(td.dataset.value)),
+      ]),
+    ),
+  );
   for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms', 'queueing_ms']) {
     const s = sim[key];
-    assert.deepEqual(cells[key], [s.mean, s.p50, s.p90, s.p99], `${key}: the worker's numbers are the module's (seeded)`);
+    assert.deepEqual(
+      cells[key],
+      [s.mean, s.p50, s.p90, s.p99],
+      `${key}: the worker's numbers are the module's (seeded)`,
+    );
   }
-  const timeline = await page.evaluate(() => [...document.querySelectorAll('#sv-sim-out path.series')].map((s) => s.dataset.series));
+  const timeline = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-sim-out path.series')].map((s) => s.dataset.series),
+  );
   assert.deepEqual(timeline, ['batch size', 'waiting', 'KV blocks used']);
   assert.equal(await page.isVisible('#sv-progress'), false);
   await shot(page, 'serving-simulated');
@@ -593,14 +706,19 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   const closed = new Promise((resolve) => workers[0].once('close', resolve));
   await page.click('#sv-cancel');
   // Cancel ends the worker itself, not just the progress display.
-  await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('the worker was not terminated')), 5000))]);
+  await Promise.race([
+    closed,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('the worker was not terminated')), 5000)),
+  ]);
   assert.equal(await page.getAttribute('#sv-sim', 'data-state'), 'cancelled');
   assert.equal(await page.isVisible('#sv-progress'), false);
   assert.equal(await page.textContent('#sv-sim-status'), 'Cancelled.');
   // The page stayed responsive during the run, and a new run works after a cancel.
   await page.fill('#sv-num_requests', '300');
   await page.click('#sv-simulate');
-  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   assert.match(await page.textContent('#sv-sim-status'), /Simulated 300 of 300 requests/);
   await p.done();
 });
@@ -654,7 +772,10 @@ test('serving view: an MTP draft goes into the request for DeepSeek and is refus
   await page.selectOption('#sv-draft', 'features.speculative.draft="mtp"');
   await page.fill('#sv-draft_tokens', '1');
   await page.fill('#sv-acceptance', '0.85');
-  assert.match(await fieldError(page, 'sv-draft'), /features\.speculative\.draft: needs a model with multi-token-prediction layers/);
+  assert.match(
+    await fieldError(page, 'sv-draft'),
+    /features\.speculative\.draft: needs a model with multi-token-prediction layers/,
+  );
   // DeepSeek-R1 fp8 on 8 H200 has one: the request carries the draft and the view computes.
   await page.selectOption('#sv-model', 'deepseek-r1');
   await page.selectOption('#sv-hardware', 'h200-sxm');
@@ -702,7 +823,9 @@ test('collective view: time and bus bandwidth equal the module, size sweep drawn
   assert.equal(env.ok, true);
   assert.equal(await value(page, 'co-time'), env.result.time_us);
   assert.equal(await value(page, 'co-busbw'), env.result.bus_bandwidth_GBps);
-  const paths = await page.evaluate(() => [...document.querySelectorAll('#co-charts path.series')].map((s) => (s.getAttribute('d').match(/L/g) || []).length));
+  const paths = await page.evaluate(() =>
+    [...document.querySelectorAll('#co-charts path.series')].map((s) => (s.getAttribute('d').match(/L/g) || []).length),
+  );
   assert.deepEqual(paths, [24, 24], 'one point per size from 256 B to 4 GiB');
   await shot(page, 'collective');
   await page.fill('#co-ranks', '0');

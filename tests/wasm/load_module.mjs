@@ -5,8 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const siteDir = path.resolve(
-  process.env.FLOPCAST_SITE_DIR ?? path.join(repoRoot, 'build/wasm-release/site'));
+export const siteDir = path.resolve(process.env.FLOPCAST_SITE_DIR ?? path.join(repoRoot, 'build/wasm-release/site'));
 
 /**
  * Loads build/<preset>/site/flopcast.mjs under Node. Emscripten 3.1.6's ES6 output reads

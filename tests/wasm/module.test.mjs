@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadFlopcast, repoRoot } from './load_module.mjs';
 
-
 const baseRequest = {
   task: 'inference',
   model: 'llama-2-7b',
@@ -29,7 +28,7 @@ const call = (name, arg, ...rest) => {
   return JSON.parse(text);
 };
 
-test('version is package.json\'s, the one version source', () => {
+test("version is package.json's, the one version source", () => {
   const v = M.version();
   assert.equal(typeof v, 'string');
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
@@ -107,9 +106,11 @@ test('link round trip', () => {
 });
 
 test('decode_link reports a bad field and keeps the rest', () => {
-  const dec = call('decode_link',
+  const dec = call(
+    'decode_link',
     'v=1&task=inference&model=llama-2-7b&hardware=a100-sxm-80g&parallelism.tp=3&' +
-    'workload.prompt_tokens=128&workload.output_tokens=128');
+      'workload.prompt_tokens=128&workload.output_tokens=128',
+  );
   assert.equal(dec.ok, true);
   assert.equal(dec.result.errors.length, 1);
   assert.equal(dec.result.errors[0].path, 'parallelism.tp');
