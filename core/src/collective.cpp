@@ -152,38 +152,6 @@ class Planner {
 
 }  // namespace
 
-std::string_view to_string(CollectiveKind k) noexcept {
-  switch (k) {
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
-    case CollectiveKind::broadcast:
-      return "broadcast";
-    case CollectiveKind::send_recv:
-      return "send_recv";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(CollectiveAlgorithm a) noexcept {
-  switch (a) {
-    case CollectiveAlgorithm::automatic:
-      return "automatic";
-    case CollectiveAlgorithm::ring:
-      return "ring";
-    case CollectiveAlgorithm::tree:
-      return "tree";
-    case CollectiveAlgorithm::hierarchical:
-      return "hierarchical";
-  }
-  return "unknown";
-}
-
 double bus_factor(CollectiveKind kind, int ranks) noexcept {
   const double n = ranks;
   switch (kind) {

@@ -5,24 +5,6 @@
 #include <utility>
 
 namespace flopcast {
-namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 14> kNames{{
-    {DType::fp32, "fp32"},
-    {DType::tf32, "tf32"},
-    {DType::fp16, "fp16"},
-    {DType::bf16, "bf16"},
-    {DType::fp8, "fp8"},
-    {DType::int8, "int8"},
-    {DType::int4, "int4"},
-    {DType::fp4, "fp4"},
-    {DType::mxfp4, "mxfp4"},
-    {DType::q4_0, "q4_0"},
-    {DType::q4_k_m, "q4_k_m"},
-    {DType::q5_k_m, "q5_k_m"},
-    {DType::q6_k, "q6_k"},
-    {DType::q8_0, "q8_0"},
-}};
-}  // namespace
 
 double bytes_per_element(DType t) noexcept {
   switch (t) {
@@ -79,15 +61,8 @@ bool is_gguf(DType t) noexcept {
 
 DType math_type(DType t) noexcept { return t == DType::mxfp4 ? DType::fp4 : t; }
 
-std::string_view to_string(DType t) noexcept {
-  for (const auto& [type, name] : kNames) {
-    if (type == t) return name;
-  }
-  return "?";
-}
-
 std::optional<DType> parse_dtype(std::string_view name) noexcept {
-  for (const auto& [type, n] : kNames) {
+  for (const auto& [n, type] : kDTypeNames) {
     if (n == name) return type;
   }
   return std::nullopt;

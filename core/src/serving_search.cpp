@@ -39,18 +39,6 @@ std::string slo_miss(const ServingResult& r, const Slo& slo, SloPercentile q) {
 
 }  // namespace
 
-std::string_view to_string(SloPercentile p) noexcept {
-  switch (p) {
-    case SloPercentile::p50:
-      return "p50";
-    case SloPercentile::p90:
-      return "p90";
-    case SloPercentile::p99:
-      return "p99";
-  }
-  return "?";
-}
-
 ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
                                    int top, SloPercentile percentile) {
   if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
 #include "flopcast/hardware.hpp"
 #include "flopcast/kernel.hpp"
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -18,11 +20,27 @@ enum class CollectiveKind {
   broadcast,
   send_recv
 };
-std::string_view to_string(CollectiveKind k) noexcept;
+inline constexpr std::array<Named<CollectiveKind>, 6> kCollectiveKindNames{
+    {{"all_reduce", CollectiveKind::all_reduce},
+     {"all_gather", CollectiveKind::all_gather},
+     {"reduce_scatter", CollectiveKind::reduce_scatter},
+     {"all_to_all", CollectiveKind::all_to_all},
+     {"broadcast", CollectiveKind::broadcast},
+     {"send_recv", CollectiveKind::send_recv}}};
+constexpr std::string_view to_string(CollectiveKind k) noexcept {
+  return name_in(kCollectiveKindNames, k);
+}
 
 /// How the library moves the data; `automatic` picks what NCCL would for the size and layout.
 enum class CollectiveAlgorithm { automatic, ring, tree, hierarchical };
-std::string_view to_string(CollectiveAlgorithm a) noexcept;
+inline constexpr std::array<Named<CollectiveAlgorithm>, 4> kCollectiveAlgorithmNames{
+    {{"automatic", CollectiveAlgorithm::automatic},
+     {"ring", CollectiveAlgorithm::ring},
+     {"tree", CollectiveAlgorithm::tree},
+     {"hierarchical", CollectiveAlgorithm::hierarchical}}};
+constexpr std::string_view to_string(CollectiveAlgorithm a) noexcept {
+  return name_in(kCollectiveAlgorithmNames, a);
+}
 
 /// NCCL's bus-bandwidth factor (nccl-tests busbw = algbw x factor): all-reduce 2(n-1)/n;
 /// all-gather, reduce-scatter, all-to-all (n-1)/n; broadcast and send/recv 1.

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -42,7 +45,21 @@ double stored_bytes_per_element(DType t) noexcept;
 bool is_gguf(DType t) noexcept;
 /// The tensor-core math type of a format: mxfp4 runs on the fp4 units; others are their own.
 DType math_type(DType t) noexcept;
-std::string_view to_string(DType t) noexcept;
+inline constexpr std::array<Named<DType>, 14> kDTypeNames{{{"fp32", DType::fp32},
+                                                           {"tf32", DType::tf32},
+                                                           {"fp16", DType::fp16},
+                                                           {"bf16", DType::bf16},
+                                                           {"fp8", DType::fp8},
+                                                           {"int8", DType::int8},
+                                                           {"int4", DType::int4},
+                                                           {"fp4", DType::fp4},
+                                                           {"mxfp4", DType::mxfp4},
+                                                           {"q4_0", DType::q4_0},
+                                                           {"q4_k_m", DType::q4_k_m},
+                                                           {"q5_k_m", DType::q5_k_m},
+                                                           {"q6_k", DType::q6_k},
+                                                           {"q8_0", DType::q8_0}}};
+constexpr std::string_view to_string(DType t) noexcept { return name_in(kDTypeNames, t); }
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
 
 }  // namespace flopcast

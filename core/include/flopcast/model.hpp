@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
+
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -12,6 +15,22 @@ enum class PositionEmbedding { rope, learned };
 /// Local attention of the windowed layers: a sliding window of the last W tokens (Mistral v0.1,
 /// Gemma 2/3, gpt-oss), or fixed chunks of W tokens attended causally within the chunk (Llama 4).
 enum class LocalAttention { sliding, chunked };
+inline constexpr std::array<Named<FfnKind>, 2> kFfnNames{
+    {{"gated", FfnKind::gated}, {"plain", FfnKind::plain}}};
+inline constexpr std::array<Named<NormKind>, 2> kNormNames{
+    {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}}};
+inline constexpr std::array<Named<PositionEmbedding>, 2> kPositionEmbeddingNames{
+    {{"rope", PositionEmbedding::rope}, {"learned", PositionEmbedding::learned}}};
+inline constexpr std::array<Named<LocalAttention>, 2> kLocalAttentionNames{
+    {{"sliding", LocalAttention::sliding}, {"chunked", LocalAttention::chunked}}};
+constexpr std::string_view to_string(FfnKind k) noexcept { return name_in(kFfnNames, k); }
+constexpr std::string_view to_string(NormKind k) noexcept { return name_in(kNormNames, k); }
+constexpr std::string_view to_string(PositionEmbedding p) noexcept {
+  return name_in(kPositionEmbeddingNames, p);
+}
+constexpr std::string_view to_string(LocalAttention a) noexcept {
+  return name_in(kLocalAttentionNames, a);
+}
 
 /// A decoder-only transformer. Shapes as in a Hugging Face config.json. For a mixture of experts
 /// `intermediate_size` is the FFN width of one routed expert.

@@ -7,6 +7,7 @@
 /// uses its own samplers over std::mt19937_64 (std:: distributions differ between standard
 /// libraries, so native and WebAssembly builds would disagree).
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "flopcast/engine.hpp"
 #include "flopcast/inference.hpp"
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -49,6 +51,15 @@ double normal_quantile(double p);
 // ---- Workload ----
 
 enum class ArrivalKind { poisson, gamma, constant, trace, concurrency };
+inline constexpr std::array<Named<ArrivalKind>, 5> kArrivalKindNames{
+    {{"poisson", ArrivalKind::poisson},
+     {"gamma", ArrivalKind::gamma},
+     {"constant", ArrivalKind::constant},
+     {"trace", ArrivalKind::trace},
+     {"concurrency", ArrivalKind::concurrency}}};
+constexpr std::string_view to_string(ArrivalKind k) noexcept {
+  return name_in(kArrivalKindNames, k);
+}
 enum class LengthKind { fixed, uniform, lognormal, trace };
 
 struct ArrivalSpec {
@@ -80,6 +91,18 @@ struct TraceRequest {
 enum class SchedulePolicy { decode_first, prefill_first };
 enum class Batching { continuous, static_batch };
 enum class Router { round_robin, least_loaded };
+inline constexpr std::array<Named<SchedulePolicy>, 2> kSchedulePolicyNames{
+    {{"decode_first", SchedulePolicy::decode_first},
+     {"prefill_first", SchedulePolicy::prefill_first}}};
+inline constexpr std::array<Named<Batching>, 2> kBatchingNames{
+    {{"continuous", Batching::continuous}, {"static", Batching::static_batch}}};
+inline constexpr std::array<Named<Router>, 2> kRouterNames{
+    {{"round_robin", Router::round_robin}, {"least_loaded", Router::least_loaded}}};
+constexpr std::string_view to_string(SchedulePolicy p) noexcept {
+  return name_in(kSchedulePolicyNames, p);
+}
+constexpr std::string_view to_string(Batching b) noexcept { return name_in(kBatchingNames, b); }
+constexpr std::string_view to_string(Router r) noexcept { return name_in(kRouterNames, r); }
 
 /// Shared prompt prefix already in the KV cache (system prompt, RAG context): a request hits with
 /// probability hit_rate; a hit skips the prefix's prefill and shares its KV blocks.

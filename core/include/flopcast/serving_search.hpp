@@ -7,6 +7,7 @@
 /// first, the Pareto frontier of capacity per GPU against speed per user, and why the others
 /// were rejected.
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +18,11 @@ namespace flopcast {
 
 /// Which percentile of TTFT, TPOT and E2E must be within the SLO.
 enum class SloPercentile { p50, p90, p99 };
-std::string_view to_string(SloPercentile p) noexcept;
+inline constexpr std::array<Named<SloPercentile>, 3> kSloPercentileNames{
+    {{"p50", SloPercentile::p50}, {"p90", SloPercentile::p90}, {"p99", SloPercentile::p99}}};
+constexpr std::string_view to_string(SloPercentile p) noexcept {
+  return name_in(kSloPercentileNames, p);
+}
 
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
 /// to the GPUs of a node, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens

@@ -5,6 +5,7 @@
 /// training (or LoRA / QLoRA fine-tuning) configuration under TP/SP/PP/DP/ZeRO/FSDP/CP/EP.
 /// Formulas and overlap rules: docs/model.md, "Training".
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "flopcast/inference.hpp"
 #include "flopcast/kernel.hpp"
 #include "flopcast/model.hpp"
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -24,29 +26,52 @@ namespace flopcast {
 /// elementwise op, keeping the attention kernel's output); or each layer's whole forward from its
 /// stored input (full).
 enum class Recompute { none, selective, op, full };
-std::string_view to_string(Recompute r) noexcept;
+inline constexpr std::array<Named<Recompute>, 4> kRecomputeNames{
+    {{"none", Recompute::none},
+     {"selective", Recompute::selective},
+     {"op", Recompute::op},
+     {"full", Recompute::full}}};
+constexpr std::string_view to_string(Recompute r) noexcept { return name_in(kRecomputeNames, r); }
 
 /// Optimizer states per trainable parameter, beside the 16-bit weight and gradient:
 /// AdamW with fp32 master weights and two fp32 moments (12 B), SGD with fp32 master weights and
 /// fp32 momentum (8 B), 8-bit Adam (bitsandbytes) with fp32 master weights and two 1-byte
 /// moments (6 B).
 enum class Optimizer { adamw, sgd, adam_8bit };
-std::string_view to_string(Optimizer o) noexcept;
+inline constexpr std::array<Named<Optimizer>, 3> kOptimizerNames{
+    {{"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}, {"adam_8bit", Optimizer::adam_8bit}}};
+constexpr std::string_view to_string(Optimizer o) noexcept { return name_in(kOptimizerNames, o); }
 
 /// Data-parallel sharding. ZeRO stages 1-3 (DeepSpeed, Megatron distributed optimizer) and
 /// PyTorch FSDP strategies: full_shard = ZeRO-3, shard_grad_op = ZeRO-2, hybrid_shard = ZeRO-3
 /// within a node's data-parallel ranks and replicated (all-reduced) across nodes.
 enum class Sharding { none, zero1, zero2, zero3, full_shard, shard_grad_op, hybrid_shard };
-std::string_view to_string(Sharding s) noexcept;
+inline constexpr std::array<Named<Sharding>, 7> kShardingNames{
+    {{"none", Sharding::none},
+     {"zero1", Sharding::zero1},
+     {"zero2", Sharding::zero2},
+     {"zero3", Sharding::zero3},
+     {"full_shard", Sharding::full_shard},
+     {"shard_grad_op", Sharding::shard_grad_op},
+     {"hybrid_shard", Sharding::hybrid_shard}}};
+constexpr std::string_view to_string(Sharding s) noexcept { return name_in(kShardingNames, s); }
 
 /// Full fine-tuning, or low-rank adapters on a frozen base (LoRA: base in 16 bits; QLoRA: base
 /// in 4-bit NF4 with one 16-bit scale per 64 weights).
 enum class Finetune { full, lora, qlora };
-std::string_view to_string(Finetune f) noexcept;
+inline constexpr std::array<Named<Finetune>, 3> kFinetuneNames{
+    {{"full", Finetune::full}, {"lora", Finetune::lora}, {"qlora", Finetune::qlora}}};
+constexpr std::string_view to_string(Finetune f) noexcept { return name_in(kFinetuneNames, f); }
 
 /// Which linear layers carry LoRA adapters.
 enum class LoraTargets { qv, attention, all_linear };
-std::string_view to_string(LoraTargets t) noexcept;
+inline constexpr std::array<Named<LoraTargets>, 3> kLoraTargetNames{
+    {{"qv", LoraTargets::qv},
+     {"attention", LoraTargets::attention},
+     {"all_linear", LoraTargets::all_linear}}};
+constexpr std::string_view to_string(LoraTargets t) noexcept {
+  return name_in(kLoraTargetNames, t);
+}
 
 /// Constants of a training framework: how much of its collectives its compute hides, its fixed
 /// time per step, and how much slower than the kernel model its kernels run (eager PyTorch,

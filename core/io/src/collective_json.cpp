@@ -59,14 +59,7 @@ const std::map<std::string, FabricModel>& all_fits() {
 
 CollectiveKind read_op(const ObjectReader& r) {
   (void)r.require("op");
-  return r.choice<CollectiveKind>("op",
-                                  {{"all_reduce", CollectiveKind::all_reduce},
-                                   {"all_gather", CollectiveKind::all_gather},
-                                   {"reduce_scatter", CollectiveKind::reduce_scatter},
-                                   {"all_to_all", CollectiveKind::all_to_all},
-                                   {"broadcast", CollectiveKind::broadcast},
-                                   {"send_recv", CollectiveKind::send_recv}},
-                                  CollectiveKind::all_reduce);
+  return r.choice("op", kCollectiveKindNames, CollectiveKind::all_reduce);
 }
 
 /// `network` overrides the hardware's scale-out fields; checked under their own keys.
@@ -105,12 +98,7 @@ json run_collective(const json& request) {
   const int ranks = c.integer("ranks");
   if (ranks < 1 || ranks > 1'000'000) fail("collective.ranks", "must be between 1 and 1e6", ranks);
   const CollectiveAlgorithm algorithm =
-      c.choice<CollectiveAlgorithm>("algorithm",
-                                    {{"automatic", CollectiveAlgorithm::automatic},
-                                     {"ring", CollectiveAlgorithm::ring},
-                                     {"tree", CollectiveAlgorithm::tree},
-                                     {"hierarchical", CollectiveAlgorithm::hierarchical}},
-                                    CollectiveAlgorithm::automatic);
+      c.choice("algorithm", kCollectiveAlgorithmNames, CollectiveAlgorithm::automatic);
 
   const int gpus_per_node = r.integer("gpus_per_node", hw.gpus_per_node);
   if (gpus_per_node < 1 || gpus_per_node > 1024) {

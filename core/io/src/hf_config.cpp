@@ -105,7 +105,7 @@ void read_local_attention(const json& c, const std::string& type, int layers, in
                            "N-th layer global) is not modelled");
   }
   m["sliding_window_tokens"] = w;
-  m["local_attention"] = chunk > 0 ? "chunked" : "sliding";
+  m["local_attention"] = to_string(chunk > 0 ? LocalAttention::chunked : LocalAttention::sliding);
   if (period > 0) m["global_attention_every"] = period;
 }
 
@@ -200,7 +200,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
 
   const bool plain = type == "falcon" || type == "gpt2" || type == "gpt_neox" || type == "gptj" ||
                      type == "opt" || type == "bloom" || type == "gpt_bigcode";
-  m["ffn"] = plain ? "plain" : "gated";
+  m["ffn"] = to_string(plain ? FfnKind::plain : FfnKind::gated);
   const int dense_width = optional_int(
       c, {"intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"},
       plain ? 4 * hidden : 0);
@@ -220,10 +220,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
       type == "falcon" ? 2048 : 0);
   if (context <= 0) throw SpecError(at("max_position_embeddings"), "required key is missing");
   m["max_context_tokens"] = context;
-  m["norm"] = (c.contains("layer_norm_epsilon") || c.contains("layer_norm_eps")) &&
-                      !c.contains("rms_norm_eps")
-                  ? "layernorm"
-                  : "rmsnorm";
+  const bool layernorm = (c.contains("layer_norm_epsilon") || c.contains("layer_norm_eps")) &&
+                         !c.contains("rms_norm_eps");
+  m["norm"] = to_string(layernorm ? NormKind::layernorm : NormKind::rmsnorm);
   m["qkv_bias"] = type == "qwen2" || type == "qwen2_moe" ||
                   optional_bool(c, "attention_bias", false) || optional_bool(c, "bias", false);
   m["linear_bias"] = optional_bool(c, "mlp_bias", false) || optional_bool(c, "bias", false) ||

@@ -151,8 +151,8 @@ bool ObjectReader::boolean(const char* key, bool fallback) const {
   return v->get<bool>();
 }
 
-void ObjectReader::throw_choice(const char* key, const json& v, const std::string& names) const {
-  throw SpecError(child(key), "must be one of " + names + " (got " + describe_value(v) + ")");
+void throw_choice(const json& v, const std::string& path, const std::string& names) {
+  throw SpecError(path, "must be one of " + names + " (got " + describe_value(v) + ")");
 }
 
 }  // namespace flopcast::io::detail

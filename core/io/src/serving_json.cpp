@@ -110,13 +110,7 @@ Parsed parse_request(const json& request) {
                   {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
   ObjectReader ar(wl.require("arrival"), "workload.arrival",
                   {"kind", "rate_per_s", "cv", "requests", "concurrency"});
-  s.arrival.kind = ar.choice<ArrivalKind>("kind",
-                                          {{"poisson", ArrivalKind::poisson},
-                                           {"gamma", ArrivalKind::gamma},
-                                           {"constant", ArrivalKind::constant},
-                                           {"trace", ArrivalKind::trace},
-                                           {"concurrency", ArrivalKind::concurrency}},
-                                          ArrivalKind::poisson);
+  s.arrival.kind = ar.choice("kind", kArrivalKindNames, ArrivalKind::poisson);
   json arrival{{"kind", ar.string("kind", "poisson")}};
   json prompt_resolved, output_resolved;
   if (s.arrival.kind == ArrivalKind::trace) {
@@ -195,13 +189,8 @@ Parsed parse_request(const json& request) {
   apply_engine(e, inf.kernel);
   inf.framework_reserve_bytes =
       en.number("framework_reserve_GB", inf.framework_reserve_bytes / kGB) * kGB;
-  s.policy = en.choice<SchedulePolicy>("policy",
-                                       {{"decode_first", SchedulePolicy::decode_first},
-                                        {"prefill_first", SchedulePolicy::prefill_first}},
-                                       SchedulePolicy::decode_first);
-  s.batching = en.choice<Batching>(
-      "batching", {{"continuous", Batching::continuous}, {"static", Batching::static_batch}},
-      Batching::continuous);
+  s.policy = en.choice("policy", kSchedulePolicyNames, SchedulePolicy::decode_first);
+  s.batching = en.choice("batching", kBatchingNames, Batching::continuous);
   s.static_batch_size = en.integer("static_batch_size", 0);
   s.num_scheduler_steps = en.integer("num_scheduler_steps", 1);
 
@@ -279,9 +268,7 @@ Parsed parse_request(const json& request) {
     features["moe"] = {{"expert_parallel", s.moe.expert_parallel},
                        {"imbalance_factor", s.moe.imbalance_factor}};
   }
-  s.router = r.choice<Router>(
-      "router", {{"round_robin", Router::round_robin}, {"least_loaded", Router::least_loaded}},
-      Router::round_robin);
+  s.router = r.choice("router", kRouterNames, Router::round_robin);
   ObjectReader sl(object_or_empty(r, "slo"), "slo", {"ttft_ms", "tpot_ms", "e2e_ms"});
   s.slo.ttft_s = sl.number("ttft_ms", 0) * kMilli;
   s.slo.tpot_s = sl.number("tpot_ms", 0) * kMilli;
@@ -301,8 +288,8 @@ Parsed parse_request(const json& request) {
   }
   json engine = engine_profile_to_json(e);
   engine.erase("tier");
-  engine["policy"] = s.policy == SchedulePolicy::decode_first ? "decode_first" : "prefill_first";
-  engine["batching"] = s.batching == Batching::continuous ? "continuous" : "static";
+  engine["policy"] = to_string(s.policy);
+  engine["batching"] = to_string(s.batching);
   engine["static_batch_size"] = s.static_batch_size;
   engine["num_scheduler_steps"] = s.num_scheduler_steps;
   engine["framework_reserve_GB"] = round6(inf.framework_reserve_bytes / kGB);
@@ -319,7 +306,7 @@ Parsed parse_request(const json& request) {
            {"workload", workload},
            {"engine", engine},
            {"features", features},
-           {"router", s.router == Router::round_robin ? "round_robin" : "least_loaded"},
+           {"router", to_string(s.router)},
            {"slo",
             {{"ttft_ms", round6(s.slo.ttft_s / kMilli)},
              {"tpot_ms", round6(s.slo.tpot_s / kMilli)},
@@ -473,10 +460,8 @@ json run_serving_search(const json& request) {
   };
   space.expert_parallel = read_list<bool>(sr, "expert_parallel", boolean);
   space.dp_attention = read_list<bool>(sr, "dp_attention", boolean);
-  const SloPercentile percentile = sr.choice<SloPercentile>(
-      "slo_percentile",
-      {{"p50", SloPercentile::p50}, {"p90", SloPercentile::p90}, {"p99", SloPercentile::p99}},
-      SloPercentile::p90);
+  const SloPercentile percentile =
+      sr.choice("slo_percentile", kSloPercentileNames, SloPercentile::p90);
   // What the search sets must be left to it (pinned through search.<pin>).
   const auto searched = [&](const char* object, const char* key, const char* pin,
                             const char* how = "") {

@@ -6,26 +6,6 @@
 #include "reader.hpp"
 
 namespace flopcast::io::detail {
-namespace {
-
-constexpr std::initializer_list<std::pair<const char*, FfnKind>> kFfn{{"gated", FfnKind::gated},
-                                                                      {"plain", FfnKind::plain}};
-constexpr std::initializer_list<std::pair<const char*, NormKind>> kNorm{
-    {"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
-constexpr std::initializer_list<std::pair<const char*, PositionEmbedding>> kPos{
-    {"rope", PositionEmbedding::rope}, {"learned", PositionEmbedding::learned}};
-constexpr std::initializer_list<std::pair<const char*, LocalAttention>> kLocal{
-    {"sliding", LocalAttention::sliding}, {"chunked", LocalAttention::chunked}};
-
-template <typename E>
-const char* name_of(std::initializer_list<std::pair<const char*, E>> table, E value) {
-  for (const auto& [name, v] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-}  // namespace
 
 ModelSpec read_model(const json& j, const std::string& path) {
   ObjectReader r(j, path,
@@ -75,14 +55,15 @@ ModelSpec read_model(const json& j, const std::string& path) {
                     "required when hidden_size is not a multiple of num_heads");
   }
   m.intermediate_size = r.integer("intermediate_size");
-  m.ffn = r.choice("ffn", kFfn, FfnKind::gated);
+  m.ffn = r.choice("ffn", kFfnNames, FfnKind::gated);
   m.vocab_size = r.integer("vocab_size");
   m.tie_embeddings = r.boolean("tie_embeddings", false);
   m.max_context_tokens = r.integer("max_context_tokens");
-  m.norm = r.choice("norm", kNorm, NormKind::rmsnorm);
+  m.norm = r.choice("norm", kNormNames, NormKind::rmsnorm);
   m.qkv_bias = r.boolean("qkv_bias", false);
   m.linear_bias = r.boolean("linear_bias", false);
-  m.position_embedding = r.choice("position_embedding", kPos, PositionEmbedding::rope);
+  m.position_embedding =
+      r.choice("position_embedding", kPositionEmbeddingNames, PositionEmbedding::rope);
   m.num_experts = r.integer("num_experts", 0);
   m.experts_per_token = r.integer("experts_per_token", 0);
   m.shared_experts = r.integer("shared_experts", 0);
@@ -104,7 +85,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
       fail(r.child("sliding_window_tokens"), "must be > 0 (or null: no window)", window);
     }
   }
-  m.local_attention = r.choice("local_attention", kLocal, LocalAttention::sliding);
+  m.local_attention = r.choice("local_attention", kLocalAttentionNames, LocalAttention::sliding);
   m.global_attention_every = r.integer("global_attention_every", 0);
   if (m.window_tokens == 0) m.global_attention_every = 0;  // every layer attends to all
   validate(m, path);
@@ -119,14 +100,14 @@ json model_to_json(const ModelSpec& m) {
          {"num_kv_heads", m.num_kv_heads},
          {"head_dim", m.head_dim},
          {"intermediate_size", m.intermediate_size},
-         {"ffn", name_of(kFfn, m.ffn)},
+         {"ffn", to_string(m.ffn)},
          {"vocab_size", m.vocab_size},
          {"tie_embeddings", m.tie_embeddings},
          {"max_context_tokens", m.max_context_tokens},
-         {"norm", name_of(kNorm, m.norm)},
+         {"norm", to_string(m.norm)},
          {"qkv_bias", m.qkv_bias},
          {"linear_bias", m.linear_bias},
-         {"position_embedding", name_of(kPos, m.position_embedding)},
+         {"position_embedding", to_string(m.position_embedding)},
          {"num_experts", m.num_experts},
          {"experts_per_token", m.experts_per_token}};
   // Architecture keys beyond the classic transformer only where they are set, so that the
@@ -149,7 +130,7 @@ json model_to_json(const ModelSpec& m) {
     if (value != 0) j[key] = value;
   }
   if (m.moe_layer_interval != 1) j["moe_layer_interval"] = m.moe_layer_interval;
-  if (m.window_tokens > 0) j["local_attention"] = name_of(kLocal, m.local_attention);
+  if (m.window_tokens > 0) j["local_attention"] = to_string(m.local_attention);
   return j;
 }
 

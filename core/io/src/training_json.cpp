@@ -15,26 +15,19 @@
 namespace flopcast::io::detail {
 namespace {
 
-constexpr std::initializer_list<std::pair<const char*, Recompute>> kRecompute{
-    {"none", Recompute::none},
-    {"selective", Recompute::selective},
-    {"op", Recompute::op},
-    {"full", Recompute::full}};
-constexpr std::initializer_list<std::pair<const char*, Optimizer>> kOptimizer{
-    {"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}, {"adam_8bit", Optimizer::adam_8bit}};
-constexpr std::initializer_list<std::pair<const char*, Sharding>> kFsdp{
-    {"no_shard", Sharding::none},
-    {"full_shard", Sharding::full_shard},
-    {"shard_grad_op", Sharding::shard_grad_op},
-    {"hybrid_shard", Sharding::hybrid_shard}};
-constexpr std::initializer_list<std::pair<const char*, Finetune>> kMethod{
-    {"lora", Finetune::lora}, {"qlora", Finetune::qlora}};
-constexpr std::initializer_list<std::pair<const char*, LoraTargets>> kTargets{
-    {"qv", LoraTargets::qv},
-    {"attention", LoraTargets::attention},
-    {"all_linear", LoraTargets::all_linear}};
-constexpr std::initializer_list<std::pair<const char*, DType>> kCompute{
-    {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8", DType::fp8}, {"fp4", DType::fp4}};
+// The FSDP strategy names (PyTorch's ShardingStrategy) are their own vocabulary: no_shard is
+// what the core calls Sharding::none.
+constexpr std::array<Named<Sharding>, 4> kFsdp{{{"no_shard", Sharding::none},
+                                                {"full_shard", Sharding::full_shard},
+                                                {"shard_grad_op", Sharding::shard_grad_op},
+                                                {"hybrid_shard", Sharding::hybrid_shard}}};
+/// The values `lora.method` and `precision.compute` allow, named by their enums' tables.
+template <typename E, typename... V>
+constexpr std::array<Named<E>, sizeof...(V)> subset(V... values) {
+  return {{{to_string(values), values}...}};
+}
+constexpr auto kMethod = subset<Finetune>(Finetune::lora, Finetune::qlora);
+constexpr auto kCompute = subset<DType>(DType::bf16, DType::fp16, DType::fp8, DType::fp4);
 
 struct Parsed {
   TrainingSpec spec;
@@ -96,7 +89,7 @@ bool read_workload(const ObjectReader& r, TrainingSpec& s) {
     }
   }
   s.total_tokens = wl.number("total_tokens", 0);
-  s.recompute = wl.choice("recompute", kRecompute, Recompute::none);
+  s.recompute = wl.choice("recompute", kRecomputeNames, Recompute::none);
   s.flash_attention = wl.boolean("flash_attention", true);
   s.mtp_layers = wl.integer("mtp_layers", 0);
   return wl.find("mtp_layers") != nullptr;
@@ -108,7 +101,7 @@ void read_finetune(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader lr(*lora, "lora", {"method", "rank", "targets"});
   s.finetune = lr.choice("method", kMethod, Finetune::lora);
   s.lora_rank = lr.integer("rank", s.lora_rank);
-  s.lora_targets = lr.choice("targets", kTargets, s.lora_targets);
+  s.lora_targets = lr.choice("targets", kLoraTargetNames, s.lora_targets);
 }
 
 /// 80% bands of the headline figures (presets/bands/e2e.json, kind "training"); null without.
@@ -214,7 +207,7 @@ Parsed parse_request(const json& request) {
   s.compute = pc.choice("compute", kCompute, half);
   s.bf16_last_layers = pc.integer("bf16_last_layers", 0);
   s.grad_reduce_bytes = pc.choice<double>("grad_reduce", {{"bf16", 2.0}, {"fp32", 4.0}}, 2.0);
-  s.optimizer = r.choice("optimizer", kOptimizer, Optimizer::adamw);
+  s.optimizer = r.choice("optimizer", kOptimizerNames, Optimizer::adamw);
   read_finetune(r, s);
   // Pre-training trains the model's MTP modules (DeepSeek-V3); adapters leave them out.
   if (!mtp_given) s.mtp_layers = s.finetune == Finetune::full ? s.model.mtp_layers : 0;
@@ -297,18 +290,6 @@ json memory_json(const TrainingMemory& m) {
 json optional_number(bool present, double v) { return present ? json(round6(v)) : json(nullptr); }
 
 /// A non-empty list of at most 64 values at `search.<key>`, each read by `one`.
-/// One value of a choice list ("none", "selective", …) at `path`.
-template <typename E>
-E list_choice(const json& v, const std::string& path,
-              std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (v.is_string() && v.get<std::string>() == name) return value;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  fail(path, "must be one of " + names, describe_value(v));
-}
-
 }  // namespace
 
 json run_training_search(const json& request) {
@@ -338,7 +319,7 @@ json run_training_search(const json& request) {
   });
   space.recompute = read_list<Recompute>(
       sr, "recompute",
-      [](const json& v, const std::string& path) { return list_choice(v, path, kRecompute); });
+      [](const json& v, const std::string& path) { return choice_of(v, path, kRecomputeNames); });
   // The searched keys come from the search; the workload must leave them to it.
   const json& wl = r.require("workload");
   for (const char* key : {"micro_batch_size", "recompute"}) {
