@@ -8,19 +8,6 @@
 #include "flopcast/units.hpp"
 
 namespace flopcast {
-namespace {
-
-void check_range(const std::string& path, double value, double lo, double hi, double unit) {
-  if (!std::isfinite(value) || value < lo || value > hi) {
-    fail(path,
-         "must be between " + std::to_string(static_cast<long long>(lo / unit)) + " and " +
-             std::to_string(static_cast<long long>(hi / unit)),
-         value / unit);
-  }
-}
-
-}  // namespace
-
 void apply_engine(const EngineProfile& e, KernelModel& km) {
   km.framework = parse_framework(e.id).value_or(Framework::any);
   km.engine_kernel_fixed_s = e.kernel_fixed_s;
@@ -29,13 +16,13 @@ void apply_engine(const EngineProfile& e, KernelModel& km) {
 
 void validate(const EngineProfile& e, const std::string& path) {
   const std::string p = path.empty() ? "" : path + ".";
-  check_range(p + "step_overhead_us", e.step_overhead_s, 0, 10, kMicro);
-  check_range(p + "request_overhead_us", e.request_overhead_s, 0, 100, kMicro);
-  if (e.kernel_fixed_s) check_range(p + "kernel_fixed_us", *e.kernel_fixed_s, 0, 1e-3, kMicro);
-  check_range(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
-  check_range(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
-  check_range(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);
-  check_range(p + "custom_all_reduce_max_MiB", e.custom_all_reduce_max_bytes, 0, 1024 * kMiB, kMiB);
+  check_real(p + "step_overhead_us", e.step_overhead_s, 0, 10, kMicro);
+  check_real(p + "request_overhead_us", e.request_overhead_s, 0, 100, kMicro);
+  if (e.kernel_fixed_s) check_real(p + "kernel_fixed_us", *e.kernel_fixed_s, 0, 1e-3, kMicro);
+  check_real(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
+  check_real(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
+  check_real(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);
+  check_real(p + "custom_all_reduce_max_MiB", e.custom_all_reduce_max_bytes, 0, 1024 * kMiB, kMiB);
   if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) {
     fail(p + "gpu_memory_utilization", "must be > 0 and <= 1", e.gpu_memory_utilization);
   }

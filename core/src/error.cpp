@@ -8,6 +8,20 @@
 
 namespace flopcast {
 
+void check_int(const std::string& path, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi) {
+    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
+         static_cast<double>(value));
+  }
+}
+
+void check_real(const std::string& path, double value, double lo, double hi, double unit) {
+  if (!std::isfinite(value) || value < lo || value > hi) {
+    fail(path, "must be between " + format_number(lo / unit) + " and " + format_number(hi / unit),
+         value / unit);
+  }
+}
+
 std::string format_number(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";

@@ -15,13 +15,6 @@ namespace {
 
 constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
-void check_int(const std::string& path, long long value, long long lo, long long hi) {
-  if (value < lo || value > hi) {
-    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
-         static_cast<double>(value));
-  }
-}
-
 std::string dtype_list(std::initializer_list<DType> types) {
   std::string out;
   for (DType t : types) {
@@ -129,18 +122,10 @@ void validate(const InferenceSpec& s) {
   }
   check_int("engine.kv_block_tokens", s.kv_block_tokens, 1, 1024);
   check_int("engine.max_num_batched_tokens", s.max_num_batched_tokens, 1, 10'000'000);
-  if (!std::isfinite(s.step_overhead_s) || s.step_overhead_s < 0 || s.step_overhead_s > 10) {
-    fail("engine.step_overhead_us", "must be between 0 and 1e7", s.step_overhead_s / kMicro);
-  }
-  if (!std::isfinite(s.request_overhead_s) || s.request_overhead_s < 0 ||
-      s.request_overhead_s > 100) {
-    fail("engine.request_overhead_us", "must be between 0 and 1e8", s.request_overhead_s / kMicro);
-  }
-  if (!std::isfinite(s.framework_reserve_bytes) || s.framework_reserve_bytes < 0 ||
-      s.framework_reserve_bytes > 1e15) {
-    fail("engine.framework_reserve_GB", "must be between 0 and 1e6",
-         s.framework_reserve_bytes / kGB);
-  }
+  // The same bounds as validate(EngineProfile), one message for each rule.
+  check_real("engine.step_overhead_us", s.step_overhead_s, 0, 10, kMicro);
+  check_real("engine.request_overhead_us", s.request_overhead_s, 0, 100, kMicro);
+  check_real("engine.framework_reserve_GB", s.framework_reserve_bytes, 0, 1e15, kGB);
 }
 
 /// One tensor-parallel shard, and the kernel model that prices its ops.

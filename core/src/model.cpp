@@ -8,34 +8,23 @@
 #include "flopcast/error.hpp"
 
 namespace flopcast {
-namespace {
-
-void check_range(const std::string& path, long long value, long long lo, long long hi) {
-  if (value < lo || value > hi) {
-    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
-         static_cast<double>(value));
-  }
-}
-
-}  // namespace
-
 void validate(const ModelSpec& m, const std::string& path) {
   const std::string p = path + ".";
-  check_range(p + "num_layers", m.num_layers, 1, 1000);
-  check_range(p + "hidden_size", m.hidden_size, 1, 1'000'000);
-  check_range(p + "num_heads", m.num_heads, 1, 100'000);
-  check_range(p + "num_kv_heads", m.num_kv_heads, 1, m.num_heads);
+  check_int(p + "num_layers", m.num_layers, 1, 1000);
+  check_int(p + "hidden_size", m.hidden_size, 1, 1'000'000);
+  check_int(p + "num_heads", m.num_heads, 1, 100'000);
+  check_int(p + "num_kv_heads", m.num_kv_heads, 1, m.num_heads);
   if (m.num_heads % m.num_kv_heads != 0) {
     fail(p + "num_kv_heads", "must divide model.num_heads (" + std::to_string(m.num_heads) + ")",
          m.num_kv_heads);
   }
-  check_range(p + "head_dim", m.head_dim, 1, 100'000);
-  check_range(p + "intermediate_size", m.intermediate_size, 1, 10'000'000);
-  check_range(p + "vocab_size", m.vocab_size, 1, 100'000'000);
-  check_range(p + "max_context_tokens", m.max_context_tokens, 1, 100'000'000);
-  check_range(p + "num_experts", m.num_experts, 0, 100'000);
+  check_int(p + "head_dim", m.head_dim, 1, 100'000);
+  check_int(p + "intermediate_size", m.intermediate_size, 1, 10'000'000);
+  check_int(p + "vocab_size", m.vocab_size, 1, 100'000'000);
+  check_int(p + "max_context_tokens", m.max_context_tokens, 1, 100'000'000);
+  check_int(p + "num_experts", m.num_experts, 0, 100'000);
   if (m.is_moe()) {
-    check_range(p + "experts_per_token", m.experts_per_token, 1, m.num_experts);
+    check_int(p + "experts_per_token", m.experts_per_token, 1, m.num_experts);
   } else {
     const std::pair<const char*, int> moe_only[] = {
         {"experts_per_token", m.experts_per_token},
@@ -51,13 +40,13 @@ void validate(const ModelSpec& m, const std::string& path) {
       fail(p + "moe_layer_interval", "must be 1 when model.num_experts is 0", m.moe_layer_interval);
     }
   }
-  check_range(p + "shared_experts", m.shared_experts, 0, 1'000);
-  check_range(p + "shared_expert_intermediate_size", m.shared_expert_intermediate_size, 0,
-              10'000'000);
-  check_range(p + "dense_intermediate_size", m.dense_intermediate_size, 0, 10'000'000);
-  check_range(p + "first_dense_layers", m.first_dense_layers, 0, m.num_layers);
-  check_range(p + "moe_layer_interval", m.moe_layer_interval, 1, m.num_layers);
-  check_range(p + "mtp_layers", m.mtp_layers, 0, std::min(16, m.num_layers - 1));
+  check_int(p + "shared_experts", m.shared_experts, 0, 1'000);
+  check_int(p + "shared_expert_intermediate_size", m.shared_expert_intermediate_size, 0,
+            10'000'000);
+  check_int(p + "dense_intermediate_size", m.dense_intermediate_size, 0, 10'000'000);
+  check_int(p + "first_dense_layers", m.first_dense_layers, 0, m.num_layers);
+  check_int(p + "moe_layer_interval", m.moe_layer_interval, 1, m.num_layers);
+  check_int(p + "mtp_layers", m.mtp_layers, 0, std::min(16, m.num_layers - 1));
   if (m.is_moe() && m.first_dense_layers + m.moe_layer_interval > m.num_layers) {
     fail(p + "first_dense_layers",
          "leaves no layer with experts (model.num_layers " + std::to_string(m.num_layers) +
@@ -65,12 +54,12 @@ void validate(const ModelSpec& m, const std::string& path) {
          m.first_dense_layers);
   }
 
-  check_range(p + "kv_lora_rank", m.kv_lora_rank, 0, 1'000'000);
+  check_int(p + "kv_lora_rank", m.kv_lora_rank, 0, 1'000'000);
   if (m.is_mla()) {
-    check_range(p + "q_lora_rank", m.q_lora_rank, 0, 1'000'000);
-    check_range(p + "qk_rope_head_dim", m.qk_rope_head_dim, 1, 100'000);
-    check_range(p + "qk_nope_head_dim", m.qk_nope_head_dim, 1, 100'000);
-    check_range(p + "v_head_dim", m.v_head_dim, 1, 100'000);
+    check_int(p + "q_lora_rank", m.q_lora_rank, 0, 1'000'000);
+    check_int(p + "qk_rope_head_dim", m.qk_rope_head_dim, 1, 100'000);
+    check_int(p + "qk_nope_head_dim", m.qk_nope_head_dim, 1, 100'000);
+    check_int(p + "v_head_dim", m.v_head_dim, 1, 100'000);
     if (m.head_dim != m.qk_nope_head_dim + m.qk_rope_head_dim) {
       fail(p + "head_dim",
            "must equal qk_nope_head_dim + qk_rope_head_dim under multi-head latent attention (" +
@@ -93,8 +82,8 @@ void validate(const ModelSpec& m, const std::string& path) {
     }
   }
 
-  check_range(p + "sliding_window_tokens", m.window_tokens, 0, 100'000'000);
-  check_range(p + "global_attention_every", m.global_attention_every, 0, m.num_layers);
+  check_int(p + "sliding_window_tokens", m.window_tokens, 0, 100'000'000);
+  check_int(p + "global_attention_every", m.global_attention_every, 0, m.num_layers);
   if (m.window_tokens == 0 && m.global_attention_every != 0) {
     fail(p + "global_attention_every", "must be 0 without model.sliding_window_tokens",
          m.global_attention_every);

@@ -153,30 +153,24 @@ std::optional<InferenceSpec> draft_spec(const ServingSpec& spec, const Inference
   return d;
 }
 
-void check_range(const std::string& path, double v, double lo, double hi) {
-  if (!std::isfinite(v) || v < lo || v > hi) {
-    fail(path, "must be between " + format_number(lo) + " and " + format_number(hi), v);
-  }
-}
-
 void check_length(const LengthDist& d, const std::string& path, int max_context) {
   const double hi = max_context;
   switch (d.kind) {
     case LengthKind::fixed:
-      check_range(path, d.value, 1, hi);
+      check_real(path, d.value, 1, hi);
       if (d.value != std::floor(d.value)) fail(path, "must be an integer", d.value);
       break;
     case LengthKind::uniform:
-      check_range(path + ".min", d.min, 1, hi);
-      check_range(path + ".max", d.max, 1, hi);
+      check_real(path + ".min", d.min, 1, hi);
+      check_real(path + ".max", d.max, 1, hi);
       if (d.max < d.min)
         fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
       break;
     case LengthKind::lognormal:
-      check_range(path + ".mean", d.mean, 1, hi);
-      check_range(path + ".sigma", d.sigma, 0, 4);
-      check_range(path + ".min", d.min, 1, hi);
-      check_range(path + ".max", d.max, 1, hi);
+      check_real(path + ".mean", d.mean, 1, hi);
+      check_real(path + ".sigma", d.sigma, 0, 4);
+      check_real(path + ".min", d.min, 1, hi);
+      check_real(path + ".max", d.max, 1, hi);
       if (d.max < d.min)
         fail(path + ".max", "must be >= min (" + format_number(d.min) + ")", d.max);
       break;
@@ -193,12 +187,12 @@ void validate(const ServingSpec& s) {
   const bool trace = s.arrival.kind == ArrivalKind::trace;
   const bool closed = s.arrival.kind == ArrivalKind::concurrency;
   if (closed) {
-    check_range("workload.arrival.concurrency", s.arrival.concurrency, 1, kMaxSimRequests);
+    check_real("workload.arrival.concurrency", s.arrival.concurrency, 1, kMaxSimRequests);
   }
   if (!trace) {
-    if (!closed) check_range("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
+    if (!closed) check_real("workload.arrival.rate_per_s", s.arrival.rate_per_s, 1e-6, 1e6);
     if (s.arrival.kind == ArrivalKind::gamma)
-      check_range("workload.arrival.cv", s.arrival.cv, 0.01, 100);
+      check_real("workload.arrival.cv", s.arrival.cv, 0.01, 100);
     if (s.num_requests < 1 || s.num_requests > kMaxSimRequests) {
       fail("workload.num_requests", "must be between 1 and " + std::to_string(kMaxSimRequests),
            s.num_requests);
@@ -221,20 +215,20 @@ void validate(const ServingSpec& s) {
     for (std::size_t i = 0; i < s.trace.size(); ++i) {
       const TraceRequest& r = s.trace[i];
       const std::string p = "workload.arrival.requests[" + std::to_string(i) + "]";
-      check_range(p + ".arrival_s", r.arrival_s, last, kMaxSimDuration_s);
-      check_range(p + ".prompt_tokens", r.prompt_tokens, 1, max_context - 1);
-      check_range(p + ".output_tokens", r.output_tokens, 1, max_context);
+      check_real(p + ".arrival_s", r.arrival_s, last, kMaxSimDuration_s);
+      check_real(p + ".prompt_tokens", r.prompt_tokens, 1, max_context - 1);
+      check_real(p + ".output_tokens", r.output_tokens, 1, max_context);
       last = r.arrival_s;
     }
   }
-  check_range("engine.num_scheduler_steps", s.num_scheduler_steps, 1, 64);
-  check_range("engine.static_batch_size", s.static_batch_size, 0, 1e6);
-  check_range("features.prefix_caching.shared_prefix_tokens", s.prefix.shared_prefix_tokens, 0,
-              max_context - 1);
-  check_range("features.prefix_caching.hit_rate", s.prefix.hit_rate, 0, 1);
-  check_range("features.speculative.num_tokens", s.speculative.num_tokens, 0, 16);
-  check_range("features.speculative.acceptance_rate", s.speculative.acceptance_rate, 0, 0.999);
-  check_range("features.speculative.draft_cost_fraction", s.speculative.draft_cost_fraction, 0, 1);
+  check_real("engine.num_scheduler_steps", s.num_scheduler_steps, 1, 64);
+  check_real("engine.static_batch_size", s.static_batch_size, 0, 1e6);
+  check_real("features.prefix_caching.shared_prefix_tokens", s.prefix.shared_prefix_tokens, 0,
+             max_context - 1);
+  check_real("features.prefix_caching.hit_rate", s.prefix.hit_rate, 0, 1);
+  check_real("features.speculative.num_tokens", s.speculative.num_tokens, 0, 16);
+  check_real("features.speculative.acceptance_rate", s.speculative.acceptance_rate, 0, 0.999);
+  check_real("features.speculative.draft_cost_fraction", s.speculative.draft_cost_fraction, 0, 1);
   if (s.speculative.mtp && s.speculative.num_tokens > 0 && s.inference.model.mtp_layers == 0) {
     fail("features.speculative.draft",
          "needs a model with multi-token-prediction layers (model.mtp_layers > 0: DeepSeek-V3 and "
@@ -252,14 +246,14 @@ void validate(const ServingSpec& s) {
                            "disaggregated pools with pipeline parallelism are not modelled");
   }
   if (s.disaggregation.prefill_instances > 0 || s.disaggregation.decode_instances > 0) {
-    check_range("features.disaggregated.prefill_instances", s.disaggregation.prefill_instances, 1,
-                kMaxReplicas);
-    check_range("features.disaggregated.decode_instances", s.disaggregation.decode_instances, 1,
-                kMaxReplicas);
-    check_range("features.disaggregated.kv_link_GBps", s.disaggregation.kv_link_bytes_per_s / 1e9,
-                1e-3, 1e5);
-    check_range("features.disaggregated.kv_link_latency_us",
-                s.disaggregation.kv_link_latency_s * 1e6, 0, 1e6);
+    check_real("features.disaggregated.prefill_instances", s.disaggregation.prefill_instances, 1,
+               kMaxReplicas);
+    check_real("features.disaggregated.decode_instances", s.disaggregation.decode_instances, 1,
+               kMaxReplicas);
+    check_real("features.disaggregated.kv_link_GBps", s.disaggregation.kv_link_bytes_per_s / 1e9,
+               1e-3, 1e5);
+    check_real("features.disaggregated.kv_link_latency_us",
+               s.disaggregation.kv_link_latency_s * 1e6, 0, 1e6);
     const long long need = static_cast<long long>(s.disaggregation.prefill_instances +
                                                   s.disaggregation.decode_instances) *
                            tp;
@@ -278,20 +272,20 @@ void validate(const ServingSpec& s) {
          s.inference.num_gpus);
   }
   if (s.lora.num_adapters > 0) {
-    check_range("features.lora.num_adapters", s.lora.num_adapters, 1, 100000);
-    check_range("features.lora.rank", s.lora.rank, 1, 1024);
-    check_range("features.lora.max_loras_per_batch", s.lora.max_loras_per_batch, 1, 1024);
-    check_range("features.lora.load_ms", s.lora.load_s * 1e3, 0, 1e4);
+    check_real("features.lora.num_adapters", s.lora.num_adapters, 1, 100000);
+    check_real("features.lora.rank", s.lora.rank, 1, 1024);
+    check_real("features.lora.max_loras_per_batch", s.lora.max_loras_per_batch, 1, 1024);
+    check_real("features.lora.load_ms", s.lora.load_s * 1e3, 0, 1e4);
   }
-  check_range("features.moe.imbalance_factor", s.moe.imbalance_factor, 1, 100);
+  check_real("features.moe.imbalance_factor", s.moe.imbalance_factor, 1, 100);
   if ((s.moe.expert_parallel || s.moe.imbalance_factor > 1) && !s.inference.model.is_moe()) {
     throw NotModelledError(
         "features.moe", "the model has no experts (model.num_experts is 0); remove features.moe");
   }
-  check_range("slo.ttft_ms", s.slo.ttft_s * 1e3, 0, 1e9);
-  check_range("slo.tpot_ms", s.slo.tpot_s * 1e3, 0, 1e9);
-  check_range("slo.e2e_ms", s.slo.e2e_s * 1e3, 0, 1e9);
-  check_range("output.timeline_points", s.timeline_points, 2, kMaxTimelinePoints);
+  check_real("slo.ttft_ms", s.slo.ttft_s * 1e3, 0, 1e9);
+  check_real("slo.tpot_ms", s.slo.tpot_s * 1e3, 0, 1e9);
+  check_real("slo.e2e_ms", s.slo.e2e_s * 1e3, 0, 1e9);
+  check_real("output.timeline_points", s.timeline_points, 2, kMaxTimelinePoints);
 }
 
 namespace detail {

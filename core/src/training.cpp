@@ -20,22 +20,9 @@ constexpr double kAttentionBackwardFactor = 2.5;  // FlashAttention-2: 5 GEMMs v
 
 // ---- Validation ----
 
-void check_int(const std::string& path, long long value, long long lo, long long hi) {
-  if (value < lo || value > hi) {
-    fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi),
-         static_cast<double>(value));
-  }
-}
-
 void check_divides(const std::string& path, int value, int whole, const std::string& what) {
   if (whole % value != 0) {
     fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", value);
-  }
-}
-
-void check_real(const std::string& path, double v, double lo, double hi) {
-  if (!std::isfinite(v) || v < lo || v > hi) {
-    fail(path, "must be between " + format_number(lo) + " and " + format_number(hi), v);
   }
 }
 

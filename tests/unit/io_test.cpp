@@ -67,6 +67,26 @@ json custom_hardware() {
 // ---------------------------------------------------------------------------------------------
 // Document-level errors
 
+// Issue 15: one range check, one message per rule. engine.step_overhead_us -1 read "between 0
+// and 1e7" in an inference request and "between 0 and 10000000" in a serving one; the bound is
+// 10 s = 10,000,000 µs in both.
+TEST(IoErrors, EngineRangeMessagesAgreeAcrossTasks) {
+  json inference = base_request();
+  inference["engine"] = {{"step_overhead_us", -1}};
+  json serving = base_request();
+  serving["task"] = "serving";
+  serving["workload"] = {{"prompt_tokens", 128},
+                         {"output_tokens", 128},
+                         {"arrival", {{"kind", "poisson"}, {"rate_per_s", 1}}}};
+  serving["engine"] = {{"step_overhead_us", -1}};
+  const std::string expected = "engine.step_overhead_us: must be between 0 and 10000000 (got -1)";
+  EXPECT_EQ(failure_of(inference).message, expected);
+  EXPECT_EQ(failure_of(serving).message, expected);
+  inference["engine"] = {{"request_overhead_us", 2e8}};
+  EXPECT_EQ(failure_of(inference).message,
+            "engine.request_overhead_us: must be between 0 and 100000000 (got 200000000)");
+}
+
 TEST(IoErrors, MalformedJsonIsInvalidJson) {
   EXPECT_FAILURE(failure_of_text("{\"task\": \"inference\","), "invalid_json", "",
                  "malformed JSON");

@@ -52,4 +52,10 @@ std::string format_number(double value);
 [[noreturn]] void fail(const std::string& path, const std::string& rule, double got);
 [[noreturn]] void fail(const std::string& path, const std::string& rule, const std::string& got);
 
+/// The range checks every validator uses: `path: must be between lo and hi (got value)` unless
+/// lo <= value <= hi. check_real also rejects NaN and infinities; it compares in SI and prints
+/// the bounds and the value divided by `unit`, the request key's unit (kMicro for `_us`).
+void check_int(const std::string& path, long long value, long long lo, long long hi);
+void check_real(const std::string& path, double value, double lo, double hi, double unit = 1);
+
 }  // namespace flopcast
