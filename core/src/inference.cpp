@@ -116,15 +116,15 @@ void validate(const InferenceSpec& s) {
                         std::to_string(s.prompt_tokens) + " + " + std::to_string(s.output_tokens) +
                         " = " + std::to_string(context) + ")");
   }
-  if (!std::isfinite(s.gpu_memory_utilization) || s.gpu_memory_utilization <= 0 ||
-      s.gpu_memory_utilization > 1) {
-    fail("engine.gpu_memory_utilization", "must be > 0 and <= 1", s.gpu_memory_utilization);
+  if (!std::isfinite(s.engine.gpu_memory_utilization) || s.engine.gpu_memory_utilization <= 0 ||
+      s.engine.gpu_memory_utilization > 1) {
+    fail("engine.gpu_memory_utilization", "must be > 0 and <= 1", s.engine.gpu_memory_utilization);
   }
-  check_int("engine.kv_block_tokens", s.kv_block_tokens, 1, 1024);
-  check_int("engine.max_num_batched_tokens", s.max_num_batched_tokens, 1, 10'000'000);
+  check_int("engine.kv_block_tokens", s.engine.kv_block_tokens, 1, 1024);
+  check_int("engine.max_num_batched_tokens", s.engine.max_num_batched_tokens, 1, 10'000'000);
   // The same bounds as validate(EngineProfile), one message for each rule.
-  check_real("engine.step_overhead_us", s.step_overhead_s, 0, 10, kMicro);
-  check_real("engine.request_overhead_us", s.request_overhead_s, 0, 100, kMicro);
+  check_real("engine.step_overhead_us", s.engine.step_overhead_s, 0, 10, kMicro);
+  check_real("engine.request_overhead_us", s.engine.request_overhead_s, 0, 100, kMicro);
   check_real("engine.framework_reserve_GB", s.framework_reserve_bytes, 0, 1e15, kGB);
 }
 
@@ -194,7 +194,7 @@ Shard make_shard(const InferenceSpec& s) {
   sh.head = is_gguf(s.weights) ? sh.linear : sh.dense16;
   sh.attn_math = s.activations;
   sh.km = s.kernel;
-  sh.km.kv_page_tokens = s.kv_block_tokens;
+  sh.km.kv_page_tokens = s.engine.kv_block_tokens;
   sh.kinds = layer_kinds(m);
   sh.dp = s.dp_attention ? s.tp : 1;
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
@@ -356,7 +356,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
 
   OpCost overhead;
   overhead.name = "engine_overhead";
-  overhead.time = Seconds(s.step_overhead_s);
+  overhead.time = Seconds(s.engine.step_overhead_s);
   overhead.bound = Bound::overhead;
   ops.push_back(overhead);
   return ops;
@@ -435,9 +435,9 @@ double kv_bytes_per_token(const Shard& sh) {
 double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, double context) {
   const auto [global, local] = global_and_local_layers(sh);
   const double per_layer_token = sh.kv_elems * sh.kv;
-  auto blocks = [&](double tokens) { return std::ceil(tokens / s.kv_block_tokens); };
+  auto blocks = [&](double tokens) { return std::ceil(tokens / s.engine.kv_block_tokens); };
   const double local_tokens = local_kv_tokens(context, s.model.window_tokens);
-  return sh.stage_share * sh.attention_share(batch) * s.kv_block_tokens * per_layer_token *
+  return sh.stage_share * sh.attention_share(batch) * s.engine.kv_block_tokens * per_layer_token *
          (global * blocks(context) + local * blocks(local_tokens));
 }
 
@@ -445,7 +445,7 @@ double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, dou
 /// holds min(batch · prompt, max_num_batched_tokens) tokens.
 double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, double prompt) {
   const ModelSpec& m = s.model;
-  const double t = std::min(batch * prompt, static_cast<double>(s.max_num_batched_tokens));
+  const double t = std::min(batch * prompt, static_cast<double>(s.engine.max_num_batched_tokens));
   batch = std::min(batch, t);
   const AttentionDims at = sh.attention(false, false);
   const double attn_phase = sh.attention_share(t) * (2 * sh.h + at.heads * (at.qk_dim + at.v_dim) +
@@ -521,9 +521,10 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   // holds b/chunks sequences (a fraction when one prompt spans several chunks); summed over the
   // chunks, FLOPs and bytes are those of the whole batch. Without chunked prefill a chunk holds
   // whole prompts only, and one prompt longer than the budget runs alone.
-  const double budget = spec.max_num_batched_tokens;
-  const double chunks = spec.chunked_prefill ? std::ceil(b * s / budget)
-                                             : std::ceil(b / std::max(1.0, std::floor(budget / s)));
+  const double budget = spec.engine.max_num_batched_tokens;
+  const double chunks = spec.engine.chunked_prefill
+                            ? std::ceil(b * s / budget)
+                            : std::ceil(b / std::max(1.0, std::floor(budget / s)));
   // Pipelined, the chunks flow through pp stages of 1/pp of the step each: the last leaves after
   // (chunks + pp − 1) stage times.
   const double pp = spec.pp;
@@ -550,12 +551,13 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   }
   const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
 
-  r.ttft_s = prefill_s + spec.request_overhead_s;
+  r.ttft_s = prefill_s + spec.engine.request_overhead_s;
   r.tpot_s = tpot_s;
   r.e2e_s = r.ttft_s + static_cast<double>(steps) * tpot_s;
   r.output_tokens_per_s = r.replicas * b * n / r.e2e_s;
   r.prefill_tokens_per_s = r.replicas * b * s / r.ttft_s;
-  r.ttft_band = {pre.low_s + spec.request_overhead_s, pre.high_s + spec.request_overhead_s};
+  r.ttft_band = {pre.low_s + spec.engine.request_overhead_s,
+                 pre.high_s + spec.engine.request_overhead_s};
   r.tpot_band = {dec.low_s / static_cast<double>(evaluated_steps),
                  dec.high_s / static_cast<double>(evaluated_steps)};
   r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,
@@ -594,7 +596,7 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   // Memory per GPU.
   MemoryResult& mem = r.memory;
   mem.capacity_bytes = spec.hardware.hbm_capacity.value;
-  mem.budget_bytes = mem.capacity_bytes * spec.gpu_memory_utilization;
+  mem.budget_bytes = mem.capacity_bytes * spec.engine.gpu_memory_utilization;
   mem.weights_bytes = weight_bytes_per_gpu(spec);
   mem.reserve_bytes = spec.framework_reserve_bytes;
   mem.kv_cache_bytes_per_token = kv_bytes_per_token(sh);
@@ -658,16 +660,16 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
        "nccl-tests all-reduce bus bandwidth ~360-380 of 450 GB/s on H100 NVLink4"},
       {"gemm_tile", static_cast<double>(km.max_tile_m), "rows x 128 columns",
        "output tile for wave and tile quantization; m rounds up to a power of two from 16"},
-      {"engine_step_overhead", spec.step_overhead_s / kMicro, "us per forward step",
+      {"engine_step_overhead", spec.engine.step_overhead_s / kMicro, "us per forward step",
        "CPU time to schedule, prepare inputs and sample (engineering estimate for vLLM-class "
        "engines with CUDA graphs; Tier 1 fits it per engine)"},
       {"framework_reserve", spec.framework_reserve_bytes / kGB, "GB per GPU",
        "CUDA context, cuBLAS/NCCL workspaces and CUDA-graph pools outside the KV pool"},
-      {"gpu_memory_utilization", spec.gpu_memory_utilization, "fraction of device memory",
+      {"gpu_memory_utilization", spec.engine.gpu_memory_utilization, "fraction of device memory",
        "vLLM default 0.9"},
-      {"kv_block", static_cast<double>(spec.kv_block_tokens), "tokens per block",
+      {"kv_block", static_cast<double>(spec.engine.kv_block_tokens), "tokens per block",
        "vLLM paged-KV default 16"},
-      {"max_num_batched_tokens", static_cast<double>(spec.max_num_batched_tokens),
+      {"max_num_batched_tokens", static_cast<double>(spec.engine.max_num_batched_tokens),
        "tokens per forward pass",
        "prefill chunk size: vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB"},
       {"prefill_chunks", chunks, "forward passes", "prefill of the batch: ceil(b*s / chunk size)"},
@@ -848,7 +850,7 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   return t;
 }
 
-double StepTimeModel::step_overhead_s() const { return impl_->spec.step_overhead_s; }
+double StepTimeModel::step_overhead_s() const { return impl_->spec.engine.step_overhead_s; }
 
 int StepTimeModel::tier() const { return impl_->tier; }
 
@@ -881,7 +883,7 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   }
   if (tokens == 0) return 0;
   const int t = static_cast<int>(std::min<long long>(tokens, 1'000'000'000));
-  return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.step_overhead_s;
+  return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.engine.step_overhead_s;
 }
 
 }  // namespace flopcast

@@ -225,10 +225,10 @@ struct Model {
     const double prefill_per_step = B * w.p_new_mean / D;
     const int k1 = spec.speculative.num_tokens + 1;
     const double left =
-        std::max(1.0, spec.engine.max_num_batched_tokens -
+        std::max(1.0, spec.inference.engine.max_num_batched_tokens -
                           (spec.policy == SchedulePolicy::decode_first ? x.decodes * k1 : 0.0));
     // Without chunking a prompt goes in whole, over the budget if it must (alone as a prefill).
-    const bool chunked = spec.engine.chunked_prefill;
+    const bool chunked = spec.inference.engine.chunked_prefill;
     x.chunk = chunked ? std::min(std::max(w.p_new_mean, 1.0), left) : std::max(w.p_new_mean, 1.0);
     x.f = std::min(1.0, prefill_per_step / x.chunk);
     if (x.f >= 1) x.chunk = chunked ? std::min(left, prefill_per_step) : prefill_per_step;
@@ -346,19 +346,19 @@ ServingResult estimate_serving(const ServingSpec& spec) {
 
   // The batch limit: max_num_seqs, the KV cache at the mean context (shared prefix blocks
   // counted once), and the token budget.
-  const double block = setup.inference.kv_block_tokens;
+  const double block = setup.inference.engine.kv_block_tokens;
   const double per_seq_tokens = std::max(1.0, m.c_mean - w.hit_tokens) + block / 2;
   const double b_kv = setup.kv_capacity_tokens / per_seq_tokens;
   r.max_batch_kv = static_cast<int>(std::clamp(std::floor(b_kv), 0.0, 1e9));  // no int overflow
   const double tokens_per_seq_step =
       (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
-  const double b_budget = spec.engine.max_num_batched_tokens / tokens_per_seq_step;
+  const double b_budget = spec.inference.engine.max_num_batched_tokens / tokens_per_seq_step;
   // A setup that fits holds at least one whole request (make_setup checks it) and the engine
   // runs a prompt over the budget alone, so the batch limit is at least 1 (the token budget at
   // a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while fits: true).
   const double b_max =
       std::max(setup.fits ? 1.0 : 0.0,
-               std::min({static_cast<double>(spec.engine.max_num_seqs), b_kv, b_budget}));
+               std::min({static_cast<double>(spec.inference.engine.max_num_seqs), b_kv, b_budget}));
 
   double lambda_sat = 0;
   if (setup.fits && b_max >= 1) {
@@ -440,7 +440,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // Prefill service: the prompt's chunks on the budget left by the decodes.
   const int k1 = spec.speculative.num_tokens + 1;
   const double decodes = B * (m.D - 1) / m.D;
-  const double budget = spec.engine.max_num_batched_tokens;
+  const double budget = spec.inference.engine.max_num_batched_tokens;
   const double left =
       std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first ? decodes * k1 : 0.0));
   std::vector<std::pair<double, double>> service_pts;
@@ -450,8 +450,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     const double hit =
         spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
     const double p_new = p - hit;
-    const double steps = spec.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
-    const int chunk = static_cast<int>(spec.engine.chunked_prefill ? std::min(p_new, left) : p_new);
+    const double steps = spec.inference.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
+    const int chunk =
+        static_cast<int>(spec.inference.engine.chunked_prefill ? std::min(p_new, left) : p_new);
     const int dec =
         spec.policy == SchedulePolicy::decode_first ? static_cast<int>(std::round(decodes)) : 0;
     StepShape s;
@@ -513,11 +514,11 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double window = closed ? 0.0 : spec.num_scheduler_steps * tau;
   // Async scheduling: the next step was planned before the request arrived, so it joins one step
   // later whenever the engine is busy (a running batch of B sequences: busy min(1, B) of the time).
-  const double async_lag = spec.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
+  const double async_lag = spec.inference.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
   const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
   const Dist queueing = convolve(wait, phase);
   Dist ttft = convolve(queueing, service);
-  for (double& x : ttft.x) x += setup.inference.request_overhead_s;
+  for (double& x : ttft.x) x += setup.inference.engine.request_overhead_s;
 
   // TPOT: a request's mean step time over its n − 1 tokens, mixing steps with and without a
   // prefill chunk (binomial share f of steps hold one).

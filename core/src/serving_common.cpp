@@ -183,7 +183,7 @@ void check_length(const LengthDist& d, const std::string& path, int max_context)
 
 void validate(const ServingSpec& s) {
   const int max_context = s.inference.model.max_context_tokens;
-  validate(s.engine, "engine");
+  validate(s.inference.engine, "engine");
   const bool trace = s.arrival.kind == ArrivalKind::trace;
   const bool closed = s.arrival.kind == ArrivalKind::concurrency;
   if (closed) {
@@ -307,14 +307,8 @@ ServingSetup make_setup(const ServingSpec& spec) {
   ServingSetup st;
   InferenceSpec& inf = st.inference;
   inf = spec.inference;
-  inf.step_overhead_s = spec.engine.step_overhead_s;
-  inf.request_overhead_s = spec.engine.request_overhead_s;
-  inf.max_num_batched_tokens = spec.engine.max_num_batched_tokens;
-  inf.chunked_prefill = spec.engine.chunked_prefill;
-  inf.gpu_memory_utilization = spec.engine.gpu_memory_utilization;
-  inf.kv_block_tokens = spec.engine.kv_block_tokens;
   const int max_context = inf.model.max_context_tokens;
-  inf.prompt_tokens = std::max(1, std::min(inf.max_num_batched_tokens, max_context - 1));
+  inf.prompt_tokens = std::max(1, std::min(inf.engine.max_num_batched_tokens, max_context - 1));
   inf.output_tokens = 1;
   inf.batch_size = 1;
   if (spec.disaggregation.prefill_instances > 0) {
@@ -363,11 +357,11 @@ ServingSetup make_setup(const ServingSpec& spec) {
     // Each MTP layer keeps its own attention's KV cache, one layer's worth per token.
     st.kv_bytes_per_token *= 1.0 + double(inf.model.mtp_layers) / inf.model.num_layers;
   }
-  const double block_bytes = inf.kv_block_tokens * st.kv_bytes_per_token;
+  const double block_bytes = inf.engine.kv_block_tokens * st.kv_bytes_per_token;
   // Clamped: a long long holds 9.2e18; 1e15 blocks is far past any memory (and stays exact).
   st.kv_blocks =
       free > 0 ? static_cast<long long>(std::min(std::floor(free / block_bytes), 1e15)) : 0;
-  st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.kv_block_tokens;
+  st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.engine.kv_block_tokens;
   st.fits = st.kv_blocks > 0;
   if (!st.fits) {
     st.warnings.push_back(
@@ -389,7 +383,7 @@ ServingSetup make_setup(const ServingSpec& spec) {
       shortest = std::round(least(spec.prompt)) + std::round(least(spec.output));
     }
     shortest = std::min<double>(shortest, max_context);
-    const double need_blocks = std::ceil(shortest / inf.kv_block_tokens);
+    const double need_blocks = std::ceil(shortest / inf.engine.kv_block_tokens);
     if (need_blocks > static_cast<double>(st.kv_blocks)) {
       st.fits = false;
       st.warnings.push_back(
@@ -420,7 +414,7 @@ ServingSetup make_setup(const ServingSpec& spec) {
 StepCoster::StepCoster(const ServingSpec& spec, const ServingSetup& setup)
     : spec_(spec), setup_(setup), model_(setup.inference, spec.moe.imbalance_factor) {
   if (auto d = draft_spec(spec, setup.inference)) {
-    d->step_overhead_s = 0;  // the draft runs inside the target's engine step
+    d->engine.step_overhead_s = 0;  // the draft runs inside the target's engine step
     draft_.emplace(*d);
   }
 }

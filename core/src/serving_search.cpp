@@ -139,8 +139,8 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
               spec.inference.pp = pp;
               spec.inference.ep = c.ep;
               spec.inference.dp_attention = dpa;
-              spec.engine.max_num_seqs = max_seqs;
-              spec.engine.max_num_batched_tokens = budget;
+              spec.inference.engine.max_num_seqs = max_seqs;
+              spec.inference.engine.max_num_batched_tokens = budget;
               consider(std::move(c));
             }
           }

@@ -160,9 +160,9 @@ struct ServingSimulation::State {
     spec = s;
     setup = detail::make_setup(spec);
     coster.emplace(spec, setup);
-    block = setup.inference.kv_block_tokens;
-    max_seqs = spec.engine.max_num_seqs;
-    budget = spec.engine.max_num_batched_tokens;
+    block = setup.inference.engine.kv_block_tokens;
+    max_seqs = spec.inference.engine.max_num_seqs;
+    budget = spec.inference.engine.max_num_batched_tokens;
     spec_k = spec.speculative.num_tokens;
     closed = spec.arrival.kind == ArrivalKind::concurrency;
     timeline = Timeline(std::max(2, spec.timeline_points));
@@ -396,10 +396,10 @@ struct ServingSimulation::State {
       } else {
         if (!prefills) continue;
         int chunk = r.target - r.computed;
-        if (spec.engine.chunked_prefill) chunk = std::min(chunk, left);
+        if (spec.inference.engine.chunked_prefill) chunk = std::min(chunk, left);
         if (chunk <= 0) continue;
         // Unchunked, a prompt over the budget left runs as the step's only prefill.
-        if (chunk > left && (spec.engine.chunked_prefill || has_prefill(in))) continue;
+        if (chunk > left && (spec.inference.engine.chunked_prefill || has_prefill(in))) continue;
         // Prefill first (SGLang, vLLM V0): a prompt's chunk waits for free blocks rather than
         // retract running requests, which would be re-admitted first and retract it in turn (a
         // livelock); only decodes retract, as SGLang's retract_decode.
@@ -431,12 +431,12 @@ struct ServingSimulation::State {
   }
 
   void plan_admissions(Instance& in, int& left) {
-    const bool chunked = spec.engine.chunked_prefill;
+    const bool chunked = spec.inference.engine.chunked_prefill;
     // Async scheduling: a step that follows another straight away was planned as that one began;
     // requests that arrived since wait for the step after it (unless it would be empty: an idle
     // engine plans again as soon as work arrives).
     const double arrived_by =
-        spec.engine.async_scheduling && in.step_end == now ? in.step_start : now;
+        spec.inference.engine.async_scheduling && in.step_end == now ? in.step_start : now;
     while (!in.waiting.empty() && static_cast<int>(in.running.size()) < max_seqs && left > 0) {
       const int id = in.waiting.front();
       Req& r = reqs[static_cast<std::size_t>(id)];
@@ -748,7 +748,7 @@ ServingResult ServingSimulation::State::result() const {
   }
   if (res.completed > 0) {
     // Engine's per-request CPU time (tokenize, admit) delays the first token of each request.
-    const double req_s = setup.inference.request_overhead_s;
+    const double req_s = setup.inference.engine.request_overhead_s;
     for (double& x : ttft) x += req_s;
     for (double& x : e2e) x += req_s;
     res.ttft_s = summarize(ttft);
@@ -806,7 +806,7 @@ ServingResult ServingSimulation::State::result() const {
     res.requests.reserve(reqs.size());
     for (const Req& r : reqs) {
       // Times as the client sees them: the engine's per-request overhead delays the first token.
-      const double req_s = r.finish >= 0 ? setup.inference.request_overhead_s : 0;
+      const double req_s = r.finish >= 0 ? setup.inference.engine.request_overhead_s : 0;
       res.requests.push_back({r.arrival, r.scheduled, r.first_token + req_s, r.finish + req_s,
                               r.prompt, r.output, r.cached, r.preemptions, r.instance});
     }

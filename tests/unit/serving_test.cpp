@@ -266,7 +266,7 @@ TEST(ServingSimulation, AsyncSchedulingAdmitsOneStepLater) {
   // 49). Mean TTFT (10 + 29)/2 = 19.5 ms, E2E (30 + 49)/2 = 39.5 ms, 5 steps. r0 arrived at an
   // idle engine: no lag.
   ServingSpec s = tiny_spec();
-  s.engine.async_scheduling = true;
+  s.inference.engine.async_scheduling = true;
   s.arrival.rate_per_s = 1000;
   s.num_requests = 2;
   const ServingResult r = simulate_serving(s, kTenMs);
@@ -320,7 +320,7 @@ TEST(ServingSimulation, PreemptsWhenBlocksRunOutAndStillFinishes) {
   // A small KV pool (gpu_memory_utilization 0.22 of 80 GB leaves ~2.5 GB after 13.5 GB of
   // weights, 1 GB reserve and activations: ~4,700 tokens) under long outputs forces recompute.
   ServingSpec s = tiny_spec();
-  s.engine.gpu_memory_utilization = 0.22;
+  s.inference.engine.gpu_memory_utilization = 0.22;
   s.arrival.rate_per_s = 50;
   s.num_requests = 100;
   s.prompt = {LengthKind::fixed, 200, 1, 1, 0, 0};
@@ -365,8 +365,8 @@ TEST(ServingSimulation, UnchunkedLongPromptRunsWithTheDecodes) {
   // batch (1 + 2 + 2 + 1) / 4 = 1.5. Before, r1 waited for a step with nothing else in it: [30, 40]
   // prefill, TTFT 39 ms, E2E 59 ms, batch 1.
   ServingSpec s = tiny_spec();
-  s.engine.chunked_prefill = false;
-  s.engine.max_num_batched_tokens = 100;
+  s.inference.engine.chunked_prefill = false;
+  s.inference.engine.max_num_batched_tokens = 100;
   s.prompt = {LengthKind::fixed, 150, 1, 1, 0, 0};
   s.arrival.rate_per_s = 1000;
   s.num_requests = 2;
@@ -412,7 +412,7 @@ TEST(ServingSimulation, OfflineBatchIsConcurrencyEqualToNumRequests) {
   s.arrival.kind = ArrivalKind::concurrency;
   s.arrival.concurrency = 4;
   s.num_requests = 4;
-  s.engine.max_num_seqs = 2;
+  s.inference.engine.max_num_seqs = 2;
   const ServingResult r = simulate_serving(s, kTenMs);
   ASSERT_EQ(r.completed, 4);
   EXPECT_TRUE(near_rel(r.ttft_s->mean, 25e-3, 1e-9));
@@ -450,7 +450,7 @@ TEST(ServingAnalytic, AsyncSchedulingAddsOneStepToTheQueueing) {
   // does not change.
   ServingSpec s = poisson_4_per_s();
   const ServingResult sync = estimate_serving(s);
-  s.engine.async_scheduling = true;
+  s.inference.engine.async_scheduling = true;
   const ServingResult async = estimate_serving(s);
   ASSERT_GT(sync.mean_batch_size, 1);
   const double tau = sync.mean_step_time_s;
@@ -613,7 +613,7 @@ TEST(ServingAnalytic, ClosedLoopRunsItsClientsAsTheBatch) {
   EXPECT_TRUE(near_rel(r.output_tokens_per_s, 128 * r.requests_per_s, 1e-9));
   EXPECT_EQ(r.queueing_s->p99, 0);
   // Beyond max_num_seqs the batch stays at the cap and the rest wait in the engine.
-  s.engine.max_num_seqs = 4;
+  s.inference.engine.max_num_seqs = 4;
   const ServingResult q = estimate_serving(s);
   EXPECT_TRUE(near_rel(q.mean_batch_size, 4, 1e-12));
   EXPECT_GT(q.queueing_s->p99, 0);
@@ -634,7 +634,7 @@ TEST(ServingAnalytic, ClosedLoopAgreesWithTheSimulator) {
   EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.30));
   // Offline: every request submitted at t = 0 (concurrency = num_requests > max_num_seqs).
   s.arrival.concurrency = 1000;
-  s.engine.max_num_seqs = 64;
+  s.inference.engine.max_num_seqs = 64;
   a = estimate_serving(s);
   d = simulate_serving(s);
   EXPECT_TRUE(near_rel(a.output_tokens_per_s, d.output_tokens_per_s, 0.10));

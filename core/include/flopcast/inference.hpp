@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flopcast/dtype.hpp"
+#include "flopcast/engine.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/kernel.hpp"
 #include "flopcast/model.hpp"
@@ -53,18 +54,9 @@ struct InferenceSpec {
   int prompt_tokens = 0;
   int output_tokens = 0;
   int batch_size = 1;  ///< sequences per replica
-  /// Engine settings (vLLM defaults).
-  double gpu_memory_utilization = 0.9;  ///< fraction of device memory the engine may use
-  int kv_block_tokens = 16;             ///< paged-KV block size
-  /// Token budget of one forward pass: prefill runs in chunks of at most this many tokens
-  /// (vLLM V1 default for `vllm serve` on GPUs with >= 70 GiB).
-  int max_num_batched_tokens = 8192;
-  /// false: a prompt is never split; a step takes as many whole prompts as fit the token budget
-  /// (at least one), as TensorRT-LLM does without chunked context.
-  bool chunked_prefill = true;
-  double step_overhead_s = 300e-6;  ///< CPU time per forward step (schedule, sample)
-  /// CPU time once per request before its first token (tokenize, admit, detokenize).
-  double request_overhead_s = 0;
+  /// The engine: its overheads and scheduler settings (memory utilization, KV block size, token
+  /// budget, chunked prefill; the generic profile's defaults). Inference uses those; serving all.
+  EngineProfile engine;
   double framework_reserve_bytes = 1.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, graphs
   KernelModel kernel;
 };

@@ -168,11 +168,10 @@ inline constexpr int kMaxReplicas = 1024;
 inline constexpr int kMaxTimelinePoints = 4096;
 
 struct ServingSpec {
-  /// Model, hardware, tp, num_gpus, precisions, memory knobs, kernel model; the workload fields
-  /// (prompt_tokens, output_tokens, batch_size) are ignored. Engine overheads and scheduler
-  /// settings come from `engine` (they override those of `inference`).
+  /// Model, hardware, tp, num_gpus, precisions, memory knobs, kernel model and the engine
+  /// (`inference.engine`: overheads and scheduler settings); the workload fields (prompt_tokens,
+  /// output_tokens, batch_size) are ignored.
   InferenceSpec inference;
-  EngineProfile engine;
   SchedulePolicy policy = SchedulePolicy::decode_first;
   Batching batching = Batching::continuous;
   int static_batch_size = 0;    ///< static batching: sequences per batch (0: max_num_seqs)

@@ -14,6 +14,17 @@ void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
   if (r.find("kernel_fixed_us")) e.kernel_fixed_s = r.number("kernel_fixed_us") * kMicro;
 }
 
+void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
+  e.gpu_memory_utilization = en.number("gpu_memory_utilization", e.gpu_memory_utilization);
+  e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
+  e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
+  e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
+  e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
+  e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
+  read_kernel_fixed(en, e);
+  validate(e, "engine");
+}
+
 int engine_tier(const ObjectReader& r, const EngineProfile& profile) {
   const bool overridden =
       r.find("step_overhead_us") || r.find("request_overhead_us") || r.find("kernel_fixed_us");

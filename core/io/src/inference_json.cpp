@@ -40,19 +40,11 @@ Parsed parse_request(const json& request) {
                    "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
                    "framework_reserve_GB"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
+  s.engine = profile;
+  read_engine_overrides(en, s.engine);
   // Kernels are priced with the engine's own measured kernels where the GPU has them, at the
   // engine's per-kernel cost.
-  EngineProfile engine = profile;
-  read_kernel_fixed(en, engine);
-  validate(engine, "engine");
-  apply_engine(engine, s.kernel);
-  s.gpu_memory_utilization = en.number("gpu_memory_utilization", profile.gpu_memory_utilization);
-  s.kv_block_tokens = en.integer("kv_block_tokens", profile.kv_block_tokens);
-  s.max_num_batched_tokens = en.integer("max_num_batched_tokens", profile.max_num_batched_tokens);
-  s.chunked_prefill = en.boolean("chunked_prefill", profile.chunked_prefill);
-  s.step_overhead_s = en.number("step_overhead_us", profile.step_overhead_s / kMicro) * kMicro;
-  s.request_overhead_s =
-      en.number("request_overhead_us", profile.request_overhead_s / kMicro) * kMicro;
+  apply_engine(s.engine, s.kernel);
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
   p.engine_tier = engine_tier(en, profile);
@@ -72,12 +64,12 @@ Parsed parse_request(const json& request) {
                       {"batch_size", s.batch_size}}},
                     {"engine",
                      {{"name", profile.id},
-                      {"gpu_memory_utilization", s.gpu_memory_utilization},
-                      {"kv_block_tokens", s.kv_block_tokens},
-                      {"max_num_batched_tokens", s.max_num_batched_tokens},
-                      {"chunked_prefill", s.chunked_prefill},
-                      {"step_overhead_us", round6(s.step_overhead_s / kMicro)},
-                      {"request_overhead_us", round6(s.request_overhead_s / kMicro)},
+                      {"gpu_memory_utilization", s.engine.gpu_memory_utilization},
+                      {"kv_block_tokens", s.engine.kv_block_tokens},
+                      {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
+                      {"chunked_prefill", s.engine.chunked_prefill},
+                      {"step_overhead_us", round6(s.engine.step_overhead_s / kMicro)},
+                      {"request_overhead_us", round6(s.engine.request_overhead_s / kMicro)},
                       {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);

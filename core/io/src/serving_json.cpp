@@ -170,21 +170,14 @@ Parsed parse_request(const json& request) {
                    "kv_block_tokens", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
                    "framework_reserve_GB", "async_scheduling"});
   const std::string name = en.string("name", "vllm");
-  s.engine = engine_profile(name, "engine.name");
-  EngineProfile& e = s.engine;
+  s.inference.engine = engine_profile(name, "engine.name");
+  EngineProfile& e = s.inference.engine;
   e.max_num_seqs = en.integer("max_num_seqs", e.max_num_seqs);
-  e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
-  e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
   // vLLM runs pipeline-parallel setups synchronously (async scheduling excludes them).
   e.async_scheduling =
       en.boolean("async_scheduling", e.async_scheduling && !(e.id == "vllm" && inf.pp > 1));
-  e.gpu_memory_utilization = en.number("gpu_memory_utilization", e.gpu_memory_utilization);
-  e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
-  e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
-  e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
-  read_kernel_fixed(en, e);
+  read_engine_overrides(en, e);
   e.tier = engine_tier(en, e);
-  validate(e, "engine");
   // Kernels priced as this engine runs them: its framework's fits, its per-kernel cost.
   apply_engine(e, inf.kernel);
   inf.framework_reserve_bytes =
@@ -379,7 +372,7 @@ json run_serving(const json& request) {
       {"tier", r.tier},
       {"model", identity(request.at("model"), s.inference.model.name)},
       {"hardware", identity(request.at("hardware"), s.inference.hardware.name)},
-      {"engine", {{"name", s.engine.id}, {"tier", s.engine.tier}}},
+      {"engine", {{"name", s.inference.engine.id}, {"tier", s.inference.engine.tier}}},
       {"num_gpus", s.inference.num_gpus},
       {"replicas", r.replicas},
       {"fits", r.fits},

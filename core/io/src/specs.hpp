@@ -58,6 +58,10 @@ void attach_collective_fits(HardwareSpec& h);
 EngineProfile read_engine_profile(const json& doc, const std::string& path);
 /// An `engine` object's optional `kernel_fixed_us` into `e` (validate(EngineProfile) checks it).
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
+/// The overrides an inference or serving request's `engine` object may give (memory utilization,
+/// KV block size, token budget, chunked prefill, step / request / per-kernel overheads) on top of
+/// the profile in `e`, then validate(e): one reader and one range check for both tasks.
+void read_engine_overrides(const ObjectReader& en, EngineProfile& e);
 /// The tier of a request's engine: the profile's, or 0 once the request sets any of the overheads
 /// (step, request, per kernel) that a Tier-1 profile fitted.
 int engine_tier(const ObjectReader& r, const EngineProfile& profile);
