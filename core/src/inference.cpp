@@ -116,15 +116,7 @@ void validate(const InferenceSpec& s) {
                         std::to_string(s.prompt_tokens) + " + " + std::to_string(s.output_tokens) +
                         " = " + std::to_string(context) + ")");
   }
-  if (!std::isfinite(s.engine.gpu_memory_utilization) || s.engine.gpu_memory_utilization <= 0 ||
-      s.engine.gpu_memory_utilization > 1) {
-    fail("engine.gpu_memory_utilization", "must be > 0 and <= 1", s.engine.gpu_memory_utilization);
-  }
-  check_int("engine.kv_block_tokens", s.engine.kv_block_tokens, 1, 1024);
-  check_int("engine.max_num_batched_tokens", s.engine.max_num_batched_tokens, 1, 10'000'000);
-  // The same bounds as validate(EngineProfile), one message for each rule.
-  check_real("engine.step_overhead_us", s.engine.step_overhead_s, 0, 10, kMicro);
-  check_real("engine.request_overhead_us", s.engine.request_overhead_s, 0, 100, kMicro);
+  validate(s.engine, "engine");
   check_real("engine.framework_reserve_GB", s.framework_reserve_bytes, 0, 1e15, kGB);
 }
 
