@@ -38,7 +38,7 @@ const DEFAULT_REQUEST = Object.freeze({
   hardware: 'a100-sxm-80g',
   num_gpus: 1,
   parallelism: { tp: 1, pp: 1, ep: 1, dp_attention: false },
-  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  precision: { kv_cache: 'bf16' },
   workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
   engine: { gpu_memory_utilization: 0.9 },
 });
@@ -52,7 +52,9 @@ const SIMPLE_FIELDS = [
   { id: 'ep', path: 'parallelism.ep', numeric: true, omitIf: 1 },
   // A yes/no select: only `true` goes into the request (false is the core's default).
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
-  { id: 'weights', path: 'precision.weights' },
+  // Empty ("as published") leaves the key out: the model's checkpoint type (model.checkpoint_weights:
+  // DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16, as the core decides.
+  { id: 'weights', path: 'precision.weights', optional: true },
   // Empty ("same as weights") leaves the key out: the core's default.
   { id: 'attention_weights', path: 'precision.attention_weights', optional: true },
   { id: 'kv_cache', path: 'precision.kv_cache' },
@@ -387,6 +389,7 @@ function buildRequest() {
       setPath(req, f.path, raw);
     }
   }
+  if (req.model !== undefined) labelPublished(req.model);
   return req;
 }
 
@@ -466,6 +469,8 @@ function resetForm() {
   const models = state.presets.models;
   const hw = state.presets.hardware;
   const def = clone(DEFAULT_REQUEST);
+  // Optional inputs start empty: applying `def` (and then a link) sets exactly what it holds.
+  for (const f of SIMPLE_FIELDS) if (f.optional) $(f.id).value = '';
   if (!presetById(models, def.model) && models.length) def.model = models[0].id;
   if (!presetById(hw, def.hardware) && hw.length) def.hardware = hw[0].id;
   $('model-custom').value = '';
@@ -1378,8 +1383,19 @@ function scenarioIsInference(s) {
 // weights select but llama.cpp's GGUF files, which type their tensors themselves.
 function fillAttentionWeights() {
   for (const o of $('weights').options) {
-    if (!/GGUF/.test(o.textContent)) $('attention_weights').append(new Option(o.textContent, o.value));
+    if (o.value && !/GGUF/.test(o.textContent)) $('attention_weights').append(new Option(o.textContent, o.value));
   }
+}
+
+// The "as published" choices name the checkpoint's types of the model the request holds (a
+// preset id or an object): gpt-oss reads "as published (mxfp4)", its attention "(bf16)".
+function labelPublished(model) {
+  const m = typeof model === 'string' ? presetById(state.presets.models, model)?.model : model;
+  const weights = (isPlainObject(m) && m.checkpoint_weights) || 'bf16';
+  $('weights').options[0].textContent = `as published (${weights})`;
+  const attention = isPlainObject(m) && m.checkpoint_attention_weights;
+  $('attention_weights').options[0].textContent =
+    $('weights').value === '' && attention ? `as published (${attention})` : 'same as weights';
 }
 
 async function main() {

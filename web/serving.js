@@ -85,7 +85,14 @@ const FIELDS = [
       ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)'],
     ],
   },
-  { key: 'weights', path: 'precision.weights', kind: 'choice', label: 'Weights', choices: WEIGHT_TYPES },
+  // Empty leaves the key out: the model's checkpoint type (DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16.
+  {
+    key: 'weights',
+    kind: 'pick',
+    optional: true,
+    label: 'Weights',
+    choices: [['', 'as published'], ...WEIGHT_TYPES.map((t) => [`precision.weights="${t}"`, t])],
+  },
   {
     key: 'kv_cache',
     path: 'precision.kv_cache',
@@ -229,7 +236,7 @@ export const DEFAULT_SERVING = Object.freeze({
   hardware: 'h100-sxm',
   num_gpus: 1,
   parallelism: { tp: 1 },
-  precision: { weights: 'bf16', kv_cache: 'bf16' },
+  precision: { kv_cache: 'bf16' },
   engine: { name: 'vllm' },
   workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 512, output_tokens: 128 },
 });

@@ -739,6 +739,43 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   await p.done();
 });
 
+// Issue 10: a preset's checkpoint types are the default. DeepSeek-R1 is published in FP8 (671 B
+// parameters at 1 byte over 8 H200: ~84 GB per GPU, where bf16 would not fit), gpt-oss with MXFP4
+// experts beside bf16 attention; "as published" leaves precision.weights to the core.
+test('weights "as published" follow the checkpoint of the chosen model', async () => {
+  const p = await openPage();
+  const { page } = p;
+  assert.equal(await page.inputValue('#weights'), '', 'the weights start "as published"');
+  assert.equal(await page.evaluate(() => 'weights' in (window.flopcast.request().precision || {})), false);
+  await page.selectOption('#model', 'deepseek-r1');
+  await page.selectOption('#hardware', 'h200-sxm');
+  await page.fill('#num_gpus', '8');
+  await page.fill('#tp', '8');
+  await waitSettled(page);
+  assert.equal(await status(page), 'ready');
+  const r1 = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(r1.request.precision.weights, 'fp8');
+  assert.ok(r1.memory.weights_GB > 83.88 && r1.memory.weights_GB < 86, `weights ${r1.memory.weights_GB} GB per GPU`);
+  assert.equal(await page.textContent('#weights option[value=""]'), 'as published (fp8)');
+
+  await page.selectOption('#model', 'gpt-oss-120b');
+  await page.fill('#num_gpus', '1');
+  await page.fill('#tp', '1');
+  await waitSettled(page);
+  const oss = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(oss.request.precision.weights, 'mxfp4');
+  assert.equal(oss.request.precision.attention_weights, 'bf16');
+  assert.equal(await page.textContent('#weights option[value=""]'), 'as published (mxfp4)');
+  assert.equal(await page.textContent('#attention_weights option[value=""]'), 'as published (bf16)');
+  // A type asked for replaces the checkpoint's, the attention's too.
+  await page.selectOption('#weights', 'fp8');
+  await waitSettled(page);
+  const fp8 = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(fp8.request.precision.attention_weights, 'fp8');
+  assert.equal(await page.textContent('#attention_weights option[value=""]'), 'same as weights');
+  await p.done();
+});
+
 // Issue 10: the attention and MoE keys of a model object as form fields, not only JSON.
 test('the model editor edits the custom model as fields, errors beside the field', async () => {
   const p = await openPage();

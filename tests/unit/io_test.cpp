@@ -67,6 +67,59 @@ json custom_hardware() {
 // ---------------------------------------------------------------------------------------------
 // Document-level errors
 
+// Issue 10: a preset carries its checkpoint's types. DeepSeek-R1 is published in FP8, gpt-oss
+// with MXFP4 experts beside bf16 attention: without precision.weights a request runs them so
+// (the same numbers as asking for it), and a request's own weights type replaces both.
+TEST(Io, CheckpointPrecisionIsTheDefault) {
+  json r = base_request();
+  r["model"] = "deepseek-r1";
+  r["hardware"] = "h200-sxm";
+  r["num_gpus"] = 8;
+  r["parallelism"] = {{"tp", 8}};
+  r.erase("precision");
+  const json by_default = io::run(r);
+  EXPECT_EQ(by_default["request"]["precision"]["weights"], "fp8");
+  r["precision"] = {{"weights", "fp8"}};
+  const json asked = io::run(r);
+  EXPECT_EQ(by_default["ttft_ms"], asked["ttft_ms"]);
+  EXPECT_EQ(by_default["memory"]["weights_GB"], asked["memory"]["weights_GB"]);
+  // 671.03 B parameters at 1 byte over 8 GPUs: 83.88 GB; the 16-bit embedding, LM head and norms
+  // add a little (bf16 would be ~168 GB per GPU and not fit the 141 GB).
+  const double weights_GB = by_default["memory"]["weights_GB"].get<double>();
+  EXPECT_GT(weights_GB, 83.88);
+  EXPECT_LT(weights_GB, 86.0);
+
+  json g = base_request();
+  g["model"] = "gpt-oss-120b";
+  g["hardware"] = "h100-sxm";
+  g.erase("precision");
+  json p = io::run(g)["request"]["precision"];
+  EXPECT_EQ(p["weights"], "mxfp4");
+  EXPECT_EQ(p["attention_weights"], "bf16");
+  g["precision"] = {{"weights", "fp8"}};
+  p = io::run(g)["request"]["precision"];
+  EXPECT_EQ(p["weights"], "fp8");
+  EXPECT_EQ(p["attention_weights"], "fp8") << "the attention follows a weights type asked for";
+
+  // A model object states them like a preset; the attention type needs the weights type.
+  json m = base_request();
+  m.erase("precision");
+  m["model"] = {{"num_layers", 4},
+                {"hidden_size", 512},
+                {"num_heads", 8},
+                {"intermediate_size", 1024},
+                {"vocab_size", 1000},
+                {"max_context_tokens", 2048},
+                {"checkpoint_weights", "int4"}};
+  EXPECT_EQ(io::run(m)["request"]["precision"]["weights"], "int4");
+  m["model"].erase("checkpoint_weights");
+  m["model"]["checkpoint_attention_weights"] = "bf16";
+  EXPECT_EQ(failure_of(m).message,
+            "model.checkpoint_attention_weights: needs model.checkpoint_weights (got \"bf16\")");
+  m["model"]["checkpoint_weights"] = "fp9";
+  EXPECT_EQ(failure_of(m).path, "model.checkpoint_weights");
+}
+
 // Issue 15: one range check, one message per rule. engine.step_overhead_us -1 read "between 0
 // and 1e7" in an inference request and "between 0 and 10000000" in a serving one; the bound is
 // 10 s = 10,000,000 µs in both.

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "flopcast/dtype.hpp"
 #include "flopcast/names.hpp"
 
 namespace flopcast {
@@ -68,6 +70,11 @@ struct ModelSpec {
   /// A speculative-decoding draft in serving; not in the parameter count (DeepSeek-V3's 671B
   /// leaves its 14B MTP module out).
   int mtp_layers = 0;
+  /// The types the checkpoint is published in (DeepSeek-V3/R1: fp8; gpt-oss: mxfp4 experts beside
+  /// bf16 attention): the default of precision.weights and precision.attention_weights in
+  /// inference and serving. Unset: bf16.
+  std::optional<DType> checkpoint_weights;
+  std::optional<DType> checkpoint_attention_weights;
   int moe_layer_interval = 1;  ///< Llama 4 Maverick interleave_moe_layer_step 2
   /// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); 0: standard multi-/grouped-query.
   int kv_lora_rank = 0;

@@ -100,9 +100,15 @@ inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",
                   {"weights", "attention_weights", "kv_cache", "activations"});
-  s.weights = read_dtype(pc, "weights", DType::bf16);
-  if (pc.find("attention_weights"))
+  // The checkpoint's own types are the default (model.checkpoint_weights); the attention
+  // projections keep the checkpoint's apart only while the weights are the checkpoint's too.
+  const bool weights_given = pc.find("weights") != nullptr;
+  s.weights = read_dtype(pc, "weights", s.model.checkpoint_weights.value_or(DType::bf16));
+  if (pc.find("attention_weights")) {
     s.attention_weights = read_dtype(pc, "attention_weights", s.weights);
+  } else if (!weights_given && s.model.checkpoint_attention_weights) {
+    s.attention_weights = s.model.checkpoint_attention_weights;
+  }
   const bool has_bf16 = s.hardware.peak(DType::bf16).has_value();
   const DType default_act = (s.weights == DType::fp16 || !has_bf16) ? DType::fp16 : DType::bf16;
   s.activations = read_dtype(pc, "activations", default_act);

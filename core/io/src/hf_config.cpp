@@ -271,6 +271,12 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   read_local_attention(c, type, layers, context, m);
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");
+  // A quantized checkpoint's types (quantization_config) are the model's default precision.
+  const json precision = precision_from_hf_config(config);
+  if (precision.contains("weights")) m["checkpoint_weights"] = precision.at("weights");
+  if (precision.contains("attention_weights")) {
+    m["checkpoint_attention_weights"] = precision.at("attention_weights");
+  }
   return m;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "specs.hpp"
 
+#include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "reader.hpp"
@@ -39,7 +40,9 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "sliding_window_tokens",
                   "local_attention",
                   "global_attention_every",
-                  "mtp_layers"});
+                  "mtp_layers",
+                  "checkpoint_weights",
+                  "checkpoint_attention_weights"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
   m.num_layers = r.integer("num_layers");
@@ -71,6 +74,18 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.dense_intermediate_size = r.integer("dense_intermediate_size", 0);
   m.first_dense_layers = r.integer("first_dense_layers", 0);
   m.mtp_layers = r.integer("mtp_layers", 0);
+  if (r.find("checkpoint_weights")) m.checkpoint_weights = read_dtype(r, "checkpoint_weights", {});
+  if (r.find("checkpoint_attention_weights")) {
+    if (!m.checkpoint_weights) {
+      fail(r.child("checkpoint_attention_weights"), "needs model.checkpoint_weights",
+           describe_value(r.require("checkpoint_attention_weights")));
+    }
+    m.checkpoint_attention_weights = read_dtype(r, "checkpoint_attention_weights", {});
+    if (is_gguf(*m.checkpoint_attention_weights)) {
+      fail(r.child("checkpoint_attention_weights"), "must not be a GGUF type",
+           std::string(to_string(*m.checkpoint_attention_weights)));
+    }
+  }
   m.moe_layer_interval = r.integer("moe_layer_interval", 1);
   m.kv_lora_rank = r.integer("kv_lora_rank", 0);
   m.q_lora_rank = r.integer("q_lora_rank", 0);
@@ -130,6 +145,10 @@ json model_to_json(const ModelSpec& m) {
     if (value != 0) j[key] = value;
   }
   if (m.moe_layer_interval != 1) j["moe_layer_interval"] = m.moe_layer_interval;
+  if (m.checkpoint_weights) j["checkpoint_weights"] = to_string(*m.checkpoint_weights);
+  if (m.checkpoint_attention_weights) {
+    j["checkpoint_attention_weights"] = to_string(*m.checkpoint_attention_weights);
+  }
   if (m.window_tokens > 0) j["local_attention"] = to_string(m.local_attention);
   return j;
 }
