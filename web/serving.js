@@ -21,6 +21,8 @@ import {
   showSearchStaleness,
   runSearch,
   Pin,
+  searchPanel,
+  fillCandidates,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -398,21 +400,11 @@ export class ServingView {
         el('div', { class: 'charts', id: `${P}-charts` }),
       ),
       this.buildSimPanel(),
-      el(
-        'div',
-        { class: 'panel', id: `${P}-search` },
-        el(
-          'div',
-          { class: 'panel-head' },
-          el('h3', { text: 'Best setups for this load' }),
-          el('button', { type: 'button', id: `${P}-search-run`, text: 'Find the best setup' }),
-        ),
-        el('p', {
-          class: 'hint',
-          id: `${P}-search-note`,
-          text: 'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
-        }),
-        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+      searchPanel(
+        P,
+        'Best setups for this load',
+        'Find the best setup',
+        'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
         el('p', { class: 'hint', id: `${P}-frontier` }),
       ),
       warningsPanel(P),
@@ -518,49 +510,32 @@ export class ServingView {
       'TPOT p90',
       '',
     ];
-    table.dataset.stale = 'false';
-    table.replaceChildren(
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          ...head.map((h, i) => el('th', { scope: 'col', class: i >= 8 && i <= 12 ? 'num' : null, text: h })),
-        ),
-      ),
-      el(
-        'tbody',
-        null,
-        ...res.candidates.map((c, i) => {
-          const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
-          use.addEventListener('click', () => this.applyRequest(c.request));
-          return el(
-            'tr',
-            { 'data-rank': String(i + 1) },
-            el('th', { scope: 'row', text: String(i + 1) }),
-            ...[
-              c.parallelism.tp,
-              c.parallelism.pp ?? 1,
-              c.parallelism.ep ?? 1,
-              c.parallelism.dp_attention ? 'DP' : 'TP',
-              c.replicas,
-              c.max_num_seqs,
-              c.max_num_batched_tokens,
-            ].map((v) => el('td', { text: String(v) })),
-            el('td', {
-              class: 'num',
-              'data-value': String(c.saturation_rate_per_s),
-              text: fmtNum(c.saturation_rate_per_s),
-            }),
-            el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
-            el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
-            el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
-            el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }),
-            el('td', null, use),
-          );
+    fillCandidates(
+      table,
+      head,
+      8,
+      res.candidates,
+      (c) => [
+        ...[
+          c.parallelism.tp,
+          c.parallelism.pp ?? 1,
+          c.parallelism.ep ?? 1,
+          c.parallelism.dp_attention ? 'DP' : 'TP',
+          c.replicas,
+          c.max_num_seqs,
+          c.max_num_batched_tokens,
+        ].map((v) => el('td', { text: String(v) })),
+        el('td', {
+          class: 'num',
+          'data-value': String(c.saturation_rate_per_s),
+          text: fmtNum(c.saturation_rate_per_s),
         }),
-      ),
+        el('td', { class: 'num', text: fmtNum(c.capacity_output_tokens_per_s_per_gpu) }),
+        el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_user) }),
+        el('td', { class: 'num', text: fmtMs(c.ttft_ms.p90).join(' ') }),
+        el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }),
+      ],
+      (r) => this.applyRequest(r),
     );
   }
 

@@ -21,6 +21,8 @@ import {
   showSearchStaleness,
   runSearch,
   Pin,
+  searchPanel,
+  fillCandidates,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -294,21 +296,11 @@ export class TrainingView {
         el('ul', { id: `${P}-memory-legend`, class: 'memory-legend' }),
         el('dl', { class: 'facts', id: `${P}-facts` }),
       ),
-      el(
-        'div',
-        { class: 'panel', id: `${P}-search` },
-        el(
-          'div',
-          { class: 'panel-head' },
-          el('h3', { text: 'Fastest layouts' }),
-          el('button', { type: 'button', id: `${P}-search-run`, text: 'Search layouts' }),
-        ),
-        el('p', {
-          class: 'hint',
-          id: `${P}-search-note`,
-          text: 'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.',
-        }),
-        el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+      searchPanel(
+        P,
+        'Fastest layouts',
+        'Search layouts',
+        'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.',
       ),
       warningsPanel(P),
       el(
@@ -366,39 +358,24 @@ export class TrainingView {
       'Memory',
       '',
     ];
-    table.dataset.stale = 'false';
-    table.replaceChildren(
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          ...head.map((h, i) => el('th', { scope: 'col', class: i >= 9 && i <= 12 ? 'num' : null, text: h })),
-        ),
-      ),
-      el(
-        'tbody',
-        null,
-        ...res.candidates.map((c, i) => {
-          const p = c.parallelism;
-          const use = el('button', { type: 'button', class: 'secondary', 'data-rank': String(i + 1), text: 'Use' });
-          use.addEventListener('click', () => this.applyRequest(c.request));
-          return el(
-            'tr',
-            { 'data-rank': String(i + 1) },
-            el('th', { scope: 'row', text: String(i + 1) }),
-            ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
-            el('td', { text: c.recompute }),
-            el('td', { text: String(c.micro_batch_size) }),
-            el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
-            el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }),
-            el('td', { class: 'num', text: fmtPct(c.mfu) }),
-            el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }),
-            el('td', null, use),
-          );
-        }),
-      ),
+    fillCandidates(
+      table,
+      head,
+      9,
+      res.candidates,
+      (c) => {
+        const p = c.parallelism;
+        return [
+          ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
+          el('td', { text: c.recompute }),
+          el('td', { text: String(c.micro_batch_size) }),
+          el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
+          el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }),
+          el('td', { class: 'num', text: fmtPct(c.mfu) }),
+          el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }),
+        ];
+      },
+      (r) => this.applyRequest(r),
     );
   }
 

@@ -474,6 +474,56 @@ export function showWarnings(prefix, warnings) {
   $(`${prefix}-warnings-panel`).hidden = !list.length;
 }
 
+/** The panel a view's search fills: a heading, its run button (`${P}-search-run`), a note
+ *  (`${P}-search-note`, `hint` until a search runs), the table of results (`${P}-search-table`)
+ *  and any `extra` elements after it. */
+export function searchPanel(P, title, button, hint, ...extra) {
+  return el(
+    'div',
+    { class: 'panel', id: `${P}-search` },
+    el(
+      'div',
+      { class: 'panel-head' },
+      el('h3', { text: title }),
+      el('button', { type: 'button', id: `${P}-search-run`, text: button }),
+    ),
+    el('p', { class: 'hint', id: `${P}-search-note`, text: hint }),
+    el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+    ...extra,
+  );
+}
+
+/** Fills a search's table: a header row (`head`; the columns from `firstNum` to the last but one
+ *  are numbers) and a row per candidate with its rank, the cells `cells(c)` gives and a Use
+ *  button that hands `c.request` to `use`. */
+export function fillCandidates(table, head, firstNum, candidates, cells, use) {
+  const numeric = (i) => i >= firstNum && i < head.length - 1;
+  table.dataset.stale = 'false';
+  table.replaceChildren(
+    el(
+      'thead',
+      null,
+      el('tr', null, ...head.map((h, i) => el('th', { scope: 'col', class: numeric(i) ? 'num' : null, text: h }))),
+    ),
+    el(
+      'tbody',
+      null,
+      ...candidates.map((c, i) => {
+        const rank = String(i + 1);
+        const button = el('button', { type: 'button', class: 'secondary', 'data-rank': rank, text: 'Use' });
+        button.addEventListener('click', () => use(c.request));
+        return el(
+          'tr',
+          { 'data-rank': rank },
+          el('th', { scope: 'row', text: rank }),
+          ...cells(c),
+          el('td', null, button),
+        );
+      }),
+    ),
+  );
+}
+
 /** A search panel (`${P}-search-table`, `${P}-search-note`) describes the setup it ran on: once the
  * setup's search request `q` differs from the one searched (`key`), it says so. */
 export function showSearchStaleness(P, key, q, note) {
