@@ -30,6 +30,7 @@ import {
   Pin,
   setPath,
   svg,
+  yAxisLabel,
 } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
@@ -676,19 +677,7 @@ function renderRoofline(rows) {
       'arithmetic intensity (FLOP/byte, log)',
     ),
   );
-  root.append(
-    svg(
-      'text',
-      {
-        x: 12,
-        y: (m.t + H - m.b) / 2,
-        class: 'axis-label',
-        'text-anchor': 'middle',
-        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
-      },
-      'TFLOP/s (log)',
-    ),
-  );
+  root.append(yAxisLabel(m, H, 'TFLOP/s (log)'));
   for (const r of roofs) {
     const knee = (r.peak * 1e12) / (bw * 1e9);
     const x0 = 10 ** xMin;

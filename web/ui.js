@@ -28,6 +28,16 @@ export function svg(tag, attrs, text) {
   return node;
 }
 
+/** A chart's y-axis title, turned to run up the left edge of a plot with margins `m`, height H. */
+export function yAxisLabel(m, H, text) {
+  const y = (m.t + H - m.b) / 2;
+  return svg(
+    'text',
+    { x: 12, y, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${y})` },
+    text,
+  );
+}
+
 export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 export const clone = (v) => JSON.parse(JSON.stringify(v));
 
@@ -202,19 +212,7 @@ export function lineChart({
     root.append(svg('text', { x: X(xv), y: H - m.b + 13, class: 'tick', 'text-anchor': 'middle' }, xFmt(xv)));
   }
   root.append(svg('text', { x: (m.l + W - m.r) / 2, y: H - 4, class: 'axis-label', 'text-anchor': 'middle' }, xLabel));
-  root.append(
-    svg(
-      'text',
-      {
-        x: 12,
-        y: (m.t + H - m.b) / 2,
-        class: 'axis-label',
-        'text-anchor': 'middle',
-        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
-      },
-      yLabel,
-    ),
-  );
+  root.append(yAxisLabel(m, H, yLabel));
   for (const k of markers) {
     if (!finite(k.x)) continue;
     const g = svg('g', { class: `marker ${k.cls || ''}`, 'data-x': k.x });
