@@ -178,6 +178,7 @@ struct ServeOptions {
   bool search = false;            ///< task "search": the setups with the most capacity
   std::optional<int> search_top;  ///< setups listed (search.top)
   std::string slo_percentile;     ///< search.slo_percentile (p50, p90, p99)
+  std::vector<std::string> search_weights, search_kv_cache;  ///< search.weights, search.kv_cache
   std::string format = "table";
 };
 void setup_serve(CLI::App& app, ServeOptions& o);

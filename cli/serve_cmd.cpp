@@ -314,6 +314,13 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
                 "pinned) with the analytic engine: the setups meeting the SLOs with the most "
                 "capacity, and the capacity / per-user speed frontier");
   sub->add_option("--top", o.search_top, "With --search: setups listed (default 10)");
+  sub->add_option("--search-weights", o.search_weights,
+                  "With --search: weight types to try, e.g. bf16,fp8,int4 (default: the "
+                  "request's)")
+      ->delimiter(',');
+  sub->add_option("--search-kv-cache", o.search_kv_cache,
+                  "With --search: KV-cache types to try, e.g. bf16,fp8 (default: the request's)")
+      ->delimiter(',');
   sub->add_option("--slo-percentile", o.slo_percentile,
                   "With --search: the percentile the SLOs hold at (default p90)")
       ->check(CLI::IsMember({"p50", "p90", "p99"}));
@@ -354,6 +361,8 @@ json build_serve_search_request(const ServeOptions& o) {
       r["engine"].erase(key);
     }
   }
+  if (!o.search_weights.empty()) search["weights"] = o.search_weights;
+  if (!o.search_kv_cache.empty()) search["kv_cache"] = o.search_kv_cache;
   r["task"] = "search";
   r["search"] = search;
   return r;
@@ -369,19 +378,20 @@ void print_search_table(const json& r) {
       fmt(r.at("meeting_slo")).c_str());
   const auto row = [](const char* label, int rank, const json& c) {
     const json& p = c.at("parallelism");
-    std::printf("  %-8s %4d %3s %3s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", label, rank,
-                fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(),
+    std::printf("  %-8s %4d %3s %3s %3s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", label,
+                rank, fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(),
                 fmt(p.value("ep", json(1))).c_str(), p.value("dp_attention", false) ? "dp" : "tp",
-                fmt(c.at("replicas")).c_str(), fmt(c.at("max_num_seqs")).c_str(),
-                fmt(c.at("max_num_batched_tokens")).c_str(),
+                c.at("weights").get<std::string>().c_str(),
+                c.at("kv_cache").get<std::string>().c_str(), fmt(c.at("replicas")).c_str(),
+                fmt(c.at("max_num_seqs")).c_str(), fmt(c.at("max_num_batched_tokens")).c_str(),
                 fmt(c.at("saturation_rate_per_s")).c_str(),
                 fmt(c.at("capacity_output_tokens_per_s_per_gpu")).c_str(),
                 fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
                 fmt(c.at("tpot_ms").at("p90")).c_str());
   };
-  std::printf("  %-8s %4s %3s %3s %3s %3s %8s %9s %8s %10s %14s %12s %10s %10s\n", "", "rank", "tp",
-              "pp", "ep", "att", "replicas", "max_seqs", "budget", "max_req/s", "cap_tok/s/GPU",
-              "tok/s/user", "ttft_p90", "tpot_p90");
+  std::printf("  %-8s %4s %3s %3s %3s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "",
+              "rank", "tp", "pp", "ep", "att", "weights", "kv", "replicas", "max_seqs", "budget",
+              "max_req/s", "cap_tok/s/GPU", "tok/s/user", "ttft_p90", "tpot_p90");
   int rank = 0;
   for (const json& c : r.at("candidates")) row("best", ++rank, c);
   rank = 0;
@@ -398,6 +408,10 @@ void print_search_table(const json& r) {
 
 int run_serve(const ServeOptions& o) {
   try {
+    if (!o.search && (!o.search_weights.empty() || !o.search_kv_cache.empty())) {
+      throw SpecError(o.search_weights.empty() ? "--search-kv-cache" : "--search-weights",
+                      "needs --search");
+    }
     if (!o.search && (o.search_top || !o.slo_percentile.empty())) {
       throw SpecError(o.search_top ? "--top" : "--slo-percentile", "needs --search");
     }

@@ -64,13 +64,17 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   const std::vector<bool> dpas = !space.dp_attention.empty() ? space.dp_attention
                                  : moe                       ? both
                                                              : off;
-  const double space_size =
-      double(tps.size()) * pps.size() * experts.size() * dpas.size() * seqs.size() * budgets.size();
+  const std::vector<DType> weights =
+      space.weights.empty() ? std::vector<DType>{base.inference.weights} : space.weights;
+  const std::vector<DType> kv_caches =
+      space.kv_cache.empty() ? std::vector<DType>{base.inference.kv_cache} : space.kv_cache;
+  const double space_size = double(tps.size()) * pps.size() * experts.size() * dpas.size() *
+                            seqs.size() * budgets.size() * weights.size() * kv_caches.size();
   if (space_size > kMaxServingSearchSetups) {
     fail("search",
          "would consider more than 2,000 setups; pin dimensions with search.tp, search.pp, "
-         "search.expert_parallel, search.dp_attention, search.max_num_seqs or "
-         "search.max_num_batched_tokens",
+         "search.expert_parallel, search.dp_attention, search.max_num_seqs, "
+         "search.max_num_batched_tokens, search.weights or search.kv_cache",
          space_size);
   }
 
@@ -117,7 +121,8 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
     out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better), std::move(c));
     if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
   };
-  const int per_layout = static_cast<int>(seqs.size() * budgets.size());
+  const int per_layout =
+      static_cast<int>(seqs.size() * budgets.size() * weights.size() * kv_caches.size());
   for (const int tp : tps) {
     for (const int pp : pps) {
       for (const bool expert : experts) {
@@ -132,16 +137,25 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
             out.rejected["expert parallelism and DP attention need tp > 1"] += per_layout;
             continue;
           }
-          for (const int max_seqs : seqs) {
-            for (const int budget : budgets) {
-              ServingCandidate c{tp, pp, expert ? tp : 1, dpa, max_seqs, budget, {}, 0, 0};
-              spec.inference.tp = tp;
-              spec.inference.pp = pp;
-              spec.inference.ep = c.ep;
-              spec.inference.dp_attention = dpa;
-              spec.inference.engine.max_num_seqs = max_seqs;
-              spec.inference.engine.max_num_batched_tokens = budget;
-              consider(std::move(c));
+          for (const DType w : weights) {
+            for (const DType kv : kv_caches) {
+              for (const int max_seqs : seqs) {
+                for (const int budget : budgets) {
+                  ServingCandidate c{tp, pp, expert ? tp : 1, dpa, max_seqs, budget, w, kv, {},
+                                     0,  0};
+                  spec.inference.tp = tp;
+                  spec.inference.pp = pp;
+                  spec.inference.ep = c.ep;
+                  spec.inference.dp_attention = dpa;
+                  spec.inference.engine.max_num_seqs = max_seqs;
+                  spec.inference.engine.max_num_batched_tokens = budget;
+                  spec.inference.weights = w;
+                  spec.inference.attention_weights =
+                      w == base.inference.weights ? base.inference.attention_weights : std::nullopt;
+                  spec.inference.kv_cache = kv;
+                  consider(std::move(c));
+                }
+              }
             }
           }
         }

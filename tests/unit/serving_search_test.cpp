@@ -192,6 +192,48 @@ TEST(ServingSearch, RejectedSetupsSayWhy) {
   EXPECT_EQ(miss["warnings"], json::array({"no setup meets the SLOs at p90"}));
 }
 
+// Issue 14: the search varies precision when asked (search.weights, search.kv_cache); each
+// setup is the task-"serving" request its row carries. fp8 weights read half the bytes of bf16
+// in every decode step, so the same layout serves more: the fp8 setup ranks first.
+TEST(ServingSearch, PrecisionIsSearchedWhenAsked) {
+  json q = search_request();
+  q["num_gpus"] = 1;
+  q["search"]["tp"] = {1};
+  q["search"]["max_num_seqs"] = {256};
+  q["search"]["max_num_batched_tokens"] = {8192};
+  q["search"]["weights"] = {"bf16", "fp8"};
+  q["search"]["kv_cache"] = {"bf16", "fp8"};
+  q["workload"]["arrival"]["rate_per_s"] = 4;  // every setup keeps up on one GPU
+  q.erase("slo");
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 4);           // 2 weights x 2 KV-cache types
+  ASSERT_EQ(r["candidates"].size(), 3u);  // top 3 of the 4
+  const json& best = r["candidates"][0];
+  EXPECT_EQ(best["weights"], "fp8");
+  EXPECT_EQ(best["request"]["precision"]["weights"], "fp8");
+  // Its request reproduces it.
+  const json again = io::run(best["request"]);
+  EXPECT_DOUBLE_EQ(again["saturation_rate_per_s"].get<double>(),
+                   best["saturation_rate_per_s"].get<double>());
+  // The precision keys are the search's: the resolved request leaves them out, and a request
+  // that also sets one is refused.
+  EXPECT_FALSE(r["request"]["precision"].contains("weights"));
+  q["precision"] = {{"weights", "bf16"}};
+  EXPECT_EQ(failure_of(q).path, "precision.weights");
+  // A type the GPU cannot run is rejected with the model's rule.
+  q.erase("precision");
+  q["hardware"] = "a100-sxm-80g";
+  q["search"]["kv_cache"] = {"bf16"};
+  const json a100 = io::run(q);
+  EXPECT_EQ(a100["evaluated"], 2);
+  ASSERT_EQ(a100["candidates"].size(), 1u);
+  EXPECT_EQ(a100["candidates"][0]["weights"], "bf16");
+  bool rule = false;
+  for (const json& x : a100["rejected"])
+    rule |= x["reason"].get<std::string>().find("fp8") != std::string::npos;
+  EXPECT_TRUE(rule) << a100["rejected"].dump();
+}
+
 TEST(ServingSearch, BadSearchesNameTheField) {
   json q = search_request();
   q["search"]["top"] = 101;
@@ -236,8 +278,8 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   q["search"]["max_num_seqs"] = {64, 128, 256, 512};
   EXPECT_EQ(failure_of(q).message,
             "search: would consider more than 2,000 setups; pin dimensions with search.tp, "
-            "search.pp, search.expert_parallel, search.dp_attention, search.max_num_seqs or "
-            "search.max_num_batched_tokens (got 4096)");
+            "search.pp, search.expert_parallel, search.dp_attention, search.max_num_seqs, "
+            "search.max_num_batched_tokens, search.weights or search.kv_cache (got 4096)");
   q = search_request();
   q["parallelism"] = {{"ep", 2}};
   EXPECT_EQ(failure_of(q).path, "parallelism.ep");

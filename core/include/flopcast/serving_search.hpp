@@ -27,10 +27,14 @@ constexpr std::string_view to_string(SloPercentile p) noexcept {
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
 /// to the GPUs of a node, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
 /// over 2048, 4096, 8192, 16384; for a MoE model expert_parallel (ep = tp, SGLang's and vLLM's
-/// expert parallelism, against ep = 1) and dp_attention over false and true, else false.
+/// expert parallelism, against ep = 1) and dp_attention over false and true, else false;
+/// weights and kv_cache over the request's own types only (a precision changes what the model
+/// answers, so the search varies it only when asked). A searched weights type other than the
+/// request's takes the attention projections with it.
 struct ServingSearchSpace {
   std::vector<int> tp, pp, max_num_seqs, max_num_batched_tokens;
   std::vector<bool> expert_parallel, dp_attention;
+  std::vector<DType> weights, kv_cache;
 };
 
 /// One setup: the request's spec with these four values set.
@@ -41,6 +45,8 @@ struct ServingCandidate {
   bool dp_attention = false;
   int max_num_seqs = 0;
   int max_num_batched_tokens = 0;
+  DType weights = DType::bf16;
+  DType kv_cache = DType::bf16;
   ServingResult result;
   /// Output tokens/s per GPU at the saturation rate: the most this setup serves.
   double capacity_output_tokens_per_s_per_gpu = 0;

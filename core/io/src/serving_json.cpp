@@ -440,7 +440,7 @@ json run_serving_search(const json& request) {
                   "router", "slo", "output", "cost_per_gpu_hour_usd"});
   ObjectReader sr(r.require("search"), "search",
                   {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "max_num_seqs",
-                   "max_num_batched_tokens", "slo_percentile"});
+                   "max_num_batched_tokens", "weights", "kv_cache", "slo_percentile"});
   const int top = sr.integer("top", 10);
   ServingSearchSpace space;
   space.tp = read_positive_list(sr, "tp");
@@ -453,6 +453,13 @@ json run_serving_search(const json& request) {
   };
   space.expert_parallel = read_list<bool>(sr, "expert_parallel", boolean);
   space.dp_attention = read_list<bool>(sr, "dp_attention", boolean);
+  const auto dtype = [](const json& v, const std::string& path) {
+    const auto t = v.is_string() ? parse_dtype(v.get<std::string>()) : std::nullopt;
+    if (!t) fail(path, "must be a data type name such as bf16, fp8, int4", describe_value(v));
+    return *t;
+  };
+  space.weights = read_list<DType>(sr, "weights", dtype);
+  space.kv_cache = read_list<DType>(sr, "kv_cache", dtype);
   const SloPercentile percentile =
       sr.choice("slo_percentile", kSloPercentileNames, SloPercentile::p90);
   // What the search sets must be left to it (pinned through search.<pin>).
@@ -472,6 +479,9 @@ json run_serving_search(const json& request) {
   searched("parallelism", "ep", "expert_parallel", " as ep = 1 or ep = tp");
   searched("engine", "max_num_seqs", "max_num_seqs");
   searched("engine", "max_num_batched_tokens", "max_num_batched_tokens");
+  if (!space.weights.empty()) searched("precision", "weights", "weights");
+  if (!space.weights.empty()) searched("precision", "attention_weights", "weights");
+  if (!space.kv_cache.empty()) searched("precision", "kv_cache", "kv_cache");
   if (const json* m = r.find("mode"); m && *m != json("analytic")) {
     fail("mode", "must be \"analytic\" in a search (every setup is priced by the analytic engine)",
          describe_value(*m));
@@ -504,12 +514,18 @@ json run_serving_search(const json& request) {
     if (!one.contains("engine")) one["engine"] = json::object();
     one["engine"]["max_num_seqs"] = c.max_num_seqs;
     one["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+    json precision = json::object();
+    if (!space.weights.empty()) precision["weights"] = to_string(c.weights);
+    if (!space.kv_cache.empty()) precision["kv_cache"] = to_string(c.kv_cache);
+    if (!precision.empty()) one["precision"].update(precision);
     const ServingResult& res = c.result;
     return json{
         {"parallelism", parallelism},
         {"replicas", res.replicas},
         {"max_num_seqs", c.max_num_seqs},
         {"max_num_batched_tokens", c.max_num_batched_tokens},
+        {"weights", to_string(c.weights)},
+        {"kv_cache", to_string(c.kv_cache)},
         {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
         {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
         {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
@@ -530,6 +546,11 @@ json run_serving_search(const json& request) {
   resolved.erase("parallelism");
   resolved["engine"].erase("max_num_seqs");
   resolved["engine"].erase("max_num_batched_tokens");
+  if (!space.weights.empty()) {
+    resolved["precision"].erase("weights");
+    resolved["precision"].erase("attention_weights");
+  }
+  if (!space.kv_cache.empty()) resolved["precision"].erase("kv_cache");
   resolved["search"] = request.at("search");
   resolved["search"]["slo_percentile"] = std::string(to_string(percentile));
   json warnings = json::array();
