@@ -234,6 +234,29 @@ TEST(ServingSearch, PrecisionIsSearchedWhenAsked) {
   EXPECT_TRUE(rule) << a100["rejected"].dump();
 }
 
+// Llama-3.1-405B in bf16 on two 8-GPU H100 nodes: 810 GB of weights do not fit 8 GPUs (TP 8 needs
+// ~101 GB each), so only TP 16, across the two nodes, serves it; the search tries TP up to two
+// nodes (1, 2, 4, 8, 16) and finds it, every other tp rejected for memory.
+TEST(ServingSearch, TensorParallelismUpToTwoNodes) {
+  json q = search_request();
+  q["model"] = "llama-3.1-405b";
+  q["num_gpus"] = 16;
+  q["precision"] = {{"weights", "bf16"}};
+  q["search"].erase("tp");
+  q["search"]["max_num_seqs"] = {256};
+  q["search"]["max_num_batched_tokens"] = {8192};
+  q["workload"]["arrival"]["rate_per_s"] = 1;
+  q["workload"]["prompt_tokens"] = 1024;
+  q.erase("slo");
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 5);
+  ASSERT_EQ(r["candidates"].size(), 1u);
+  EXPECT_EQ(r["candidates"][0]["parallelism"]["tp"], 16);
+  ASSERT_EQ(r["rejected"].size(), 1u);
+  EXPECT_EQ(r["rejected"][0]["reason"], "does not fit in memory");
+  EXPECT_EQ(r["rejected"][0]["count"], 4);
+}
+
 TEST(ServingSearch, BadSearchesNameTheField) {
   json q = search_request();
   q["search"]["top"] = 101;

@@ -25,7 +25,7 @@ constexpr std::string_view to_string(SloPercentile p) noexcept {
 }
 
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
-/// to the GPUs of a node, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
+/// to the GPUs of two nodes, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
 /// over 2048, 4096, 8192, 16384; for a MoE model expert_parallel (ep = tp, SGLang's and vLLM's
 /// expert parallelism, against ep = 1) and dp_attention over false and true, else false;
 /// weights and kv_cache over the request's own types only (a precision changes what the model
