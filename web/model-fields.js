@@ -1,10 +1,14 @@
-// The model editor: the keys of a flopcast model object (docs/schema.md, "Model object") as form
+// The model editor: the keys of a flopcast model object (docs/schema.md, "Model object": shape,
+// attention pattern, latent attention, MoE, the checkpoint's published types) as form
 // fields under its JSON box. The box stays the one source of the model: a field writes its key
 // into the object in the box (empty leaves the key out, so its default applies) and the view
 // recomputes as if the box had been edited; links, pastes and drops keep working unchanged. The
 // core validates every value, and its error for `model.<key>` is shown beside that key's field.
 
 import { el, field, select } from './ui.js';
+
+// The types a checkpoint is published in (precision.weights in docs/schema.md; q*: GGUF).
+const TYPES = ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'];
 
 // [key, label, default shown as the placeholder, choices (a select) or undefined (an integer)]
 const GROUPS = [
@@ -27,6 +31,18 @@ const GROUPS = [
           ['', 'gated (default)'],
           ['plain', 'plain (up, down)'],
         ],
+      ],
+    ],
+  ],
+  [
+    'Checkpoint (the default precision)',
+    [
+      ['checkpoint_weights', 'Published weights', '', [['', 'not stated (bf16)'], ...TYPES.map((t) => [t, t])]],
+      [
+        'checkpoint_attention_weights',
+        'Published attention weights',
+        '',
+        [['', 'as the weights'], ...TYPES.filter((t) => !t.startsWith('q')).map((t) => [t, t])],
       ],
     ],
   ],

@@ -827,6 +827,13 @@ test('the model editor edits the custom model as fields, errors beside the field
   assert.equal(await fieldError(page, 'model-custom-f-num_kv_heads'), '');
   assert.equal(await status(page), 'ready');
 
+  // The checkpoint's published type is a field too: int4 makes "as published" mean int4.
+  await page.selectOption('#model-custom-f-checkpoint_weights', 'int4');
+  await waitSettled(page);
+  assert.equal(JSON.parse(await page.inputValue('#model-custom')).checkpoint_weights, 'int4');
+  assert.equal((await page.evaluate(() => window.flopcast.lastResult())).request.precision.weights, 'int4');
+  assert.equal(await page.textContent('#weights option[value=""]'), 'as published (int4)');
+
   // The share link carries the edited object.
   await page.click('#share-button');
   await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
