@@ -38,7 +38,8 @@ struct ModelHardwareFlags {
   std::string hardware, hardware_file;
 };
 /// Sets r["model"] and r["hardware"] from the flags (r["task"] set first). A quantized Hugging
-/// Face checkpoint sets the weight precision unless a weights flag was given (not for training).
+/// Face checkpoint's types go into the model (checkpoint_weights, the core's default precision);
+/// a note on stderr says so unless a weights flag replaces them (training: that they do not apply).
 void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
                             bool attention_weights_flag);
 

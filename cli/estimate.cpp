@@ -124,27 +124,24 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
   if (!f.model.empty()) r["model"] = f.model;
   if (!f.model_file.empty()) r["model"] = read_json_file(f.model_file);
   if (!f.hf_config.empty()) {
-    const json config = read_json_file(f.hf_config);
-    r["model"] = io::model_from_hf_config(config, f.hf_config);
-    // A quantized checkpoint's weight precision, unless --weights says otherwise. Training
-    // requests have no weight precision: their weights train at the compute precision.
-    const json precision = io::precision_from_hf_config(config);
-    if (r.at("task") == "training") {
-      if (precision.contains("weights")) {
-        std::cerr << "flopcast: note: " << f.hf_config << " is quantized ("
-                  << precision.at("weights").get<std::string>()
+    r["model"] = io::model_from_hf_config(read_json_file(f.hf_config), f.hf_config);
+    // The importer keeps a quantized checkpoint's types in the model (checkpoint_weights), which
+    // the core takes as the precision unless --weights says otherwise; say so where they apply.
+    // Training requests have no weight precision: their weights train at the compute precision.
+    const json& m = r["model"];
+    if (m.contains("checkpoint_weights")) {
+      const std::string weights = m.at("checkpoint_weights");
+      if (r.at("task") == "training") {
+        std::cerr << "flopcast: note: " << f.hf_config << " is quantized (" << weights
                   << "); training prices the weights at --precision (and --lora)\n";
-      }
-    } else if (!weights_flag && precision.contains("weights")) {
-      r["precision"]["weights"] = precision.at("weights");
-      std::cerr << "flopcast: note: weights precision "
-                << precision.at("weights").get<std::string>() << " from " << f.hf_config
-                << " (quantization_config)\n";
-      if (!attention_weights_flag && precision.contains("attention_weights")) {
-        r["precision"]["attention_weights"] = precision.at("attention_weights");
-        std::cerr << "flopcast: note: attention weights "
-                  << precision.at("attention_weights").get<std::string>()
-                  << " (quantization_config leaves the attention projections unquantized)\n";
+      } else if (!weights_flag) {
+        std::cerr << "flopcast: note: weights precision " << weights << " from " << f.hf_config
+                  << " (quantization_config)\n";
+        if (!attention_weights_flag && m.contains("checkpoint_attention_weights")) {
+          std::cerr << "flopcast: note: attention weights "
+                    << m.at("checkpoint_attention_weights").get<std::string>()
+                    << " (quantization_config leaves the attention projections unquantized)\n";
+        }
       }
     }
   }
