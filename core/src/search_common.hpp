@@ -3,6 +3,7 @@
 
 /// Helpers the layout searches share (training_search.cpp, serving_search.cpp).
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,14 @@ inline std::vector<int> powers_of_two(int limit) {
   std::vector<int> out;
   for (int v = 1; v <= limit; v *= 2) out.push_back(v);
   return out;
+}
+
+/// The tensor-parallel sizes a search tries: powers of two up to two nodes (and the GPUs there
+/// are). Across nodes TP's all-reduces cross the NICs, which can still be the only way a large
+/// model fits; hardware without a scale-out network rejects those layouts with the model's rule.
+/// Wider than two nodes never pays.
+inline std::vector<int> tensor_parallel_sizes(int gpus_per_node, int gpus) {
+  return powers_of_two(std::min(2 * gpus_per_node, gpus));
 }
 
 /// The rule of a validation error without the values it quotes, so that layouts failing the

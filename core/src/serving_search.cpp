@@ -10,8 +10,8 @@ namespace flopcast {
 namespace {
 
 using search_detail::check_positive;
-using search_detail::powers_of_two;
 using search_detail::rule_of;
+using search_detail::tensor_parallel_sizes;
 
 double at(const Percentiles& p, SloPercentile q) {
   switch (q) {
@@ -47,11 +47,9 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   check_positive(space.max_num_seqs, "max_num_seqs");
   check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
   const int gpus = base.inference.num_gpus;
-  // TP up to two nodes, as the training search: across nodes its all-reduces cross the NICs,
-  // which can still be the only way a large model fits (hardware without a scale-out network
-  // rejects those setups with the model's rule).
-  const int tp_max = std::min(2 * base.inference.hardware.gpus_per_node, gpus);
-  const std::vector<int> tps = space.tp.empty() ? powers_of_two(tp_max) : space.tp;
+  const std::vector<int> tps =
+      space.tp.empty() ? tensor_parallel_sizes(base.inference.hardware.gpus_per_node, gpus)
+                       : space.tp;
   const std::vector<int> pps = space.pp.empty() ? std::vector<int>{1} : space.pp;
   const std::vector<int> seqs = space.max_num_seqs.empty()
                                     ? std::vector<int>{32, 64, 128, 256, 512, 1024}

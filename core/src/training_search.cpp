@@ -10,6 +10,7 @@ namespace flopcast {
 using search_detail::check_positive;
 using search_detail::powers_of_two;
 using search_detail::rule_of;
+using search_detail::tensor_parallel_sizes;
 
 TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
                                      int top) {
@@ -18,11 +19,8 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   check_positive(space.pp, "pp");
   check_positive(space.cp, "cp");
   check_positive(space.ep, "ep");
-  // TP up to two nodes: across nodes it runs its all-reduces over the NICs, which can still win
-  // where a node's weights and activations do not fit (a layout without a scale-out network is
-  // rejected by the training model's own rule). Wider TP than two nodes never pays.
-  const int tp_max = std::min(2 * base.gpus_per_node, base.num_gpus);
-  const std::vector<int> tps = space.tp.empty() ? powers_of_two(tp_max) : space.tp;
+  const std::vector<int> tps =
+      space.tp.empty() ? tensor_parallel_sizes(base.gpus_per_node, base.num_gpus) : space.tp;
   const std::vector<int> pps =
       space.pp.empty() ? powers_of_two(std::min(base.num_gpus, base.model.num_layers)) : space.pp;
   const std::vector<int> cps =

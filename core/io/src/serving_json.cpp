@@ -479,8 +479,10 @@ json run_serving_search(const json& request) {
   searched("parallelism", "ep", "expert_parallel", " as ep = 1 or ep = tp");
   searched("engine", "max_num_seqs", "max_num_seqs");
   searched("engine", "max_num_batched_tokens", "max_num_batched_tokens");
-  if (!space.weights.empty()) searched("precision", "weights", "weights");
-  if (!space.weights.empty()) searched("precision", "attention_weights", "weights");
+  if (!space.weights.empty()) {
+    searched("precision", "weights", "weights");
+    searched("precision", "attention_weights", "weights");
+  }
   if (!space.kv_cache.empty()) searched("precision", "kv_cache", "kv_cache");
   if (const json* m = r.find("mode"); m && *m != json("analytic")) {
     fail("mode", "must be \"analytic\" in a search (every setup is priced by the analytic engine)",
