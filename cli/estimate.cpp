@@ -94,8 +94,8 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
                "--enable-dp-attention)");
   app.add_option("--weights", o.weights,
-                 "Weight precision: bf16, fp16, fp8, int8, int4, fp4, mxfp4; GGUF q4_0, q4_k_m, "
-                 "q5_k_m, q6_k, q8_0");
+                 "Weight precision: bf16, fp16, fp8, mxfp8, int8, int4, fp4, mxfp4; GGUF q4_0, "
+                 "q4_k_m, q5_k_m, q6_k, q8_0");
   app.add_option("--attention-weights", o.attention_weights,
                  "Attention projections' precision where the checkpoint keeps them apart "
                  "(Meta's Llama 3.1 FP8, gpt-oss: bf16); default: --weights");

@@ -233,8 +233,10 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
   sub->add_option("--recompute", o.recompute,
                   "none (default), selective (attention core), op (PyTorch op-level SAC), full");
-  sub->add_option("--precision", o.precision,
-                  "bf16 (default), fp16, fp8, fp4 (NVFP4 on GPUs with FP4 tensor cores)");
+  sub->add_option(
+      "--precision", o.precision,
+      "bf16 (default), fp16, fp8, mxfp8 (Blackwell, CDNA4), fp4 (NVFP4 on GPUs with FP4 "
+      "tensor cores)");
   sub->add_option("--bf16-last-layers", o.bf16_last_layers,
                   "With fp8 or fp4: the last layers whose linears stay in 16 bits");
   sub->add_option("--mtp-layers", o.mtp_layers,

@@ -8,7 +8,21 @@
 import { el, field, select } from './ui.js';
 
 // The types a checkpoint is published in (precision.weights in docs/schema.md; q*: GGUF).
-const TYPES = ['bf16', 'fp16', 'fp8', 'int8', 'int4', 'fp4', 'mxfp4', 'q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0'];
+const TYPES = [
+  'bf16',
+  'fp16',
+  'fp8',
+  'mxfp8',
+  'int8',
+  'int4',
+  'fp4',
+  'mxfp4',
+  'q4_k_m',
+  'q4_0',
+  'q5_k_m',
+  'q6_k',
+  'q8_0',
+];
 
 // [key, label, default shown as the placeholder, choices (a select) or undefined (an integer)]
 const GROUPS = [

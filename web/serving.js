@@ -34,6 +34,7 @@ const WEIGHT_TYPES = [
   'bf16',
   'fp16',
   'fp8',
+  'mxfp8',
   'int8',
   'int4',
   'fp4',

@@ -132,7 +132,7 @@ const FIELDS = [
     path: 'precision.compute',
     kind: 'choice',
     label: 'Compute precision',
-    choices: ['bf16', 'fp16', 'fp8', ['fp4', 'fp4 (NVFP4)']],
+    choices: ['bf16', 'fp16', 'fp8', 'mxfp8', ['fp4', 'fp4 (NVFP4)']],
   },
   {
     key: 'bf16_last_layers',

@@ -251,8 +251,8 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
     return p;
   }
   if (contains(d, "fp8") || contains(d, "float8")) {
-    p.weights = "fp8";
-    p.compute = "fp8";
+    // OCP MXFP8 (E8M0 scale per 32): its own type, on Blackwell's block-scaled tensor cores.
+    p.weights = p.compute = contains(d, "mxfp8") ? "mxfp8" : "fp8";
     p.kv_cache = contains(d, "kv") && !contains(d, "16-bit kv") ? "fp8" : "bf16";
     // Meta's Llama 3.1 FP8 checkpoints (fbgemm row-wise FP8) quantize the FFNs only: "we do not
     // perform quantization in the self-attention layers" (Llama 3 paper, section 6.2; the

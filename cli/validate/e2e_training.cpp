@@ -182,7 +182,8 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   }
   const std::string compute = std::get<RowPrecision>(precision).compute;
   if (compute == "mxfp4") return Outcome::skipped("MXFP4 training compute is not modelled");
-  json prec{{"compute", compute == "fp8" || compute == "fp4" ? compute : "bf16"}};
+  json prec{
+      {"compute", compute == "fp8" || compute == "mxfp8" || compute == "fp4" ? compute : "bf16"}};
   if (const int tail = bf16_tail_of(row); tail > 0) prec["bf16_last_layers"] = tail;
   if (profile == "pytorch_fsdp") {
     // PyTorch FSDP mixed precision reduces gradients in fp32 unless told otherwise (Composer's

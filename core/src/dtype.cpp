@@ -15,6 +15,7 @@ double bytes_per_element(DType t) noexcept {
     case DType::bf16:
       return 2.0;
     case DType::fp8:
+    case DType::mxfp8:
     case DType::int8:
       return 1.0;
     case DType::int4:
@@ -39,6 +40,8 @@ double stored_bytes_per_element(DType t) noexcept {
       return 0.5 + 1.0 / 16;
     case DType::mxfp4:
       return 0.5 + 1.0 / 32;
+    case DType::mxfp8:
+      return 1.0 + 1.0 / 32;
     case DType::q4_0:
       return 18.0 / 32;
     case DType::q4_k_m:
@@ -59,7 +62,11 @@ bool is_gguf(DType t) noexcept {
          t == DType::q8_0;
 }
 
-DType math_type(DType t) noexcept { return t == DType::mxfp4 ? DType::fp4 : t; }
+DType math_type(DType t) noexcept {
+  if (t == DType::mxfp4) return DType::fp4;
+  if (t == DType::mxfp8) return DType::fp8;
+  return t;
+}
 
 std::optional<DType> parse_dtype(std::string_view name) noexcept {
   for (const auto& [n, type] : kDTypeNames) {

@@ -67,9 +67,10 @@ void validate(const InferenceSpec& s) {
              std::to_string(s.tp * s.pp) + ")",
          s.num_gpus);
   }
-  check_dtype("precision.weights", s.weights,
-              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4,
-               DType::mxfp4, DType::q4_0, DType::q4_k_m, DType::q5_k_m, DType::q6_k, DType::q8_0});
+  check_dtype(
+      "precision.weights", s.weights,
+      {DType::bf16, DType::fp16, DType::fp8, DType::mxfp8, DType::int8, DType::int4, DType::fp4,
+       DType::mxfp4, DType::q4_0, DType::q4_k_m, DType::q5_k_m, DType::q6_k, DType::q8_0});
   check_dtype("precision.kv_cache", s.kv_cache,
               {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4});
   if (s.kv_cache == DType::fp4 && !s.hardware.peak(DType::fp4)) {
@@ -85,18 +86,28 @@ void validate(const InferenceSpec& s) {
              " peak (hardware.dense_peak_TFLOPS); choose a type it supports",
          std::string(to_string(s.activations)));
   }
-  // W8A8 fp8 linears, of the FFNs or of attention, need FP8 tensor cores.
+  // W8A8 fp8 linears, of the FFNs or of attention, need FP8 tensor cores; MXFP8 ones tensor
+  // cores that apply its block scales.
   auto check_fp8_peak = [&](const std::string& path, DType t) {
-    if (t == DType::fp8 && !s.hardware.peak(DType::fp8)) {
-      fail(path, "fp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak", "fp8");
+    if (math_type(t) == DType::fp8 && !s.hardware.peak(DType::fp8)) {
+      fail(path,
+           std::string(to_string(t)) +
+               " (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak",
+           std::string(to_string(t)));
+    }
+    if (t == DType::mxfp8 && !s.hardware.block_scaled_mma()) {
+      fail(path,
+           "mxfp8 (W8A8) needs tensor cores that apply block scales (Blackwell, CDNA4: the GPUs "
+           "with a dense fp4 peak); use fp8",
+           "mxfp8");
     }
   };
   check_fp8_peak("precision.weights", s.weights);
   if (s.attention_weights) {
     const DType t = *s.attention_weights;
-    check_dtype(
-        "precision.attention_weights", t,
-        {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4, DType::mxfp4});
+    check_dtype("precision.attention_weights", t,
+                {DType::bf16, DType::fp16, DType::fp8, DType::mxfp8, DType::int8, DType::int4,
+                 DType::fp4, DType::mxfp4});
     if (is_gguf(s.weights)) {
       fail("precision.attention_weights",
            "a GGUF file's types are its own (precision.weights " +
@@ -165,8 +176,9 @@ Shard make_shard(const InferenceSpec& s) {
   sh.w = stored_bytes_per_element(s.weights);
   sh.attn_w = stored_bytes_per_element(attention_weight_type(s));
   sh.kv = stored_bytes_per_element(s.kv_cache);
-  // W8A8 fp8, and W4A4 fp4 where the GPU has FP4 tensor cores (activations quantized to the
-  // weights' format); every other scheme is weight-only: 16-bit math on dequantized weights.
+  // W8A8 fp8 and mxfp8, and W4A4 fp4 where the GPU has FP4 tensor cores (activations quantized
+  // to the weights' format); every other scheme is weight-only: 16-bit math on dequantized
+  // weights.
   auto linear_types = [&](DType weights, double stored) {
     const DType math = math_type(weights);
     const bool low_precision_math =

@@ -109,18 +109,23 @@ void validate(const TrainingSpec& s) {
     }
   }
   check_real("workload.total_tokens", s.total_tokens, 0, 1e18);
-  if (s.compute != DType::bf16 && s.compute != DType::fp16 && s.compute != DType::fp8 &&
-      s.compute != DType::fp4) {
-    fail("precision.compute", "must be one of bf16, fp16, fp8, fp4",
+  if (s.compute != DType::bf16 && s.compute != DType::fp16 && !low_precision_recipe(s.compute)) {
+    fail("precision.compute", "must be one of bf16, fp16, fp8, mxfp8, fp4",
          std::string(to_string(s.compute)));
   }
-  if (!s.hardware.peak(s.compute)) {
+  if (!s.hardware.peak(math_type(s.compute))) {
     fail("precision.compute",
-         "the hardware has no dense " + std::string(to_string(s.compute)) +
+         "the hardware has no dense " + std::string(to_string(math_type(s.compute))) +
              " peak (hardware.dense_peak_TFLOPS)",
          std::string(to_string(s.compute)));
   }
-  const bool low_precision = s.compute == DType::fp8 || s.compute == DType::fp4;
+  if (s.compute == DType::mxfp8 && !s.hardware.block_scaled_mma()) {
+    fail("precision.compute",
+         "mxfp8 needs tensor cores that apply block scales (Blackwell, CDNA4: the GPUs with a "
+         "dense fp4 peak); use fp8",
+         "mxfp8");
+  }
+  const bool low_precision = low_precision_recipe(s.compute);
   if (low_precision && !s.hardware.peak(DType::bf16) && !s.hardware.peak(DType::fp16)) {
     fail("precision.compute",
          std::string(to_string(s.compute)) +
@@ -128,7 +133,8 @@ void validate(const TrainingSpec& s) {
          std::string(to_string(s.compute)));
   }
   if (s.bf16_last_layers != 0 && !low_precision) {
-    fail("precision.bf16_last_layers", "needs precision.compute fp8 or fp4", s.bf16_last_layers);
+    fail("precision.bf16_last_layers", "needs precision.compute fp8, mxfp8 or fp4",
+         s.bf16_last_layers);
   }
   check_int("precision.bf16_last_layers", s.bf16_last_layers, 0, s.model.num_layers);
   check_int("workload.mtp_layers", s.mtp_layers, 0, 16);
@@ -239,13 +245,19 @@ struct Shard {
 };
 
 /// Bytes the cast of a 16-bit GEMM operand to the low-precision training format moves per
-/// element. fp8 (Transformer Engine, torchao): read 2 B, write 1 B. NVFP4 (NVIDIA's recipe,
+/// element. fp8 (Transformer Engine, torchao): read 2 B, write 1 B. MXFP8 (torchao's MX recipe,
+/// Transformer Engine's MXFP8BlockScaling): the E8M0 scales run along the reduction dimension,
+/// which is a different one in the forward / dgrad GEMM and in wgrad, so each operand is cast
+/// twice, row-wise and column-wise, each reading the 16-bit tensor (2 B) and writing 1.03125 B:
+/// 6.0625 B. NVFP4 (NVIDIA's recipe,
 /// arXiv:2509.25149, as Transformer Engine runs it): three passes over the 16-bit tensor, the
 /// per-tensor amax that sets the global scale, then a row-wise cast for the forward / dgrad GEMM
 /// and a column-wise one (after the 16-point random Hadamard transform) for wgrad, each writing
 /// 0.5625 B (E2M1 plus an E4M3 scale per 16).
 double cast_bytes_per_element(DType compute) {
-  return compute == DType::fp4 ? 3 * 2 + 2 * stored_bytes_per_element(DType::fp4) : 3;
+  if (compute == DType::fp4) return 3 * 2 + 2 * stored_bytes_per_element(DType::fp4);
+  if (compute == DType::mxfp8) return 2 * (2 + stored_bytes_per_element(DType::mxfp8));
+  return 3;
 }
 
 /// Share of the layers whose linears stay in 16 bits under an fp8 / fp4 recipe.
@@ -267,13 +279,14 @@ Shard make_shard(const TrainingSpec& s, int b) {
   sh.tokens = double(b) * s.seq_len / s.cp;
   sh.norm_tokens = s.sp ? sh.tokens / s.tp : sh.tokens;
   sh.kinds = layer_kinds(m);
-  const bool low = s.compute == DType::fp8 || s.compute == DType::fp4;
+  const bool low = low_precision_recipe(s.compute);
   const DType half = low ? (s.hardware.peak(DType::bf16) ? DType::bf16 : DType::fp16) : s.compute;
   sh.a = 2;
   sh.dense16 = GemmTypes{half, 2, 2, 2};
-  // Both GEMM operands in the low-precision format with its scales (NVFP4: 0.5625 B), output bf16.
+  // Both GEMM operands in the low-precision format with its scales (NVFP4: 0.5625 B, MXFP8:
+  // 1.03125 B), output bf16, on the tensor cores of its math type (MXFP8: the fp8 ones).
   const double q = stored_bytes_per_element(s.compute);
-  sh.linear = low ? GemmTypes{s.compute, q, q, 2} : sh.dense16;
+  sh.linear = low ? GemmTypes{math_type(s.compute), q, q, 2} : sh.dense16;
   sh.attn_math = half;
   return sh;
 }
@@ -834,7 +847,7 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   const TokenFlops f = flops_per_token(s);
   r.model_flops_per_token = f.model;
   r.hardware_flops_per_token = f.hardware;
-  r.peak_flops_per_gpu = s.hardware.peak(s.compute)->value;
+  r.peak_flops_per_gpu = s.hardware.peak(math_type(s.compute))->value;
   r.mfu = f.model * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
   r.hfu = f.executed * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
   if (s.total_tokens > 0) {

@@ -71,6 +71,12 @@ OpSacLayer op_sac_layer(const ModelSpec& m, bool moe, int tp);
 /// `.up` for the first (gate+up or up) and `.down` for the second.
 std::string op_sac_key(const std::string& name, bool first_of_group);
 
+/// Whether `precision.compute` runs the linears in a low-precision recipe (fp8, mxfp8, NVFP4) with
+/// casts of their inputs and a cached cast of their weights, attention and the LM head in 16 bits.
+inline bool low_precision_recipe(DType compute) {
+  return compute == DType::fp8 || compute == DType::mxfp8 || compute == DType::fp4;
+}
+
 /// Memory of the worst pipeline stage for micro-batch `b` and `m` micro-batches per step.
 TrainingMemory training_memory(const TrainingSpec& s, int b, int m);
 

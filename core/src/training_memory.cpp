@@ -277,7 +277,7 @@ TrainingMemory training_memory(const TrainingSpec& s, int b, int m) {
     // fp8 / NVFP4 recipes cache each linear weight cast for the step (Transformer Engine, torchao):
     // the forward copy and the transposed (column-wise) one the dgrad GEMM reads. Replicated
     // weights keep them for every low-precision layer; sharded ones only for the gathered two.
-    if (s.compute == DType::fp8 || s.compute == DType::fp4) {
+    if (low_precision_recipe(s.compute)) {
       const double copies = 2 * stored_bytes_per_element(s.compute) * lp.linear;
       if (div.weights > 1) {
         temp += 2 * copies;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "flopcast/error.hpp"
 #include "specs.hpp"
 #include "test_util.hpp"
 
@@ -230,6 +231,33 @@ TEST(Memory, GptOss120bCheckpointOnOneH100) {
   EXPECT_TRUE(near_rel(
       r["memory"]["weights_GB"].get<double>() - run(req)["memory"]["weights_GB"].get<double>(),
       1.403, 5e-3));
+}
+
+TEST(Memory, Mxfp8AddsAScaleBytePer32Weights) {
+  // Llama-2-7B on one B200: MXFP8 stores an E8M0 scale per 32 weights beside fp8's per-tensor
+  // scale, 1/32 B more per linear weight: 6,476,005,376 / 32 = 0.202375 GB. Embedding and LM head
+  // stay 16-bit in both. Decode reads the weights: the MLP step takes longer, by at most 1/32.
+  json req = base_request();
+  req["hardware"] = "b200";
+  req["precision"] = {{"weights", "fp8"}};
+  const json fp8 = run(req);
+  req["precision"] = {{"weights", "mxfp8"}};
+  const json mx = run(req);
+  EXPECT_TRUE(
+      near_rel(mx["memory"]["weights_GB"].get<double>() - fp8["memory"]["weights_GB"].get<double>(),
+               0.202375, 1e-4));
+  const double ratio = mx["tpot_ms"].get<double>() / fp8["tpot_ms"].get<double>();
+  EXPECT_GT(ratio, 1.0);
+  EXPECT_LT(ratio, 1.03125);
+  // H100's FP8 tensor cores do not apply block scales: named, not guessed.
+  req["hardware"] = "h100-sxm";
+  try {
+    run(req);
+    ADD_FAILURE() << "mxfp8 on H100 must fail";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.path(), "precision.weights");
+    EXPECT_NE(std::string(e.what()).find("block scales"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Breakdown, SharesSumToOnePerPhase) {

@@ -580,6 +580,41 @@ TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
   EXPECT_TRUE(near_rel(fp4.at("peak_tflops_per_gpu").get<double>(), 9000, 1e-12));
 }
 
+TEST(TrainingMxfp8, Fp8TensorCoresWithTwoCastsPerOperand) {
+  // Llama-2-7B on 8 B200 (DDP), one 4,096-token micro-batch per GPU, Tier 0, MXFP8 against fp8
+  // tensorwise. The GEMMs run on the same FP8 tensor cores and are compute-bound, so the forward
+  // MLP takes the same time. Each GEMM input is cast twice (row-wise for the forward / dgrad
+  // GEMM, column-wise for wgrad: the E8M0 scales run along the reduction dimension), each
+  // reading 2 B and writing 1 + 1/32 B: 6.0625 B per element against fp8's 3 B. The difference,
+  // 3.0625 B x Σk 23,296 x 4,096 tokens = 292,225,024 B / (8000e9 · 0.85 B/s) = 0.0429743 ms
+  // per layer, is 1.37518 ms over 32. Weights are cast once per step: 202,375,168 linear
+  // weights per layer x 6.0625 B / 6.8e12 B/s = 0.180428 ms + 2 us, x 32 = 5.83764 ms.
+  json req = b200_one_micro_batch();
+  req["precision"] = {{"compute", "fp8"}};
+  const json fp8 = io::run(req);
+  req["precision"] = {{"compute", "mxfp8"}};
+  const json mx = io::run(req);
+  EXPECT_TRUE(near_rel(breakdown_ms(mx, "forward", "mlp"), breakdown_ms(fp8, "forward", "mlp"),
+                       1e-5));  // the response rounds to 6 digits
+  EXPECT_TRUE(near_rel(breakdown_ms(mx, "forward", "norm_elementwise") -
+                           breakdown_ms(fp8, "forward", "norm_elementwise"),
+                       1.37518, 1e-4));
+  EXPECT_TRUE(near_rel(breakdown_ms(mx, "forward", "mxfp8_weight_cast"), 5.83764, 1e-4));
+  EXPECT_EQ(breakdown_ms(mx, "forward", "fp8_weight_cast"), 0.0);
+  // MFU against the fp8 peak (B200: 4,500 TFLOPS dense).
+  EXPECT_TRUE(near_rel(mx.at("peak_tflops_per_gpu").get<double>(), 4500, 1e-12));
+  EXPECT_GT(mx.at("step_time_s").get<double>(), fp8.at("step_time_s").get<double>());
+}
+
+TEST(TrainingMxfp8, NeedsBlockScaledTensorCores) {
+  json req = request();
+  req["precision"] = {{"compute", "mxfp8"}};  // H100: FP8 tensor cores without block scales
+  const Failure f = failure_of(req);
+  EXPECT_EQ(f.path, "precision.compute");
+  EXPECT_NE(f.message.find("block scales"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("(got mxfp8)"), std::string::npos) << f.message;
+}
+
 TEST(TrainingFp4, Bf16LastLayersAreA16BitShareOfTheLayers) {
   // All 32 layers kept in BF16 is the BF16 step: the same GEMMs, no cast of inputs and no weight
   // cast. Half of them (16) puts the forward MLP halfway between the two.
@@ -610,7 +645,8 @@ TEST(TrainingFp4, BadPrecisionIsNamed) {
   req["precision"] = {{"compute", "bf16"}, {"bf16_last_layers", 4}};
   const Failure f = failure_of(req);
   EXPECT_EQ(f.path, "precision.bf16_last_layers");
-  EXPECT_NE(f.message.find("needs precision.compute fp8 or fp4"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("needs precision.compute fp8, mxfp8 or fp4"), std::string::npos)
+      << f.message;
   req["precision"] = {{"compute", "fp4"}, {"bf16_last_layers", 33}};
   EXPECT_EQ(failure_of(req).path, "precision.bf16_last_layers");
 }

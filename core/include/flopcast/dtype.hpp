@@ -12,7 +12,10 @@ namespace flopcast {
 
 /// Number formats of weights, activations, KV cache and tensor-core math. fp4 is NVFP4 (E2M1 with
 /// an FP8 E4M3 scale per 16 elements); mxfp4 is OCP MXFP4 (E2M1 with an E8M0 scale per 32). Both
-/// run on the FP4 tensor cores (the hardware's `fp4` peak) where there are any.
+/// run on the FP4 tensor cores (the hardware's `fp4` peak) where there are any. mxfp8 is OCP MXFP8
+/// (E4M3 with an E8M0 scale per 32): it multiplies on the FP8 units, but only where they apply
+/// block scales themselves (Blackwell's and CDNA4's block-scaled MMA, the GPUs that have an `fp4`
+/// peak: HardwareSpec::block_scaled_mma).
 /// q4_0 … q8_0 are llama.cpp's GGUF weight formats (weight-only: dequantized in the GEMM kernel,
 /// math in the activations' type).
 enum class DType {
@@ -21,6 +24,7 @@ enum class DType {
   fp16,
   bf16,
   fp8,
+  mxfp8,
   int8,
   int4,
   fp4,
@@ -32,10 +36,11 @@ enum class DType {
   q8_0
 };
 
-/// Storage size of one element in bytes (int4, fp4 and mxfp4: 0.5).
+/// Storage size of one element in bytes (int4, fp4 and mxfp4: 0.5; mxfp8: 1).
 double bytes_per_element(DType t) noexcept;
 /// Bytes per element of a quantized tensor with its block scales: int4 (AWQ/GPTQ) 0.5 + one
-/// 16-bit scale per 128 = 0.515625; NVFP4 0.5 + 1/16 = 0.5625; MXFP4 0.5 + 1/32 = 0.53125; other
+/// 16-bit scale per 128 = 0.515625; NVFP4 0.5 + 1/16 = 0.5625; MXFP4 0.5 + 1/32 = 0.53125; MXFP8
+/// 1 + 1/32 = 1.03125; other
 /// types bytes_per_element (per-tensor scales are negligible). GGUF: the bits per weight of
 /// llama.cpp's blocks (ggml-common.h: q4_0 18 B per 32 = 4.5, q8_0 34 B per 32 = 8.5, q6_k 210 B
 /// per 256 = 6.5625) and of its k-quant mixes as its quantize README measures them on Llama-2-7B
@@ -43,13 +48,15 @@ double bytes_per_element(DType t) noexcept;
 double stored_bytes_per_element(DType t) noexcept;
 /// llama.cpp's GGUF weight formats.
 bool is_gguf(DType t) noexcept;
-/// The tensor-core math type of a format: mxfp4 runs on the fp4 units; others are their own.
+/// The tensor-core math type of a format: mxfp4 runs on the fp4 units, mxfp8 on the fp8 ones;
+/// others are their own.
 DType math_type(DType t) noexcept;
-inline constexpr std::array<Named<DType>, 14> kDTypeNames{{{"fp32", DType::fp32},
+inline constexpr std::array<Named<DType>, 15> kDTypeNames{{{"fp32", DType::fp32},
                                                            {"tf32", DType::tf32},
                                                            {"fp16", DType::fp16},
                                                            {"bf16", DType::bf16},
                                                            {"fp8", DType::fp8},
+                                                           {"mxfp8", DType::mxfp8},
                                                            {"int8", DType::int8},
                                                            {"int4", DType::int4},
                                                            {"fp4", DType::fp4},

@@ -71,6 +71,10 @@ struct HardwareSpec {
     return it->second;
   }
 
+  /// Whether the tensor cores apply per-block scales themselves (OCP MX formats: MXFP8, MXFP4):
+  /// Blackwell's and CDNA4's, the generations that brought FP4; a dense fp4 peak marks them.
+  [[nodiscard]] bool block_scaled_mma() const { return peak(DType::fp4).has_value(); }
+
   /// Sustained compute clock under `power_limit_W`, relative to the clock at the TDP the peaks
   /// are quoted for: dynamic power P ∝ C·V²·f with the voltage following the clock (V ∝ f) in
   /// the DVFS range, so f ∝ P^(1/3). 1 without a limit. Memory bandwidth is not scaled.

@@ -27,7 +27,8 @@ constexpr std::array<Named<E>, sizeof...(V)> subset(V... values) {
   return {{{to_string(values), values}...}};
 }
 constexpr auto kMethod = subset<Finetune>(Finetune::lora, Finetune::qlora);
-constexpr auto kCompute = subset<DType>(DType::bf16, DType::fp16, DType::fp8, DType::fp4);
+constexpr auto kCompute =
+    subset<DType>(DType::bf16, DType::fp16, DType::fp8, DType::mxfp8, DType::fp4);
 
 struct Parsed {
   TrainingSpec spec;
