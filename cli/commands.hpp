@@ -36,7 +36,11 @@ json read_json_file(const std::string& path);
 struct ModelHardwareFlags {
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
+  /// `--what-if KEY=X`: the preset with one of its figures scaled (`hardware.scale`).
+  std::vector<std::string> what_if;
 };
+/// Adds `--what-if KEY=X` (repeatable) to a command that takes `--hardware`.
+void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if);
 /// Sets r["model"] and r["hardware"] from the flags (r["task"] set first). A quantized Hugging
 /// Face checkpoint's types go into the model (checkpoint_weights, the core's default precision);
 /// a note on stderr says so unless a weights flag replaces them (training: that they do not apply).
@@ -74,6 +78,7 @@ struct RequestOptions {
   std::string request_file;
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
+  std::vector<std::string> what_if;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
   std::string weights, attention_weights, kv_cache, activations;
@@ -154,6 +159,7 @@ int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
   std::string request_file, model, model_file, hf_config, hardware, hardware_file;
+  std::vector<std::string> what_if;
   std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
@@ -199,6 +205,7 @@ int run_collective(const CollectiveOptions& o);
 
 struct TrainOptions {
   std::string request_file, model_file, hf_config, hardware_file;
+  std::vector<std::string> what_if;
   std::string model = "llama-2-7b";
   std::string hardware = "h100-sxm";
   int num_gpus = 8;

@@ -85,6 +85,7 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
   app.add_option("--hardware", o.hardware, "Hardware preset id");
   app.add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
+  add_what_if_option(app, o.what_if);
   app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
   app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
   app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
@@ -110,6 +111,40 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0 physics")
       ->check(CLI::IsMember({0, 2}));
 }
+
+void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if) {
+  app.add_option("--what-if", what_if,
+                 "With --hardware: scale one of the preset's figures, KEY=X with KEY compute, "
+                 "hbm_bandwidth, hbm_capacity, scaleup_bandwidth or scaleout_bandwidth "
+                 "(repeatable; e.g. hbm_bandwidth=2)")
+      ->delimiter(',');
+}
+
+namespace {
+
+/// `{"preset": id, "scale": {KEY: X}}` from `--what-if KEY=X` entries; the core checks the keys
+/// and the ranges.
+json what_if_hardware(const std::string& preset, const std::vector<std::string>& entries) {
+  json scale = json::object();
+  for (const std::string& e : entries) {
+    const auto eq = e.find('=');
+    double x = 0;
+    std::size_t used = 0;
+    try {
+      if (eq != std::string::npos) x = std::stod(e.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || used == 0 || used != e.size() - eq - 1) {
+      throw SpecError("--what-if",
+                      "must be KEY=X with X a number, e.g. hbm_bandwidth=2 (got \"" + e + "\")");
+    }
+    scale[e.substr(0, eq)] = x;
+  }
+  return json{{"preset", preset}, {"scale", scale}};
+}
+
+}  // namespace
 
 void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
                             bool attention_weights_flag) {
@@ -145,14 +180,23 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
       }
     }
   }
-  r["hardware"] = f.hardware.empty() ? read_json_file(f.hardware_file) : json(f.hardware);
+  if (!f.what_if.empty() && f.hardware.empty()) {
+    throw SpecError("--what-if",
+                    "scales a preset: give --hardware, not --hardware-file (a "
+                    "hardware file states its figures itself)");
+  }
+  if (!f.what_if.empty()) {
+    r["hardware"] = what_if_hardware(f.hardware, f.what_if);
+  } else {
+    r["hardware"] = f.hardware.empty() ? read_json_file(f.hardware_file) : json(f.hardware);
+  }
 }
 
 json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
-                        !o.hardware.empty() || !o.hardware_file.empty() || o.num_gpus || o.tp ||
-                        o.pp || o.ep || o.dp_attention || !o.weights.empty() ||
-                        !o.attention_weights.empty() || !o.kv_cache.empty() ||
+                        !o.hardware.empty() || !o.hardware_file.empty() || !o.what_if.empty() ||
+                        o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
+                        !o.weights.empty() || !o.attention_weights.empty() || !o.kv_cache.empty() ||
                         !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
                         o.batch_size || o.cost_per_gpu_hour_usd || o.engine.any() || o.max_tier;
   if (!o.request_file.empty()) {
@@ -164,8 +208,9 @@ json build_request(const RequestOptions& o) {
     return read_json_file(o.request_file);
   }
   json r{{"task", "inference"}};
-  put_model_and_hardware(r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file},
-                         !o.weights.empty(), !o.attention_weights.empty());
+  put_model_and_hardware(
+      r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if},
+      !o.weights.empty(), !o.attention_weights.empty());
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;

@@ -66,8 +66,9 @@ json read_trace(const std::string& path) {
 json build_serve_request(const ServeOptions& o) {
   if (!o.request_file.empty()) return read_json_file(o.request_file);
   json r{{"task", "serving"}};
-  put_model_and_hardware(r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file},
-                         !o.weights.empty(), !o.attention_weights.empty());
+  put_model_and_hardware(
+      r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if},
+      !o.weights.empty(), !o.attention_weights.empty());
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
@@ -238,6 +239,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
   sub->add_option("--hardware", o.hardware, "Hardware preset id");
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
+  add_what_if_option(*sub, o.what_if);
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
   sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
   sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");

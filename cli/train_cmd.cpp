@@ -19,7 +19,7 @@ json build_train_request(const TrainOptions& o) {
   const bool model_given = !o.model_file.empty() || !o.hf_config.empty();
   put_model_and_hardware(r,
                          {model_given ? "" : o.model, o.model_file, o.hf_config,
-                          o.hardware_file.empty() ? o.hardware : "", o.hardware_file},
+                          o.hardware_file.empty() ? o.hardware : "", o.hardware_file, o.what_if},
                          false, false);
   r["num_gpus"] = o.num_gpus;
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
@@ -210,6 +210,7 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
   sub->add_option("--hardware", o.hardware, "Hardware preset id")->capture_default_str();
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
+  add_what_if_option(*sub, o.what_if);
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in the run")->capture_default_str();
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: the hardware's)");
   sub->add_option("--tp", o.tp, "Tensor parallelism");

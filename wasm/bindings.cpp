@@ -48,6 +48,10 @@ std::string model_from_hf_config(const std::string& config, const std::string& f
       [&] { return flopcast::io::model_from_hf_config(parse(config, "config.json"), file_name); });
 }
 
+std::string hardware_object(const std::string& hardware) {
+  return envelope([&] { return flopcast::io::hardware_object(parse(hardware, "hardware")); });
+}
+
 std::string version() { return flopcast::io::version(); }
 
 }  // namespace
@@ -58,5 +62,6 @@ EMSCRIPTEN_BINDINGS(flopcast) {
   emscripten::function("encode_link", &encode_link);
   emscripten::function("decode_link", &decode_link);
   emscripten::function("model_from_hf_config", &model_from_hf_config);
+  emscripten::function("hardware_object", &hardware_object);
   emscripten::function("version", &version);
 }

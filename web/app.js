@@ -11,6 +11,7 @@
 
 import * as views from './views.js';
 import { ModelFields } from './model-fields.js';
+import { WhatIf } from './what-if.js';
 import {
   $,
   CUSTOM,
@@ -259,7 +260,7 @@ function errorTarget(path) {
   if (p === 'hf_config' || p.startsWith('hf_config.') || p.startsWith('hf_config[')) return 'model-custom';
   for (const kind of ['model', 'hardware']) {
     if (p === kind || p.startsWith(`${kind}.`) || p.startsWith(`${kind}[`)) {
-      if (!isCustom(kind)) return kind;
+      if (!isCustom(kind)) return (kind === 'hardware' && state.whatIf?.target(p)) || kind;
       return (kind === 'model' && state.modelFields && state.modelFields.target(p)) || `${kind}-custom`;
     }
   }
@@ -366,6 +367,10 @@ function buildRequest() {
       if (r.error) state.inputErrors.set(`${kind}-custom`, r.error);
       else req[kind] = r.value;
       if (kind === 'model' && !r.error && state.modelFields) state.modelFields.sync(r.value);
+    } else if (kind === 'hardware') {
+      const { scale, errors } = state.whatIf.read();
+      for (const [id, message] of errors) state.inputErrors.set(id, message);
+      req.hardware = state.whatIf.hardware($(kind).value, scale);
     } else {
       req[kind] = $(kind).value;
     }
@@ -402,6 +407,7 @@ function setSelectValue(select, value) {
 
 function showCustomBox(kind, show) {
   $(`${kind}-custom-box`).hidden = !show;
+  if (kind === 'hardware') state.whatIf.show(!show);
 }
 
 // Applies a (possibly partial) request to the form. Returns problems found
@@ -418,14 +424,18 @@ function applyRequest(req) {
     if (path === 'model' || path === 'hardware') {
       const kind = path;
       const select = $(kind);
-      if (typeof value === 'string') {
+      // A what-if GPU is its preset with the factors in their inputs.
+      const whatIf = kind === 'hardware' && WhatIf.is(value);
+      if (kind === 'hardware') state.whatIf.set(whatIf ? value.scale : {});
+      const named = whatIf ? value.preset : value;
+      if (typeof named === 'string') {
         // A link may name a preset by an alias ("4090"): the select shows the preset's id.
         const list = kind === 'model' ? state.presets.models : state.presets.hardware;
-        if (setSelectValue(select, presetIdFor(list, value) ?? value)) {
-          state.lastPreset[kind] = value;
+        if (setSelectValue(select, presetIdFor(list, named) ?? named)) {
+          state.lastPreset[kind] = named;
           showCustomBox(kind, false);
         } else {
-          problems.push({ path: kind, message: `${kind}: unknown preset "${value}"` });
+          problems.push({ path: kind, message: `${kind}: unknown preset "${named}"` });
         }
       } else if (isPlainObject(value)) {
         select.value = CUSTOM;
@@ -607,6 +617,10 @@ function renderResult(res) {
 /** The hardware object of the request: the preset's, or the custom one. */
 function requestHardware() {
   const h = state.request.hardware;
+  if (WhatIf.is(h)) {
+    const r = call('hardware_object', JSON.stringify(h)); // the scaled figures, as the core has them
+    return r.ok ? r.result : null;
+  }
   if (isPlainObject(h)) return h;
   return state.presets.hardware.find((p) => p.id === h)?.hardware ?? null;
 }
@@ -1265,6 +1279,14 @@ function clearLinkError(target) {
 function wire() {
   state.modelFields = new ModelFields($('model-custom'), () => parseCustomObject('model'));
   ERROR_TARGETS.push(...state.modelFields.ids());
+  state.whatIf = new WhatIf('hardware');
+  $('hardware-custom-box').before(state.whatIf.element);
+  ERROR_TARGETS.push(...state.whatIf.ids());
+  state.whatIf.element.addEventListener('input', (e) => {
+    clearLinkError(e.target.id);
+    $('scenario').value = '';
+    recompute();
+  });
   // Pin to compare: each headline's ratio to the pinned result ("×0.62 vs 12.07 ms pinned").
   const ms = (v) => fmtDuration(v).join(' ');
   state.pin = new Pin(

@@ -19,6 +19,7 @@ import {
   setPath,
 } from './ui.js';
 import { ModelFields } from './model-fields.js';
+import { WhatIf } from './what-if.js';
 
 // Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
 // hardware: preset select plus a custom JSON box), pick (one select that sets one of several
@@ -53,6 +54,7 @@ export class Form {
       box.hidden = true;
       box.id = `${id}-custom-box`;
       if (f.path === 'model') this.modelFields = new ModelFields(ta, () => this.customObject('model', ta.value));
+      if (f.path === 'hardware') this.whatIf = new WhatIf(id);
       sel.addEventListener('input', () => {
         if (sel.value === CUSTOM && !ta.value.trim()) {
           const p = list.find((x) => x.id === this.lastPreset?.[f.path]) || list[0];
@@ -61,8 +63,9 @@ export class Form {
           (this.lastPreset ||= {})[f.path] = sel.value;
         }
         box.hidden = sel.value !== CUSTOM;
+        this.whatIf?.show(sel.value !== CUSTOM);
       });
-      return el('div', null, field(id, f.label, sel), box);
+      return el('div', null, field(id, f.label, sel), this.whatIf?.element, box);
     }
     let control;
     if (f.kind === 'bool') control = el('input', { type: 'checkbox' });
@@ -82,6 +85,12 @@ export class Form {
       const id = this.id(f);
       const input = $(id);
       if (f.kind === 'spec') {
+        if (input.value !== CUSTOM && f.path === 'hardware') {
+          const { scale, errors: bad } = this.whatIf.read();
+          for (const [k, v] of bad) errors.set(k, v);
+          req.hardware = this.whatIf.hardware(input.value, scale);
+          continue;
+        }
         if (input.value !== CUSTOM) {
           req[f.path] = input.value;
           continue;
@@ -139,7 +148,11 @@ export class Form {
       const input = $(id);
       if (f.kind === 'spec') {
         const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
-        const presetId = typeof value === 'string' ? (presetIdFor(list, value) ?? value) : null;
+        // A what-if GPU is its preset with the factors in their inputs.
+        const whatIf = f.path === 'hardware' && WhatIf.is(value);
+        const named = whatIf ? value.preset : value;
+        const presetId = typeof named === 'string' ? (presetIdFor(list, named) ?? named) : null;
+        if (f.path === 'hardware') this.whatIf.set(whatIf ? value.scale : {});
         if (presetId !== null && [...input.options].some((o) => o.value === presetId)) {
           input.value = presetId;
           (this.lastPreset ||= {})[f.path] = presetId; // what a custom box starts from
@@ -150,6 +163,7 @@ export class Form {
           problems.push({ path, message: `${path}: unknown preset ${JSON.stringify(value)}` });
         }
         $(`${id}-custom-box`).hidden = input.value !== CUSTOM;
+        if (f.path === 'hardware') this.whatIf.show(input.value !== CUSTOM);
       } else if (f.kind === 'bool') {
         if (typeof value === 'boolean') input.checked = value;
         else problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
@@ -225,7 +239,7 @@ export class Form {
       const paths = f.kind === 'pick' ? [...new Set(f.choices.map(([v]) => v.split('=')[0]))] : [f.path];
       for (const fp of paths) {
         if (p === fp || p.startsWith(`${fp}.`) || p.startsWith(`${fp}[`)) {
-          if (f.kind !== 'spec' || $(id).value !== CUSTOM) return id;
+          if (f.kind !== 'spec' || $(id).value !== CUSTOM) return this.whatIf?.target(p) ?? id;
           return (f.path === 'model' && this.modelFields.target(p)) || `${id}-custom`;
         }
       }
@@ -239,6 +253,7 @@ export class Form {
       this.byId.get(id).kind === 'spec' ? [id, `${id}-custom`] : [id],
     );
     if (this.modelFields) ids.push(...this.modelFields.ids());
+    if (this.whatIf) ids.push(...this.whatIf.ids());
     for (const id of ids) {
       const msg = messages.get(id) || '';
       $(`err-${id}`).textContent = msg;

@@ -776,6 +776,62 @@ test('weights "as published" follow the checkpoint of the chosen model', async (
   await p.done();
 });
 
+// Issue 13: what-if hardware. Twice an H100's memory bandwidth under the GPU picker: the request
+// becomes {"preset", "scale"}, decode (memory-bound at batch 1) gets faster by less than 2x, the
+// headline names the change, the roofline is drawn at the scaled bandwidth, and the link
+// reproduces it; a factor the core rejects shows beside its input.
+test('what-if hardware scales a preset and travels in the link', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.selectOption('#model', 'llama-3.1-8b');
+  await page.selectOption('#hardware', 'h100-sxm');
+  await waitSettled(page);
+  const base = await page.evaluate(() => window.flopcast.lastResult());
+  await page.click('#hardware-whatif > summary');
+  await page.fill('#hardware-whatif-hbm_bandwidth', '2');
+  await waitSettled(page);
+  assert.equal(await status(page), 'ready');
+  const fast = await page.evaluate(() => window.flopcast.lastResult());
+  assert.deepEqual(fast.request.hardware, { preset: 'h100-sxm', scale: { hbm_bandwidth: 2 } });
+  assert.equal(fast.hardware.name, 'NVIDIA H100 SXM5 80GB (what-if: 2x memory bandwidth)');
+  const speedup = base.tpot_ms / fast.tpot_ms;
+  assert.ok(speedup > 1.3 && speedup < 2, `TPOT ${base.tpot_ms} -> ${fast.tpot_ms} ms`);
+  // The module's own answer to the request is what the page shows.
+  const env = await page.evaluate(
+    (r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))),
+    await page.evaluate(() => window.flopcast.request()),
+  );
+  assert.equal(env.result.tpot_ms, fast.tpot_ms);
+  // The roofline's memory roof is the scaled bandwidth: 2 x 3,350 GB/s.
+  const hw = await page.evaluate(() =>
+    JSON.parse(window.flopcast.module.hardware_object(JSON.stringify(window.flopcast.request().hardware))),
+  );
+  assert.equal(hw.result.hbm_bandwidth_GBps, 6700);
+  assert.ok(await page.$('#roofline svg'), 'the roofline is drawn');
+
+  await page.click('#share-button');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  const q = await openPage(new URL(await page.inputValue('#share-url')).hash.slice(1));
+  assert.equal(await q.page.inputValue('#hardware'), 'h100-sxm');
+  assert.equal(await q.page.inputValue('#hardware-whatif-hbm_bandwidth'), '2');
+  assert.equal(await q.page.evaluate(() => document.getElementById('hardware-whatif').open), true);
+  assert.equal((await q.page.evaluate(() => window.flopcast.lastResult())).tpot_ms, fast.tpot_ms);
+  await q.done();
+
+  await page.fill('#hardware-whatif-hbm_bandwidth', '1000');
+  await waitSettled(page);
+  assert.match(
+    await page.textContent('#err-hardware-whatif-hbm_bandwidth'),
+    /hardware\.scale\.hbm_bandwidth: must be between 0\.01 and 100/,
+  );
+  // Back to 1: the plain preset, its id in the request.
+  await page.fill('#hardware-whatif-hbm_bandwidth', '1');
+  await waitSettled(page);
+  assert.equal(await page.evaluate(() => window.flopcast.request().hardware), 'h100-sxm');
+  assert.equal((await page.evaluate(() => window.flopcast.lastResult())).tpot_ms, base.tpot_ms);
+  await p.done();
+});
+
 // Issue 10: the attention and MoE keys of a model object as form fields, not only JSON.
 test('the model editor edits the custom model as fields, errors beside the field', async () => {
   const p = await openPage();

@@ -443,6 +443,33 @@ test('training view: a bad field shows its error beside that field', async () =>
   await p.done();
 });
 
+// Issue 13: the training view's GPU takes what-if factors too: twice the compute doubles the peak
+// its MFU is taken against (2 x 989.4 TFLOPS bf16 on an H100) and the link carries them.
+test('training view: what-if hardware scales the preset', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-hardware', 'h100-sxm');
+  await page.click('#tr-hardware-whatif > summary');
+  await page.fill('#tr-hardware-whatif-compute', '2');
+  await page.waitForFunction(() => window.flopcastViews.request('training').hardware?.scale?.compute === 2);
+  assert.equal(await viewStatus(page, 'training'), 'ready');
+  const r = await checkTraining(page, 'what-if');
+  assert.equal(r.peak_tflops_per_gpu, 1978.8);
+  assert.match(r.hardware.name, /\(what-if: 2x compute\)$/);
+  const link = await shareLink(page);
+  const q = await openPage(link.hash.slice(1));
+  await q.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  assert.equal(await q.page.inputValue('#tr-hardware-whatif-compute'), '2');
+  assert.deepEqual((await viewRequest(q.page, 'training')).hardware, { preset: 'h100-sxm', scale: { compute: 2 } });
+  await q.done();
+  // A factor the core rejects shows beside its input.
+  await page.fill('#tr-hardware-whatif-compute', '0');
+  await page.waitForFunction(() => document.getElementById('err-tr-hardware-whatif-compute').textContent !== '');
+  assert.match(await fieldError(page, 'tr-hardware-whatif-compute'), /hardware\.scale\.compute/);
+  await p.done();
+});
+
 async function shareLink(page) {
   await page.evaluate(() => {
     document.getElementById('share-url').value = '';

@@ -266,6 +266,89 @@ TEST(Presets, HardwareAliasesNameTheirPreset) {
   }
 }
 
+TEST(Presets, AnAliasGetsThePresetsFits) {
+  // "h100" is h100-sxm: the same Tier-2 kernel fits price it, so the estimate is the same.
+  json req = test::base_request();
+  req.erase("max_tier");
+  req["hardware"] = "h100-sxm";
+  const json by_id = io::run(req);
+  req["hardware"] = "H100";
+  const json by_alias = io::run(req);
+  EXPECT_GT(by_id.at("tier2_time_share").get<double>(), 0.5);
+  EXPECT_EQ(by_alias.at("tier2_time_share"), by_id.at("tier2_time_share"));
+  EXPECT_EQ(by_alias.at("tpot_ms"), by_id.at("tpot_ms"));
+}
+
+json what_if(json scale) { return json{{"preset", "h100-sxm"}, {"scale", std::move(scale)}}; }
+
+TEST(WhatIfHardware, NoScaleIsThePreset) {
+  // Nothing scaled: every figure, fit and name is the preset's.
+  json req = test::base_request();
+  req.erase("max_tier");
+  req["hardware"] = "h100-sxm";
+  const json preset = io::run(req);
+  req["hardware"] = what_if(json::object());
+  const json same = io::run(req);
+  for (const char* key : {"ttft_ms", "tpot_ms", "tier2_time_share"}) {
+    EXPECT_EQ(same.at(key), preset.at(key)) << key;
+  }
+  EXPECT_EQ(same.at("hardware").at("name"), "NVIDIA H100 SXM5 80GB");
+}
+
+TEST(WhatIfHardware, ScalesTheFiguresItNames) {
+  // Llama-2-7B on one H100 with 1.5x the memory: the KV budget is 0.9 · 80 GB · 1.5 = 108 GB.
+  json req = test::base_request();
+  req["hardware"] = what_if({{"hbm_capacity", 1.5}});
+  const json r = io::run(req);
+  EXPECT_TRUE(test::near_rel(r.at("memory").at("budget_GB").get<double>(), 108.0, 1e-9));
+  EXPECT_EQ(r.at("hardware").at("name"), "NVIDIA H100 SXM5 80GB (what-if: 1.5x memory)");
+  // Twice the bandwidth: decode reads the weights and KV at batch 1 and gets faster, by less than
+  // 2x (fixed kernel costs); prefill is compute-bound and moves little.
+  req["hardware"] = "h100-sxm";
+  const json base = io::run(req);
+  req["hardware"] = what_if({{"hbm_bandwidth", 2}});
+  const json fast = io::run(req);
+  const double tpot = base.at("tpot_ms").get<double>() / fast.at("tpot_ms").get<double>();
+  EXPECT_GT(tpot, 1.3);
+  EXPECT_LT(tpot, 2.0);
+  // Twice the compute: training's MFU is taken against the scaled peak, 2 x 989.4 TFLOPS (bf16).
+  json train{{"task", "training"},
+             {"model", "llama-2-7b"},
+             {"hardware", what_if({{"compute", 2}})},
+             {"num_gpus", 8},
+             {"workload", {{"global_batch_size", 8}, {"seq_len", 4096}}}};
+  EXPECT_TRUE(test::near_rel(io::run(train).at("peak_tflops_per_gpu").get<double>(), 1978.8, 1e-9));
+}
+
+TEST(WhatIfHardware, HardwareObjectHasTheScaledFigures) {
+  // What the page draws its roofline from: H100 SXM at 2x bandwidth is 2 x 3,350 GB/s, 1.5x
+  // compute 1.5 x 989.4 TFLOPS bf16; an alias gives the preset's own figures.
+  const json h = io::hardware_object(what_if({{"hbm_bandwidth", 2}, {"compute", 1.5}}));
+  EXPECT_TRUE(test::near_rel(h.at("hbm_bandwidth_GBps").get<double>(), 6700, 1e-12));
+  EXPECT_TRUE(test::near_rel(h.at("dense_peak_TFLOPS").at("bf16").get<double>(), 1484.1, 1e-12));
+  EXPECT_TRUE(test::near_rel(h.at("hbm_GB").get<double>(), 80, 1e-12));
+  EXPECT_EQ(io::hardware_object("h100").at("hbm_bandwidth_GBps"), 3350);
+}
+
+TEST(WhatIfHardware, BadScalesAreNamed) {
+  json req = test::base_request();
+  req["hardware"] = what_if({{"hbm_bandwidth", 0}});
+  test::Failure f = test::failure_of(req);
+  EXPECT_EQ(f.path, "hardware.scale.hbm_bandwidth");
+  EXPECT_NE(f.message.find("must be between 0.01 and 100 (got 0)"), std::string::npos) << f.message;
+  req["hardware"] = what_if({{"flops", 2}});
+  EXPECT_EQ(test::failure_of(req).path, "hardware.scale.flops");
+  req["hardware"] = json{{"preset", "h10"}, {"scale", json::object()}};
+  f = test::failure_of(req);
+  EXPECT_EQ(f.path, "hardware.preset");
+  EXPECT_NE(f.message.find("did you mean"), std::string::npos) << f.message;
+  req["hardware"] = json{{"preset", 100}, {"scale", json::object()}};
+  EXPECT_EQ(test::failure_of(req).path, "hardware.preset");
+  // A preset with figures beside it is neither form: the figures are unknown keys.
+  req["hardware"] = json{{"preset", "h100-sxm"}, {"scale", json::object()}, {"hbm_GB", 160}};
+  EXPECT_EQ(test::failure_of(req).path, "hardware.hbm_GB");
+}
+
 TEST(Presets, EveryScenarioRuns) {
   for (const json& p : io::presets()["scenarios"]) {
     const json r = io::run(p["request"]);

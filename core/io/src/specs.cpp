@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "specs.hpp"
 
+#include <cstdio>
+#include <string_view>
+
 #include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -291,11 +294,63 @@ ModelSpec resolve_model(const json& j, const std::string& path) {
   throw SpecError(path, "must be a preset id or a model object (got " + describe_value(j) + ")");
 }
 
+namespace {
+
+/// What-if hardware: `{"preset": id, "scale": {...}}`, the preset with its compute peaks, HBM
+/// bandwidth or capacity, or link bandwidths multiplied. It keeps the preset's Tier-2 fits and
+/// collective fits, whose efficiencies are fractions of the peaks they scale with (an assumption
+/// the docs state: a faster part is assumed to reach the same share of its peaks).
+HardwareSpec what_if_hardware(const json& j, const std::string& path) {
+  ObjectReader r(j, path, {"preset", "scale"});
+  const json& id = r.require("preset");
+  if (!id.is_string()) fail(r.child("preset"), "must be a hardware preset id", describe_value(id));
+  HardwareSpec h = resolve_hardware(id, r.child("preset"));
+  ObjectReader sr(
+      r.require("scale"), r.child("scale"),
+      {"compute", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"});
+  struct Factor {
+    const char* key;
+    const char* label;
+  };
+  constexpr Factor kFactors[] = {{"compute", "compute"},
+                                 {"hbm_bandwidth", "memory bandwidth"},
+                                 {"hbm_capacity", "memory"},
+                                 {"scaleup_bandwidth", "scale-up bandwidth"},
+                                 {"scaleout_bandwidth", "scale-out bandwidth"}};
+  std::string what;
+  for (const Factor& f : kFactors) {
+    const double x = sr.number(f.key, 1);
+    check_real(sr.child(f.key), x, 0.01, 100);
+    if (x == 1) continue;
+    if (std::string_view(f.key) == "compute") {
+      for (auto& [type, peak] : h.dense_peak) peak = FlopsPerSecond(peak.value * x);
+    } else if (std::string_view(f.key) == "hbm_bandwidth") {
+      h.hbm_bandwidth = BytesPerSecond(h.hbm_bandwidth.value * x);
+    } else if (std::string_view(f.key) == "hbm_capacity") {
+      h.hbm_capacity = Bytes(h.hbm_capacity.value * x);
+    } else if (std::string_view(f.key) == "scaleup_bandwidth") {
+      h.scaleup_bandwidth = BytesPerSecond(h.scaleup_bandwidth.value * x);
+    } else {
+      h.scaleout_nic_bandwidth = BytesPerSecond(h.scaleout_nic_bandwidth.value * x);
+    }
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", x);
+    what += (what.empty() ? "" : ", ") + std::string(factor) + "x " + f.label;
+  }
+  if (!what.empty()) h.name += " (what-if: " + what + ")";
+  validate(h, path);
+  return h;
+}
+
+}  // namespace
+
 HardwareSpec resolve_hardware(const json& j, const std::string& path) {
+  if (j.is_object() && j.contains("preset")) return what_if_hardware(j, path);
   if (j.is_string()) {
-    HardwareSpec h =
-        read_hardware(preset("hardware", j.get<std::string>(), path)["hardware"], path);
-    h.calibration = calibration_for(j.get<std::string>());
+    // An alias ("h100", "4090") names the preset: its fits are under the preset's id.
+    const json& doc = preset("hardware", j.get<std::string>(), path);
+    HardwareSpec h = read_hardware(doc.at("hardware"), path);
+    h.calibration = calibration_for(doc.at("id").get<std::string>());
     attach_collective_fits(h);
     return h;
   }
@@ -308,3 +363,11 @@ HardwareSpec resolve_hardware(const json& j, const std::string& path) {
 }
 
 }  // namespace flopcast::io::detail
+
+namespace flopcast::io {
+
+json hardware_object(const json& hardware) {
+  return detail::hardware_to_json(detail::resolve_hardware(hardware, "hardware"));
+}
+
+}  // namespace flopcast::io

@@ -70,6 +70,11 @@ std::string encode_link(const json& request);
 /// arrays by type, the rest as text; keys must be dotted lower-case paths).
 json decode_link(std::string_view fragment);
 
+/// The hardware object a request's `hardware` value stands for, with the figures an estimate
+/// uses: a preset's (by id or alias), a what-if preset's scaled ones, or an object as read. The
+/// page draws its roofline from it. SpecError paths start with "hardware".
+json hardware_object(const json& hardware);
+
 /// Converts a Hugging Face config.json (Llama 2–4, Mistral, Mixtral, Qwen2/3 and their MoE,
 /// DeepSeek-V2/V3, gpt-oss, Gemma 2/3, Phi-3/4, Falcon, GPT-2-style keys) into a flopcast model
 /// object. Its name is the config's `_name_or_path`, else `file_name` without directories and
