@@ -96,6 +96,12 @@ const varied = {
     workload: { prompt_tokens: 1024, output_tokens: 256, batch_size: 16 },
   },
   'custom model object': { ...base, model: tiny, workload: { prompt_tokens: 2000, output_tokens: 100, batch_size: 3 } },
+  'what-if hardware (2x bandwidth, 1.5x compute) with mxfp8 weights': {
+    ...base,
+    model: 'llama-3.1-8b',
+    hardware: { preset: 'b200', scale: { hbm_bandwidth: 2, compute: 1.5 } },
+    precision: { weights: 'mxfp8' },
+  },
   'custom hardware object': {
     ...base,
     hardware: {
@@ -239,6 +245,15 @@ const otherTasks = {
     num_gpus: 4,
     parallelism: { fsdp: 'full_shard' },
     precision: { compute: 'fp4', bf16_last_layers: 5 },
+    workload: { seq_len: 2048, global_batch_size: 128, micro_batch_size: 32, recompute: 'selective' },
+  },
+  'training, mxfp8 on gb200': {
+    task: 'training',
+    model: 'qwen3-8b',
+    hardware: 'gb200',
+    num_gpus: 4,
+    parallelism: { fsdp: 'full_shard' },
+    precision: { compute: 'mxfp8' },
     workload: { seq_len: 2048, global_batch_size: 128, micro_batch_size: 32, recompute: 'selective' },
   },
   'training, deepseek-v3 with its mtp module on a pipeline': {
