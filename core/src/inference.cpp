@@ -13,6 +13,15 @@
 namespace flopcast {
 namespace {
 
+/// NVIDIA Turing and Ampere have no FP8 tensor cores but run fp8 checkpoints weight-only (W8A16):
+/// vLLM's FP8 Marlin kernels dequantize the weights inside the 16-bit GEMM ("FP8 models will run
+/// on compute capability >= 7.5 (Turing) as weight-only W8A16, utilizing FP8 Marlin", vLLM docs,
+/// Quantization, FP8 W8A8).
+bool fp8_weight_only(const HardwareSpec& hw) {
+  return !hw.peak(DType::fp8) && hw.vendor == "nvidia" &&
+         (hw.architecture == "turing" || hw.architecture == "ampere");
+}
+
 constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
 std::string dtype_list(std::initializer_list<DType> types) {
@@ -86,14 +95,21 @@ void validate(const InferenceSpec& s) {
              " peak (hardware.dense_peak_TFLOPS); choose a type it supports",
          std::string(to_string(s.activations)));
   }
-  // W8A8 fp8 linears, of the FFNs or of attention, need FP8 tensor cores; MXFP8 ones tensor
-  // cores that apply its block scales.
+  // fp8 linears, of the FFNs or of attention, run W8A8 on FP8 tensor cores, or weight-only
+  // (W8A16, vLLM's FP8 Marlin) on NVIDIA Turing and Ampere; MXFP8 ones need tensor cores that
+  // apply its block scales.
   auto check_fp8_peak = [&](const std::string& path, DType t) {
-    if (math_type(t) == DType::fp8 && !s.hardware.peak(DType::fp8)) {
+    if (t == DType::fp8 && !s.hardware.peak(DType::fp8) && !fp8_weight_only(s.hardware)) {
       fail(path,
-           std::string(to_string(t)) +
-               " (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak",
-           std::string(to_string(t)));
+           "fp8 needs FP8 tensor cores (W8A8) or an NVIDIA Turing or Ampere GPU (weight-only "
+           "W8A16, vLLM's FP8 Marlin); the hardware has neither (no dense fp8 peak, "
+           "hardware.architecture \"" +
+               s.hardware.architecture + "\")",
+           "fp8");
+    }
+    if (t == DType::mxfp8 && !s.hardware.peak(DType::fp8)) {
+      fail(path, "mxfp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak",
+           "mxfp8");
     }
     if (t == DType::mxfp8 && !s.hardware.block_scaled_mma()) {
       fail(path,
@@ -176,13 +192,13 @@ Shard make_shard(const InferenceSpec& s) {
   sh.w = stored_bytes_per_element(s.weights);
   sh.attn_w = stored_bytes_per_element(attention_weight_type(s));
   sh.kv = stored_bytes_per_element(s.kv_cache);
-  // W8A8 fp8 and mxfp8, and W4A4 fp4 where the GPU has FP4 tensor cores (activations quantized
-  // to the weights' format); every other scheme is weight-only: 16-bit math on dequantized
-  // weights.
+  // W8A8 fp8 and mxfp8 where the GPU has FP8 tensor cores, and W4A4 fp4 where it has FP4 ones
+  // (activations quantized to the weights' format); every other scheme is weight-only: 16-bit
+  // math on dequantized weights (fp8 on Turing and Ampere: vLLM's FP8 Marlin, W8A16).
   auto linear_types = [&](DType weights, double stored) {
     const DType math = math_type(weights);
-    const bool low_precision_math =
-        math == DType::fp8 || (math == DType::fp4 && s.hardware.peak(DType::fp4));
+    const bool low_precision_math = (math == DType::fp8 && s.hardware.peak(DType::fp8)) ||
+                                    (math == DType::fp4 && s.hardware.peak(DType::fp4));
     return low_precision_math ? GemmTypes{math, stored, stored, sh.a}
                               : GemmTypes{s.activations, stored, sh.a, sh.a};
   };
@@ -586,6 +602,12 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
     r.warnings.push_back(
         "some op shapes lie far outside the measured range of the Tier-2 fit; the band may be "
         "too narrow");
+  }
+  if ((spec.weights == DType::fp8 || attention_weight_type(spec) == DType::fp8) &&
+      fp8_weight_only(spec.hardware)) {
+    r.warnings.push_back(
+        "fp8 weights run weight-only (W8A16, vLLM's FP8 Marlin): " + spec.hardware.name +
+        " has no FP8 tensor cores, so the GEMMs multiply in 16 bits");
   }
   r.breakdown = pre.finish(1.0);
   for (auto& item : dec.finish(1.0 / static_cast<double>(evaluated_steps))) {

@@ -667,11 +667,33 @@ TEST(IoErrors, T4DefaultsToFp16Activations) {
   EXPECT_EQ(out["result"]["request"]["precision"]["kv_cache"], "fp16");
 }
 
-TEST(IoErrors, Fp8WeightsOnA100) {
+TEST(IoErrors, Fp8WeightsWithoutFp8TensorCoresOrMarlin) {
+  // MI250X (CDNA2): no FP8 tensor cores, and FP8 Marlin is an NVIDIA kernel.
   json r = base_request();
+  r["hardware"] = "mi250x";
   r["precision"]["weights"] = "fp8";
   EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.weights",
-                 "precision.weights: fp8 (W8A8) needs FP8 tensor cores");
+                 "precision.weights: fp8 needs FP8 tensor cores (W8A8) or an NVIDIA Turing or "
+                 "Ampere GPU (weight-only W8A16, vLLM's FP8 Marlin); the hardware has neither "
+                 "(no dense fp8 peak, hardware.architecture \"cdna2\") (got fp8)");
+}
+
+TEST(Io, Fp8WeightsOnAmpereRunWeightOnly) {
+  // A100: no FP8 tensor cores; vLLM runs fp8 checkpoints through FP8 Marlin (W8A16): 1-byte
+  // weights dequantized in a 16-bit GEMM, the int8 weight-only kernels' cost, and says so.
+  json r = base_request();
+  r.erase("max_tier");
+  r["precision"]["weights"] = "int8";
+  const json int8 = io::run(r);
+  r["precision"]["weights"] = "fp8";
+  const json fp8 = io::run(r);
+  EXPECT_EQ(fp8.at("tpot_ms"), int8.at("tpot_ms"));
+  EXPECT_EQ(fp8.at("ttft_ms"), int8.at("ttft_ms"));
+  EXPECT_EQ(fp8.at("memory").at("weights_GB"), int8.at("memory").at("weights_GB"));
+  bool said = false;
+  for (const json& w : fp8.at("warnings"))
+    said |= w.get<std::string>().find("weight-only (W8A16") != std::string::npos;
+  EXPECT_TRUE(said) << fp8.at("warnings").dump();
 }
 
 TEST(IoErrors, KvCacheInt4IsRejected) {
@@ -984,10 +1006,12 @@ TEST(IoEngines, EngineFitsThatLoseToTierZeroOutOfSourceAreNotUsed) {
 }
 
 TEST(Io, AttentionWeightsErrorsNameTheKey) {
-  json r = base_request();  // A100: no fp8 tensor cores
+  json r = base_request();
+  r["hardware"] = "mi250x";  // no fp8 tensor cores, no FP8 Marlin
   r["precision"]["attention_weights"] = "fp8";
   EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.attention_weights",
                  "needs FP8 tensor cores");
+  r["hardware"] = "a100-sxm-80g";
   r["precision"]["attention_weights"] = "q4_k_m";
   EXPECT_FAILURE(failure_of(r), "invalid_request", "precision.attention_weights", "must be one of");
   r["precision"]["weights"] = "q4_k_m";  // a GGUF file types its own tensors
