@@ -183,5 +183,45 @@ TEST(ScenarioLocal, Llama31_8bQ4KMOnM4MaxIsBoundByItsBandwidth) {
   EXPECT_EQ(r["tier"], 0);
 }
 
+TEST(ScenarioLocal, Llama31_8bQ4KMOnM2UltraStreamsAtTwiceTheM4MaxBandwidth) {
+  // The same model and weights on an M2 Ultra (800 GB/s, 27.2 TFLOPS): 106,679,665 B /
+  // (800e9 x 0.85 B/s) = 0.156882 ms + 2 x 2 us a layer, x 32 = 5.14822 ms.
+  const json r = io::run(json{{"task", "inference"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "m2-ultra"},
+                              {"precision", {{"weights", "q4_k_m"}}},
+                              {"workload", {{"prompt_tokens", 512}, {"output_tokens", 128}}}});
+  double mlp_ms = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["phase"] == "decode" && b["op"] == "mlp") mlp_ms = b["time_ms"];
+  }
+  EXPECT_TRUE(near_rel(mlp_ms, 5.14822, 1e-4));
+  EXPECT_EQ(r["tier"], 0);
+}
+
+// ---- The edge: a Jetson module, tensor cores on LPDDR5 ----
+
+TEST(ScenarioEdge, Llama31_8bQ4KMOnJetsonAgxOrinIsBoundByLpddr5) {
+  // Llama-3.1-8B Q4_K_M (4.85868 GB, as on the M3 Max) on a Jetson AGX Orin 64GB (204.8 GB/s
+  // LPDDR5, 42.5 dense fp16 TFLOPS on 64 tensor cores). Decode streams the weights: the MLP's
+  // 106,679,665 B / (204.8e9 x 0.85 B/s) = 0.612838 ms + 2 x 2 us a layer, x 32 = 19.7382 ms; its
+  // compute, padded to a 16-row MMA tile, is 2 x 16 x 176,160,768 FLOP / 42.5e12 = 0.13 ms at
+  // the full peak, far below. TPOT is at least the time to read every weight at the full
+  // 204.8 GB/s: 4.85868 GB / 204.8 GB/s = 23.7 ms.
+  const json r = io::run(json{{"task", "inference"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "jetson-agx-orin-64g"},
+                              {"precision", {{"weights", "q4_k_m"}}},
+                              {"workload", {{"prompt_tokens", 512}, {"output_tokens", 128}}}});
+  double mlp_ms = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["phase"] == "decode" && b["op"] == "mlp") mlp_ms = b["time_ms"];
+  }
+  EXPECT_TRUE(near_rel(mlp_ms, 19.7382, 1e-4));
+  EXPECT_GT(r["tpot_ms"].get<double>(), 4.85868e9 / 204.8e9 * 1e3);
+  EXPECT_TRUE(r["memory"]["fits"].get<bool>());
+  EXPECT_EQ(r["tier"], 0);  // no measured Jetson kernel
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -914,7 +914,7 @@ TEST(IoPresets, CountsAndStrictLoading) {
   const json& all = io::presets();
   EXPECT_EQ(all.at("models").size(), 41u);
   EXPECT_EQ(all.at("engines").size(), 4u);
-  EXPECT_EQ(all.at("hardware").size(), 35u);
+  EXPECT_EQ(all.at("hardware").size(), 37u);
   EXPECT_EQ(all.at("scenarios").size(), 10u);
   EXPECT_EQ(io::preset("models", "llama-2-7b", "model").at("id"), "llama-2-7b");
   EXPECT_THROW((void)io::preset("hardware", "h100-sxm-9", "hardware"), SpecError);

@@ -17,7 +17,7 @@ using io::json;
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
   EXPECT_EQ(all["models"].size(), 41u);
-  EXPECT_EQ(all["hardware"].size(), 35u);
+  EXPECT_EQ(all["hardware"].size(), 37u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b",
@@ -174,23 +174,25 @@ const Datasheet kDatasheets[] = {
     {"gh200-144g", 989.4, 144, 4900, 132, 1000, 450},  // HBM3e
     {"h20", 148, 96, 4000, 78, 400, 450},              // 296 FP8; NVLink4 as H100
     {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
-    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},     // H100 with NVLink 400 bidirectional
-    {"a800-sxm-80g", 312, 80, 2039, 108, 400, 200},   // A100 with NVLink 400 bidirectional
-    {"l4", 121, 24, 300, 58, 72, 32},                 // 242 sparse (fp16 = bf16)
-    {"m3-max", 14.3, 128, 400, 40, 0, 5},             // 40 cores x 128 x 2 x 1.398 GHz; no TDP
-    {"m4-max", 17.18, 128, 546, 40, 0, 10},           // 40 cores x 128 x 2 x 1.678 GHz; TB5
-    {"m4-pro", 7.53, 64, 273, 20, 0, 10},             // 20 cores x 128 x 2 x 1.47 GHz; TB5
-    {"gaudi3", 1835, 128, 3700, 8, 900, 525},         // 8 MMEs; 21 x 200 GbE to the 7 peers
-    {"l40", 181.05, 48, 864, 142, 300, 32},           // 362.1 sparse
-    {"l40s", 362.05, 48, 864, 142, 350, 32},          // 733 sparse
-    {"mi250x", 383, 128, 3276.8, 220, 560, 400},      // no sparsity on CDNA 2
-    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},     // 2614.9 sparse; 7 x 64 GB/s xGMI
-    {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},    // MI300X compute, HBM3E
-    {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},    // 256 CUs x 4,096 x 2.4 GHz
-    {"rtx-3090", 71, 24, 936, 82, 350, 32},           // 142 with FP16 accumulate
-    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},      // 330.3 with FP16 accumulate
-    {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},      // 419 with FP16 accumulate; PCIe 5
-    {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},    // full-rate FP32 accumulate (approx.)
+    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},          // H100 with NVLink 400 bidirectional
+    {"a800-sxm-80g", 312, 80, 2039, 108, 400, 200},        // A100 with NVLink 400 bidirectional
+    {"l4", 121, 24, 300, 58, 72, 32},                      // 242 sparse (fp16 = bf16)
+    {"jetson-agx-orin-64g", 42.5, 64, 204.8, 16, 60, 16},  // 170 sparse INT8 TOPS / 4
+    {"m2-ultra", 27.2, 192, 800, 76, 0, 5},                // 76 cores x 128 x 2 x 1.398 GHz
+    {"m3-max", 14.3, 128, 400, 40, 0, 5},                  // 40 cores x 128 x 2 x 1.398 GHz; no TDP
+    {"m4-max", 17.18, 128, 546, 40, 0, 10},                // 40 cores x 128 x 2 x 1.678 GHz; TB5
+    {"m4-pro", 7.53, 64, 273, 20, 0, 10},                  // 20 cores x 128 x 2 x 1.47 GHz; TB5
+    {"gaudi3", 1835, 128, 3700, 8, 900, 525},              // 8 MMEs; 21 x 200 GbE to the 7 peers
+    {"l40", 181.05, 48, 864, 142, 300, 32},                // 362.1 sparse
+    {"l40s", 362.05, 48, 864, 142, 350, 32},               // 733 sparse
+    {"mi250x", 383, 128, 3276.8, 220, 560, 400},           // no sparsity on CDNA 2
+    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},          // 2614.9 sparse; 7 x 64 GB/s xGMI
+    {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},         // MI300X compute, HBM3E
+    {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},         // 256 CUs x 4,096 x 2.4 GHz
+    {"rtx-3090", 71, 24, 936, 82, 350, 32},                // 142 with FP16 accumulate
+    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},           // 330.3 with FP16 accumulate
+    {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},           // 419 with FP16 accumulate; PCIe 5
+    {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},         // full-rate FP32 accumulate (approx.)
     {"rtx-6000-ada", 364.25, 48, 960, 142, 300, 32},  // 1457 FP8 sparse / 4; full-rate accumulate
     {"t4", 65, 16, 320, 40, 70, 16},                  // fp16 only (no bf16)
     {"v100-sxm", 125, 32, 900, 80, 300, 150},         // fp16 only; NVLink2 300 bidirectional
@@ -243,24 +245,27 @@ TEST(Presets, LowPrecisionPeaksFollowTheTensorCores) {
 TEST(Presets, HardwareAliasesNameTheirPreset) {
   // What people type: the model number, the marketing name, a bare "h100" (the SXM part, as in
   // every HGX/DGX server), any case.
-  const std::pair<const char*, const char*> kAliases[] = {{"4090", "rtx-4090"},
-                                                          {"RTX4090", "rtx-4090"},
-                                                          {"geforce-rtx-4090", "rtx-4090"},
-                                                          {"5090", "rtx-5090"},
-                                                          {"3090", "rtx-3090"},
-                                                          {"h100", "h100-sxm"},
-                                                          {"M3-Max", "m3-max"},
-                                                          {"M4-Max", "m4-max"},
-                                                          {"mac-mini-m4-pro", "m4-pro"},
-                                                          {"a800", "a800-sxm-80g"},
-                                                          {"rtx6000-ada", "rtx-6000-ada"},
-                                                          {"H100-SXM", "h100-sxm"},
-                                                          {"h200", "h200-sxm"},
-                                                          {"a100", "a100-sxm-80g"},
-                                                          {"h800", "h800-sxm"},
-                                                          {"mi355", "mi355x"},
-                                                          {"B300-SXM", "b300"},
-                                                          {"RTX-PRO-6000-BSE", "rtx-pro-6000"}};
+  const std::pair<const char*, const char*> kAliases[] = {
+      {"4090", "rtx-4090"},
+      {"RTX4090", "rtx-4090"},
+      {"geforce-rtx-4090", "rtx-4090"},
+      {"5090", "rtx-5090"},
+      {"3090", "rtx-3090"},
+      {"h100", "h100-sxm"},
+      {"M3-Max", "m3-max"},
+      {"M4-Max", "m4-max"},
+      {"mac-mini-m4-pro", "m4-pro"},
+      {"a800", "a800-sxm-80g"},
+      {"rtx6000-ada", "rtx-6000-ada"},
+      {"H100-SXM", "h100-sxm"},
+      {"h200", "h200-sxm"},
+      {"a100", "a100-sxm-80g"},
+      {"h800", "h800-sxm"},
+      {"mi355", "mi355x"},
+      {"B300-SXM", "b300"},
+      {"RTX-PRO-6000-BSE", "rtx-pro-6000"},
+      {"M2-Ultra", "m2-ultra"},
+      {"jetson-agx-orin", "jetson-agx-orin-64g"}};
   for (const auto& [alias, id] : kAliases) {
     EXPECT_EQ(io::preset("hardware", alias, "hardware").at("id"), id) << alias;
   }

@@ -88,7 +88,7 @@ test('presets lists 41 models, 35 hardware, 10 scenarios, 4 engines', () => {
   assert.equal(out.ok, true);
   assert.equal(out.result.models.length, 41);
   assert.equal(out.result.engines.length, 4);
-  assert.equal(out.result.hardware.length, 35);
+  assert.equal(out.result.hardware.length, 37);
   assert.equal(out.result.scenarios.length, 10);
   assert.ok(out.result.models.some((m) => m.id === 'llama-2-7b'));
   assert.ok(out.result.hardware.some((h) => h.id === 'h100-sxm'));
