@@ -143,7 +143,7 @@ test('ETags make a reload a 304 without a body', async () => {
   const first = await get('/big.js');
   assert.equal(first.status, 200);
   const etag = first.headers.etag;
-  assert.match(etag, /^"[A-Za-z0-9_-]{43}"$/); // SHA-256, base64url
+  assert.match(etag, /^"[A-Za-z0-9_-]{22}"$/); // the first 128 bits of SHA-256, base64url
   assert.equal(first.headers['cache-control'], 'no-cache');
   const again = await get('/big.js', { 'If-None-Match': etag });
   assert.equal(again.status, 304);
