@@ -413,7 +413,7 @@ test('training view: a bad field shows its error beside that field', async () =>
   await page.selectOption('#tr-compute', 'bf16');
   assert.match(
     await fieldError(page, 'tr-bf16_last_layers'),
-    /^precision\.bf16_last_layers: needs precision\.compute fp8 or fp4/,
+    /^precision\.bf16_last_layers: needs precision\.compute fp8, mxfp8 or fp4/,
   );
   await page.fill('#tr-bf16_last_layers', '');
   assert.equal(await viewStatus(page, 'training'), 'ready');

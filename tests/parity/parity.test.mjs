@@ -56,6 +56,7 @@ const varied = {
     precision: { weights: 'fp8', kv_cache: 'fp8' },
   },
   'fp8 on h100-sxm': { ...base, hardware: 'h100-sxm', precision: { weights: 'fp8', kv_cache: 'fp8' } },
+  'fp8 weight-only on a100 (fp8 marlin)': { ...base, precision: { weights: 'fp8' } },
   'int4 weights': { ...base, model: 'llama-3-70b', precision: { weights: 'int4' } },
   'gguf q4_k_m on an m3 max': {
     ...base,
@@ -140,7 +141,7 @@ const invalid = {
   'unknown model': { ...base, model: 'llama-2-7' },
   'unknown key': { ...base, worklaod: {} },
   'negative batch': { ...base, workload: { prompt_tokens: 128, output_tokens: 128, batch_size: -1 } },
-  'fp8 on a100': { ...base, precision: { weights: 'fp8' } },
+  'fp8 on mi250x': { ...base, hardware: 'mi250x', precision: { weights: 'fp8' } },
   'tp across nodes without a network': { ...base, hardware: 'l40s', num_gpus: 16, parallelism: { tp: 16 } },
   'ep on a dense model': { ...base, num_gpus: 2, parallelism: { tp: 2, ep: 2 } },
   'context too long': { ...base, workload: { prompt_tokens: 4096, output_tokens: 1 } },

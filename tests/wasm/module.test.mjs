@@ -83,7 +83,7 @@ test('deep nesting is an invalid_json envelope, thousands of times, without a le
   assert.equal(call('estimate', baseRequest).ok, true);
 });
 
-test('presets lists 41 models, 35 hardware, 10 scenarios, 4 engines', () => {
+test('presets lists 41 models, 37 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);
   assert.equal(out.result.models.length, 41);
