@@ -74,6 +74,10 @@ std::string format_table(const json& r) {
       r.at("usd_per_million_output_tokens").is_number()) {
     line("Cost", "$" + num(r.at("usd_per_million_output_tokens")), "per million output tokens");
   }
+  if (r.contains("energy") && r.at("energy").is_object()) {
+    line("Energy", "<= " + num(r.at("energy").at("joules_per_output_token")),
+         "J per output token (GPUs at board power, " + num(r.at("energy").at("power_W")) + " W)");
+  }
   line("Prefill throughput", num(r.at("prefill_tokens_per_s")), "tokens/s");
 
   out << "\nMemory per GPU (budget " << num(mem.at("budget_GB")) << " of "

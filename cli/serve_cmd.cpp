@@ -196,6 +196,11 @@ void print_table(const json& r) {
     std::cout << "  cost: $" << fmt(r.at("usd_per_million_output_tokens"))
               << " per million output tokens at this load\n";
   }
+  if (r.at("energy").is_object()) {
+    std::cout << "  energy: <= " << fmt(r.at("energy").at("joules_per_output_token"))
+              << " J per output token at this load (GPUs at board power, "
+              << fmt(r.at("energy").at("power_W")) << " W)\n";
+  }
   if (!r.at("goodput").at("fraction").is_null()) {
     std::cout << "  goodput: " << fmt(r.at("goodput").at("requests_per_s")) << " req/s ("
               << fmt(r.at("goodput").at("fraction")) << " of requests meet the SLOs)\n";

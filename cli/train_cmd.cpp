@@ -164,6 +164,14 @@ void print_table(const json& r) {
     if (!r.at("cost_usd").is_null()) std::printf(", $%s", num(r.at("cost_usd")).c_str());
     std::printf(")\n");
   }
+  if (r.at("energy").is_object()) {
+    const json& e = r.at("energy");
+    std::printf("  energy           <= %s J per step at board power (%s W)",
+                num(e.at("joules_per_step")).c_str(), num(e.at("power_W")).c_str());
+    if (!e.at("total_MWh").is_null())
+      std::printf(", <= %s MWh in all", num(e.at("total_MWh")).c_str());
+    std::printf("\n");
+  }
   std::printf("  memory per GPU   %s of %s GB (%s)\n", num(m.at("total_GB")).c_str(),
               num(m.at("capacity_GB")).c_str(), m.at("fits").get<bool>() ? "fits" : "does not fit");
   for (const char* k : {"weights_GB", "gradients_GB", "optimizer_GB", "activations_GB",

@@ -13,6 +13,7 @@ import * as views from './views.js';
 import { ModelFields } from './model-fields.js';
 import { WhatIf } from './what-if.js';
 import {
+  energyText,
   $,
   CUSTOM,
   clone,
@@ -591,7 +592,8 @@ function renderResult(res) {
     (replicas > 1 ? `across ${replicas} replicas` : 'one replica') +
     (typeof res.usd_per_million_output_tokens === 'number'
       ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
-      : '');
+      : '') +
+    energyText(res.energy);
 
   renderMemory(res.memory || {}, res);
   renderVerdict(res.memory || {}, res);

@@ -2,6 +2,7 @@
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
 import {
+  energyText,
   $,
   el,
   banners,
@@ -598,7 +599,8 @@ export class ServingView {
       `${fmtNum(res.throughput.requests_per_s)} req/s` +
         (typeof res.usd_per_million_output_tokens === 'number'
           ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
-          : ''),
+          : '') +
+        energyText(res.energy),
     );
     set(
       'sat',

@@ -455,7 +455,12 @@ export class TrainingView {
       'gpuh',
       res.gpu_hours,
       hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
-      typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '',
+      [
+        typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '',
+        typeof res.energy?.total_MWh === 'number' ? `≤ ${fmtNum(res.energy.total_MWh)} MWh` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
     );
     this.pin.render(res);
     this.renderBreakdown(res.breakdown || [], res.step_time_s * 1e3);

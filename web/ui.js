@@ -268,6 +268,12 @@ export function field(id, label, control, hint) {
   );
 }
 
+/** ` · ≤ 0.19 J/token at 700 W` for a result's `energy` (the GPUs at board power); '' for null. */
+export function energyText(energy) {
+  if (!energy || typeof energy.joules_per_output_token !== 'number') return '';
+  return ` · ≤ ${fmtNum(energy.joules_per_output_token)} J/token at ${fmtInt(energy.power_W)} W`;
+}
+
 export const numberInput = (attrs = {}) => el('input', { type: 'number', inputmode: 'decimal', ...attrs });
 
 export function select(options) {

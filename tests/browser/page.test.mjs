@@ -776,6 +776,26 @@ test('weights "as published" follow the checkpoint of the chosen model', async (
   await p.done();
 });
 
+// Issue 13: energy at board power beside the throughput: the A100's 400 W over the output rate;
+// Apple publishes no board power, so none is shown there.
+test('the throughput line gives the energy per token at board power', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.selectOption('#hardware', 'a100-sxm-80g');
+  await waitSettled(page);
+  const r = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(r.energy.power_W, 400);
+  assert.ok(
+    Math.abs(r.energy.joules_per_output_token - 400 / r.output_tokens_per_s) < 1e-3 * r.energy.joules_per_output_token,
+  );
+  assert.match(await page.textContent('#tps-sub'), / · ≤ [0-9.]+ J\/token at 400 W$/);
+  await page.selectOption('#hardware', 'm3-max');
+  await waitSettled(page);
+  assert.equal((await page.evaluate(() => window.flopcast.lastResult())).energy, null);
+  assert.doesNotMatch(await page.textContent('#tps-sub'), /J\/token/);
+  await p.done();
+});
+
 // Issue 13: what-if hardware. Twice an H100's memory bandwidth under the GPU picker: the request
 // becomes {"preset", "scale"}, decode (memory-bound at batch 1) gets faster by less than 2x, the
 // headline names the change, the roofline is drawn at the scaled bandwidth, and the link

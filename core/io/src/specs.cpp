@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "common_json.hpp"
+#include "flopcast/energy.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "reader.hpp"
@@ -169,6 +170,17 @@ void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
   if (!(usd_per_gpu_hour > 0)) return;
   const double usd = usd_per_million_tokens(usd_per_gpu_hour, gpus, output_tokens_per_s);
   result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
+}
+
+json energy_json(const HardwareSpec& hw, int gpus, double tokens_per_s, bool per_output) {
+  const std::optional<BoardEnergy> e = board_energy(hw, gpus, tokens_per_s);
+  if (!e) return nullptr;
+  const std::string token = per_output ? "output_token" : "token";
+  return json{{"basis", "GPUs at board power (an upper bound; host, network and cooling excluded)"},
+              {"power_W", round6(e->power_W)},
+              {"joules_per_" + token, round6(e->joules_per_token)},
+              {(per_output ? "output_tokens" : "tokens") + std::string("_per_kWh"),
+               round6(e->tokens_per_kWh)}};
 }
 
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {

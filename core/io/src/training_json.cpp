@@ -395,6 +395,13 @@ json run_training(const json& request) {
   json breakdown = json::array();
   for (const auto& b : r.breakdown) breakdown.push_back(breakdown_row(b));
   const bool total = s.total_tokens > 0;
+  // The step at board power: per trained token, per step, and over the whole run.
+  json energy = energy_json(s.hardware, s.num_gpus, r.tokens_per_s, false);
+  if (energy.is_object()) {
+    const double watts = energy.at("power_W").get<double>();
+    energy["joules_per_step"] = round6(watts * r.step_time_s);
+    energy["total_MWh"] = optional_number(total, watts * r.total_time_s / 3.6e9);
+  }
   return json{
       {"schema_version", kSchemaVersion},
       {"task", "training"},
@@ -416,6 +423,7 @@ json run_training(const json& request) {
       {"total_time_s", optional_number(total, r.total_time_s)},
       {"gpu_hours", optional_number(total, r.gpu_hours)},
       {"cost_usd", optional_number(total && s.cost_per_gpu_hour_usd > 0, r.cost_usd)},
+      {"energy", energy},
       {"micro_batch_size", r.micro_batch_size},
       {"micro_batch_searched", r.micro_batch_searched},
       {"max_micro_batch_size", r.max_micro_batch_size},
