@@ -5,24 +5,7 @@
 // recomputes as if the box had been edited; links, pastes and drops keep working unchanged. The
 // core validates every value, and its error for `model.<key>` is shown beside that key's field.
 
-import { el, field, select } from './ui.js';
-
-// The types a checkpoint is published in (precision.weights in docs/schema.md; q*: GGUF).
-const TYPES = [
-  'bf16',
-  'fp16',
-  'fp8',
-  'mxfp8',
-  'int8',
-  'int4',
-  'fp4',
-  'mxfp4',
-  'q4_k_m',
-  'q4_0',
-  'q5_k_m',
-  'q6_k',
-  'q8_0',
-];
+import { GGUF_TYPES, WEIGHT_TYPES, el, field, select } from './ui.js';
 
 // [key, label, default shown as the placeholder, choices (a select) or undefined (an integer)]
 const GROUPS = [
@@ -51,12 +34,12 @@ const GROUPS = [
   [
     'Checkpoint (the default precision)',
     [
-      ['checkpoint_weights', 'Published weights', '', [['', 'not stated (bf16)'], ...TYPES.map((t) => [t, t])]],
+      ['checkpoint_weights', 'Published weights', '', [['', 'not stated (bf16)'], ...WEIGHT_TYPES.map((t) => [t, t])]],
       [
         'checkpoint_attention_weights',
         'Published attention weights',
         '',
-        [['', 'as the weights'], ...TYPES.filter((t) => !t.startsWith('q')).map((t) => [t, t])],
+        [['', 'as the weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [t, t])],
       ],
     ],
   ],

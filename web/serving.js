@@ -2,6 +2,8 @@
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
 import {
+  GGUF_TYPES,
+  WEIGHT_TYPES,
   energyText,
   $,
   el,
@@ -28,25 +30,6 @@ import {
 import { Form } from './form.js';
 
 const P = 'sv';
-
-// Weight types of the precision selects; attention may take any of them but llama.cpp's GGUF
-// files, which type their tensors themselves.
-const WEIGHT_TYPES = [
-  'bf16',
-  'fp16',
-  'fp8',
-  'mxfp8',
-  'int8',
-  'int4',
-  'fp4',
-  'mxfp4',
-  'q4_k_m',
-  'q4_0',
-  'q5_k_m',
-  'q6_k',
-  'q8_0',
-];
-const GGUF_TYPES = new Set(['q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0']);
 
 const FIELDS = [
   { key: 'model', path: 'model', kind: 'spec', label: 'Model' },

@@ -268,6 +268,25 @@ export function field(id, label, control, hint) {
   );
 }
 
+/** The weight types a request can name (precision.weights in docs/schema.md), and llama.cpp's
+ *  GGUF ones among them, which type their tensors themselves (no separate attention type). */
+export const WEIGHT_TYPES = [
+  'bf16',
+  'fp16',
+  'fp8',
+  'mxfp8',
+  'int8',
+  'int4',
+  'fp4',
+  'mxfp4',
+  'q4_k_m',
+  'q4_0',
+  'q5_k_m',
+  'q6_k',
+  'q8_0',
+];
+export const GGUF_TYPES = new Set(['q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0']);
+
 /** ` · ≤ 0.19 J/token at 700 W` for a result's `energy` (the GPUs at board power); '' for null. */
 export function energyText(energy) {
   if (!energy || typeof energy.joules_per_output_token !== 'number') return '';
