@@ -246,10 +246,7 @@ int report_error(const std::string& format) {
   }
   std::cerr << "flopcast: error: " << info.message << "\n";
   if (format == "json") {
-    std::cout << json{{"ok", false},
-                      {"error",
-                       {{"code", info.code}, {"path", info.path}, {"message", info.message}}}}
-                     .dump(2, ' ', false, json::error_handler_t::replace)
+    std::cout << io::error_envelope(info).dump(2, ' ', false, json::error_handler_t::replace)
               << "\n";
   }
   return code;

@@ -10,19 +10,8 @@
 
 namespace {
 
+using flopcast::io::enveloped;
 using flopcast::io::json;
-
-template <typename F>
-std::string envelope(F&& f) {
-  try {
-    return json{{"ok", true}, {"result", f()}}.dump(-1, ' ', false, json::error_handler_t::replace);
-  } catch (...) {
-    const auto e = flopcast::io::describe_current_exception();
-    return json{{"ok", false},
-                {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
-  }
-}
 
 json parse(const std::string& text, const char* what) {
   return flopcast::io::parse_json(text, what);
@@ -31,25 +20,25 @@ json parse(const std::string& text, const char* what) {
 std::string estimate(const std::string& request) { return flopcast::io::handle(request); }
 
 std::string presets() {
-  return envelope([] { return flopcast::io::presets(); });
+  return enveloped([] { return flopcast::io::presets(); });
 }
 
 std::string encode_link(const std::string& request) {
-  return envelope([&] { return json(flopcast::io::encode_link(parse(request, "request"))); });
+  return enveloped([&] { return json(flopcast::io::encode_link(parse(request, "request"))); });
 }
 
 std::string decode_link(const std::string& fragment) {
-  return envelope([&] { return flopcast::io::decode_link(fragment); });
+  return enveloped([&] { return flopcast::io::decode_link(fragment); });
 }
 
 /// `file_name`: the dropped file's name, the model's name when the config has no _name_or_path.
 std::string model_from_hf_config(const std::string& config, const std::string& file_name) {
-  return envelope(
+  return enveloped(
       [&] { return flopcast::io::model_from_hf_config(parse(config, "config.json"), file_name); });
 }
 
 std::string hardware_object(const std::string& hardware) {
-  return envelope([&] { return flopcast::io::hardware_object(parse(hardware, "hardware")); });
+  return enveloped([&] { return flopcast::io::hardware_object(parse(hardware, "hardware")); });
 }
 
 std::string version() { return flopcast::io::version(); }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <utility>
 
 #include "flopcast/error.hpp"
 #include "reader.hpp"
@@ -80,16 +81,15 @@ ErrorInfo describe_current_exception() noexcept {
   }
 }
 
+json ok_envelope(json result) { return json{{"ok", true}, {"result", std::move(result)}}; }
+
+json error_envelope(const ErrorInfo& e) {
+  return json{{"ok", false},
+              {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}};
+}
+
 std::string handle(std::string_view request_text) {
-  try {
-    return json{{"ok", true}, {"result", run_text(request_text)}}.dump(
-        -1, ' ', false, json::error_handler_t::replace);
-  } catch (...) {
-    const ErrorInfo e = describe_current_exception();
-    return json{{"ok", false},
-                {"error", {{"code", e.code}, {"path", e.path}, {"message", e.message}}}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
-  }
+  return enveloped([&] { return run_text(request_text); });
 }
 
 }  // namespace flopcast::io

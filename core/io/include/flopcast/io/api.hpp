@@ -48,7 +48,23 @@ struct ErrorInfo {
 };
 ErrorInfo describe_current_exception() noexcept;  ///< call inside a catch block
 
-/// Never throws: {"ok":true,"result":...} or {"ok":false,"error":{code,path,message}}.
+/// The envelope every front end answers in (the CLI's --format json errors, the WebAssembly
+/// functions, handle): {"ok":true,"result":...} or {"ok":false,"error":{code,path,message}}.
+json ok_envelope(json result);
+json error_envelope(const ErrorInfo& e);
+/// Runs `f` (returning json) and gives its envelope as JSON text, invalid UTF-8 replaced: the
+/// result, or the error of what it threw. Never throws.
+template <typename F>
+std::string enveloped(F&& f) {
+  try {
+    return ok_envelope(f()).dump(-1, ' ', false, json::error_handler_t::replace);
+  } catch (...) {
+    return error_envelope(describe_current_exception())
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+/// Never throws: the envelope of run_text(request_text).
 std::string handle(std::string_view request_text);
 
 /// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
