@@ -5,7 +5,7 @@
 
 #include "flopcast/inference.hpp"
 #include "flopcast/io/api.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 
 namespace {
 
@@ -23,8 +23,8 @@ json request(const char* model, int tp, int prompt, int output, int batch) {
 
 void BM_CoreEstimate(benchmark::State& state) {
   flopcast::InferenceSpec spec;
-  spec.model = flopcast::io::detail::resolve_model(json("llama-3-70b"), "model");
-  spec.hardware = flopcast::io::detail::resolve_hardware(json("h100-sxm"), "hardware");
+  spec.model = flopcast::io::resolve_model(json("llama-3-70b"), "model");
+  spec.hardware = flopcast::io::resolve_hardware(json("h100-sxm"), "hardware");
   spec.num_gpus = spec.tp = 4;
   spec.prompt_tokens = 2048;
   spec.output_tokens = 512;

@@ -7,7 +7,7 @@
 
 #include "flopcast/io/api.hpp"
 #include "flopcast/training.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 
 namespace {
 
@@ -27,8 +27,8 @@ json request() {
 
 void BM_TrainingCoreEstimateWithSearch(benchmark::State& state) {
   flopcast::TrainingSpec spec;
-  spec.model = flopcast::io::detail::resolve_model(json("llama-3-70b"), "model");
-  spec.hardware = flopcast::io::detail::resolve_hardware(json("h100-sxm"), "hardware");
+  spec.model = flopcast::io::resolve_model(json("llama-3-70b"), "model");
+  spec.hardware = flopcast::io::resolve_hardware(json("h100-sxm"), "hardware");
   spec.cluster = flopcast::cluster_of(spec.hardware);
   spec.num_gpus = 64;
   spec.tp = 8;

@@ -15,7 +15,7 @@
 #include "flopcast/calibration.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/stats.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 #include "validate/loso.hpp"
@@ -77,7 +77,7 @@ HeldOutError held_out_error(const std::vector<const validate::FitSample*>& rows,
 }
 
 json fit_json(const CalibratedEfficiency& c) {
-  json j = io::detail::calibration_fit_to_json(c);
+  json j = io::calibration_fit_to_json(c);
   for (auto& item : j.items()) {
     if (item.value().is_number_float()) item.value() = io::round6(item.value().get<double>());
   }

@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "flopcast/error.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 #include "validate/loso.hpp"
@@ -173,7 +173,7 @@ int run_validate(const ValidateOptions& o) {
     }
     KernelModel km;
     km.use_calibration = o.max_tier == 2;
-    km.tier0_residuals = io::detail::tier0_residuals();  // bands where Tier 0 prices an op
+    km.tier0_residuals = io::tier0_residuals();  // bands where Tier 0 prices an op
     validate::Context ctx(collector, km);
     ctx.set_explain_id(o.explain);
     for (const std::string& file : expand_paths(o.paths)) validate::load_file(file, ctx);

@@ -11,7 +11,7 @@
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "validate/csv.hpp"
 #include "validate/e2e.hpp"
 
@@ -401,7 +401,7 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
                 im == "custom_allreduce:vllm_graph" || im == "custom_allreduce:sglang_graph";
             KernelModel km = ctx.km();
             km.custom_all_reduce_max_bytes =
-                io::detail::engine_profile("vllm", "engine").custom_all_reduce_max_bytes;
+                io::engine_profile("vllm", "engine").custom_all_reduce_max_bytes;
             if (!graph || n_nodes > 1 || !uses_custom_all_reduce(preset, km, Bytes(size), *n)) {
               return Outcome::skipped(
                   "custom all-reduce outside vLLM's own use (eager launch, "
@@ -422,7 +422,7 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
             const std::string why = collective_network(sys, hw);
             if (!why.empty()) return Outcome::skipped(why);
             hw.scaleout_fabric = FabricModel{};
-            io::detail::attach_collective_fits(hw);
+            io::attach_collective_fits(hw);
           }
           if (hw.scaleup_link.rfind("pcie", 0) == 0 && n_nodes == 1 && *n > 2) {
             return Outcome::skipped(
@@ -474,7 +474,7 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
     o.fits_engine = false;
   }
   const auto hw = row_hardware(row);
-  if (const auto* h = std::get_if<RowHardware>(&hw); !h || !io::detail::calibration_for(h->id)) {
+  if (const auto* h = std::get_if<RowHardware>(&hw); !h || !io::calibration_for(h->id)) {
     o.fits_engine = false;
   }
   return o;
@@ -517,7 +517,7 @@ const HardwareSpec* Context::hardware(std::string_view gpu) {
   if (it == hardware_.end()) {
     std::unique_ptr<HardwareSpec> hw;
     if (const auto id = hardware_preset_for(gpu)) {
-      hw = std::make_unique<HardwareSpec>(io::detail::resolve_hardware(json(*id), "hardware"));
+      hw = std::make_unique<HardwareSpec>(io::resolve_hardware(json(*id), "hardware"));
     }
     it = hardware_.emplace(std::string(gpu), std::move(hw)).first;
   }

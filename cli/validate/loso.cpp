@@ -27,7 +27,7 @@
 
 #include "flopcast/io/api.hpp"
 #include "flopcast/stats.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "validate/bands.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
@@ -56,7 +56,7 @@ Pass run_pass(const std::vector<std::string>& files, bool calibrated, const json
   c.record_samples();
   KernelModel km;
   km.use_calibration = calibrated;
-  km.tier0_residuals = io::detail::tier0_residuals();
+  km.tier0_residuals = io::tier0_residuals();
   Context ctx(c, km);
   ctx.set_training_override(training);
   ctx.set_engine_overrides(engines);
@@ -77,12 +77,12 @@ std::string family_of(const std::string& group) {
 }
 
 /// The kind a row is reported and banded under: the estimates' own rule
-/// (io::detail::e2e_band_kind: AMD GPUs apart).
+/// (io::e2e_band_kind: AMD GPUs apart).
 std::string kind_of(const EngineSample& s) {
   const auto id = hardware_preset_for(gpu_of(s.group));
   if (!id) return s.kind;
   const json& hw = io::preset("hardware", *id, "hardware").at("hardware");
-  return io::detail::e2e_band_kind(s.kind, hw.value("vendor", std::string()));
+  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()));
 }
 
 /// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a
@@ -334,7 +334,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       for (const auto& [s, n] : by_source) (s == source ? own : others) += n;
       if (own == 0) continue;  // the committed fit never saw this source
       if (!folds_for_tier0_profiles &&
-          io::detail::engine_profile(engine, "engine.name").tier == 0) {
+          io::engine_profile(engine, "engine.name").tier == 0) {
         continue;  // the default prices this engine at Tier 0: nothing fitted to leave out
       }
       if (refitted) {

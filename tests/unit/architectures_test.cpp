@@ -10,7 +10,7 @@
 #include "flopcast/inference.hpp"
 #include "flopcast/serving.hpp"
 #include "flopcast/training.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -18,7 +18,7 @@ namespace {
 
 using test::near_rel;
 
-HardwareSpec hw(const char* id) { return io::detail::resolve_hardware(io::json(id), "hardware"); }
+HardwareSpec hw(const char* id) { return io::resolve_hardware(io::json(id), "hardware"); }
 
 /// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3; MTP layer left out).
 ModelSpec deepseek_v3() {
@@ -263,7 +263,7 @@ TEST(Architectures, TensorParallelismAcrossNodesRunsItsAllReducesOverTheNetwork)
   // TP 8's half counts 4,145,152). So TP 16 holds TP 8's / 2 + 126 x 4,194,304 + 4,145,152 =
   // + 532,627,456 B. Each of the 2 x 126 all-reduces of a decode step (16 tokens x 16,384 x 2 B =
   // 524,288 B) crosses InfiniBand, which costs more than inside a node's NVLink.
-  const ModelSpec llama = io::detail::resolve_model(io::json("llama-3.1-405b"), "model");
+  const ModelSpec llama = io::resolve_model(io::json("llama-3.1-405b"), "model");
   InferenceSpec s8 = inference(llama, "h100-sxm", 8, 2000, 2);
   s8.batch_size = 16;
   InferenceSpec s16 = s8;
@@ -280,7 +280,7 @@ TEST(Architectures, TensorParallelismAcrossNodesRunsItsAllReducesOverTheNetwork)
                   "parallelism.tp: tensor parallelism across nodes needs a scale-out network; "
                   "hardware.scaleout_nics_per_node is 0, so tp must be <= hardware.gpus_per_node "
                   "(8) (got 16)");
-  InferenceSpec gpt3 = inference(io::detail::resolve_model(io::json("gpt-3-175b"), "model"),
+  InferenceSpec gpt3 = inference(io::resolve_model(io::json("gpt-3-175b"), "model"),
                                  "h100-sxm", 12, 1000, 2);
   expect_rejected(gpt3,
                   "parallelism.tp: must be a multiple of hardware.gpus_per_node (8) when it spans "
@@ -366,7 +366,7 @@ TEST(Architectures, Fp4WeightsCarryTheirScales) {
   // 0.5 + 1/16 B each, MXFP4 0.5 + 1/32 B; the 16-bit rest (2·32000·4096 embeddings, norms
   // 65·4096) is unchanged: the difference is the linear weights' 1/32 B.
   InferenceSpec s =
-      inference(io::detail::resolve_model(io::json("llama-2-7b"), "model"), "b200", 1, 4000, 2);
+      inference(io::resolve_model(io::json("llama-2-7b"), "model"), "b200", 1, 4000, 2);
   s.batch_size = 4;
   s.weights = DType::fp4;
   const double nv = weight_bytes_per_gpu(s);
@@ -412,7 +412,7 @@ TEST(Architectures, InferencePipelineAcrossTwoNodes) {
   // layers and one of embedding / LM head (both 128256·16384/8 rows), exactly half of what one
   // TP-8 node would hold (810 GB in all): ~50.7 GB, so it fits where TP 8 alone (101.5 GB) does
   // not.
-  const ModelSpec m = io::detail::resolve_model(io::json("llama-3.1-405b"), "model");
+  const ModelSpec m = io::resolve_model(io::json("llama-3.1-405b"), "model");
   InferenceSpec s = inference(m, "h100-sxm", 8, 1024, 256);
   s.batch_size = 16;
   const InferenceResult one = estimate_inference(s);

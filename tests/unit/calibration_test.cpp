@@ -8,7 +8,7 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/kernel.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -98,7 +98,7 @@ TEST(Calibration, KeysReadAsTheyAreWritten) {
 }
 
 TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
-  HardwareSpec hw = io::detail::resolve_hardware(io::json("a100-sxm-80g"), "hardware");
+  HardwareSpec hw = io::resolve_hardware(io::json("a100-sxm-80g"), "hardware");
   hw.calibration = nullptr;
   const KernelModel km;
   const GemmTypes bf16{DType::bf16, 2, 2, 2};

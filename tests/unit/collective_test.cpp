@@ -7,7 +7,7 @@
 #include "flopcast/collective_fit.hpp"
 #include "flopcast/engine.hpp"
 #include "flopcast/error.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -346,9 +346,9 @@ TEST(CustomAllReduce, VllmTensorParallelAllReduceIsNotPricedAsNccl) {
   // step's 64 KiB all-reduce over 4 GPUs costs 8 us + 1.5 · 65536 B / (450e9 B/s · 0.8) =
   // 8.273 us, below the fitted NCCL ring (base + 6 steps), as vLLM's measured 5.2 us is below
   // NCCL's 13.5 us (aiconfigurator, H100).
-  const HardwareSpec hw = io::detail::resolve_hardware("h100-sxm", "hardware");
+  const HardwareSpec hw = io::resolve_hardware("h100-sxm", "hardware");
   KernelModel vllm;
-  apply_engine(io::detail::engine_profile("vllm", "engine"), vllm);
+  apply_engine(io::engine_profile("vllm", "engine"), vllm);
   const double custom = all_reduce_op("tp_comm", hw, vllm, Bytes(65536), 4).time.value;
   const double nccl = all_reduce_op("tp_comm", hw, KernelModel{}, Bytes(65536), 4).time.value;
   EXPECT_TRUE(near_rel(custom, 8.2731e-6, 1e-4));

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "flopcast/io/api.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -374,7 +374,7 @@ TEST(HfConfig, DeepSeekV2LiteMultiHeadLatentAttention) {
   //   MoE layer 64·3·2048·1408 + shared 2·3·2048·1408 + router 2048·64 = 571,342,848 (×26)
   //   dense layer 3·2048·10944 = 67,239,936; embeddings 2·102400·2048 = 419,430,400
   //   norms 2·2048 + 512 per layer, + 2048: total ≈ 15.706e9 (published: 15.7B)
-  const ModelSpec spec = io::detail::read_model(m, "model");
+  const ModelSpec spec = io::read_model(m, "model");
   EXPECT_NEAR(count_params(spec).total / 1e9, 15.706, 0.002);
   EXPECT_NEAR(count_params(spec).total / 1e9, 15.7, 15.7 * 0.01);
 }

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "flopcast/error.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {

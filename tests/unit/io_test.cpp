@@ -968,7 +968,7 @@ TEST(IoEngines, OverridingAFittedOverheadDropsTheEngineToTierZero) {
   // source out) stays Tier 1 until a request sets one of its fitted overheads.
   json doc = io::preset("engines", "trtllm", "engine");
   doc["tier"] = 1;
-  const EngineProfile fitted = io::detail::read_engine_profile(doc, "engine");
+  const EngineProfile fitted = io::read_engine_profile(doc, "engine");
   EXPECT_EQ(fitted.tier, 1);
   const std::initializer_list<const char*> keys{"step_overhead_us", "request_overhead_us",
                                                 "kernel_fixed_us"};

@@ -6,7 +6,7 @@
 
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -14,7 +14,7 @@ namespace {
 
 using test::near_rel;
 
-HardwareSpec hw(const char* id) { return io::detail::resolve_hardware(io::json(id), "hardware"); }
+HardwareSpec hw(const char* id) { return io::resolve_hardware(io::json(id), "hardware"); }
 
 const GemmTypes kBf16{DType::bf16, 2, 2, 2};
 

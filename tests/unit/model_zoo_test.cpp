@@ -10,7 +10,7 @@
 
 #include "flopcast/io/api.hpp"
 #include "flopcast/model.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -39,7 +39,7 @@ void expect_fields(const json& m, const json& expected) {
 }
 
 ParamCounts counts(const std::string& id) {
-  return count_params(io::detail::read_model(imported(id), "model"));
+  return count_params(io::read_model(imported(id), "model"));
 }
 
 /// One model: the published total (and active count for MoE), in parameters, and the relative

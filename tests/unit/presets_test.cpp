@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "flopcast/model.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -118,7 +118,7 @@ double tolerance(const json& preset, bool active) {
 
 TEST(Presets, DerivedParameterCountsMatchPublishedWithin1Percent) {
   for (const json& p : io::presets()["models"]) {
-    const ModelSpec m = io::detail::read_model(p["model"], "model");
+    const ModelSpec m = io::read_model(p["model"], "model");
     const ParamCounts c = count_params(m);
     const double published = p["published_params_B"].get<double>() * 1e9;
     EXPECT_TRUE(test::near_rel(c.total, published, tolerance(p, false))) << p["id"];
@@ -131,21 +131,21 @@ TEST(Presets, DerivedParameterCountsMatchPublishedWithin1Percent) {
 
 TEST(Presets, KnownCountsByHand) {
   // Llama-2-7B: 2·32000·4096 + 32·(4·4096² + 3·4096·11008 + 2·4096) + 4096 = 6,738,415,616.
-  const ModelSpec llama = io::detail::resolve_model(json("llama-2-7b"), "model");
+  const ModelSpec llama = io::resolve_model(json("llama-2-7b"), "model");
   EXPECT_EQ(count_params(llama).total, 6738415616.0);
   // Mixtral-8x7B active: 2 of 8 experts: 12.88e9 (published 12.9 B).
-  const ModelSpec mixtral = io::detail::resolve_model(json("mixtral-8x7b"), "model");
+  const ModelSpec mixtral = io::resolve_model(json("mixtral-8x7b"), "model");
   EXPECT_TRUE(test::near_rel(count_params(mixtral).active, 12.88e9, 1e-3));
   EXPECT_TRUE(test::near_rel(count_params(mixtral).total, 46.70e9, 1e-3));
 }
 
 TEST(Presets, HardwarePeaksAreDense) {
   // H100 SXM dense bf16 989.4 TFLOP/s (1979 is the 2:4-sparse figure).
-  const HardwareSpec h100 = io::detail::resolve_hardware(json("h100-sxm"), "hardware");
+  const HardwareSpec h100 = io::resolve_hardware(json("h100-sxm"), "hardware");
   EXPECT_TRUE(test::near_rel(h100.peak(DType::bf16)->value, 989.4e12, 1e-3));
   // T4 and V100 have no bf16 tensor cores: no peak, so bf16 math is an explicit error.
-  EXPECT_FALSE(io::detail::resolve_hardware(json("t4"), "hardware").peak(DType::bf16));
-  EXPECT_FALSE(io::detail::resolve_hardware(json("v100-sxm"), "hardware").peak(DType::bf16));
+  EXPECT_FALSE(io::resolve_hardware(json("t4"), "hardware").peak(DType::bf16));
+  EXPECT_FALSE(io::resolve_hardware(json("v100-sxm"), "hardware").peak(DType::bf16));
 }
 
 /// One row per hardware preset: the datasheet's dense 16-bit tensor peak (half the 2:4-sparse
@@ -201,7 +201,7 @@ const Datasheet kDatasheets[] = {
 TEST(Presets, EveryHardwarePresetMatchesItsDatasheet) {
   EXPECT_EQ(std::size(kDatasheets), io::presets()["hardware"].size());
   for (const Datasheet& d : kDatasheets) {
-    const HardwareSpec h = io::detail::resolve_hardware(json(d.id), "hardware");
+    const HardwareSpec h = io::resolve_hardware(json(d.id), "hardware");
     const auto peak16 = h.peak(DType::bf16) ? h.peak(DType::bf16) : h.peak(DType::fp16);
     ASSERT_TRUE(peak16) << d.id;
     EXPECT_TRUE(test::near_rel(peak16->value, d.tflops16 * 1e12, 1e-6)) << d.id;
@@ -218,27 +218,27 @@ TEST(Presets, LowPrecisionPeaksFollowTheTensorCores) {
   // and 4), FP4 twice FP8 on datacenter Blackwell and CDNA 4; Ampere and older have no FP8 key.
   for (const char* id :
        {"rtx-4090", "rtx-5090", "rtx-6000-ada", "h100-sxm", "h20", "mi300x", "mi355x", "b200"}) {
-    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    const HardwareSpec h = io::resolve_hardware(json(id), "hardware");
     EXPECT_TRUE(test::near_rel(h.peak(DType::fp8)->value, 2 * h.peak(DType::bf16)->value, 2e-3))
         << id;
   }
   for (const char* id : {"mi355x", "b200", "gb200", "rtx-pro-6000"}) {
-    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    const HardwareSpec h = io::resolve_hardware(json(id), "hardware");
     EXPECT_TRUE(test::near_rel(h.peak(DType::fp4)->value, 4 * h.peak(DType::bf16)->value, 2e-3))
         << id;
   }
   // Blackwell Ultra (B300, GB300) raises only FP4, by 1.5x: 6 x the 16-bit rate.
   for (const char* id : {"b300", "gb300"}) {
-    const HardwareSpec h = io::detail::resolve_hardware(json(id), "hardware");
+    const HardwareSpec h = io::resolve_hardware(json(id), "hardware");
     EXPECT_TRUE(test::near_rel(h.peak(DType::fp4)->value, 6 * h.peak(DType::bf16)->value, 1e-3))
         << id;
   }
   // GeForce halves the 16-bit and FP8 rates under FP32 accumulation but quotes FP4 (which only
   // accumulates in FP32) at full rate: the RTX 5090's 1,676 dense FP4 is 8 x its 209.5 BF16.
-  const HardwareSpec rtx = io::detail::resolve_hardware(json("rtx-5090"), "hardware");
+  const HardwareSpec rtx = io::resolve_hardware(json("rtx-5090"), "hardware");
   EXPECT_TRUE(test::near_rel(rtx.peak(DType::fp4)->value, 8 * rtx.peak(DType::bf16)->value, 1e-3));
   for (const char* id : {"rtx-3090", "a10", "a100-sxm-80g"}) {
-    EXPECT_FALSE(io::detail::resolve_hardware(json(id), "hardware").peak(DType::fp8)) << id;
+    EXPECT_FALSE(io::resolve_hardware(json(id), "hardware").peak(DType::fp8)) << id;
   }
 }
 

@@ -10,7 +10,7 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -149,8 +149,8 @@ TEST(Sampler, SameSeedSameSequence) {
 
 InferenceSpec llama7b_a100() {
   InferenceSpec s;
-  s.model = io::detail::resolve_model("llama-2-7b", "model");
-  s.hardware = io::detail::resolve_hardware("a100-sxm-80g", "hardware");
+  s.model = io::resolve_model("llama-2-7b", "model");
+  s.hardware = io::resolve_hardware("a100-sxm-80g", "hardware");
   s.kernel.use_calibration = false;  // Tier-0 physics
   return s;
 }

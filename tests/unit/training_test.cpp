@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -19,7 +19,7 @@ using test::Failure;
 using test::failure_of;
 using test::near_rel;
 
-ModelSpec llama7b() { return io::detail::resolve_model(json("llama-2-7b"), "model"); }
+ModelSpec llama7b() { return io::resolve_model(json("llama-2-7b"), "model"); }
 
 /// GPT-style model as in Korthikanti et al.: MHA, plain 4h FFN.
 ModelSpec gpt(int layers, int h, int heads, int vocab) {
@@ -348,7 +348,7 @@ TEST(TrainingParallelism, TensorParallelAcrossNodes) {
   req["parallelism"] = {{"tp", 16}, {"zero", 0}};
   req["gpus_per_node"] = 8;
   const json r = io::run(req);
-  const HardwareSpec hw = io::detail::resolve_hardware("h100-sxm", "hardware");
+  const HardwareSpec hw = io::resolve_hardware("h100-sxm", "hardware");
   KernelModel km;
   km.use_calibration = false;
   const ClusterSpec c = cluster_of(hw);
@@ -397,7 +397,7 @@ TEST(TrainingFitted, GemmsPricedAtMostAtTheShareTheirKernelsMeasured) {
   // The committed gemm/bf16 fits reach 0.693189 of GB200's dense peak and 0.79776 of H100's;
   // A100's 0.819128 is capped at the Tier-0 0.8; H200 has no 16-bit GEMM fit: 0.8.
   const auto ceiling = [](const char* id) {
-    return measured_gemm_ceiling(io::detail::resolve_hardware(json(id), "hardware"), 0.8);
+    return measured_gemm_ceiling(io::resolve_hardware(json(id), "hardware"), 0.8);
   };
   EXPECT_NEAR(ceiling("gb200"), 0.693189, 1e-9);
   EXPECT_NEAR(ceiling("h100-sxm"), 0.79776, 1e-9);
@@ -429,7 +429,7 @@ TEST(TrainingFitted, UnmeasuredArchitectureGetsTheMeanScaleAndSaysSo) {
 TEST(TrainingFitted, BandIsTheLeaveOneSourceOutSpread) {
   // interval = value · exp(±slowness quantiles) of presets/bands/e2e.json ("training"): a time
   // spans [t·e^p10, t·e^p90], a rate [x·e^-p90, x·e^-p10].
-  const auto band = io::detail::e2e_band("training", false);
+  const auto band = io::e2e_band("training", false);
   ASSERT_TRUE(band.has_value());
   const json r = io::run(fitted_request("h100-sxm"));
   const double t = r.at("step_time_s").get<double>();
@@ -735,7 +735,7 @@ TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {
   // H100's peak than the inference kernels measured); elsewhere the fit over all sources at one
   // common attention factor, 2.0, and the geometric mean of the architecture scales fitted at
   // that factor, 1.14403; overlap 1, no overhead.
-  const TrainingFramework* f = io::detail::framework_profile("fitted");
+  const TrainingFramework* f = io::framework_profile("fitted");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->tier, 1);
   ASSERT_NE(f->scales_for("hopper"), nullptr);
@@ -750,7 +750,7 @@ TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {
   EXPECT_DOUBLE_EQ(f->step_overhead_s, 0.0);
   // The former per-trainer profiles take the same constants under their own ids.
   for (const char* id : {"pytorch_fsdp", "megatron"}) {
-    const TrainingFramework* alias = io::detail::framework_profile(id);
+    const TrainingFramework* alias = io::framework_profile(id);
     ASSERT_NE(alias, nullptr) << id;
     EXPECT_EQ(alias->id, id);
     EXPECT_EQ(alias->tier, 1);
@@ -758,12 +758,12 @@ TEST(TrainingFrameworkPresets, FittedConstantsAreTheCommittedOnes) {
     EXPECT_DOUBLE_EQ(alias->scales_for("hopper")->compute, f->scales_for("hopper")->compute);
     EXPECT_DOUBLE_EQ(alias->unmeasured_scale, f->unmeasured_scale);
   }
-  const TrainingFramework* generic = io::detail::framework_profile("generic");
+  const TrainingFramework* generic = io::framework_profile("generic");
   ASSERT_NE(generic, nullptr);
   EXPECT_EQ(generic->tier, 0);
   EXPECT_TRUE(generic->scales.empty());
   EXPECT_DOUBLE_EQ(generic->unmeasured_scale, 1.0);
-  EXPECT_EQ(io::detail::framework_profile("fsdp"), nullptr);
+  EXPECT_EQ(io::framework_profile("fsdp"), nullptr);
 }
 
 json framework_doc() {
@@ -782,7 +782,7 @@ json framework_doc() {
 
 std::string framework_error(const json& doc) {
   try {
-    (void)io::detail::read_framework_profile(doc, "");
+    (void)io::read_framework_profile(doc, "");
   } catch (const SpecError& e) {
     return e.what();
   }
@@ -790,7 +790,7 @@ std::string framework_error(const json& doc) {
 }
 
 TEST(TrainingFrameworkPresets, FilesAreReadStrictly) {
-  const TrainingFramework f = io::detail::read_framework_profile(framework_doc(), "");
+  const TrainingFramework f = io::read_framework_profile(framework_doc(), "");
   ASSERT_EQ(f.scales.size(), 1u);
   EXPECT_EQ(f.scales[0].family, "hopper");
   EXPECT_DOUBLE_EQ(f.scales[0].compute, 1.2);

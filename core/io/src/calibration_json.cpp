@@ -10,8 +10,14 @@
 #include "reader.hpp"
 #include "specs.hpp"
 
-namespace flopcast::io::detail {
+// The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
+// helpers of this file.
+namespace flopcast::io::detail {}
+namespace flopcast::io {
+using namespace detail;
+}  // namespace flopcast::io
 
+namespace flopcast::io {
 Calibration read_calibration(const json& doc, const std::string& path) {
   ObjectReader r(doc, path, {"schema_version", "id", "name", "source", "notes", "fits"});
   Calibration c;
@@ -66,6 +72,10 @@ json calibration_fit_to_json(const CalibratedEfficiency& e) {
   return j;
 }
 
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
+
 namespace {
 
 /// Every embedded calibration file by id (the hardware id, or "tier0"), parsed once.
@@ -83,11 +93,18 @@ const std::map<std::string, std::shared_ptr<const Calibration>>& all_calibration
 
 }  // namespace
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id) {
   if (hardware_id == "tier0") return nullptr;
   auto it = all_calibrations().find(hardware_id);
   return it == all_calibrations().end() ? nullptr : it->second;
 }
+
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
 
 void check_bands(const json& doc) {
   ObjectReader r(doc, "", {"schema_version", "id", "name", "source", "notes", "bands"});
@@ -102,6 +119,9 @@ void check_bands(const json& doc) {
   }
 }
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
   static const json bands = [] {
     for (const json& doc : presets().at("bands")) {
@@ -122,6 +142,10 @@ std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
   return e2e_band(e2e_band_kind(kind, hw.vendor), tier0);
 }
 
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
+
 json band_json(double value, const E2EBand& band, bool rate) {
   // A band always holds its estimate: where the measured errors all lean one way (Tier 0 is
   // faster than every measurement), the band reaches from the estimate to where they lie.
@@ -131,9 +155,12 @@ json band_json(double value, const E2EBand& band, bool rate) {
   return json{{"low", round6(a)}, {"high", round6(b)}};
 }
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 const Calibration* tier0_residuals() {
   auto it = all_calibrations().find("tier0");
   return it == all_calibrations().end() ? nullptr : it->second.get();
 }
 
-}  // namespace flopcast::io::detail
+}  // namespace flopcast::io

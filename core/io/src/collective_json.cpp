@@ -11,6 +11,13 @@
 #include "reader.hpp"
 #include "specs.hpp"
 
+// The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
+// helpers of this file.
+namespace flopcast::io::detail {}
+namespace flopcast::io {
+using namespace detail;
+}  // namespace flopcast::io
+
 namespace flopcast::io::detail {
 namespace {
 
@@ -75,11 +82,18 @@ void apply_network(const json& j, HardwareSpec& hw) {
 
 void check_collective_fits(const json& doc) { (void)read_fits(doc); }
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 void attach_collective_fits(HardwareSpec& h) {
   const auto& fits = all_fits();
   if (auto it = fits.find(h.scaleup_link); it != fits.end()) h.scaleup_fabric = it->second;
   if (auto it = fits.find(h.scaleout_link); it != fits.end()) h.scaleout_fabric = it->second;
 }
+
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
 
 json run_collective(const json& request) {
   ObjectReader r(

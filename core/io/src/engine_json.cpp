@@ -8,6 +8,13 @@
 #include "reader.hpp"
 #include "specs.hpp"
 
+// The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
+// helpers of this file.
+namespace flopcast::io::detail {}
+namespace flopcast::io {
+using namespace detail;
+}  // namespace flopcast::io
+
 namespace flopcast::io::detail {
 
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
@@ -31,6 +38,9 @@ int engine_tier(const ObjectReader& r, const EngineProfile& profile) {
   return overridden ? 0 : profile.tier;
 }
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   ObjectReader head(doc, path,
                     {"schema_version", "id", "name", "source", "notes", "tier", "fit", "engine"});
@@ -72,6 +82,10 @@ const EngineProfile& engine_profile(const std::string& id, const std::string& pa
   (void)preset("engines", id, path);  // raises "unknown engines preset ... (did you mean ...)"
   throw SpecError(path, "unknown engine \"" + id + "\"");
 }
+
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
 
 json engine_profile_to_json(const EngineProfile& e) {
   json j{{"name", e.id},

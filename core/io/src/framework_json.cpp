@@ -8,6 +8,13 @@
 #include "reader.hpp"
 #include "specs.hpp"
 
+// The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
+// helpers of this file.
+namespace flopcast::io::detail {}
+namespace flopcast::io {
+using namespace detail;
+}  // namespace flopcast::io
+
 namespace flopcast::io::detail {
 namespace {
 
@@ -81,6 +88,9 @@ const std::map<std::string, TrainingFramework, std::less<>>& profiles() {
 
 }  // namespace
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 TrainingFramework read_framework_profile(const json& doc, const std::string& path) {
   ObjectReader head(
       doc, path,
@@ -124,4 +134,4 @@ std::vector<std::string> framework_profile_ids() {
   return ids;
 }
 
-}  // namespace flopcast::io::detail
+}  // namespace flopcast::io

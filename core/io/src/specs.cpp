@@ -10,8 +10,14 @@
 #include "flopcast/io/api.hpp"
 #include "reader.hpp"
 
-namespace flopcast::io::detail {
+// The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
+// helpers of this file.
+namespace flopcast::io::detail {}
+namespace flopcast::io {
+using namespace detail;
+}  // namespace flopcast::io
 
+namespace flopcast::io {
 ModelSpec read_model(const json& j, const std::string& path) {
   ObjectReader r(j, path,
                  {"name",
@@ -157,6 +163,10 @@ json model_to_json(const ModelSpec& m) {
   return j;
 }
 
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
+
 double read_gpu_hour_price(const ObjectReader& r) {
   const double usd = r.number("cost_per_gpu_hour_usd", 0);
   if (!(usd >= 0 && usd <= 1e6)) {
@@ -222,6 +232,9 @@ double si(const ObjectReader& r, const char* key, double scale, double fallback)
 
 }  // namespace
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 HardwareSpec read_hardware(const json& j, const std::string& path) {
   ObjectReader r(
       j, path,
@@ -306,6 +319,10 @@ ModelSpec resolve_model(const json& j, const std::string& path) {
   throw SpecError(path, "must be a preset id or a model object (got " + describe_value(j) + ")");
 }
 
+}  // namespace flopcast::io
+
+namespace flopcast::io::detail {
+
 namespace {
 
 /// What-if hardware: `{"preset": id, "scale": {...}}`, the preset with its compute peaks, HBM
@@ -356,6 +373,9 @@ HardwareSpec what_if_hardware(const json& j, const std::string& path) {
 
 }  // namespace
 
+}  // namespace flopcast::io::detail
+
+namespace flopcast::io {
 HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   if (j.is_object() && j.contains("preset")) return what_if_hardware(j, path);
   if (j.is_string()) {
@@ -374,12 +394,8 @@ HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   throw SpecError(path, "must be a preset id or a hardware object (got " + describe_value(j) + ")");
 }
 
-}  // namespace flopcast::io::detail
-
-namespace flopcast::io {
-
 json hardware_object(const json& hardware) {
-  return detail::hardware_to_json(detail::resolve_hardware(hardware, "hardware"));
+  return hardware_to_json(resolve_hardware(hardware, "hardware"));
 }
 
 }  // namespace flopcast::io

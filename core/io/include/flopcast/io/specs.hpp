@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The typed request API: models and hardware read from JSON (or named by preset) into the
+// core's specs and written back, the embedded engine and training-framework profiles, the Tier-2
+// calibrations and the 80% bands. The CLI, the benchmarks and any C++ program that builds core
+// specs itself use these; the JSON entry point (flopcast/io/api.hpp) uses them too.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flopcast/calibration.hpp"
+#include "flopcast/engine.hpp"
+#include "flopcast/hardware.hpp"
+#include "flopcast/model.hpp"
+#include "flopcast/training.hpp"
+
+namespace flopcast::io {
+
+using json = nlohmann::json;
+
+/// Strict readers: every key checked, units converted once to SI; SpecError names the field
+/// under `path`.
+ModelSpec read_model(const json& j, const std::string& path);
+HardwareSpec read_hardware(const json& j, const std::string& path);
+/// A preset id (or alias), a what-if preset (`{"preset", "scale"}`, hardware only) or an object,
+/// with the preset's Tier-2 and collective fits attached.
+ModelSpec resolve_model(const json& j, const std::string& path);
+HardwareSpec resolve_hardware(const json& j, const std::string& path);
+json model_to_json(const ModelSpec& m);
+json hardware_to_json(const HardwareSpec& h);
+/// Sets the hardware's scale-up and scale-out FabricModel from the fits of its link types
+/// (presets/collectives/fabrics.json).
+void attach_collective_fits(HardwareSpec& h);
+
+/// Engine profiles (presets/engines/<id>.json): read one, or the embedded `id` (SpecError at
+/// `path`, with a suggestion, when there is none).
+EngineProfile read_engine_profile(const json& doc, const std::string& path);
+const EngineProfile& engine_profile(const std::string& id, const std::string& path);
+
+/// Training framework profiles (presets/frameworks/<id>.json). A profile with `same_as` comes
+/// back with its id only (its constants are the named profile's).
+TrainingFramework read_framework_profile(const json& doc, const std::string& path);
+/// The embedded profile `id` (generic, fitted, pytorch_fsdp, megatron), or nullptr.
+const TrainingFramework* framework_profile(std::string_view id);
+/// Every profile id, for error messages.
+std::vector<std::string> framework_profile_ids();
+
+/// Tier-2 calibration files: presets/calibration/<hardware id>.json (written by `flopcast fit`).
+Calibration read_calibration(const json& doc, const std::string& path);
+json calibration_fit_to_json(const CalibratedEfficiency& e);
+/// The embedded calibration of a hardware preset, or null.
+std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id);
+/// Tier-0 residual bands per op class (presets/calibration/tier0.json), or null.
+const Calibration* tier0_residuals();
+
+/// The 80% band of an end-to-end figure of `kind` ("training", "serving mean", "serving p50",
+/// "serving tail", "serving throughput", ...; presets/bands/e2e.json): the 10th and 90th
+/// percentile of the slowness ln(measured time / predicted time) of leave-one-source-out
+/// predictions, `tier0` for max_tier 0. nullopt when the kind has none.
+struct E2EBand {
+  double slow_p10 = 0;
+  double slow_p90 = 0;
+};
+std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
+/// The band kind of `kind` on hardware of `vendor`: AMD GPUs have bands of their own
+/// ("<kind> (amd)"), since their kernel efficiencies are not measured.
+std::string e2e_band_kind(const std::string& kind, const std::string& vendor);
+/// The band of `kind` for an estimate on `hw` (e2e_band_kind).
+std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw, bool tier0);
+
+}  // namespace flopcast::io
