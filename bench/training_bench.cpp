@@ -6,8 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include "flopcast/io/api.hpp"
-#include "flopcast/training.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/training.hpp"
 
 namespace {
 

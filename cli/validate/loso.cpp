@@ -26,8 +26,8 @@
 #include <sstream>
 
 #include "flopcast/io/api.hpp"
-#include "flopcast/stats.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/stats.hpp"
 #include "validate/bands.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
@@ -333,8 +333,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       std::size_t others = 0, own = 0;
       for (const auto& [s, n] : by_source) (s == source ? own : others) += n;
       if (own == 0) continue;  // the committed fit never saw this source
-      if (!folds_for_tier0_profiles &&
-          io::engine_profile(engine, "engine.name").tier == 0) {
+      if (!folds_for_tier0_profiles && io::engine_profile(engine, "engine.name").tier == 0) {
         continue;  // the default prices this engine at Tier 0: nothing fitted to leave out
       }
       if (refitted) {

@@ -8,9 +8,9 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
+#include "flopcast/io/specs.hpp"
 #include "flopcast/serving.hpp"
 #include "flopcast/training.hpp"
-#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -280,8 +280,8 @@ TEST(Architectures, TensorParallelismAcrossNodesRunsItsAllReducesOverTheNetwork)
                   "parallelism.tp: tensor parallelism across nodes needs a scale-out network; "
                   "hardware.scaleout_nics_per_node is 0, so tp must be <= hardware.gpus_per_node "
                   "(8) (got 16)");
-  InferenceSpec gpt3 = inference(io::resolve_model(io::json("gpt-3-175b"), "model"),
-                                 "h100-sxm", 12, 1000, 2);
+  InferenceSpec gpt3 =
+      inference(io::resolve_model(io::json("gpt-3-175b"), "model"), "h100-sxm", 12, 1000, 2);
   expect_rejected(gpt3,
                   "parallelism.tp: must be a multiple of hardware.gpus_per_node (8) when it spans "
                   "nodes (got 12)");

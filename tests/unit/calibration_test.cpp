@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
-#include "flopcast/kernel.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/kernel.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "flopcast/io/api.hpp"
-#include "flopcast/model.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/model.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {

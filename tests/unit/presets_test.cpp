@@ -5,8 +5,8 @@
 #include <iterator>
 #include <utility>
 
-#include "flopcast/model.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/model.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
