@@ -312,6 +312,7 @@ export function hardwareFamily(p) {
   if (hw.vendor === 'apple') return 'Apple silicon (unified memory)';
   if (hw.vendor === 'intel') return 'Intel Gaudi';
   if (/geforce/i.test(hw.name || p.name || '')) return 'NVIDIA GeForce (consumer)';
+  if (/jetson/i.test(hw.name || p.name || '')) return 'NVIDIA Jetson (edge, unified memory)';
   if (String(hw.scaleup_link || '').startsWith('nvlink')) return 'NVIDIA datacenter (NVLink)';
   return 'NVIDIA PCIe (datacenter and workstation)';
 }

@@ -961,6 +961,8 @@ test('the GPU picker groups presets by family with their figures, and a link may
   assert.ok(geforce && geforce.ids.includes('rtx-4090'), `a GeForce group holds rtx-4090: ${JSON.stringify(groups)}`);
   assert.ok(groups.find((g) => /AMD/.test(g.label)).ids.includes('mi300x'));
   assert.ok(groups.find((g) => /NVLink/.test(g.label)).ids.includes('h100-sxm'));
+  assert.ok(groups.find((g) => /Jetson/.test(g.label)).ids.includes('jetson-agx-orin-64g'));
+  assert.ok(groups.find((g) => /Apple/.test(g.label)).ids.includes('m2-ultra'));
   // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label).
   assert.match(
     await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent),
