@@ -227,6 +227,7 @@ struct TrainOptions {
   NetworkFlags network;
   bool search = false;            ///< task "search": the fastest layouts instead of one estimate
   std::optional<int> search_top;  ///< layouts listed (search.top)
+  std::vector<std::string> search_compute;  ///< search.compute (precision.compute types)
   std::string format = "table";
 };
 void setup_train(CLI::App& app, TrainOptions& o);

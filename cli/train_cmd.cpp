@@ -114,6 +114,13 @@ json build_search_request(const TrainOptions& o) {
     r["workload"].erase("recompute");
   }
   r["workload"].erase("micro_batch_size");
+  if (!o.search_compute.empty()) {
+    if (!o.precision.empty()) {
+      throw SpecError("--search-compute",
+                      "give --precision (one type) or --search-compute (types to try), not both");
+    }
+    search["compute"] = o.search_compute;
+  }
   r["task"] = "search";
   r["search"] = search;
   return r;
@@ -127,16 +134,17 @@ void print_search_table(const json& r) {
       "fastest layouts of %s x %s: %s considered, %s fit\n", num(q.at("num_gpus")).c_str(),
       q.at("hardware").is_string() ? q.at("hardware").get<std::string>().c_str() : "hardware",
       num(r.at("evaluated")).c_str(), num(r.at("fitting")).c_str());
-  std::printf("  %4s %3s %3s %4s %3s %3s %4s %-9s %3s %12s %12s %8s %9s\n", "rank", "tp", "pp",
-              "dp", "cp", "ep", "zero", "recompute", "mb", "step_time_s", "tok/s/GPU", "MFU",
-              "mem_GB");
+  std::printf("  %4s %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", "rank", "tp", "pp",
+              "dp", "cp", "ep", "zero", "recompute", "compute", "mb", "step_time_s", "tok/s/GPU",
+              "MFU", "mem_GB");
   int rank = 0;
   for (const json& c : r.at("candidates")) {
     const json& p = c.at("parallelism");
-    std::printf("  %4d %3s %3s %4s %3s %3s %4s %-9s %3s %12s %12s %8s %9s\n", ++rank,
+    std::printf("  %4d %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", ++rank,
                 num(p.at("tp")).c_str(), num(p.at("pp")).c_str(), num(p.at("dp")).c_str(),
                 num(p.at("cp")).c_str(), num(p.at("ep")).c_str(), num(p.at("zero")).c_str(),
-                c.at("recompute").get<std::string>().c_str(), num(c.at("micro_batch_size")).c_str(),
+                c.at("recompute").get<std::string>().c_str(),
+                c.at("compute").get<std::string>().c_str(), num(c.at("micro_batch_size")).c_str(),
                 num(c.at("step_time_s")).c_str(), num(c.at("tokens_per_s_per_gpu")).c_str(),
                 num(c.at("mfu")).c_str(), num(c.at("memory_GB")).c_str());
   }
@@ -278,6 +286,9 @@ void setup_train(CLI::App& app, TrainOptions& o) {
                 "Search the layouts (tp, pp, cp, ep, ZeRO stage, recompute, micro-batch) for the "
                 "fastest that fit; --tp etc. pin a dimension");
   sub->add_option("--top", o.search_top, "With --search: layouts listed (default 10)");
+  sub->add_option("--search-compute", o.search_compute,
+                  "With --search: compute types to try, e.g. bf16,fp8 (default: --precision)")
+      ->delimiter(',');
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
 }

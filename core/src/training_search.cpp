@@ -41,15 +41,17 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
       space.recompute.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective,
                                                        Recompute::op, Recompute::full}
                               : space.recompute;
+  const std::vector<DType> computes =
+      space.compute.empty() ? std::vector<DType>{base.compute} : space.compute;
 
   // Work budget: a layout costs up to ~0.3 ms natively (an MoE model with its micro-batch search),
   // so 20,000 keep any search within a few seconds, and within the page's budget in WebAssembly.
   const double space_size = double(tps.size()) * pps.size() * cps.size() * eps.size() *
-                            shardings.size() * recomputes.size();
+                            shardings.size() * recomputes.size() * computes.size();
   if (space_size > kMaxSearchLayouts) {
     fail("search",
          "would consider more than 20,000 layouts; pin dimensions with search.tp, search.pp, "
-         "search.cp, search.ep, search.zero or search.recompute",
+         "search.cp, search.ep, search.zero, search.recompute or search.compute",
          space_size);
   }
 
@@ -62,7 +64,8 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
       for (const int cp : cps) {
         const long long model_parallel = 1LL * tp * pp * cp;
         if (base.num_gpus % model_parallel != 0) {
-          const int layouts = static_cast<int>(eps.size() * shardings.size() * recomputes.size());
+          const int layouts =
+              static_cast<int>(eps.size() * shardings.size() * recomputes.size() * computes.size());
           out.evaluated += layouts;
           out.rejected["num_gpus: tp·pp·cp must divide it"] += layouts;
           continue;
@@ -70,36 +73,40 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
         for (const int ep : eps) {
           for (const Sharding sharding : shardings) {
             for (const Recompute recompute : recomputes) {
-              TrainingSpec s = base;
-              s.tp = tp;
-              s.pp = pp;
-              s.cp = cp;
-              s.dp = static_cast<int>(base.num_gpus / model_parallel);
-              s.ep = ep;
-              s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
-              s.vpp = 1;
-              s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
-              s.sharding = sharding;
-              s.recompute = recompute;
-              s.micro_batch_size = 0;  // the fastest that fits
-              ++out.evaluated;
-              TrainingCandidate c{s, {}};
-              try {
-                c.result = estimate_training(s);
-              } catch (const SpecError& e) {
-                ++out.rejected[rule_of(e)];
-                continue;
+              for (const DType compute : computes) {
+                TrainingSpec s = base;
+                s.compute = compute;
+                s.tp = tp;
+                s.pp = pp;
+                s.cp = cp;
+                s.dp = static_cast<int>(base.num_gpus / model_parallel);
+                s.ep = ep;
+                s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
+                s.vpp = 1;
+                s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
+                s.sharding = sharding;
+                s.recompute = recompute;
+                s.micro_batch_size = 0;  // the fastest that fits
+                ++out.evaluated;
+                TrainingCandidate c{s, {}};
+                try {
+                  c.result = estimate_training(s);
+                } catch (const SpecError& e) {
+                  ++out.rejected[rule_of(e)];
+                  continue;
+                }
+                if (!c.result.memory.fits) {
+                  ++out.rejected["does not fit in memory at micro-batch 1"];
+                  continue;
+                }
+                ++out.fitting;
+                c.spec.micro_batch_size = c.result.micro_batch_size;
+                if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back()))
+                  continue;
+                out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster),
+                                std::move(c));
+                if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
               }
-              if (!c.result.memory.fits) {
-                ++out.rejected["does not fit in memory at micro-batch 1"];
-                continue;
-              }
-              ++out.fitting;
-              c.spec.micro_batch_size = c.result.micro_batch_size;
-              if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back())) continue;
-              out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster),
-                              std::move(c));
-              if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
             }
           }
         }

@@ -21,6 +21,9 @@ struct TrainingSearchSpace {
   std::vector<int> tp, pp, cp, ep;
   std::vector<Sharding> sharding;
   std::vector<Recompute> recompute;
+  /// precision.compute types to try (bf16, fp8, mxfp8, fp4); empty: the request's own, since
+  /// a precision changes the numerics of what is trained.
+  std::vector<DType> compute;
 };
 
 struct TrainingCandidate {

@@ -299,7 +299,7 @@ json run_training_search(const json& request) {
                   "gpus_per_node", "workload", "precision", "optimizer", "lora", "moe", "framework",
                   "network", "cost_per_gpu_hour_usd", "max_tier"});
   ObjectReader sr(r.require("search"), "search",
-                  {"target", "top", "tp", "pp", "cp", "ep", "zero", "recompute"});
+                  {"target", "top", "tp", "pp", "cp", "ep", "zero", "recompute", "compute"});
   const std::string target = sr.string("target");
   if (target != "training") {
     fail(sr.child("target"), "must be \"training\" or \"serving\"",
@@ -321,6 +321,17 @@ json run_training_search(const json& request) {
   space.recompute = read_list<Recompute>(
       sr, "recompute",
       [](const json& v, const std::string& path) { return choice_of(v, path, kRecomputeNames); });
+  space.compute = read_list<DType>(sr, "compute", [](const json& v, const std::string& path) {
+    return choice_of(v, path, kCompute);
+  });
+  if (!space.compute.empty()) {
+    if (const json* pc = r.find("precision"); pc && pc->is_object() && pc->contains("compute")) {
+      fail("precision.compute",
+           "is searched by task \"search\" (pin it with search.compute, or run task "
+           "\"training\")",
+           describe_value(pc->at("compute")));
+    }
+  }
   // The searched keys come from the search; the workload must leave them to it.
   const json& wl = r.require("workload");
   for (const char* key : {"micro_batch_size", "recompute"}) {
@@ -352,8 +363,10 @@ json run_training_search(const json& request) {
     one["parallelism"] = parallelism;
     one["workload"]["recompute"] = to_string(s.recompute);
     one["workload"]["micro_batch_size"] = s.micro_batch_size;
+    if (!space.compute.empty()) one["precision"]["compute"] = to_string(s.compute);
     candidates.push_back({{"parallelism", parallelism},
                           {"recompute", to_string(s.recompute)},
+                          {"compute", to_string(s.compute)},
                           {"micro_batch_size", s.micro_batch_size},
                           {"num_micro_batches", res.num_micro_batches},
                           {"step_time_s", round6(res.step_time_s)},
@@ -371,6 +384,7 @@ json run_training_search(const json& request) {
   resolved.erase("parallelism");
   resolved["workload"].erase("recompute");
   resolved["workload"].erase("micro_batch_size");
+  if (!space.compute.empty()) resolved["precision"].erase("compute");
   resolved["search"] = request.at("search");
   return json{{"schema_version", kSchemaVersion},
               {"task", "search"},
