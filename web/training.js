@@ -3,6 +3,7 @@
 
 import {
   $,
+  call,
   el,
   svg,
   banners,
@@ -301,6 +302,12 @@ export class TrainingView {
         'Fastest layouts',
         'Search layouts',
         'Prices every tensor, pipeline, context and expert parallel size, ZeRO stage and recomputation these GPUs allow for this model and workload, each with its fastest micro-batch that fits.',
+        el(
+          'label',
+          { class: 'check' },
+          el('input', { type: 'checkbox', id: `${P}-search-compute` }),
+          ' Also try the compute types this GPU has (fp8; mxfp8 and fp4 on Blackwell)',
+        ),
       ),
       warningsPanel(P),
       el(
@@ -325,7 +332,18 @@ export class TrainingView {
     delete q.parallelism;
     delete q.workload.recompute;
     delete q.workload.micro_batch_size;
-    return { ...q, task: 'search', search: { target: 'training', top: 10 } };
+    const search = { target: 'training', top: 10 };
+    if ($(`${P}-search-compute`)?.checked) {
+      // The types the GPU's tensor cores run (its peaks, as the core reads the hardware): the
+      // search then sets precision.compute itself.
+      const hw = call(this.M, 'hardware_object', JSON.stringify(q.hardware));
+      const peaks = (hw.ok && hw.result.dense_peak_TFLOPS) || {};
+      search.compute = [peaks.bf16 ? 'bf16' : 'fp16'];
+      if (peaks.fp8) search.compute.push('fp8');
+      if (peaks.fp4) search.compute.push('mxfp8', 'fp4');
+      if (q.precision) delete q.precision.compute;
+    }
+    return { ...q, task: 'search', search };
   }
 
   /** Task "search": the fastest layouts, each with a button that loads it into the form. */
@@ -351,6 +369,7 @@ export class TrainingView {
       'EP',
       'ZeRO',
       'Recompute',
+      'Compute',
       'Micro-batch',
       'Step time',
       'Tok/s per GPU',
@@ -361,13 +380,14 @@ export class TrainingView {
     fillCandidates(
       table,
       head,
-      9,
+      10,
       res.candidates,
       (c) => {
         const p = c.parallelism;
         return [
           ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
           el('td', { text: c.recompute }),
+          el('td', { text: c.compute }),
           el('td', { text: String(c.micro_batch_size) }),
           el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
           el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }),

@@ -266,6 +266,43 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   await p.done();
 });
 
+// Issue 14: the compute type as a search dimension on the page. On 8 B200 the box adds the
+// types the GPU runs (bf16, fp8, mxfp8, fp4); the table shows each row's type and Use loads it.
+test('training view: the layout search can try the compute types the GPU has', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-hardware', 'b200');
+  await page.fill('#tr-num_gpus', '8');
+  await page.check('#tr-search-compute');
+  await page.click('#tr-search-run');
+  const q = await viewRequest(page, 'training');
+  delete q.parallelism;
+  delete q.workload.recompute;
+  delete q.workload.micro_batch_size;
+  delete q.precision.compute;
+  const env = await estimate(page, {
+    ...q,
+    task: 'search',
+    search: { target: 'training', top: 10, compute: ['bf16', 'fp8', 'mxfp8', 'fp4'] },
+  });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  const shown = await page.evaluate(() =>
+    [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => tr.children[8].textContent),
+  );
+  assert.deepEqual(
+    shown,
+    res.candidates.map((c) => c.compute),
+  );
+  // On Blackwell the FP4 tensor cores (4x the bf16 peak) win for an 8B model.
+  assert.equal(shown[0], 'fp4');
+  await page.click('#tr-search-table button[data-rank="1"]');
+  assert.equal((await viewRequest(page, 'training')).precision.compute, res.candidates[0].compute);
+  assert.equal((await viewResult(page, 'training')).step_time_s, res.candidates[0].step_time_s);
+  await p.done();
+});
+
 // Issue 11: export the result on screen as a CLI command, its request and the result as JSON files.
 test('export: CLI command, request and result JSON reproduce the numbers on screen', async () => {
   const p = await openPage();
