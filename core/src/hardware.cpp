@@ -32,6 +32,15 @@ void bounded(const std::string& path, double si_value, double scale, double lo, 
 
 }  // namespace
 
+void check_block_scaled(const HardwareSpec& h, DType t, const std::string& path) {
+  if (t == DType::mxfp8 && !h.block_scaled_mma()) {
+    fail(path,
+         "mxfp8 needs tensor cores that apply block scales (Blackwell, CDNA4: the GPUs with a "
+         "dense fp4 peak); use fp8",
+         "mxfp8");
+  }
+}
+
 void validate(const HardwareSpec& h, const std::string& path) {
   const std::string p = path + ".";
   if (h.dense_peak.empty()) {

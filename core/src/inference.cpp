@@ -111,12 +111,7 @@ void validate(const InferenceSpec& s) {
       fail(path, "mxfp8 (W8A8) needs FP8 tensor cores; the hardware has no dense fp8 peak",
            "mxfp8");
     }
-    if (t == DType::mxfp8 && !s.hardware.block_scaled_mma()) {
-      fail(path,
-           "mxfp8 (W8A8) needs tensor cores that apply block scales (Blackwell, CDNA4: the GPUs "
-           "with a dense fp4 peak); use fp8",
-           "mxfp8");
-    }
+    check_block_scaled(s.hardware, t, path);
   };
   check_fp8_peak("precision.weights", s.weights);
   if (s.attention_weights) {

@@ -119,12 +119,7 @@ void validate(const TrainingSpec& s) {
              " peak (hardware.dense_peak_TFLOPS)",
          std::string(to_string(s.compute)));
   }
-  if (s.compute == DType::mxfp8 && !s.hardware.block_scaled_mma()) {
-    fail("precision.compute",
-         "mxfp8 needs tensor cores that apply block scales (Blackwell, CDNA4: the GPUs with a "
-         "dense fp4 peak); use fp8",
-         "mxfp8");
-  }
+  check_block_scaled(s.hardware, s.compute, "precision.compute");
   const bool low_precision = low_precision_recipe(s.compute);
   if (low_precision && !s.hardware.peak(DType::bf16) && !s.hardware.peak(DType::fp16)) {
     fail("precision.compute",

@@ -83,6 +83,10 @@ struct HardwareSpec {
 
 void validate(const HardwareSpec& h, const std::string& path);
 
+/// Fails at `path` unless `t` (mxfp8) finds tensor cores that apply its block scales
+/// (HardwareSpec::block_scaled_mma); other types pass. Inference and training share the rule.
+void check_block_scaled(const HardwareSpec& h, DType t, const std::string& path);
+
 /// Bounds of the scale-out network, shared by validate() and the requests' `network` override
 /// (which reports them under its own field names).
 inline constexpr int kMaxNicsPerNode = 64;
