@@ -59,6 +59,26 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   const auto faster = [](const TrainingCandidate& a, const TrainingCandidate& b) {
     return a.result.step_time_s < b.result.step_time_s;
   };
+  // Prices one layout (its micro-batch searched) and keeps it among the `top` fastest that fit.
+  const auto consider = [&](const TrainingSpec& s) {
+    ++out.evaluated;
+    TrainingCandidate c{s, {}};
+    try {
+      c.result = estimate_training(s);
+    } catch (const SpecError& e) {
+      ++out.rejected[rule_of(e)];
+      return;
+    }
+    if (!c.result.memory.fits) {
+      ++out.rejected["does not fit in memory at micro-batch 1"];
+      return;
+    }
+    ++out.fitting;
+    c.spec.micro_batch_size = c.result.micro_batch_size;
+    if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back())) return;
+    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster), std::move(c));
+    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
+  };
   for (const int tp : tps) {
     for (const int pp : pps) {
       for (const int cp : cps) {
@@ -70,42 +90,24 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
           out.rejected["num_gpus: tp·pp·cp must divide it"] += layouts;
           continue;
         }
+        TrainingSpec s = base;
+        s.tp = tp;
+        s.pp = pp;
+        s.cp = cp;
+        s.dp = static_cast<int>(base.num_gpus / model_parallel);
+        s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
+        s.vpp = 1;
+        s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
+        s.micro_batch_size = 0;  // the fastest that fits
         for (const int ep : eps) {
+          s.ep = ep;
           for (const Sharding sharding : shardings) {
+            s.sharding = sharding;
             for (const Recompute recompute : recomputes) {
+              s.recompute = recompute;
               for (const DType compute : computes) {
-                TrainingSpec s = base;
                 s.compute = compute;
-                s.tp = tp;
-                s.pp = pp;
-                s.cp = cp;
-                s.dp = static_cast<int>(base.num_gpus / model_parallel);
-                s.ep = ep;
-                s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
-                s.vpp = 1;
-                s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
-                s.sharding = sharding;
-                s.recompute = recompute;
-                s.micro_batch_size = 0;  // the fastest that fits
-                ++out.evaluated;
-                TrainingCandidate c{s, {}};
-                try {
-                  c.result = estimate_training(s);
-                } catch (const SpecError& e) {
-                  ++out.rejected[rule_of(e)];
-                  continue;
-                }
-                if (!c.result.memory.fits) {
-                  ++out.rejected["does not fit in memory at micro-batch 1"];
-                  continue;
-                }
-                ++out.fitting;
-                c.spec.micro_batch_size = c.result.micro_batch_size;
-                if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back()))
-                  continue;
-                out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster),
-                                std::move(c));
-                if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
+                consider(s);
               }
             }
           }
