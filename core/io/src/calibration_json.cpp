@@ -12,7 +12,6 @@
 
 // The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
 // helpers of this file.
-namespace flopcast::io::detail {}
 namespace flopcast::io {
 using namespace detail;
 }  // namespace flopcast::io

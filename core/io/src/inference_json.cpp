@@ -151,7 +151,7 @@ json run_inference(const json& request) {
            {"warnings", r.warnings},
            {"request", p.resolved}};
   add_cost_per_million(out, p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
-  out["energy"] = energy_json(s.hardware, s.num_gpus, r.output_tokens_per_s, true);
+  out["energy"] = energy_json(board_energy(s.hardware, s.num_gpus, r.output_tokens_per_s), true);
   return out;
 }
 

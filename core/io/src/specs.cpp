@@ -2,7 +2,6 @@
 #include "specs.hpp"
 
 #include <cstdio>
-#include <string_view>
 
 #include "common_json.hpp"
 #include "flopcast/energy.hpp"
@@ -12,7 +11,6 @@
 
 // The typed API defined here is public (flopcast/io/specs.hpp); its bodies use the detail
 // helpers of this file.
-namespace flopcast::io::detail {}
 namespace flopcast::io {
 using namespace detail;
 }  // namespace flopcast::io
@@ -182,8 +180,7 @@ void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
   result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
 }
 
-json energy_json(const HardwareSpec& hw, int gpus, double tokens_per_s, bool per_output) {
-  const std::optional<BoardEnergy> e = board_energy(hw, gpus, tokens_per_s);
+json energy_json(const std::optional<BoardEnergy>& e, bool per_output) {
   if (!e) return nullptr;
   const std::string token = per_output ? "output_token" : "token";
   return json{{"basis", "GPUs at board power (an upper bound; host, network and cooling excluded)"},
@@ -337,31 +334,36 @@ HardwareSpec what_if_hardware(const json& j, const std::string& path) {
   ObjectReader sr(
       r.require("scale"), r.child("scale"),
       {"compute", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"});
+  // Each factor: its key, how the name says it, and the figure it multiplies.
   struct Factor {
     const char* key;
     const char* label;
+    void (*apply)(HardwareSpec&, double);
   };
-  constexpr Factor kFactors[] = {{"compute", "compute"},
-                                 {"hbm_bandwidth", "memory bandwidth"},
-                                 {"hbm_capacity", "memory"},
-                                 {"scaleup_bandwidth", "scale-up bandwidth"},
-                                 {"scaleout_bandwidth", "scale-out bandwidth"}};
+  constexpr Factor kFactors[] = {
+      {"compute", "compute",
+       [](HardwareSpec& hw, double x) {
+         for (auto& [type, peak] : hw.dense_peak) peak = FlopsPerSecond(peak.value * x);
+       }},
+      {"hbm_bandwidth", "memory bandwidth",
+       [](HardwareSpec& hw, double x) {
+         hw.hbm_bandwidth = BytesPerSecond(hw.hbm_bandwidth.value * x);
+       }},
+      {"hbm_capacity", "memory",
+       [](HardwareSpec& hw, double x) { hw.hbm_capacity = Bytes(hw.hbm_capacity.value * x); }},
+      {"scaleup_bandwidth", "scale-up bandwidth",
+       [](HardwareSpec& hw, double x) {
+         hw.scaleup_bandwidth = BytesPerSecond(hw.scaleup_bandwidth.value * x);
+       }},
+      {"scaleout_bandwidth", "scale-out bandwidth", [](HardwareSpec& hw, double x) {
+         hw.scaleout_nic_bandwidth = BytesPerSecond(hw.scaleout_nic_bandwidth.value * x);
+       }}};
   std::string what;
   for (const Factor& f : kFactors) {
     const double x = sr.number(f.key, 1);
     check_real(sr.child(f.key), x, 0.01, 100);
     if (x == 1) continue;
-    if (std::string_view(f.key) == "compute") {
-      for (auto& [type, peak] : h.dense_peak) peak = FlopsPerSecond(peak.value * x);
-    } else if (std::string_view(f.key) == "hbm_bandwidth") {
-      h.hbm_bandwidth = BytesPerSecond(h.hbm_bandwidth.value * x);
-    } else if (std::string_view(f.key) == "hbm_capacity") {
-      h.hbm_capacity = Bytes(h.hbm_capacity.value * x);
-    } else if (std::string_view(f.key) == "scaleup_bandwidth") {
-      h.scaleup_bandwidth = BytesPerSecond(h.scaleup_bandwidth.value * x);
-    } else {
-      h.scaleout_nic_bandwidth = BytesPerSecond(h.scaleout_nic_bandwidth.value * x);
-    }
+    f.apply(h, x);
     char factor[32];
     std::snprintf(factor, sizeof factor, "%g", x);
     what += (what.empty() ? "" : ", ") + std::string(factor) + "x " + f.label;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flopcast/calibration.hpp"
+#include "flopcast/energy.hpp"
 #include "flopcast/engine.hpp"
 #include "flopcast/hardware.hpp"
 #include "flopcast/io/specs.hpp"
@@ -48,10 +49,9 @@ double read_gpu_hour_price(const ObjectReader& r);
 /// is produced to divide by); without a price the key is left out.
 void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
                           double output_tokens_per_s);
-/// The `energy` of a result (flopcast/energy.hpp): `gpus` GPUs at board power producing
-/// `tokens_per_s` tokens a second, per output token (`per_output`) or per trained token; null
-/// when the hardware states no board power or nothing is produced.
-json energy_json(const HardwareSpec& hw, int gpus, double tokens_per_s, bool per_output);
+/// The `energy` of a result (board_energy, flopcast/energy.hpp) per output token (`per_output`)
+/// or per trained token; null when there is none (no board power, nothing produced).
+json energy_json(const std::optional<BoardEnergy>& e, bool per_output);
 
 /// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
 /// hardware's scale-out fields, each checked under its own key.

@@ -410,11 +410,11 @@ json run_training(const json& request) {
   for (const auto& b : r.breakdown) breakdown.push_back(breakdown_row(b));
   const bool total = s.total_tokens > 0;
   // The step at board power: per trained token, per step, and over the whole run.
-  json energy = energy_json(s.hardware, s.num_gpus, r.tokens_per_s, false);
-  if (energy.is_object()) {
-    const double watts = energy.at("power_W").get<double>();
-    energy["joules_per_step"] = round6(watts * r.step_time_s);
-    energy["total_MWh"] = optional_number(total, watts * r.total_time_s / 3.6e9);
+  const std::optional<BoardEnergy> board = board_energy(s.hardware, s.num_gpus, r.tokens_per_s);
+  json energy = energy_json(board, false);
+  if (board) {
+    energy["joules_per_step"] = round6(board->power_W * r.step_time_s);
+    energy["total_MWh"] = optional_number(total, board->power_W * r.total_time_s / 3.6e9);
   }
   return json{
       {"schema_version", kSchemaVersion},
