@@ -81,6 +81,7 @@ struct RequestOptions {
   std::vector<std::string> what_if;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
+  std::string moe_dispatch;
   std::string weights, attention_weights, kv_cache, activations;
   std::optional<double> cost_per_gpu_hour_usd;
   EngineFlags engine;
@@ -163,6 +164,7 @@ struct ServeOptions {
   std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
+  std::string moe_dispatch;
   std::optional<int> max_num_seqs;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;

@@ -74,6 +74,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
+  if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
@@ -252,6 +253,11 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
                   "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
   sub->add_flag("--dp-attention", o.dp_attention,
                 "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
+  sub->add_option(
+      "--moe-dispatch", o.moe_dispatch,
+      "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
+      "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
+      "default where the group spans nodes)");
   sub->add_option("--weights", o.weights, "Weight precision");
   sub->add_option("--attention-weights", o.attention_weights,
                   "Attention projections' precision (default: --weights)");

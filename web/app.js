@@ -55,6 +55,8 @@ const SIMPLE_FIELDS = [
   { id: 'ep', path: 'parallelism.ep', numeric: true, omitIf: 1 },
   // A yes/no select: only `true` goes into the request (false is the core's default).
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
+  // Empty ("by layout") leaves the key out: all-to-all where DP attention with EP = TP spans nodes.
+  { id: 'moe_dispatch', path: 'parallelism.moe_dispatch', optional: true },
   // Empty ("as published") leaves the key out: the model's checkpoint type (model.checkpoint_weights:
   // DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16, as the core decides.
   { id: 'weights', path: 'precision.weights', optional: true },

@@ -72,6 +72,17 @@ const FIELDS = [
       ['parallelism.dp_attention=true', 'data-parallel (SGLang DP attention)'],
     ],
   },
+  {
+    key: 'moe_dispatch',
+    kind: 'pick',
+    optional: true,
+    label: 'MoE tokens to experts',
+    choices: [
+      ['', 'by layout'],
+      ['parallelism.moe_dispatch="all_reduce"', 'all-reduce (gather all tokens)'],
+      ['parallelism.moe_dispatch="all_to_all"', 'all-to-all (DeepEP)'],
+    ],
+  },
   // Empty leaves the key out: the model's checkpoint type (DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16.
   {
     key: 'weights',
@@ -310,7 +321,7 @@ export class ServingView {
         f('model'),
         f('hardware'),
         row('three', f('num_gpus'), f('tp'), f('pp')),
-        row('two', f('ep'), f('dp_attention')),
+        row('three', f('ep'), f('dp_attention'), f('moe_dispatch')),
         row('three', f('weights'), f('attention_weights'), f('kv_cache')),
       ),
       el(

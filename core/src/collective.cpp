@@ -292,4 +292,9 @@ OpCost all_gather_op(std::string name, const HardwareSpec& hw, const KernelModel
   return collective_op(std::move(name), CollectiveKind::all_gather, hw, km, bytes, ranks);
 }
 
+OpCost all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
+                     int ranks) {
+  return collective_op(std::move(name), CollectiveKind::all_to_all, hw, km, bytes, ranks);
+}
+
 }  // namespace flopcast

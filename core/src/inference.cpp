@@ -67,6 +67,13 @@ void validate(const InferenceSpec& s) {
            "must divide model.num_experts (" + std::to_string(m.num_experts) + ")", s.ep);
     }
   }
+  if (s.moe_dispatch == MoeDispatch::all_to_all && !(s.dp_attention && s.ep == s.tp)) {
+    fail("parallelism.moe_dispatch",
+         "all_to_all needs parallelism.dp_attention and parallelism.ep = tp (each GPU's own "
+         "tokens sent to the GPUs of their experts)",
+         "all_to_all, with dp_attention " + std::string(s.dp_attention ? "true" : "false") +
+             ", tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep));
+  }
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % (s.tp * s.pp) != 0) {
@@ -237,13 +244,31 @@ struct FfnOps {
 /// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
 /// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
 struct TokenOps {
-  OpCost embedding;                     ///< once per step
-  std::vector<OpCost> attn_linears;     ///< per layer: q/k/v projections, o_proj
-  FfnOps dense, moe;                    ///< per dense / MoE layer (those the model has)
-  std::optional<OpCost> tp_all_reduce;  ///< tp > 1: one of the two per layer
-  OpCost final_norm;                    ///< once per step, over every token
+  OpCost embedding;                      ///< once per step
+  std::vector<OpCost> attn_linears;      ///< per layer: q/k/v projections, o_proj
+  FfnOps dense, moe;                     ///< per dense / MoE layer (those the model has)
+  std::optional<OpCost> tp_all_reduce;   ///< tp > 1: one of the two per layer
+  std::optional<OpCost> moe_all_to_all;  ///< MoeDispatch::all_to_all: dispatch (= combine)
+  OpCost final_norm;                     ///< once per step, over every token
   const FfnOps& ffn(const LayerKind& k) const { return k.moe ? moe : dense; }
+  /// The tokens' exchange of a layer of kind `k`, one of the two per layer (none at tp 1).
+  const std::optional<OpCost>& exchange(const LayerKind& k) const {
+    return k.moe && moe_all_to_all ? moe_all_to_all : tp_all_reduce;
+  }
 };
+
+/// Buffer one GPU sends in an all-to-all dispatch of `t` tokens to the GPUs that hold their
+/// experts, each token sent once to each of the n ranks that holds at least one of its k experts
+/// (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/n of the E experts; the k are
+/// distinct, so it holds none of them with probability Π_{i<k} (E − E/n − i)/(E − i), and a token
+/// goes to n·(1 − that) ranks on average: 5.29 of 8 for DeepSeek-V3 (E 256, k 8) at n 8, 7.27 of
+/// 32 at n 32. The collective model then sends (n−1)/n of the buffer off the GPU.
+double moe_dispatch_bytes(const ModelSpec& m, int n, double t, double bytes_per_element) {
+  const double e = m.num_experts, held = e / n;
+  double none = 1;
+  for (int i = 0; i < m.experts_per_token; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
+  return t * n * (1 - none) * m.hidden_size * bytes_per_element;
+}
 
 TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   const HardwareSpec& hw = s.hardware;
@@ -285,6 +310,13 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
     ops.moe.elementwise = elementwise(true);
   }
   if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
+  if (m.is_moe() && moe_dispatch_of(s) == MoeDispatch::all_to_all) {
+    // The busiest GPU's own tokens (data-parallel attention) go out to their experts' GPUs and
+    // their expert outputs come back the same way: two all-to-alls of one buffer per MoE layer.
+    ops.moe_all_to_all =
+        all_to_all_op("ep_all_to_all", hw, km,
+                      Bytes(moe_dispatch_bytes(m, s.tp, sh.attention_share(t), sh.a)), s.tp);
+  }
   ops.final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
   return ops;
 }
@@ -340,8 +372,8 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
     const FfnOps& ffn = tok.ffn(kind);
     for (const OpCost& op : ffn.gemms) per_layer(op, layers);
     per_layer(ffn.elementwise, layers);
-    if (tok.tp_all_reduce) {
-      OpCost ar = *tok.tp_all_reduce;
+    if (const auto& exchange = tok.exchange(kind)) {
+      OpCost ar = *exchange;
       ar.time = ar.time * 2;
       ar.bytes = ar.bytes * 2;
       ar.kernels *= 2;
@@ -741,7 +773,7 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
       per_layer += (kind.moe && i == 0 ? moe_factor : 1.0) * priced(ffn.gemms[i]);
     }
     per_layer += op_time_s(ffn.elementwise);
-    if (tok.tp_all_reduce) per_layer += 2 * op_time_s(*tok.tp_all_reduce);
+    if (const auto& exchange = tok.exchange(kind)) per_layer += 2 * op_time_s(*exchange);
     total += per_layer * kind.count;
   }
   if (s.pp > 1) total += (s.pp - 1) * op_time_s(pipeline_send_op(s, t));

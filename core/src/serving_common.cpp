@@ -282,6 +282,13 @@ void validate(const ServingSpec& s) {
     throw NotModelledError(
         "features.moe", "the model has no experts (model.num_experts is 0); remove features.moe");
   }
+  if (s.moe.expert_parallel && s.inference.model.is_moe() &&
+      moe_dispatch_of(s.inference) == MoeDispatch::all_to_all) {
+    fail("features.moe.expert_parallel",
+         "the step already prices the all-to-all dispatch (parallelism.moe_dispatch is "
+         "all_to_all); remove one of them",
+         "true");
+  }
   check_real("slo.ttft_ms", s.slo.ttft_s * 1e3, 0, 1e9);
   check_real("slo.tpot_ms", s.slo.tpot_s * 1e3, 0, 1e9);
   check_real("slo.e2e_ms", s.slo.e2e_s * 1e3, 0, 1e9);

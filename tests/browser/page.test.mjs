@@ -776,6 +776,43 @@ test('weights "as published" follow the checkpoint of the chosen model', async (
   await p.done();
 });
 
+// Issue 10: wide expert parallelism. DeepSeek-R1 with DP attention and EP = TP over four H100
+// nodes sends its routed tokens all-to-all by default; asking for all-to-all with EP < TP is an
+// error beside the field, and the breakdown follows the choice.
+test('MoE dispatch: all-to-all over nodes by default, an error beside the field when EP < TP', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.selectOption('#model', 'deepseek-r1');
+  await page.selectOption('#hardware', 'h100-sxm');
+  await page.fill('#num_gpus', '32');
+  await page.fill('#tp', '32');
+  await page.fill('#ep', '32');
+  await page.selectOption('#dp_attention', 'true');
+  await page.fill('#batch_size', '256');
+  await waitSettled(page);
+  assert.equal(await status(page), 'ready');
+  const wide = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(wide.request.parallelism.moe_dispatch, 'all_to_all');
+  assert.ok(
+    wide.breakdown.some((b) => b.op === 'ep_all_to_all'),
+    'the dispatch is in the breakdown',
+  );
+  // The all-reduce pair moves every token into every GPU: slower per decode step.
+  await page.selectOption('#moe_dispatch', 'all_reduce');
+  await waitSettled(page);
+  const reduced = await page.evaluate(() => window.flopcast.lastResult());
+  assert.ok(reduced.tpot_ms > wide.tpot_ms, `all-reduce ${reduced.tpot_ms} ms vs all-to-all ${wide.tpot_ms} ms`);
+  assert.ok(!reduced.breakdown.some((b) => b.op === 'ep_all_to_all'));
+  await page.selectOption('#moe_dispatch', 'all_to_all');
+  await page.fill('#ep', '16');
+  await waitSettled(page);
+  assert.match(
+    await fieldError(page, 'moe_dispatch'),
+    /all_to_all needs parallelism.dp_attention and parallelism.ep = tp/,
+  );
+  await p.done();
+});
+
 // Issue 13: energy at board power beside the throughput: the A100's 400 W over the output rate;
 // Apple publishes no board power, so none is shown there.
 test('the throughput line gives the energy per token at board power', async () => {

@@ -88,6 +88,15 @@ const varied = {
     precision: { weights: 'fp8' },
     workload: { prompt_tokens: 3000, output_tokens: 500, batch_size: 64 },
   },
+  'deepseek wide ep over four nodes, all-to-all dispatch': {
+    ...base,
+    model: 'deepseek-r1',
+    hardware: 'h100-sxm',
+    num_gpus: 32,
+    parallelism: { tp: 32, ep: 32, dp_attention: true },
+    precision: { weights: 'fp8' },
+    workload: { prompt_tokens: 2000, output_tokens: 500, batch_size: 1024 },
+  },
   'mixtral tp 2': {
     ...base,
     model: 'mixtral-8x7b',

@@ -241,6 +241,47 @@ TEST(Architectures, ExpertParallelismRunsWholeExpertsOnAShareOfTheGpus) {
   EXPECT_LT(me.time_s, mt.time_s);
 }
 
+TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
+  // DeepSeek-V3 fp8 on two nodes of 8 H100, attention data-parallel over all 16 GPUs and ep 16
+  // (16 whole experts a GPU), batch 256 decoding: each GPU owns 16 sequences, one token each a
+  // step. A rank holds none of a token's 8 distinct experts with probability
+  // Π_{i<8} (240 − i)/(256 − i) = 0.592295, so a token goes to 16 · 0.407705 = 6.5233 ranks and
+  // the dispatch buffer is 16 tokens · 6.5233 · 7168 · 2 B = 1,496,284 B; the combine sends the
+  // same back: × 2 × 58 MoE layers = 173,568,917 B a step.
+  InferenceSpec s = inference(deepseek_v3(), "h100-sxm", 16, 4095, 2);
+  s.weights = DType::fp8;
+  s.batch_size = 256;
+  s.dp_attention = true;
+  s.ep = 16;
+  EXPECT_EQ(moe_dispatch_of(s), MoeDispatch::all_to_all);  // the group spans two nodes
+  const InferenceResult wide = estimate_inference(s);
+  EXPECT_NEAR(item(wide, "decode", "ep_all_to_all").bytes, 173568917.0, 1);
+  // The all-reduce pair of the same step moves every one of the 256 tokens into every GPU: per
+  // MoE layer 2 · 256 · 7168 · 2 B against the dispatch and combine's 2 · 1,496,284 B (2.5×
+  // less), so the step is faster; the 3 dense layers keep their all-reduce pair.
+  InferenceSpec ar = s;
+  ar.moe_dispatch = MoeDispatch::all_reduce;
+  const InferenceResult reduced = estimate_inference(ar);
+  EXPECT_LT(wide.tpot_s, reduced.tpot_s);
+  // tp_comm: the dense layers' pair, 3 · 2 · 256 · 7168 · 2 B = 22,020,096, and the logits'
+  // all-gather, 256 · (129,280 / 16) · 16 · 2 B = 66,191,360.
+  EXPECT_NEAR(item(wide, "decode", "tp_comm").bytes, 22020096.0 + 66191360.0, 1);
+  // Inside one node the default stays the all-reduce pair (SGLang's DP attention gathers by
+  // all-reduce); all_to_all is asked for explicitly there.
+  InferenceSpec node = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  node.weights = DType::fp8;
+  node.dp_attention = true;
+  node.ep = 8;
+  EXPECT_EQ(moe_dispatch_of(node), MoeDispatch::all_reduce);
+  node.moe_dispatch = MoeDispatch::all_to_all;
+  EXPECT_GT(item(estimate_inference(node), "decode", "ep_all_to_all").time_s, 0);
+  node.ep = 4;
+  expect_rejected(node,
+                  "parallelism.moe_dispatch: all_to_all needs parallelism.dp_attention and "
+                  "parallelism.ep = tp (each GPU's own tokens sent to the GPUs of their experts) "
+                  "(got all_to_all, with dp_attention true, tp 8, ep 4)");
+}
+
 TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {
   InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 1024, 2);
   s.weights = DType::fp8;

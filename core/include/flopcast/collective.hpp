@@ -121,4 +121,9 @@ OpCost all_reduce_op(std::string name, const HardwareSpec& hw, const KernelModel
 OpCost all_gather_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
                      int ranks);
 
+/// All-to-all over `ranks` GPUs (across nodes where they span them), each rank sending a buffer
+/// of `bytes` spread evenly over all ranks ((n−1)/n of it leaves the GPU), as an op of a step.
+OpCost all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
+                     int ranks);
+
 }  // namespace flopcast

@@ -11,6 +11,7 @@
 #include "flopcast/hardware.hpp"
 #include "flopcast/kernel.hpp"
 #include "flopcast/model.hpp"
+#include "flopcast/names.hpp"
 
 namespace flopcast {
 
@@ -35,17 +36,28 @@ namespace flopcast {
 /// per GPU are those of plain TP; what changes is the grouped GEMMs: a GPU runs 1/ep of the
 /// touched experts, each ep times wider. The tokens travel as in TP (the all-reduce pair of a
 /// layer, which moves the bytes of an all-gather before and a reduce-scatter after the experts);
-/// All-to-all dispatch of only the routed tokens is priced in serving alone
-/// (features.moe.expert_parallel, on top of the step).
+/// With data-parallel attention and ep = tp, `moe_dispatch` picks how the tokens reach the
+/// experts: the all-reduce pair above (`all_reduce`), or an all-to-all dispatch of each token to
+/// the GPUs holding its top-k experts and an all-to-all combine back (`all_to_all`: DeepEP,
+/// TensorRT-LLM's wide-EP all-to-all), which moves only the routed copies. Unset, it is
+/// all_to_all where the group spans nodes and all_reduce inside one (moe_dispatch_of).
+enum class MoeDispatch { all_reduce, all_to_all };
+inline constexpr std::array<Named<MoeDispatch>, 2> kMoeDispatchNames{
+    {{"all_reduce", MoeDispatch::all_reduce}, {"all_to_all", MoeDispatch::all_to_all}}};
+constexpr std::string_view to_string(MoeDispatch d) noexcept {
+  return name_in(kMoeDispatchNames, d);
+}
+
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;
   int num_gpus = 1;
   int tp = 1;
-  int pp = 1;                   ///< pipeline stages
-  bool dp_attention = false;    ///< attention data-parallel over the tp GPUs (above)
-  int ep = 1;                   ///< expert-parallel groups of the MoE within the tp GPUs (above)
-  DType weights = DType::bf16;  ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
+  int pp = 1;                 ///< pipeline stages
+  bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
+  int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
+  std::optional<MoeDispatch> moe_dispatch;  ///< unset: moe_dispatch_of's default (above)
+  DType weights = DType::bf16;              ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   /// The attention projections' type where a checkpoint keeps them apart from the other linear
   /// layers (Meta's Llama 3.1 FP8 and gpt-oss's MXFP4 leave attention in bf16); unset: `weights`.
   std::optional<DType> attention_weights;
@@ -129,6 +141,16 @@ InferenceResult estimate_inference(const InferenceSpec& spec);
 /// The type of the attention projections: `attention_weights` where set, else `weights`.
 inline DType attention_weight_type(const InferenceSpec& spec) {
   return spec.attention_weights.value_or(spec.weights);
+}
+
+/// How the MoE layers' tokens reach the experts: `moe_dispatch` where set; else all_to_all for
+/// data-parallel attention with ep = tp over more than one node (where engines use DeepEP or a
+/// wide-EP all-to-all), all_reduce otherwise.
+inline MoeDispatch moe_dispatch_of(const InferenceSpec& spec) {
+  if (spec.moe_dispatch) return *spec.moe_dispatch;
+  const bool wide = spec.dp_attention && spec.ep == spec.tp && spec.model.is_moe() &&
+                    spec.tp > spec.hardware.gpus_per_node;
+  return wide ? MoeDispatch::all_to_all : MoeDispatch::all_reduce;
 }
 
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,

@@ -84,6 +84,7 @@ inline json parallelism_json(const InferenceSpec& s) {
   if (s.pp != 1) p["pp"] = s.pp;
   if (s.dp_attention) p["dp_attention"] = true;
   if (s.ep != 1) p["ep"] = s.ep;
+  if (s.model.is_moe() && s.tp > 1) p["moe_dispatch"] = to_string(moe_dispatch_of(s));
   return p;
 }
 
@@ -91,11 +92,14 @@ inline json parallelism_json(const InferenceSpec& s) {
 /// (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
   ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
-                  {"tp", "pp", "dp_attention", "ep"});
+                  {"tp", "pp", "dp_attention", "ep", "moe_dispatch"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.dp_attention = pr.boolean("dp_attention", false);
   s.ep = pr.integer("ep", 1);
+  if (pr.find("moe_dispatch")) {
+    s.moe_dispatch = pr.choice("moe_dispatch", kMoeDispatchNames, MoeDispatch::all_reduce);
+  }
   s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
   ObjectReader pc(object_or_empty(r, "precision"), "precision",

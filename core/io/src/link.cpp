@@ -32,6 +32,7 @@ constexpr Field kFields[] = {
     {"parallelism.pp", Kind::integer},
     {"parallelism.dp_attention", Kind::boolean},
     {"parallelism.ep", Kind::integer},
+    {"parallelism.moe_dispatch", Kind::text},
     {"precision.weights", Kind::text},
     {"precision.attention_weights", Kind::text},
     {"precision.kv_cache", Kind::text},

@@ -479,6 +479,12 @@ json run_serving_search(const json& request) {
   searched("parallelism", "pp", "pp");
   searched("parallelism", "dp_attention", "dp_attention");
   searched("parallelism", "ep", "expert_parallel", " as ep = 1 or ep = tp");
+  if (const json* p = r.find("parallelism"); p && p->is_object() && p->contains("moe_dispatch")) {
+    fail("parallelism.moe_dispatch",
+         "follows each layout the search tries (all_to_all where DP attention and ep = tp span "
+         "nodes, else all_reduce); remove it or run task \"serving\"",
+         describe_value(p->at("moe_dispatch")));
+  }
   searched("engine", "max_num_seqs", "max_num_seqs");
   searched("engine", "max_num_batched_tokens", "max_num_batched_tokens");
   if (!space.weights.empty()) {
