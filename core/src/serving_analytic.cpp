@@ -317,6 +317,147 @@ double fraction_at_most(const Dist& d, double limit) {
   return f;
 }
 
+/// The batch limit per replica: max_num_seqs, the KV cache at the mean context (shared prefix
+/// blocks counted once), and the token budget; at least 1 for a setup that fits (it holds one
+/// whole request, make_setup checks it, and the engine runs a prompt over the budget alone: the
+/// budget at a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while
+/// fits: true).
+struct BatchLimit {
+  double sequences = 0;     // b_max
+  double kv_sequences = 0;  // the KV cache's share of it
+};
+
+BatchLimit batch_limit(const ServingSpec& spec, const detail::ServingSetup& setup, const Model& m,
+                       const Workload& w) {
+  const double block = setup.inference.engine.kv_block_tokens;
+  const double per_seq_tokens = std::max(1.0, m.c_mean - w.hit_tokens) + block / 2;
+  BatchLimit b;
+  b.kv_sequences = setup.kv_capacity_tokens / per_seq_tokens;
+  const double tokens_per_seq_step =
+      (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
+  const double b_budget = spec.inference.engine.max_num_batched_tokens / tokens_per_seq_step;
+  b.sequences = std::max(setup.fits ? 1.0 : 0.0,
+                         std::min({static_cast<double>(spec.inference.engine.max_num_seqs),
+                                   b.kv_sequences, b_budget}));
+  return b;
+}
+
+/// Requests per second per replica at saturation: the best rate over batches up to b_max.
+double saturation_rate(Model& m, bool fits, double b_max) {
+  if (!fits || b_max < 1) return 0;
+  double lambda_sat = m.rate(b_max);
+  for (int i = 1; i <= 16; ++i) lambda_sat = std::max(lambda_sat, m.rate(b_max * i / 16.0));
+  return lambda_sat;
+}
+
+/// Steady-state batch of an open loop: λ(B) = λ, by bisection (λ(B) rises with B below b_max).
+double steady_batch(Model& m, double b_max, double lambda) {
+  double lo = 1e-9, hi = b_max;
+  for (int i = 1; i <= 16; ++i) {
+    if (m.rate(b_max * i / 16.0) >= lambda) {
+      hi = b_max * i / 16.0;
+      break;
+    }
+    lo = b_max * i / 16.0;
+  }
+  for (int it = 0; it < 60; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (m.rate(mid) < lambda ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/// Prefill of a request at a mean batch of B: its service (the prompt's chunks on the budget
+/// the decodes leave) and the work it puts on the step loop, the server of the prefill queue:
+/// the time its chunks add to the steps they ride in, the mixed steps' cost above the decode
+/// step's (the budget fraction times a decode step undercounted it ~10x for 512-token prompts).
+struct PrefillQueue {
+  Dist service;
+  double work_s = 0;
+};
+
+PrefillQueue prefill_queue(const ServingSpec& spec, detail::StepCoster& coster, const Model& m,
+                           const Workload& w, double B) {
+  const int k1 = spec.speculative.num_tokens + 1;
+  const double decodes = B * (m.D - 1) / m.D;
+  const double budget = spec.inference.engine.max_num_batched_tokens;
+  const bool decode_first = spec.policy == SchedulePolicy::decode_first;
+  const double left = std::max(1.0, budget - (decode_first ? decodes * k1 : 0.0));
+  const int dec = decode_first ? static_cast<int>(std::round(decodes)) : 0;
+  std::vector<std::pair<double, double>> service_pts;
+  std::vector<double> service_raw, service_steps;  // per prompt point: time and steps
+  for (std::size_t i = 0; i < w.prompt.size(); ++i) {
+    const double p = w.prompt[i];
+    const double hit =
+        spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
+    const double p_new = p - hit;
+    const double steps = spec.inference.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
+    const int chunk =
+        static_cast<int>(spec.inference.engine.chunked_prefill ? std::min(p_new, left) : p_new);
+    StepShape s;
+    PrefillChunk c{chunk, static_cast<int>(std::round(hit))};
+    s.prefills = &c;
+    s.num_prefills = 1;
+    s.decode_sequences = dec;
+    s.decode_context_tokens = dec * m.c_mean;
+    s.tokens_per_decode = k1;
+    const double t = steps * coster.cost(s, 0, 0);
+    service_pts.emplace_back(t, w.weight[i]);
+    service_raw.push_back(t);
+    service_steps.push_back(steps);
+  }
+  PrefillQueue q;
+  q.service = compress(std::move(service_pts));
+  StepShape d0;
+  d0.decode_sequences = dec;
+  d0.decode_context_tokens = dec * m.c_mean;
+  d0.tokens_per_decode = k1;
+  const double decode_step = coster.cost(d0, 0, 0);
+  for (std::size_t i = 0; i < service_steps.size(); ++i) {
+    q.work_s += w.weight[i] * std::max(0.0, service_raw[i] - service_steps[i] * decode_step);
+  }
+  return q;
+}
+
+/// The distributions a request's tokens follow at a mean batch B_seen: its TPOT (the mean step
+/// over its n − 1 tokens, mixing steps with and without a prefill chunk, a binomial share f of
+/// them holding one) and its decode time after the first token.
+struct DecodeTimes {
+  Dist tpot, decode;
+};
+
+DecodeTimes decode_times(const ServingSpec& spec, Model& m, const Workload& w, double B_seen) {
+  const Model::Mix mx = m.mix(B_seen);
+  const double f = mx.f;
+  const double tau_d = m.step_frac(mx.decodes, 0);
+  const double tau_m =
+      m.step_frac(spec.policy == SchedulePolicy::decode_first ? mx.decodes : 0.0, mx.chunk);
+  const double tpot_mean = m.tau(B_seen) / m.E;
+  Dist z = from_quantile([](double q) { return normal_quantile(q); });
+  double z_mean = 0;  // the grid's truncated tails leave a small bias: centre it
+  for (std::size_t i = 0; i < z.x.size(); ++i) z_mean += z.w[i] * z.x[i];
+  for (double& x : z.x) x -= z_mean;
+  std::vector<std::pair<double, double>> tpot_pts, decode_pts;
+  double tpot_weight = 0;
+  for (std::size_t k = 0; k < w.output.size(); ++k) {
+    const double n = w.output[k];
+    decode_pts.emplace_back(std::max(0.0, n - 1) * tpot_mean, w.weight[k]);
+    if (n < 2) continue;
+    tpot_weight += w.weight[k];
+    const double sd = std::sqrt(f * (1 - f) / (n - 1)) * std::max(0.0, tau_m - tau_d) / m.E;
+    for (std::size_t i = 0; i < z.x.size(); ++i) {
+      tpot_pts.emplace_back(std::max(tau_d / m.E * 0.5, tpot_mean + sd * z.x[i]),
+                            w.weight[k] * z.w[i]);
+    }
+  }
+  if (tpot_pts.empty()) {
+    tpot_pts.emplace_back(tpot_mean, 1.0);
+    tpot_weight = 1;
+  }
+  for (auto& pt : tpot_pts) pt.second /= tpot_weight;  // requests with n >= 2 only
+  return {compress(std::move(tpot_pts)), compress(std::move(decode_pts))};
+}
+
 }  // namespace
 
 ServingResult estimate_serving(const ServingSpec& spec) {
@@ -344,27 +485,10 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   m.D = 1 + std::max(0.0, w.n_mean - 1) / m.E;
   m.c_mean = w.p_mean + w.n_mean / 2;
 
-  // The batch limit: max_num_seqs, the KV cache at the mean context (shared prefix blocks
-  // counted once), and the token budget.
-  const double block = setup.inference.engine.kv_block_tokens;
-  const double per_seq_tokens = std::max(1.0, m.c_mean - w.hit_tokens) + block / 2;
-  const double b_kv = setup.kv_capacity_tokens / per_seq_tokens;
-  r.max_batch_kv = static_cast<int>(std::clamp(std::floor(b_kv), 0.0, 1e9));  // no int overflow
-  const double tokens_per_seq_step =
-      (m.D - 1) / m.D * (spec.speculative.num_tokens + 1) + w.p_new_mean / m.D;
-  const double b_budget = spec.inference.engine.max_num_batched_tokens / tokens_per_seq_step;
-  // A setup that fits holds at least one whole request (make_setup checks it) and the engine
-  // runs a prompt over the budget alone, so the batch limit is at least 1 (the token budget at
-  // a 20k-token prompt and 2 output tokens gave 0.82, hence zero throughput while fits: true).
-  const double b_max =
-      std::max(setup.fits ? 1.0 : 0.0,
-               std::min({static_cast<double>(spec.inference.engine.max_num_seqs), b_kv, b_budget}));
-
-  double lambda_sat = 0;
-  if (setup.fits && b_max >= 1) {
-    lambda_sat = m.rate(b_max);
-    for (int i = 1; i <= 16; ++i) lambda_sat = std::max(lambda_sat, m.rate(b_max * i / 16.0));
-  }
+  const BatchLimit limit = batch_limit(spec, setup, m, w);
+  const double b_max = limit.sequences;
+  r.max_batch_kv = static_cast<int>(std::clamp(std::floor(limit.kv_sequences), 0.0, 1e9));
+  const double lambda_sat = saturation_rate(m, setup.fits, b_max);
   r.saturation_rate_per_s = lambda_sat * setup.instances;
   r.utilization = lambda_sat > 0 ? w.lambda / lambda_sat : 0;
   r.assumptions = {
@@ -414,79 +538,20 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     return r;
   }
 
-  // Steady-state batch: λ(B) = λ_r, by bisection (λ(B) rises with B below b_max); a closed loop
-  // runs min(clients, b_max).
-  double lo = 1e-9, hi = b_max;
-  for (int i = 1; i <= 16; ++i) {
-    if (m.rate(b_max * i / 16.0) >= w.lambda) {
-      hi = b_max * i / 16.0;
-      break;
-    }
-    lo = b_max * i / 16.0;
-  }
-  for (int it = 0; it < 60; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (m.rate(mid) < w.lambda ? lo : hi) = mid;
-  }
-  const double B = closed ? std::min(clients, b_max) : 0.5 * (lo + hi);
-  const double tau = m.tau(B);
-  // The step a request sees holds itself and, by PASTA, the mean batch of the others (a closed
+  // The mean batch: the steady state of an open loop, min(clients, b_max) for a closed one. The
+  // step a request sees holds itself and, by PASTA, the mean batch of the others (a closed
   // loop's batch already counts the request itself).
+  const double B = closed ? std::min(clients, b_max) : steady_batch(m, b_max, w.lambda);
+  const double tau = m.tau(B);
   const double B_seen = closed ? B : B + 1;
-  const double tau_seen = m.tau(B_seen);
   r.mean_batch_size = B;
   r.mean_step_time_s = tau;
 
-  // Prefill service: the prompt's chunks on the budget left by the decodes.
-  const int k1 = spec.speculative.num_tokens + 1;
-  const double decodes = B * (m.D - 1) / m.D;
-  const double budget = spec.inference.engine.max_num_batched_tokens;
-  const double left =
-      std::max(1.0, budget - (spec.policy == SchedulePolicy::decode_first ? decodes * k1 : 0.0));
-  std::vector<std::pair<double, double>> service_pts;
-  std::vector<double> service_raw, service_steps;  // per prompt point: time and steps
-  for (std::size_t i = 0; i < w.prompt.size(); ++i) {
-    const double p = w.prompt[i];
-    const double hit =
-        spec.prefix.hit_rate * std::min<double>(spec.prefix.shared_prefix_tokens, p - 1);
-    const double p_new = p - hit;
-    const double steps = spec.inference.engine.chunked_prefill ? std::ceil(p_new / left) : 1.0;
-    const int chunk =
-        static_cast<int>(spec.inference.engine.chunked_prefill ? std::min(p_new, left) : p_new);
-    const int dec =
-        spec.policy == SchedulePolicy::decode_first ? static_cast<int>(std::round(decodes)) : 0;
-    StepShape s;
-    PrefillChunk c{chunk, static_cast<int>(std::round(hit))};
-    s.prefills = &c;
-    s.num_prefills = 1;
-    s.decode_sequences = dec;
-    s.decode_context_tokens = dec * m.c_mean;
-    s.tokens_per_decode = k1;
-    const double t = steps * coster.cost(s, 0, 0);
-    service_pts.emplace_back(t, w.weight[i]);
-    service_raw.push_back(t);
-    service_steps.push_back(steps);
-  }
-  const Dist service = compress(std::move(service_pts));
-  // Queue of prefill work: the server is the engine's step loop, and one prompt occupies it for
-  // the time its chunks add to the steps they ride in (the mixed steps' cost above the decode
-  // step's; the budget fraction times a decode step undercounted it ~10x for 512-token prompts).
-  double s_work = 0;
-  {
-    StepShape d0;
-    const int dec =
-        spec.policy == SchedulePolicy::decode_first ? static_cast<int>(std::round(decodes)) : 0;
-    d0.decode_sequences = dec;
-    d0.decode_context_tokens = dec * m.c_mean;
-    d0.tokens_per_decode = k1;
-    const double decode_step = coster.cost(d0, 0, 0);
-    for (std::size_t i = 0; i < service_steps.size(); ++i) {
-      s_work += w.weight[i] * std::max(0.0, service_raw[i] - service_steps[i] * decode_step);
-    }
-  }
-  const double rho_p = closed ? 0.0 : std::min(0.999, w.lambda * s_work);
+  // Queue of prefill work (G/G/1 on the step loop), Allen-Cunneen.
+  const PrefillQueue prefill = prefill_queue(spec, coster, m, w, B);
+  const double rho_p = closed ? 0.0 : std::min(0.999, w.lambda * prefill.work_s);
   const double cs2 = w.p_new_mean > 0 ? w.p_new_m2 / (w.p_new_mean * w.p_new_mean) - 1 : 0;
-  const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * s_work;
+  const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * prefill.work_s;
   // Wait for a batch slot: c = batch limit servers, each holding a request for D steps; Erlang C
   // scaled by (ca² + cs²)/2 for general arrivals and holding times (Allen-Cunneen).
   double hold_m = 0, hold_m2 = 0;
@@ -517,45 +582,15 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   const double async_lag = spec.inference.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
   const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
   const Dist queueing = convolve(wait, phase);
-  Dist ttft = convolve(queueing, service);
+  Dist ttft = convolve(queueing, prefill.service);
   for (double& x : ttft.x) x += setup.inference.engine.request_overhead_s;
 
-  // TPOT: a request's mean step time over its n − 1 tokens, mixing steps with and without a
-  // prefill chunk (binomial share f of steps hold one).
-  const Model::Mix mx = m.mix(B_seen);
-  const double f = mx.f;
-  const double tau_d = m.step_frac(mx.decodes, 0);
-  const double tau_m =
-      m.step_frac(spec.policy == SchedulePolicy::decode_first ? mx.decodes : 0.0, mx.chunk);
-  const double tpot_mean = tau_seen / m.E;
-  Dist z = from_quantile([](double q) { return normal_quantile(q); });
-  double z_mean = 0;  // the grid's truncated tails leave a small bias: centre it
-  for (std::size_t i = 0; i < z.x.size(); ++i) z_mean += z.w[i] * z.x[i];
-  for (double& x : z.x) x -= z_mean;
-  std::vector<std::pair<double, double>> tpot_pts, decode_pts;
-  double tpot_weight = 0;
-  for (std::size_t k = 0; k < w.output.size(); ++k) {
-    const double n = w.output[k];
-    decode_pts.emplace_back(std::max(0.0, n - 1) * tpot_mean, w.weight[k]);
-    if (n < 2) continue;
-    tpot_weight += w.weight[k];
-    const double sd = std::sqrt(f * (1 - f) / (n - 1)) * std::max(0.0, tau_m - tau_d) / m.E;
-    for (std::size_t i = 0; i < z.x.size(); ++i) {
-      tpot_pts.emplace_back(std::max(tau_d / m.E * 0.5, tpot_mean + sd * z.x[i]),
-                            w.weight[k] * z.w[i]);
-    }
-  }
-  if (tpot_pts.empty()) {
-    tpot_pts.emplace_back(tpot_mean, 1.0);
-    tpot_weight = 1;
-  }
-  for (auto& pt : tpot_pts) pt.second /= tpot_weight;  // requests with n >= 2 only
-  const Dist tpot = compress(std::move(tpot_pts));
-  const Dist e2e = convolve(ttft, compress(std::move(decode_pts)));
+  const DecodeTimes decode = decode_times(spec, m, w, B_seen);
+  const Dist e2e = convolve(ttft, decode.decode);
 
   r.queueing_s = summarize(queueing);
   r.ttft_s = summarize(ttft);
-  r.tpot_s = summarize(tpot);
+  r.tpot_s = summarize(decode.tpot);
   r.e2e_s = summarize(e2e);
   const double total = w.lambda * setup.instances;
   r.requests_per_s = total;
@@ -563,7 +598,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.output_tokens_per_s = total * w.n_mean;
   if (spec.slo.any()) {
     const double ok = fraction_at_most(ttft, spec.slo.ttft_s) *
-                      fraction_at_most(tpot, spec.slo.tpot_s) *
+                      fraction_at_most(decode.tpot, spec.slo.tpot_s) *
                       (spec.slo.e2e_s > 0 ? fraction_at_most(e2e, spec.slo.e2e_s) : 1.0);
     r.goodput_fraction = ok;
     r.goodput_requests_per_s = ok * total;

@@ -91,21 +91,10 @@ struct Parsed {
   json resolved;
 };
 
-Parsed parse_request(const json& request) {
-  ObjectReader r(request, "",
-                 {"schema_version", "task", "mode", "model", "hardware", "num_gpus", "parallelism",
-                  "precision", "max_tier", "workload", "engine", "features", "router", "slo",
-                  "output", "cost_per_gpu_hour_usd"});
-  Parsed p;
-  ServingSpec& s = p.spec;
-  InferenceSpec& inf = s.inference;
-  p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
-  p.usd_per_gpu_hour = read_gpu_hour_price(r);
-  read_target(r, inf.model, inf.hardware, inf.kernel);
-  read_replica(r, inf);
-
-  // Workload.
-  const int max_context = inf.model.max_context_tokens;
+/// `workload`: the arrival process and the request lengths (or a trace). Returns the echo of
+/// the resolved workload.
+json read_workload(const ObjectReader& r, ServingSpec& s) {
+  const int max_context = s.inference.model.max_context_tokens;
   ObjectReader wl(r.require("workload"), "workload",
                   {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
   ObjectReader ar(wl.require("arrival"), "workload.arrival",
@@ -162,7 +151,19 @@ Parsed parse_request(const json& request) {
   if (seed < 0) fail("workload.seed", "must be >= 0", seed);
   s.seed = static_cast<std::uint64_t>(seed);
 
-  // Engine: the profile named by `name`, then the request's overrides.
+  json workload{{"arrival", arrival}, {"seed", seed}};
+  if (s.arrival.kind != ArrivalKind::trace) {
+    workload["prompt_tokens"] = prompt_resolved;
+    workload["output_tokens"] = output_resolved;
+    workload["num_requests"] = s.num_requests;
+  }
+  return workload;
+}
+
+/// `engine`: the profile named by `name`, then the request's overrides; the kernels are priced
+/// as this engine runs them (its framework's fits, its per-kernel cost). Returns the echo.
+json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
+  InferenceSpec& inf = s.inference;
   const json& eng = object_or_empty(r, "engine");
   ObjectReader en(eng, "engine",
                   {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
@@ -178,7 +179,6 @@ Parsed parse_request(const json& request) {
       en.boolean("async_scheduling", e.async_scheduling && !(e.id == "vllm" && inf.pp > 1));
   read_engine_overrides(en, e);
   e.tier = engine_tier(en, e);
-  // Kernels priced as this engine runs them: its framework's fits, its per-kernel cost.
   apply_engine(e, inf.kernel);
   inf.framework_reserve_bytes =
       en.number("framework_reserve_GB", inf.framework_reserve_bytes / kGB) * kGB;
@@ -187,7 +187,19 @@ Parsed parse_request(const json& request) {
   s.static_batch_size = en.integer("static_batch_size", 0);
   s.num_scheduler_steps = en.integer("num_scheduler_steps", 1);
 
-  // Features.
+  json engine = engine_profile_to_json(e);
+  engine.erase("tier");
+  engine["policy"] = to_string(s.policy);
+  engine["batching"] = to_string(s.batching);
+  engine["static_batch_size"] = s.static_batch_size;
+  engine["num_scheduler_steps"] = s.num_scheduler_steps;
+  engine["framework_reserve_GB"] = round6(inf.framework_reserve_bytes / kGB);
+  return engine;
+}
+
+/// `features`: prefix caching, speculative decoding, disaggregation, LoRA, MoE serving. Returns
+/// the echo of those given.
+json read_features(const ObjectReader& r, ServingSpec& s) {
   ObjectReader fe(object_or_empty(r, "features"), "features",
                   {"prefix_caching", "speculative", "disaggregated", "lora", "moe"});
   json features = json::object();
@@ -261,6 +273,25 @@ Parsed parse_request(const json& request) {
     features["moe"] = {{"expert_parallel", s.moe.expert_parallel},
                        {"imbalance_factor", s.moe.imbalance_factor}};
   }
+  return features;
+}
+
+Parsed parse_request(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "mode", "model", "hardware", "num_gpus", "parallelism",
+                  "precision", "max_tier", "workload", "engine", "features", "router", "slo",
+                  "output", "cost_per_gpu_hour_usd"});
+  Parsed p;
+  ServingSpec& s = p.spec;
+  InferenceSpec& inf = s.inference;
+  p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
+  p.usd_per_gpu_hour = read_gpu_hour_price(r);
+  read_target(r, inf.model, inf.hardware, inf.kernel);
+  read_replica(r, inf);
+
+  const json workload = read_workload(r, s);
+  const json engine = read_serving_engine(r, s);
+  const json features = read_features(r, s);
   s.router = r.choice("router", kRouterNames, Router::round_robin);
   ObjectReader sl(object_or_empty(r, "slo"), "slo", {"ttft_ms", "tpot_ms", "e2e_ms"});
   s.slo.ttft_s = sl.number("ttft_ms", 0) * kMilli;
@@ -273,19 +304,6 @@ Parsed parse_request(const json& request) {
     throw SpecError("output.per_request", "needs mode \"simulate\"");
   }
 
-  json workload{{"arrival", arrival}, {"seed", seed}};
-  if (s.arrival.kind != ArrivalKind::trace) {
-    workload["prompt_tokens"] = prompt_resolved;
-    workload["output_tokens"] = output_resolved;
-    workload["num_requests"] = s.num_requests;
-  }
-  json engine = engine_profile_to_json(e);
-  engine.erase("tier");
-  engine["policy"] = to_string(s.policy);
-  engine["batching"] = to_string(s.batching);
-  engine["static_batch_size"] = s.static_batch_size;
-  engine["num_scheduler_steps"] = s.num_scheduler_steps;
-  engine["framework_reserve_GB"] = round6(inf.framework_reserve_bytes / kGB);
   p.resolved =
       json{{"schema_version", kSchemaVersion},
            {"task", "serving"},
