@@ -112,6 +112,7 @@ struct PresetsOptions {
   std::string format = "table";
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
+  CLI::App* schema = nullptr;
 };
 void setup_presets(CLI::App& app, PresetsOptions& o);
 int run_presets(const PresetsOptions& o);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `flopcast presets list|show`.
+// `flopcast presets list|show|schema`.
 #include <iostream>
 
 #include "commands.hpp"
@@ -20,10 +20,16 @@ void setup_presets(CLI::App& app, PresetsOptions& o) {
   o.show->add_option("id", o.id, "Preset id")->required();
   o.show->add_option("--kind", o.kind, "models, hardware or scenarios (default: search all)")
       ->check(CLI::IsMember({"models", "hardware", "scenarios"}));
+  o.schema = sub->add_subcommand(
+      "schema", "Print the values of the request keys that take one of a list (as JSON)");
 }
 
 int run_presets(const PresetsOptions& o) {
   try {
+    if (o.schema->parsed()) {
+      std::cout << io::schema().dump(2) << "\n";
+      return kOk;
+    }
     const json& all = io::presets();
     const std::vector<std::string> kinds =
         o.kind.empty() ? std::vector<std::string>{"models", "hardware", "scenarios"}

@@ -23,6 +23,10 @@ std::string presets() {
   return enveloped([] { return flopcast::io::presets(); });
 }
 
+std::string schema() {
+  return enveloped([] { return flopcast::io::schema(); });
+}
+
 std::string encode_link(const std::string& request) {
   return enveloped([&] { return json(flopcast::io::encode_link(parse(request, "request"))); });
 }
@@ -48,6 +52,7 @@ std::string version() { return flopcast::io::version(); }
 EMSCRIPTEN_BINDINGS(flopcast) {
   emscripten::function("estimate", &estimate);
   emscripten::function("presets", &presets);
+  emscripten::function("schema", &schema);
   emscripten::function("encode_link", &encode_link);
   emscripten::function("decode_link", &decode_link);
   emscripten::function("model_from_hf_config", &model_from_hf_config);

@@ -16,6 +16,7 @@ import {
   energyText,
   $,
   CUSTOM,
+  call,
   clone,
   compileModule,
   el,
@@ -23,15 +24,21 @@ import {
   fmtGB,
   fmtInt,
   fmtNum,
+  fmtPct,
+  fmtSI,
+  GGUF_TYPES,
   hardwareOptions,
   isPlainObject,
   lineChart,
+  loadSchema,
   moduleOptions,
   parseObject,
   presetIdFor,
   Pin,
+  schemaList,
   setPath,
   svg,
+  WEIGHT_TYPES,
   yAxisLabel,
 } from './ui.js';
 
@@ -185,69 +192,8 @@ function fmtDuration(ms) {
   return [fmtNum(ms), 'ms'];
 }
 
-function fmtSI(v, unit) {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
-  const prefixes = [
-    [1e18, 'E'],
-    [1e15, 'P'],
-    [1e12, 'T'],
-    [1e9, 'G'],
-    [1e6, 'M'],
-    [1e3, 'k'],
-  ];
-  const a = Math.abs(v);
-  for (const [f, p] of prefixes) {
-    if (a >= f) return `${(v / f).toPrecision(3)} ${p}${unit}`.trim();
-  }
-  return `${a === 0 ? '0' : v.toPrecision(3)} ${unit}`.trim();
-}
-
-function fmtPct(share) {
-  if (typeof share !== 'number' || !Number.isFinite(share)) return '—';
-  const p = share * 100;
-  return `${p >= 10 ? p.toFixed(0) : p.toFixed(1)}%`;
-}
-
 function opLabel(op) {
   return OP_LABELS[op] || String(op).replace(/_/g, ' ');
-}
-
-// -------------------------------------------------------- module interface
-
-function parseEnvelope(raw) {
-  if (typeof raw === 'string') {
-    try {
-      return JSON.parse(raw);
-    } catch (e) {
-      return {
-        ok: false,
-        error: { code: 'bad_response', path: '', message: `unreadable module output: ${e.message}` },
-      };
-    }
-  }
-  return raw;
-}
-
-// Calls an entry point of the module and always returns an envelope.
-function call(name, ...args) {
-  const fn = state.M && state.M[name];
-  if (typeof fn !== 'function') {
-    return {
-      ok: false,
-      error: { code: 'missing_function', path: '', message: `the module has no ${name}() function` },
-    };
-  }
-  let parsed;
-  try {
-    parsed = parseEnvelope(fn.apply(state.M, args));
-  } catch (e) {
-    return {
-      ok: false,
-      error: { code: 'exception', path: e && e.path ? e.path : '', message: String((e && e.message) || e) },
-    };
-  }
-  if (isPlainObject(parsed) && typeof parsed.ok === 'boolean') return parsed;
-  return { ok: true, result: parsed };
 }
 
 // ------------------------------------------------------------ error mapping
@@ -322,7 +268,7 @@ function parseCustomObject(kind) {
   if (parsed.error) return parsed;
   const obj = parsed.value;
   if (kind === 'model' && looksLikeHfConfig(obj)) {
-    const r = call('model_from_hf_config', text, state.customFileName[kind] || '');
+    const r = call(state.M, 'model_from_hf_config', text, state.customFileName[kind] || '');
     if (!r.ok) {
       const err = r.error || {};
       return { error: err.message || 'This Hugging Face config could not be converted.', target };
@@ -501,7 +447,7 @@ function recompute() {
 
   let result = null;
   if (state.inputErrors.size === 0) {
-    const r = call('estimate', JSON.stringify(req));
+    const r = call(state.M, 'estimate', JSON.stringify(req));
     if (r.ok) {
       result = r.result;
     } else {
@@ -622,7 +568,7 @@ function renderResult(res) {
 function requestHardware() {
   const h = state.request.hardware;
   if (WhatIf.is(h)) {
-    const r = call('hardware_object', JSON.stringify(h)); // the scaled figures, as the core has them
+    const r = call(state.M, 'hardware_object', JSON.stringify(h)); // the scaled figures, as the core has them
     return r.ok ? r.result : null;
   }
   if (isPlainObject(h)) return h;
@@ -759,7 +705,7 @@ function sweepPoints(request, res, values, current, set, keep) {
   for (const v of values) {
     const q = clone(request);
     set(q, v);
-    const r = v === current ? { ok: true, result: res } : call('estimate', JSON.stringify(q));
+    const r = v === current ? { ok: true, result: res } : call(state.M, 'estimate', JSON.stringify(q));
     if (r.ok && keep(r.result)) points.push({ value: v, res: r.result });
   }
   return points;
@@ -1166,7 +1112,7 @@ function applyLink(fragment) {
     return;
   }
   resetForm();
-  const r = call('decode_link', fragment);
+  const r = call(state.M, 'decode_link', fragment);
   if (!r.ok) {
     state.generalMessages = [`This link could not be read: ${(r.error && r.error.message) || 'unknown error'}`];
     $('scenario').value = '';
@@ -1207,7 +1153,7 @@ function applyLink(fragment) {
 
 function share() {
   if (views.share()) return;
-  const r = call('encode_link', JSON.stringify(state.request));
+  const r = call(state.M, 'encode_link', JSON.stringify(state.request));
   if (!r.ok) {
     const status = $('share-status');
     status.textContent = `Cannot share: ${(r.error && r.error.message) || 'unknown error'}`;
@@ -1394,12 +1340,20 @@ function scenarioIsInference(s) {
   return t === undefined || t === 'inference';
 }
 
-// The attention-weights choices are the weight types a layer can have alone: every one of the
-// weights select but llama.cpp's GGUF files, which type their tensors themselves.
-function fillAttentionWeights() {
-  for (const o of $('weights').options) {
-    if (o.value && !/GGUF/.test(o.textContent)) $('attention_weights').append(new Option(o.textContent, o.value));
-  }
+// The precision and MoE-dispatch choices are the module's (schema()); the attention weights take
+// every weight type but llama.cpp's GGUF files, which type their tensors themselves.
+const TYPE_LABELS = { int4: 'int4 (weight-only)', fp4: 'fp4 (NVFP4)' };
+const DISPATCH_LABELS = {
+  all_reduce: 'all-reduce (gather all tokens)',
+  all_to_all: 'all-to-all (DeepEP, needs DP attention and EP = TP)',
+};
+function fillChoices() {
+  const typeLabel = (t) => (GGUF_TYPES.has(t) ? `${t} (GGUF)` : TYPE_LABELS[t] || t);
+  const add = (id, values, label) => $(id).append(...values.map((v) => new Option(label(v), v)));
+  add('weights', WEIGHT_TYPES, typeLabel);
+  add('attention_weights', schemaList('precision', 'attention_weights'), typeLabel);
+  add('kv_cache', schemaList('precision', 'kv_cache'), typeLabel);
+  add('moe_dispatch', schemaList('parallelism', 'moe_dispatch'), (d) => DISPATCH_LABELS[d] || d);
 }
 
 // The "as published" choices name the checkpoint's types of the model the request holds (a
@@ -1414,7 +1368,6 @@ function labelPublished(model) {
 }
 
 async function main() {
-  fillAttentionWeights();
   const status = $('load-status');
   let createFlopcast;
   try {
@@ -1428,13 +1381,15 @@ async function main() {
     return;
   }
 
-  const p = call('presets');
+  const schema = loadSchema(state.M);
+  const p = schema.ok ? call(state.M, 'presets') : schema;
   if (!p.ok) {
     status.textContent = `Presets could not be read: ${(p.error && p.error.message) || 'unknown error'}`;
     status.classList.add('bad');
     document.documentElement.dataset.status = 'error';
     return;
   }
+  fillChoices();
   state.presets = {
     models: Array.isArray(p.result.models) ? p.result.models : [],
     hardware: Array.isArray(p.result.hardware) ? p.result.hardware : [],

@@ -34,12 +34,18 @@ const GROUPS = [
   [
     'Checkpoint (the default precision)',
     [
-      ['checkpoint_weights', 'Published weights', '', [['', 'not stated (bf16)'], ...WEIGHT_TYPES.map((t) => [t, t])]],
+      // The weight types come from the module (ui.js, loadSchema): read when the editor is built.
+      [
+        'checkpoint_weights',
+        'Published weights',
+        '',
+        () => [['', 'not stated (bf16)'], ...WEIGHT_TYPES.map((t) => [t, t])],
+      ],
       [
         'checkpoint_attention_weights',
         'Published attention weights',
         '',
-        [['', 'as the weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [t, t])],
+        () => [['', 'as the weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [t, t])],
       ],
     ],
   ],
@@ -125,7 +131,7 @@ export class ModelFields {
 
   render(key, label, placeholder, choices) {
     const control = choices
-      ? select(choices)
+      ? select(typeof choices === 'function' ? choices() : choices)
       : el('input', { type: 'text', inputmode: 'numeric', placeholder: placeholder || '', autocomplete: 'off' });
     control.addEventListener('input', (e) => {
       e.stopPropagation(); // the box's own input event below is the one the view hears

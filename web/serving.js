@@ -4,6 +4,7 @@
 import {
   GGUF_TYPES,
   WEIGHT_TYPES,
+  schemaList,
   energyText,
   $,
   el,
@@ -77,11 +78,13 @@ const FIELDS = [
     kind: 'pick',
     optional: true,
     label: 'MoE tokens to experts',
-    choices: [
-      ['', 'by layout'],
-      ['parallelism.moe_dispatch="all_reduce"', 'all-reduce (gather all tokens)'],
-      ['parallelism.moe_dispatch="all_to_all"', 'all-to-all (DeepEP)'],
-    ],
+    get choices() {
+      const label = { all_reduce: 'all-reduce (gather all tokens)', all_to_all: 'all-to-all (DeepEP)' };
+      return [
+        ['', 'by layout'],
+        ...schemaList('parallelism', 'moe_dispatch').map((d) => [`parallelism.moe_dispatch="${d}"`, label[d] || d]),
+      ];
+    },
   },
   // Empty leaves the key out: the model's checkpoint type (DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16.
   {
@@ -89,14 +92,18 @@ const FIELDS = [
     kind: 'pick',
     optional: true,
     label: 'Weights',
-    choices: [['', 'as published'], ...WEIGHT_TYPES.map((t) => [`precision.weights="${t}"`, t])],
+    get choices() {
+      return [['', 'as published'], ...WEIGHT_TYPES.map((t) => [`precision.weights="${t}"`, t])];
+    },
   },
   {
     key: 'kv_cache',
     path: 'precision.kv_cache',
     kind: 'choice',
     label: 'KV cache',
-    choices: ['bf16', 'fp16', 'fp8', 'int8', 'fp4'],
+    get choices() {
+      return schemaList('precision', 'kv_cache');
+    },
   },
   // Checkpoints that keep attention unquantized: Meta's Llama 3.1 FP8 and gpt-oss (bf16).
   {
@@ -104,10 +111,12 @@ const FIELDS = [
     kind: 'pick',
     optional: true,
     label: 'Attention weights',
-    choices: [
-      ['', 'same as weights'],
-      ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t]),
-    ],
+    get choices() {
+      return [
+        ['', 'same as weights'],
+        ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t]),
+      ];
+    },
   },
   {
     key: 'engine',

@@ -24,6 +24,7 @@ import {
   Pin,
   searchPanel,
   fillCandidates,
+  schemaList,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -117,7 +118,9 @@ const FIELDS = [
     path: 'workload.recompute',
     kind: 'choice',
     label: 'Activation recomputation',
-    choices: ['none', 'selective', 'op', 'full'],
+    get choices() {
+      return schemaList('workload', 'recompute');
+    },
   },
   {
     key: 'mtp_layers',
@@ -133,7 +136,9 @@ const FIELDS = [
     path: 'precision.compute',
     kind: 'choice',
     label: 'Compute precision',
-    choices: ['bf16', 'fp16', 'fp8', 'mxfp8', ['fp4', 'fp4 (NVFP4)']],
+    get choices() {
+      return schemaList('precision', 'compute').map((t) => (t === 'fp4' ? ['fp4', 'fp4 (NVFP4)'] : t));
+    },
   },
   {
     key: 'bf16_last_layers',

@@ -135,6 +135,7 @@ export function fmtBytes(b) {
 export function fmtSI(v, unit = '') {
   if (!finite(v)) return '—';
   for (const [f, p] of [
+    [1e18, 'E'],
     [1e15, 'P'],
     [1e12, 'T'],
     [1e9, 'G'],
@@ -150,11 +151,21 @@ export function fmtSI(v, unit = '') {
 
 /** Calls module entry point `name` and always returns an {ok, result|error} envelope. */
 export function call(M, name, ...args) {
+  if (!M || typeof M[name] !== 'function') {
+    return {
+      ok: false,
+      error: { code: 'missing_function', path: '', message: `the module has no ${name}() function` },
+    };
+  }
   try {
-    const out = JSON.parse(M[name](...args));
+    const raw = M[name](...args);
+    const out = typeof raw === 'string' ? JSON.parse(raw) : raw;
     return isPlainObject(out) && typeof out.ok === 'boolean' ? out : { ok: true, result: out };
   } catch (e) {
-    return { ok: false, error: { code: 'exception', path: '', message: String((e && e.message) || e) } };
+    return {
+      ok: false,
+      error: { code: 'exception', path: (e && e.path) || '', message: String((e && e.message) || e) },
+    };
   }
 }
 
@@ -268,24 +279,27 @@ export function field(id, label, control, hint) {
   );
 }
 
-/** The weight types a request can name (precision.weights in docs/schema.md), and llama.cpp's
- *  GGUF ones among them, which type their tensors themselves (no separate attention type). */
-export const WEIGHT_TYPES = [
-  'bf16',
-  'fp16',
-  'fp8',
-  'mxfp8',
-  'int8',
-  'int4',
-  'fp4',
-  'mxfp4',
-  'q4_k_m',
-  'q4_0',
-  'q5_k_m',
-  'q6_k',
-  'q8_0',
-];
-export const GGUF_TYPES = new Set(['q4_k_m', 'q4_0', 'q5_k_m', 'q6_k', 'q8_0']);
+/** The values of the request keys that take one of a list, as the module's schema() gives them
+ *  ({precision: {weights, gguf_weights, attention_weights, kv_cache, activations, compute},
+ *  parallelism: {moe_dispatch}, workload: {recompute, optimizer}}): loadSchema fills it before
+ *  any form is built, so the page repeats none of the core's lists. */
+export const SCHEMA = { precision: {}, parallelism: {}, workload: {} };
+/** The weight types a request can name, and llama.cpp's GGUF ones among them, which type their
+ *  tensors themselves (no separate attention type); filled by loadSchema. */
+export const WEIGHT_TYPES = [];
+export const GGUF_TYPES = new Set();
+export const schemaList = (group, key) => (SCHEMA[group] && SCHEMA[group][key]) || [];
+
+/** Reads the module's schema() into SCHEMA, WEIGHT_TYPES and GGUF_TYPES; returns its envelope. */
+export function loadSchema(M) {
+  const r = call(M, 'schema');
+  if (r.ok && isPlainObject(r.result)) {
+    Object.assign(SCHEMA, r.result);
+    WEIGHT_TYPES.splice(0, WEIGHT_TYPES.length, ...schemaList('precision', 'weights'));
+    for (const t of schemaList('precision', 'gguf_weights')) GGUF_TYPES.add(t);
+  }
+  return r;
+}
 
 /** ` · ≤ 0.19 J/token at 700 W` for a result's `energy` (the GPUs at board power); '' for null. */
 export function energyText(energy) {

@@ -24,18 +24,10 @@ bool fp8_weight_only(const HardwareSpec& hw) {
 
 constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
-std::string dtype_list(std::initializer_list<DType> types) {
-  std::string out;
-  for (DType t : types) {
-    if (!out.empty()) out += ", ";
-    out += to_string(t);
-  }
-  return out;
-}
-
-void check_dtype(const std::string& path, DType t, std::initializer_list<DType> allowed) {
+template <std::size_t N>
+void check_dtype(const std::string& path, DType t, const std::array<DType, N>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
-    fail(path, "must be one of " + dtype_list(allowed), std::string(to_string(t)));
+    fail(path, "must be one of " + dtype_names(allowed), std::string(to_string(t)));
   }
 }
 
@@ -83,19 +75,15 @@ void validate(const InferenceSpec& s) {
              std::to_string(s.tp * s.pp) + ")",
          s.num_gpus);
   }
-  check_dtype(
-      "precision.weights", s.weights,
-      {DType::bf16, DType::fp16, DType::fp8, DType::mxfp8, DType::int8, DType::int4, DType::fp4,
-       DType::mxfp4, DType::q4_0, DType::q4_k_m, DType::q5_k_m, DType::q6_k, DType::q8_0});
-  check_dtype("precision.kv_cache", s.kv_cache,
-              {DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4});
+  check_dtype("precision.weights", s.weights, kWeightTypes);
+  check_dtype("precision.kv_cache", s.kv_cache, kKvCacheTypes);
   if (s.kv_cache == DType::fp4 && !s.hardware.peak(DType::fp4)) {
     fail("precision.kv_cache",
          "an fp4 (NVFP4) KV cache needs FP4 tensor cores (TensorRT-LLM on Blackwell); the "
          "hardware has no dense fp4 peak",
          "fp4");
   }
-  check_dtype("precision.activations", s.activations, {DType::bf16, DType::fp16});
+  check_dtype("precision.activations", s.activations, kActivationTypes);
   if (!s.hardware.peak(s.activations)) {
     fail("precision.activations",
          "the hardware has no dense " + std::string(to_string(s.activations)) +
@@ -123,9 +111,7 @@ void validate(const InferenceSpec& s) {
   check_fp8_peak("precision.weights", s.weights);
   if (s.attention_weights) {
     const DType t = *s.attention_weights;
-    check_dtype("precision.attention_weights", t,
-                {DType::bf16, DType::fp16, DType::fp8, DType::mxfp8, DType::int8, DType::int4,
-                 DType::fp4, DType::mxfp4});
+    check_dtype("precision.attention_weights", t, kAttentionWeightTypes);
     if (is_gguf(s.weights)) {
       fail("precision.attention_weights",
            "a GGUF file's types are its own (precision.weights " +

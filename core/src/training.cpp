@@ -109,8 +109,9 @@ void validate(const TrainingSpec& s) {
     }
   }
   check_real("workload.total_tokens", s.total_tokens, 0, 1e18);
-  if (s.compute != DType::bf16 && s.compute != DType::fp16 && !low_precision_recipe(s.compute)) {
-    fail("precision.compute", "must be one of bf16, fp16, fp8, mxfp8, fp4",
+  if (std::find(kTrainingComputeTypes.begin(), kTrainingComputeTypes.end(), s.compute) ==
+      kTrainingComputeTypes.end()) {
+    fail("precision.compute", "must be one of " + dtype_names(kTrainingComputeTypes),
          std::string(to_string(s.compute)));
   }
   if (!s.hardware.peak(math_type(s.compute))) {

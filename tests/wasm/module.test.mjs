@@ -94,6 +94,27 @@ test('presets lists 41 models, 37 hardware, 10 scenarios, 4 engines', () => {
   assert.ok(out.result.hardware.some((h) => h.id === 'h100-sxm'));
 });
 
+// The page builds its precision, MoE-dispatch and recomputation choices from schema(), the core's
+// own tables: 13 weight types (5 of them GGUF), 8 attention types, 5 KV-cache types, 5 training
+// compute types.
+test('schema gives the choice lists of the core', () => {
+  const out = call('schema');
+  assert.equal(out.ok, true);
+  const p = out.result.precision;
+  assert.equal(p.weights.length, 13);
+  assert.deepEqual(p.gguf_weights, ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'q8_0']);
+  assert.equal(p.attention_weights.length, 8);
+  assert.deepEqual(p.kv_cache, ['bf16', 'fp16', 'fp8', 'int8', 'fp4']);
+  assert.deepEqual(p.compute, ['bf16', 'fp16', 'fp8', 'mxfp8', 'fp4']);
+  assert.deepEqual(out.result.parallelism.moe_dispatch, ['all_reduce', 'all_to_all']);
+  assert.deepEqual(out.result.workload.recompute, ['none', 'selective', 'op', 'full']);
+  // Every listed weight type is one a request may name: an estimate with it is no bad-value error.
+  for (const w of p.weights) {
+    const r = call('estimate', { ...baseRequest, precision: { weights: w } });
+    assert.ok(r.ok || !/precision.weights: must be one of/.test(r.error.message), `${w}: ${JSON.stringify(r.error)}`);
+  }
+});
+
 test('link round trip', () => {
   const enc = call('encode_link', baseRequest);
   assert.equal(enc.ok, true);

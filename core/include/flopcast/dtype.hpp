@@ -69,4 +69,15 @@ inline constexpr std::array<Named<DType>, 15> kDTypeNames{{{"fp32", DType::fp32}
 constexpr std::string_view to_string(DType t) noexcept { return name_in(kDTypeNames, t); }
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
 
+/// "bf16, fp16, fp8": the names of `types`, for "must be one of" messages.
+template <std::size_t N>
+std::string dtype_names(const std::array<DType, N>& types) {
+  std::string out;
+  for (DType t : types) {
+    if (!out.empty()) out += ", ";
+    out += to_string(t);
+  }
+  return out;
+}
+
 }  // namespace flopcast

@@ -48,6 +48,18 @@ constexpr std::string_view to_string(MoeDispatch d) noexcept {
   return name_in(kMoeDispatchNames, d);
 }
 
+/// The types each precision key of an inference or serving request takes, in the order the page
+/// lists them (validate and io::schema read these).
+inline constexpr std::array<DType, 13> kWeightTypes{
+    DType::bf16,  DType::fp16, DType::fp8,    DType::mxfp8,  DType::int8, DType::int4, DType::fp4,
+    DType::mxfp4, DType::q4_0, DType::q4_k_m, DType::q5_k_m, DType::q6_k, DType::q8_0};
+inline constexpr std::array<DType, 8> kAttentionWeightTypes{DType::bf16,  DType::fp16, DType::fp8,
+                                                            DType::mxfp8, DType::int8, DType::int4,
+                                                            DType::fp4,   DType::mxfp4};
+inline constexpr std::array<DType, 5> kKvCacheTypes{DType::bf16, DType::fp16, DType::fp8,
+                                                    DType::int8, DType::fp4};
+inline constexpr std::array<DType, 2> kActivationTypes{DType::bf16, DType::fp16};
+
 struct InferenceSpec {
   ModelSpec model;
   HardwareSpec hardware;

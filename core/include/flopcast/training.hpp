@@ -26,6 +26,11 @@ namespace flopcast {
 /// elementwise op, keeping the attention kernel's output); or each layer's whole forward from its
 /// stored input (full).
 enum class Recompute { none, selective, op, full };
+
+/// The types `precision.compute` takes: 16-bit, or a low-precision recipe (fp8 tensorwise,
+/// MXFP8, NVFP4) on the tensor cores that have it.
+inline constexpr std::array<DType, 5> kTrainingComputeTypes{DType::bf16, DType::fp16, DType::fp8,
+                                                            DType::mxfp8, DType::fp4};
 inline constexpr std::array<Named<Recompute>, 4> kRecomputeNames{
     {{"none", Recompute::none},
      {"selective", Recompute::selective},

@@ -19,6 +19,40 @@ namespace flopcast::io {
 
 std::string version() { return FLOPCAST_VERSION; }
 
+namespace {
+
+template <std::size_t N>
+json dtype_names_json(const std::array<DType, N>& types, bool gguf_only = false) {
+  json out = json::array();
+  for (DType t : types) {
+    if (!gguf_only || is_gguf(t)) out.push_back(to_string(t));
+  }
+  return out;
+}
+
+template <typename E, std::size_t N>
+json names_json(const std::array<Named<E>, N>& table) {
+  json out = json::array();
+  for (const Named<E>& n : table) out.push_back(n.name);
+  return out;
+}
+
+}  // namespace
+
+json schema() {
+  return json{
+      {"precision",
+       {{"weights", dtype_names_json(kWeightTypes)},
+        {"gguf_weights", dtype_names_json(kWeightTypes, true)},
+        {"attention_weights", dtype_names_json(kAttentionWeightTypes)},
+        {"kv_cache", dtype_names_json(kKvCacheTypes)},
+        {"activations", dtype_names_json(kActivationTypes)},
+        {"compute", dtype_names_json(kTrainingComputeTypes)}}},
+      {"parallelism", {{"moe_dispatch", names_json(kMoeDispatchNames)}}},
+      {"workload",
+       {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}}};
+}
+
 double round6(double x) {
   if (x == 0 || !std::isfinite(x)) return x;
   char buf[32];

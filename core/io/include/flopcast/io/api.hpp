@@ -69,6 +69,12 @@ std::string handle(std::string_view request_text);
 
 /// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
 const json& presets();
+
+/// The values of the request keys that take one of a list, from the core's own tables (the page
+/// builds its choices from these): {"precision": {"weights", "gguf_weights", "attention_weights",
+/// "kv_cache", "activations", "compute"}, "parallelism": {"moe_dispatch"}, "workload":
+/// {"recompute", "optimizer"}}, each a list of names in the order to offer them.
+json schema();
 /// The preset of a kind named by its id or one of its `aliases` (any case), or null.
 const json* find_preset(std::string_view kind, std::string_view name);
 /// One preset by kind ("models", "hardware", "scenarios") and id or alias; SpecError with a
