@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The published config.json of 23 current models (tests/fixtures/hf/, see SOURCES.md there)
+// The published config.json of 26 current models (tests/fixtures/hf/, see SOURCES.md there)
 // through the importer: the fields that define each architecture, and the parameter count
 // against the published total (unit).
 #include <gtest/gtest.h>
@@ -52,6 +52,8 @@ struct ZooCase {
   double active_tolerance = 0.01;
   /// The publisher counts active parameters without the input embedding table (gpt-oss).
   bool active_without_embedding = false;
+  /// … and without the output (LM head) table either (Z.ai's GLM-4.5).
+  bool active_without_lm_head = false;
 };
 
 // Derived totals (count_params) are in the trailing comments: embedding V·h (+ the LM head
@@ -119,6 +121,18 @@ const ZooCase kZoo[] = {
     {"mistral-small-24b-2501", 23.6e9, 0},
     // Mistral Large 2 model card: 123B. Derived 122,610,069,504.
     {"mistral-large-2407", 123e9, 0},
+    // Kimi K2 model card: 1T total, 32B activated (one and two digits). Derived 1.0264e12 (60
+    // MoE layers of 385 experts of 3·7168·2048 and a 384-way router, 1 dense layer of
+    // 3·7168·18432, 61 layers of latent attention of 101,122,048 with 64 heads, two 163840·7168
+    // tables): within the rounding of a one-digit "1T" (±5 %); active 32.86e9, 31.69e9 without
+    // the input embedding (1 % below "32B").
+    {"kimi-k2-instruct", 1.0e12, 32e9, 0.03, 0.015, true},
+    // GLM-4.5 report (arXiv 2508.06471) and model cards: 355B total / 32B active, GLM-4.5-Air
+    // 106B / 12B. Derived 352.80e9 (the multi-token-prediction layer, ~4e9, is not counted) and
+    // 106.85e9; active without the embedding and output tables (151552·h each), as Z.ai counts
+    // it: 32.08e9 and 12.18e9 ("12B" rounds 12.18 to two digits: 1.5 %).
+    {"glm-4.5", 355e9, 32e9, 0.01, 0.01, true, true},
+    {"glm-4.5-air", 106e9, 12e9, 0.01, 0.02, true, true},
 };
 
 TEST(ModelZoo, ParameterCountsMatchPublished) {
@@ -128,7 +142,8 @@ TEST(ModelZoo, ParameterCountsMatchPublished) {
     EXPECT_TRUE(test::near_rel(c.total, z.published_total, z.total_tolerance))
         << c.total << " vs published " << z.published_total;
     if (z.published_active > 0) {
-      const double active = c.active - (z.active_without_embedding ? c.embedding : 0);
+      const double active = c.active - (z.active_without_embedding ? c.embedding : 0) -
+                            (z.active_without_lm_head ? c.lm_head : 0);
       EXPECT_TRUE(test::near_rel(active, z.published_active, z.active_tolerance))
           << active << " vs published " << z.published_active;
     } else {
@@ -192,6 +207,32 @@ TEST(ModelZoo, Qwen3MoeExpertWidths) {
                  {"sliding_window_tokens", nullptr}});  // use_sliding_window false
   EXPECT_EQ(imported("qwen3-0.6b").at("tie_embeddings"), true);
   EXPECT_EQ(imported("qwen3-8b").at("tie_embeddings"), false);
+}
+
+TEST(ModelZoo, KimiK2AndGlm45) {
+  // Kimi K2: DeepSeek-V3's latent attention with half the heads, 384 experts, one dense layer,
+  // FP8 blocks like DeepSeek's.
+  expect_fields(imported("kimi-k2-instruct"), {{"num_heads", 64},
+                                               {"num_kv_heads", 64},
+                                               {"kv_lora_rank", 512},
+                                               {"head_dim", 192},
+                                               {"num_experts", 384},
+                                               {"shared_experts", 1},
+                                               {"first_dense_layers", 1},
+                                               {"intermediate_size", 2048},
+                                               {"dense_intermediate_size", 18432},
+                                               {"mtp_layers", nullptr},
+                                               {"checkpoint_weights", "fp8"}});
+  // GLM-4.5: grouped-query attention with q/k/v biases (attention_bias), 3 dense layers, one
+  // MTP layer, bf16.
+  expect_fields(imported("glm-4.5"), {{"num_heads", 96},
+                                      {"num_kv_heads", 8},
+                                      {"head_dim", 128},
+                                      {"qkv_bias", true},
+                                      {"num_experts", 160},
+                                      {"first_dense_layers", 3},
+                                      {"mtp_layers", 1},
+                                      {"checkpoint_weights", nullptr}});
 }
 
 TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
