@@ -47,9 +47,19 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   check_positive(space.max_num_seqs, "max_num_seqs");
   check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
   const int gpus = base.inference.num_gpus;
-  const std::vector<int> tps =
-      space.tp.empty() ? tensor_parallel_sizes(base.inference.hardware.gpus_per_node, gpus)
-                       : space.tp;
+  const bool moe = base.inference.model.is_moe();
+  std::vector<int> tps = space.tp.empty()
+                             ? tensor_parallel_sizes(base.inference.hardware.gpus_per_node, gpus)
+                             : space.tp;
+  // A MoE model may also spread one replica over more than two nodes as wide expert parallelism
+  // (DP attention, ep = tp: only the routed tokens cross the network, moe_dispatch all_to_all);
+  // those group sizes are tried for that layout alone.
+  const int two_nodes = 2 * base.inference.hardware.gpus_per_node;
+  if (moe && space.tp.empty()) {
+    for (int t = 2 * std::max(1, tps.empty() ? 1 : tps.back()); t <= gpus; t *= 2) {
+      if (t > two_nodes) tps.push_back(t);
+    }
+  }
   const std::vector<int> pps = space.pp.empty() ? std::vector<int>{1} : space.pp;
   const std::vector<int> seqs = space.max_num_seqs.empty()
                                     ? std::vector<int>{32, 64, 128, 256, 512, 1024}
@@ -57,7 +67,6 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   const std::vector<int> budgets = space.max_num_batched_tokens.empty()
                                        ? std::vector<int>{2048, 4096, 8192, 16384}
                                        : space.max_num_batched_tokens;
-  const bool moe = base.inference.model.is_moe();
   const std::vector<bool> both{false, true}, off{false};
   const std::vector<bool> experts = !space.expert_parallel.empty() ? space.expert_parallel
                                     : moe                          ? both
@@ -136,6 +145,13 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
           if ((expert || dpa) && tp == 1) {
             out.evaluated += per_layout;
             out.rejected["expert parallelism and DP attention need tp > 1"] += per_layout;
+            continue;
+          }
+          if (space.tp.empty() && tp > two_nodes && !(expert && dpa)) {
+            out.evaluated += per_layout;
+            out.rejected
+                ["beyond two nodes only as wide expert parallelism (DP attention, ep = tp)"] +=
+                per_layout;
             continue;
           }
           for (const DType w : weights) {

@@ -160,6 +160,47 @@ TEST(ServingSearch, MixtureOfExpertsSearchesExpertParallelismAndDpAttention) {
   EXPECT_EQ(io::run(search_request())["evaluated"], 12);
 }
 
+TEST(ServingSearch, MoeTriesWideExpertParallelismBeyondTwoNodes) {
+  // DeepSeek-R1 on 32 H100 (four nodes of 8): tp is tried over 1, 2, 4, 8, 16 (two nodes) and,
+  // for this MoE model, 32 as wide expert parallelism alone: of tp 32's four (ep, DP attention)
+  // layouts, the three that are not "ep = tp with DP attention" are rejected, each for its
+  // 2 max_num_seqs x 1 budget setups: 6. The wide one dispatches all-to-all across the nodes.
+  json q = search_request();
+  q["model"] = "deepseek-r1";
+  q["num_gpus"] = 32;
+  q["search"].erase("tp");
+  q["search"]["max_num_batched_tokens"] = {8192};
+  q["search"]["top"] = 100;  // every setup that keeps up is listed
+  q["slo"] = json::object();
+  q["workload"]["arrival"]["rate_per_s"] = 2;
+  q["workload"]["prompt_tokens"] = 1000;
+  q["workload"]["output_tokens"] = 200;
+  const json r = io::run(q);
+  int beyond = 0;
+  for (const json& x : r["rejected"]) {
+    if (x["reason"] == "beyond two nodes only as wide expert parallelism (DP attention, ep = tp)")
+      beyond = x["count"];
+  }
+  EXPECT_EQ(beyond, 6);
+  bool wide = false;
+  for (const json& c : r["candidates"]) {
+    if (c["parallelism"]["tp"] != 32) continue;
+    wide = true;
+    EXPECT_EQ(c["parallelism"]["ep"], 32);
+    EXPECT_EQ(c["parallelism"]["dp_attention"], true);
+    EXPECT_EQ(io::run(c["request"])["request"]["parallelism"]["moe_dispatch"], "all_to_all");
+  }
+  EXPECT_TRUE(wide) << r.dump();
+  // Pinned tp values are taken as given, wide or not.
+  q["search"]["tp"] = {32};
+  q["search"]["expert_parallel"] = {false};
+  q["search"]["dp_attention"] = {false};
+  for (const json& x : io::run(q)["rejected"]) {
+    EXPECT_NE(x["reason"],
+              "beyond two nodes only as wide expert parallelism (DP attention, ep = tp)");
+  }
+}
+
 TEST(ServingSearch, RejectedSetupsSayWhy) {
   // Llama-3.1-70B in bf16 (141 GB of weights) on 4 H100s: tp 1 and 2 leave 141 and 71 GB per GPU
   // against a 72 GB budget less the 1 GB reserve, no room for a KV cache; tp 3 does not divide 4.

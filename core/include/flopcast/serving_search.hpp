@@ -25,12 +25,13 @@ constexpr std::string_view to_string(SloPercentile p) noexcept {
 }
 
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
-/// to the GPUs of two nodes, pp over 1, max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens
-/// over 2048, 4096, 8192, 16384; for a MoE model expert_parallel (ep = tp, SGLang's and vLLM's
-/// expert parallelism, against ep = 1) and dp_attention over false and true, else false;
-/// weights and kv_cache over the request's own types only (a precision changes what the model
-/// answers, so the search varies it only when asked). A searched weights type other than the
-/// request's takes the attention projections with it.
+/// to the GPUs of two nodes (for a MoE model, beyond them up to every GPU as wide expert
+/// parallelism only: DP attention with ep = tp, its tokens dispatched all-to-all), pp over 1,
+/// max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens over 2048, 4096, 8192, 16384; for a
+/// MoE model expert_parallel (ep = tp, SGLang's and vLLM's expert parallelism, against ep = 1) and
+/// dp_attention over false and true, else false; weights and kv_cache over the request's own types
+/// only (a precision changes what the model answers, so the search varies it only when asked). A
+/// searched weights type other than the request's takes the attention projections with it.
 struct ServingSearchSpace {
   std::vector<int> tp, pp, max_num_seqs, max_num_batched_tokens;
   std::vector<bool> expert_parallel, dp_attention;
