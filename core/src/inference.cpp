@@ -243,19 +243,6 @@ struct TokenOps {
   }
 };
 
-/// Buffer one GPU sends in an all-to-all dispatch of `t` tokens to the GPUs that hold their
-/// experts, each token sent once to each of the n ranks that holds at least one of its k experts
-/// (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/n of the E experts; the k are
-/// distinct, so it holds none of them with probability Π_{i<k} (E − E/n − i)/(E − i), and a token
-/// goes to n·(1 − that) ranks on average: 5.29 of 8 for DeepSeek-V3 (E 256, k 8) at n 8, 7.27 of
-/// 32 at n 32. The collective model then sends (n−1)/n of the buffer off the GPU.
-double moe_dispatch_bytes(const ModelSpec& m, int n, double t, double bytes_per_element) {
-  const double e = m.num_experts, held = e / n;
-  double none = 1;
-  for (int i = 0; i < m.experts_per_token; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
-  return t * n * (1 - none) * m.hidden_size * bytes_per_element;
-}
-
 TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
@@ -923,6 +910,13 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   if (tokens == 0) return 0;
   const int t = static_cast<int>(std::min<long long>(tokens, 1'000'000'000));
   return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.engine.step_overhead_s;
+}
+
+double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element) {
+  const double e = m.num_experts, held = e / ranks;
+  double none = 1;
+  for (int i = 0; i < m.experts_per_token; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
+  return tokens * ranks * (1 - none) * m.hidden_size * bytes_per_element;
 }
 
 }  // namespace flopcast

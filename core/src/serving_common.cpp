@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/stats.hpp"
 #include "serving_internal.hpp"
@@ -419,7 +420,10 @@ ServingSetup make_setup(const ServingSpec& spec) {
 }
 
 StepCoster::StepCoster(const ServingSpec& spec, const ServingSetup& setup)
-    : spec_(spec), setup_(setup), model_(setup.inference, spec.moe.imbalance_factor) {
+    : spec_(spec),
+      setup_(setup),
+      model_(setup.inference, spec.moe.imbalance_factor),
+      moe_layers_(count_params(setup.inference.model).moe_layers) {
   if (auto d = draft_spec(spec, setup.inference)) {
     d->engine.step_overhead_s = 0;  // the draft runs inside the target's engine step
     draft_.emplace(*d);
@@ -445,19 +449,16 @@ double StepCoster::cost(const StepShape& shape, int lora_adapters, int lora_load
   const InferenceSpec& inf = setup_.inference;
   const HardwareSpec& hw = inf.hardware;
   if (spec_.moe.expert_parallel && inf.tp > 1) {
-    // Dispatch and combine all-to-alls per layer: each GPU sends its tokens' hidden states to the
-    // GPUs of their top-k experts ((n−1)/n of them leave the GPU). Alpha-beta over the scale-up
-    // link until the collective model's all-to-all replaces it.
+    // Dispatch and combine all-to-alls per MoE layer on top of the step: each GPU sends its 1/tp
+    // of the tokens to the GPUs of their experts (once per GPU, moe_dispatch_bytes), through the
+    // collective model (across nodes where tp spans them).
     long long tokens = static_cast<long long>(shape.decode_sequences) * shape.tokens_per_decode;
     for (int i = 0; i < shape.num_prefills; ++i) tokens += shape.prefills[i].new_tokens;
     const ModelSpec& md = inf.model;
-    const double n = inf.tp;
-    const double bytes = static_cast<double>(tokens) * md.experts_per_token * md.hidden_size *
-                         bytes_per_element(inf.activations) / n;
-    const double one =
-        hw.scaleup_latency_s +
-        (n - 1) / n * bytes / (hw.scaleup_bandwidth.value * inf.kernel.link_efficiency);
-    t += 2 * md.num_layers * one;
+    const double buffer = moe_dispatch_bytes(md, inf.tp, static_cast<double>(tokens) / inf.tp,
+                                             bytes_per_element(inf.activations));
+    const OpCost a2a = all_to_all_op("ep_all_to_all", hw, inf.kernel, Bytes(buffer), inf.tp);
+    t += 2 * moe_layers_ * a2a.time.value;
   }
   if (lora_adapters > 0) {
     // SGMV-style kernels read each adapter in the batch once; two launches per adapted linear.

@@ -43,6 +43,7 @@ class StepCoster {
   const ServingSetup& setup_;
   StepTimeModel model_;
   std::optional<StepTimeModel> draft_;
+  int moe_layers_ = 0;  ///< layers with experts (features.moe.expert_parallel's all-to-alls)
 };
 
 /// Mean and second moment of a length distribution (trace: of the trace's lengths).

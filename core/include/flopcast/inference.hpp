@@ -165,6 +165,14 @@ inline MoeDispatch moe_dispatch_of(const InferenceSpec& spec) {
   return wide ? MoeDispatch::all_to_all : MoeDispatch::all_reduce;
 }
 
+/// Buffer one GPU sends in an all-to-all dispatch of its `tokens` to the GPUs that hold their
+/// experts, each token sent once to each of the `ranks` GPUs that holds at least one of its k
+/// experts (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/ranks of the E experts;
+/// the k are distinct, so it holds none of them with probability Π_{i<k} (E − E/ranks − i)/(E − i),
+/// and a token goes to ranks·(1 − that) GPUs on average: 5.29 of 8 for DeepSeek-V3 (E 256, k 8)
+/// at 8 ranks, 7.27 of 32 at 32. The collective model sends (ranks − 1)/ranks of it off the GPU.
+double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element);
+
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
