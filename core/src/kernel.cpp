@@ -269,22 +269,6 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
                kv_bytes <= 1 ? KernelVariant::kv8 : KernelVariant::plain);
 }
 
-OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            double heads, double kv_heads, double head_dim, DType math,
-                            double act_bytes, double kv_bytes) {
-  return attention_prefill_op(hw, km, batch, seq,
-                              AttentionDims::standard(heads, kv_heads, head_dim), math, act_bytes,
-                              kv_bytes);
-}
-
-OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
-                           double context, double heads, double kv_heads, double head_dim,
-                           DType math, double act_bytes, double kv_bytes) {
-  return attention_decode_op(hw, km, batch, context,
-                             AttentionDims::standard(heads, kv_heads, head_dim), math, act_bytes,
-                             kv_bytes);
-}
-
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
                  Bytes bytes, int kernels) {
   // Elementwise math runs far below any peak; only its bytes matter.

@@ -118,8 +118,8 @@ TEST(Gemm, PowerLimitLowersTheSustainedClockByItsCubeRoot) {
 TEST(Attention, DecodeReadsTheWholeKvCache) {
   // Llama-2-7B layer, batch 1, context 4096, 32 heads (MHA), d = 128, bf16 KV, A100:
   // bytes = 128·(2·4096·32·2 + 2·32·2) = 67,125,248 B -> / 1.73315e12 = 38.7302 us, + 2 us.
-  const OpCost op =
-      attention_decode_op(hw("a100-sxm-80g"), tier0(), 1, 4096, 32, 32, 128, DType::bf16, 2, 2);
+  const OpCost op = attention_decode_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
+                                        AttentionDims::standard(32, 32, 128), DType::bf16, 2, 2);
   EXPECT_EQ(op.bound, Bound::memory);
   EXPECT_TRUE(near_rel(op.time.value, 40.7302e-6, 1e-4));
   EXPECT_TRUE(near_rel(op.flops.value, 4.0 * 4096 * 128 * 32, 1e-12));
@@ -129,8 +129,8 @@ TEST(Attention, PrefillIsCausal) {
   // FLOPs = 2·d·Hq·s·(s+1) = 2·128·32·4096·4097 = 1.37473e11 for one sequence of 4096.
   // Tiles: 32 blocks · 32 heads = 1024 on 108 SMs -> wave eff 0.948148; sustained =
   // 312e12·0.6·0.948148 = 177.493e12 -> 774.52 us + 2 us.
-  const OpCost op =
-      attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 4096, 32, 32, 128, DType::bf16, 2, 2);
+  const OpCost op = attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
+                                         AttentionDims::standard(32, 32, 128), DType::bf16, 2, 2);
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.flops.value, 1.37473e11, 1e-5));
   EXPECT_TRUE(near_rel(op.time.value, 776.52e-6, 1e-4));

@@ -181,13 +181,6 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
                            double context, const AttentionDims& a, DType math, double act_bytes,
                            double kv_bytes);
-/// The same for standard attention with `heads`, `kv_heads` of `head_dim` (full causal).
-OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            double heads, double kv_heads, double head_dim, DType math,
-                            double act_bytes, double kv_bytes);
-OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
-                           double context, double heads, double kv_heads, double head_dim,
-                           DType math, double act_bytes, double kv_bytes);
 /// A bandwidth-bound op (norms, residual adds, rotary, activation function, embedding lookup):
 /// time = bytes / (BW · hbm_efficiency) + kernels · kernel overhead.
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
