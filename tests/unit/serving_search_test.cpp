@@ -195,7 +195,8 @@ TEST(ServingSearch, MoeTriesWideExpertParallelismBeyondTwoNodes) {
   q["search"]["tp"] = {32};
   q["search"]["expert_parallel"] = {false};
   q["search"]["dp_attention"] = {false};
-  for (const json& x : io::run(q)["rejected"]) {
+  const json pinned = io::run(q);  // kept: a range-for over a temporary's member dangles
+  for (const json& x : pinned["rejected"]) {
     EXPECT_NE(x["reason"],
               "beyond two nodes only as wide expert parallelism (DP attention, ep = tp)");
   }
