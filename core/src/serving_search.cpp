@@ -158,14 +158,19 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
             for (const DType kv : kv_caches) {
               for (const int max_seqs : seqs) {
                 for (const int budget : budgets) {
-                  ServingCandidate c{tp, pp, expert ? tp : 1, dpa, max_seqs, budget, w, kv, {},
-                                     0,  0};
+                  // Under DP attention each of the tp ranks schedules its own batch (vLLM's
+                  // data-parallel engines, TensorRT-LLM's attention DP): the values searched
+                  // are per rank, the replica's tp times as large.
+                  const int ranks = dpa ? tp : 1;
+                  ServingCandidate c{
+                      tp, pp, expert ? tp : 1, dpa, max_seqs * ranks, budget * ranks, w, kv, {},
+                      0,  0};
                   spec.inference.tp = tp;
                   spec.inference.pp = pp;
                   spec.inference.ep = c.ep;
                   spec.inference.dp_attention = dpa;
-                  spec.inference.engine.max_num_seqs = max_seqs;
-                  spec.inference.engine.max_num_batched_tokens = budget;
+                  spec.inference.engine.max_num_seqs = c.max_num_seqs;
+                  spec.inference.engine.max_num_batched_tokens = c.max_num_batched_tokens;
                   spec.inference.weights = w;
                   spec.inference.attention_weights =
                       w == base.inference.weights ? base.inference.attention_weights : std::nullopt;

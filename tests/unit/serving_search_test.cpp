@@ -188,6 +188,10 @@ TEST(ServingSearch, MoeTriesWideExpertParallelismBeyondTwoNodes) {
     wide = true;
     EXPECT_EQ(c["parallelism"]["ep"], 32);
     EXPECT_EQ(c["parallelism"]["dp_attention"], true);
+    // The searched limits are per attention rank: 64 or 256 sequences and 8,192 tokens a step
+    // on each of the 32 GPUs.
+    EXPECT_TRUE(c["max_num_seqs"] == 64 * 32 || c["max_num_seqs"] == 256 * 32) << c.dump();
+    EXPECT_EQ(c["max_num_batched_tokens"], 8192 * 32);
     EXPECT_EQ(io::run(c["request"])["request"]["parallelism"]["moe_dispatch"], "all_to_all");
   }
   EXPECT_TRUE(wide) << r.dump();

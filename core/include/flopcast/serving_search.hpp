@@ -27,6 +27,8 @@ constexpr std::string_view to_string(SloPercentile p) noexcept {
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two up
 /// to the GPUs of two nodes (for a MoE model, beyond them up to every GPU as wide expert
 /// parallelism only: DP attention with ep = tp, its tokens dispatched all-to-all), pp over 1,
+/// max_num_seqs and max_num_batched_tokens per attention rank under DP attention (the
+/// replica's limits tp times the values),
 /// max_num_seqs over 32, 64, …, 1024, max_num_batched_tokens over 2048, 4096, 8192, 16384; for a
 /// MoE model expert_parallel (ep = tp, SGLang's and vLLM's expert parallelism, against ep = 1) and
 /// dp_attention over false and true, else false; weights and kv_cache over the request's own types
