@@ -24,13 +24,6 @@ bool fp8_weight_only(const HardwareSpec& hw) {
 
 constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
-template <std::size_t N>
-void check_dtype(const std::string& path, DType t, const std::array<DType, N>& allowed) {
-  if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
-    fail(path, "must be one of " + dtype_names(allowed), std::string(to_string(t)));
-  }
-}
-
 void validate(const InferenceSpec& s) {
   validate(s.model, "model");
   validate(s.hardware, "hardware");

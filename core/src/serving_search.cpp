@@ -56,7 +56,7 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   // those group sizes are tried for that layout alone.
   const int two_nodes = 2 * base.inference.hardware.gpus_per_node;
   if (moe && space.tp.empty()) {
-    for (int t = 2 * std::max(1, tps.empty() ? 1 : tps.back()); t <= gpus; t *= 2) {
+    for (int t = 2 * (tps.empty() ? 1 : tps.back()); t <= gpus; t *= 2) {
       if (t > two_nodes) tps.push_back(t);
     }
   }

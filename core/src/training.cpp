@@ -109,11 +109,7 @@ void validate(const TrainingSpec& s) {
     }
   }
   check_real("workload.total_tokens", s.total_tokens, 0, 1e18);
-  if (std::find(kTrainingComputeTypes.begin(), kTrainingComputeTypes.end(), s.compute) ==
-      kTrainingComputeTypes.end()) {
-    fail("precision.compute", "must be one of " + dtype_names(kTrainingComputeTypes),
-         std::string(to_string(s.compute)));
-  }
+  check_dtype("precision.compute", s.compute, kTrainingComputeTypes);
   if (!s.hardware.peak(math_type(s.compute))) {
     fail("precision.compute",
          "the hardware has no dense " + std::string(to_string(math_type(s.compute))) +

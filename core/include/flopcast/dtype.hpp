@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "flopcast/error.hpp"
 #include "flopcast/names.hpp"
 
 namespace flopcast {
@@ -78,6 +80,14 @@ std::string dtype_names(const std::array<DType, N>& types) {
     out += to_string(t);
   }
   return out;
+}
+
+/// SpecError at `path` unless `t` is one of `allowed`: "must be one of bf16, fp16 (got fp8)".
+template <std::size_t N>
+void check_dtype(const std::string& path, DType t, const std::array<DType, N>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
+    fail(path, "must be one of " + dtype_names(allowed), std::string(to_string(t)));
+  }
 }
 
 }  // namespace flopcast
