@@ -16,6 +16,7 @@ import {
   energyText,
   $,
   CUSTOM,
+  DISPATCH_LABELS,
   call,
   clone,
   compileModule,
@@ -1340,13 +1341,9 @@ function scenarioIsInference(s) {
   return t === undefined || t === 'inference';
 }
 
-// The precision and MoE-dispatch choices are the module's (schema()); the attention weights take
+// The precision and MoE-dispatch choices are the module's (schema()): the attention weights are
 // every weight type but llama.cpp's GGUF files, which type their tensors themselves.
 const TYPE_LABELS = { int4: 'int4 (weight-only)', fp4: 'fp4 (NVFP4)' };
-const DISPATCH_LABELS = {
-  all_reduce: 'all-reduce (gather all tokens)',
-  all_to_all: 'all-to-all (DeepEP, needs DP attention and EP = TP)',
-};
 function fillChoices() {
   const typeLabel = (t) => (GGUF_TYPES.has(t) ? `${t} (GGUF)` : TYPE_LABELS[t] || t);
   const add = (id, values, label) => $(id).append(...values.map((v) => new Option(label(v), v)));

@@ -5,7 +5,7 @@
 // recomputes as if the box had been edited; links, pastes and drops keep working unchanged. The
 // core validates every value, and its error for `model.<key>` is shown beside that key's field.
 
-import { GGUF_TYPES, WEIGHT_TYPES, el, field, select } from './ui.js';
+import { WEIGHT_TYPES, el, field, schemaList, select } from './ui.js';
 
 // [key, label, default shown as the placeholder, choices (a select) or undefined (an integer)]
 const GROUPS = [
@@ -45,7 +45,7 @@ const GROUPS = [
         'checkpoint_attention_weights',
         'Published attention weights',
         '',
-        () => [['', 'as the weights'], ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [t, t])],
+        () => [['', 'as the weights'], ...schemaList('precision', 'attention_weights').map((t) => [t, t])],
       ],
     ],
   ],

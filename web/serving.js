@@ -2,7 +2,7 @@
 // model (recomputed on every input), and the discrete-event simulator run in a Web Worker.
 
 import {
-  GGUF_TYPES,
+  DISPATCH_LABELS,
   WEIGHT_TYPES,
   schemaList,
   energyText,
@@ -79,10 +79,12 @@ const FIELDS = [
     optional: true,
     label: 'MoE tokens to experts',
     get choices() {
-      const label = { all_reduce: 'all-reduce (gather all tokens)', all_to_all: 'all-to-all (DeepEP)' };
       return [
         ['', 'by layout'],
-        ...schemaList('parallelism', 'moe_dispatch').map((d) => [`parallelism.moe_dispatch="${d}"`, label[d] || d]),
+        ...schemaList('parallelism', 'moe_dispatch').map((d) => [
+          `parallelism.moe_dispatch="${d}"`,
+          DISPATCH_LABELS[d] || d,
+        ]),
       ];
     },
   },
@@ -114,7 +116,7 @@ const FIELDS = [
     get choices() {
       return [
         ['', 'same as weights'],
-        ...WEIGHT_TYPES.filter((t) => !GGUF_TYPES.has(t)).map((t) => [`precision.attention_weights="${t}"`, t]),
+        ...schemaList('precision', 'attention_weights').map((t) => [`precision.attention_weights="${t}"`, t]),
       ];
     },
   },

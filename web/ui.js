@@ -289,6 +289,11 @@ export const SCHEMA = { precision: {}, parallelism: {}, workload: {} };
 export const WEIGHT_TYPES = [];
 export const GGUF_TYPES = new Set();
 export const schemaList = (group, key) => (SCHEMA[group] && SCHEMA[group][key]) || [];
+/** The words for the two ways MoE tokens reach their experts (the values are the module's). */
+export const DISPATCH_LABELS = {
+  all_reduce: 'all-reduce (gather all tokens)',
+  all_to_all: 'all-to-all (DeepEP, needs DP attention and EP = TP)',
+};
 
 /** Reads the module's schema() into SCHEMA, WEIGHT_TYPES and GGUF_TYPES; returns its envelope. */
 export function loadSchema(M) {
