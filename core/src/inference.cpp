@@ -302,19 +302,41 @@ OpCost pipeline_send_op(const InferenceSpec& s, double t) {
   return op;
 }
 
+/// `op` run `layers` times.
+OpCost times_layers(OpCost op, double layers) {
+  op.flops = op.flops * layers;
+  op.bytes = op.bytes * layers;
+  op.time = op.time * layers;
+  op.kernels *= static_cast<int>(layers);
+  return op;
+}
+
+/// The attention of every layer of kind `kind` in step `st`: the one op of a step whose cost
+/// follows the context.
+OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& kind,
+                    const Step& st) {
+  const AttentionDims dims = sh.attention(kind.local, !st.prefill);
+  const double sequences = sh.attention_share(st.sequences);
+  return times_layers(st.prefill
+                          ? attention_prefill_op(s.hardware, sh.km, sequences, st.new_per_seq, dims,
+                                                 sh.attn_math, sh.a, sh.kv)
+                          : attention_decode_op(s.hardware, sh.km, sequences, st.context, dims,
+                                                sh.attn_math, sh.a, sh.kv),
+                      kind.count);
+}
+
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
-std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st) {
+/// `attention_at`, when given, receives the index in the result of each layer kind's attention
+/// op (in the order of sh.kinds), so that a step at another context can swap in just those.
+std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step& st,
+                             std::vector<std::size_t>* attention_at = nullptr) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
   const TokenOps tok = token_ops(s, sh, st.tokens);
   std::vector<OpCost> ops;
-  ops.reserve(10 * sh.kinds.size());
-  auto per_layer = [&](OpCost op, double layers) {
-    op.flops = op.flops * layers;
-    op.bytes = op.bytes * layers;
-    op.time = op.time * layers;
-    op.kernels *= static_cast<int>(layers);
-    ops.push_back(std::move(op));
+  ops.reserve(10 * sh.kinds.size() + 4);
+  auto per_layer = [&](const OpCost& op, double layers) {
+    ops.push_back(times_layers(op, layers));
   };
 
   ops.push_back(tok.embedding);
@@ -325,13 +347,8 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
     for (const OpCost& op : tok.attn_linears) {
       if (op.name != "o_proj") per_layer(op, layers);
     }
-    const AttentionDims dims = sh.attention(kind.local, !st.prefill);
-    const double sequences = sh.attention_share(st.sequences);
-    per_layer(st.prefill ? attention_prefill_op(hw, km, sequences, st.new_per_seq, dims,
-                                                sh.attn_math, sh.a, sh.kv)
-                         : attention_decode_op(hw, km, sequences, st.context, dims, sh.attn_math,
-                                               sh.a, sh.kv),
-              layers);
+    if (attention_at) attention_at->push_back(ops.size());
+    ops.push_back(attention_op(s, sh, kind, st));
     for (const OpCost& op : tok.attn_linears) {
       if (op.name == "o_proj") per_layer(op, layers);
     }
@@ -389,26 +406,45 @@ struct Accumulator {
   std::vector<std::string> uncalibrated;  // op names priced at Tier 0
 
   void add(const std::string& phase, const std::vector<OpCost>& ops, double weight) {
-    for (const OpCost& op : ops) {
-      auto it = std::find_if(items.begin(), items.end(),
-                             [&](const BreakdownItem& i) { return i.op == op.name; });
-      if (it == items.end()) {
-        items.push_back(BreakdownItem{phase, op.name, 0, 0, op.bound, 0, 0});
-        it = items.end() - 1;
+    // The decode bins pass the same op list again and again: the item of op k is where it was
+    // last time, and its band factors are those of last time while its residuals are.
+    slot_.resize(std::max(slot_.size(), ops.size()), 0);
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const OpCost& op = ops[k];
+      std::size_t& at = slot_[k];
+      if (at >= items.size() || items[at].op != op.name) {
+        at = static_cast<std::size_t>(
+            std::find_if(items.begin(), items.end(),
+                         [&](const BreakdownItem& i) { return i.op == op.name; }) -
+            items.begin());
+        if (at == items.size()) {
+          items.push_back(BreakdownItem{phase, op.name, 0, 0, op.bound, 0, 0});
+          factors_.push_back({});
+        }
       }
-      it->time_s += weight * op.time.value;
-      it->flops += weight * op.flops.value;
-      it->bytes += weight * op.bytes.value;
-      if (op.bound == Bound::compute) it->bound = Bound::compute;
+      BreakdownItem& item = items[at];
+      item.time_s += weight * op.time.value;
+      item.flops += weight * op.flops.value;
+      item.bytes += weight * op.bytes.value;
+      if (op.bound == Bound::compute) item.bound = Bound::compute;
       // A band holds its estimate: where an op's measured errors all lean one way (Tier 0 slower
       // than every measurement), its band reaches from the estimate to where they lie.
-      low_s += weight * op.time.value * std::exp(std::min(op.log_residual_p10, 0.0));
-      high_s += weight * op.time.value * std::exp(std::max(op.log_residual_p90, 0.0));
+      BandFactors& f = factors_[at];
+      if (!f.valid || f.log_p10 != op.log_residual_p10 || f.log_p90 != op.log_residual_p90) {
+        f = {true, op.log_residual_p10, op.log_residual_p90,
+             std::exp(std::min(op.log_residual_p10, 0.0)),
+             std::exp(std::max(op.log_residual_p90, 0.0))};
+      }
+      low_s += weight * op.time.value * f.low;
+      high_s += weight * op.time.value * f.high;
       outside_range = outside_range || op.outside_calibrated_range;
       const bool priced = op.bound == Bound::compute || op.bound == Bound::memory;
       if (!priced) continue;
       (op.tier == 2 ? tier2_s : tier0_s) += weight * op.time.value;
-      if (op.tier == 0) add_unique(uncalibrated, op.name);
+      if (op.tier == 0 && !f.uncalibrated) {
+        f.uncalibrated = true;
+        add_unique(uncalibrated, op.name);
+      }
     }
   }
 
@@ -428,6 +464,15 @@ struct Accumulator {
     }
     return items;
   }
+
+ private:
+  struct BandFactors {  // e^min(p10, 0) and e^max(p90, 0) of an item's last residuals
+    bool valid = false;
+    double log_p10 = 0, log_p90 = 0, low = 1, high = 1;
+    bool uncalibrated = false;  // its name is in `uncalibrated`
+  };
+  std::vector<BandFactors> factors_;  // per item
+  std::vector<std::size_t> slot_;     // per op index of the last list: its item
 };
 
 /// Layers that keep the whole context in the KV cache, and those that keep only their window.
@@ -552,6 +597,9 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   const long long steps = spec.output_tokens - 1;
   const long long evaluated_steps = std::max<long long>(steps, 1);
   const long long bins = std::min<long long>(evaluated_steps, kMaxDecodeBins);
+  // Only attention follows the context: the other ops are priced once, for the first bin.
+  std::vector<OpCost> decode_ops;
+  std::vector<std::size_t> attention_at;
   for (long long i = 0; i < bins; ++i) {
     const long long first = 1 + i * evaluated_steps / bins;
     const long long last = (i + 1) * evaluated_steps / bins;  // inclusive
@@ -560,7 +608,14 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
     // Pipelined, the batch runs as min(b, pp) micro-batches; each token crosses every stage.
     const double micro = b / std::min(b, pp);
     Step st{micro, micro, 1, mean_context, false};
-    dec.add("decode", step_ops(spec, sh, st), count);
+    if (i == 0) {
+      decode_ops = step_ops(spec, sh, st, &attention_at);
+    } else {
+      for (std::size_t k = 0; k < attention_at.size(); ++k) {
+        decode_ops[attention_at[k]] = attention_op(spec, sh, sh.kinds[k], st);
+      }
+    }
+    dec.add("decode", decode_ops, count);
   }
   const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
 
