@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -70,6 +74,47 @@ json custom_hardware() {
 // Issue 10: a preset carries its checkpoint's types. DeepSeek-R1 is published in FP8, gpt-oss
 // with MXFP4 experts beside bf16 attention: without precision.weights a request runs them so
 // (the same numbers as asking for it), and a request's own weights type replaces both.
+/// round6 as it was defined: print "%.6g", read it back.
+double round6_by_printf(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+TEST(Io, Round6IsThePrintfRoundTripBitForBit) {
+  // round6 computes six significant digits arithmetically (M = round(|x|·10^k), then M / 10^k
+  // with 10^k exact); it must return the very double that printing and parsing returns, or
+  // every output changes in its last bit. Random values over 40 decades, plus the edges: exact
+  // ties at the seventh digit (1234565 is exact in binary; printf rounds it half to even),
+  // powers of ten and their neighbours, 999999.5 (rounds up to 1e6), signs.
+  std::vector<double> xs = {1234565,   1234575,   0.5,   999999.5, 99999.95, 999999.4999,
+                            100000.05, 1e21,      1e-16, 9.999995, 1e22,     1e-17,
+                            123456.5,  -2.718282, 1e300, 5e-324,   -0.0,     3.0e8};
+  for (int e = -18; e <= 23; ++e) {
+    const double p = std::pow(10.0, e);
+    xs.insert(xs.end(), {p, std::nextafter(p, 0.0), std::nextafter(p, 1e308)});
+  }
+  std::mt19937_64 rng(20261126);
+  for (int i = 0; i < 200000; ++i) {
+    const double mantissa = 1 + static_cast<double>(rng() >> 11) * 0x1.0p-53 * 9;  // [1, 10)
+    const int exponent = static_cast<int>(rng() % 41) - 18;
+    xs.push_back((rng() & 1 ? -1 : 1) * mantissa * std::pow(10.0, exponent));
+  }
+  for (int i = 0; i < 50000; ++i) {  // near-ties: n.5 · 10^e (six digits n) and neighbours
+    const double n = 100000 + static_cast<double>(rng() % 900000);
+    const double x = (n + 0.5) * std::pow(10.0, static_cast<int>(rng() % 36) - 20);
+    xs.insert(xs.end(), {x, std::nextafter(x, 0.0), std::nextafter(x, 1e308)});
+  }
+  int mismatches = 0;
+  for (double x : xs) {
+    const double want = round6_by_printf(x), got = io::round6(x);
+    if (std::memcmp(&want, &got, sizeof got) != 0 && ++mismatches <= 5) {
+      ADD_FAILURE() << "round6(" << x << ") = " << got << ", printf gives " << want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(Io, CheckpointPrecisionIsTheDefault) {
   json r = base_request();
   r["model"] = "deepseek-r1";

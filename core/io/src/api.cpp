@@ -53,11 +53,42 @@ json schema() {
        {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}}};
 }
 
-double round6(double x) {
-  if (x == 0 || !std::isfinite(x)) return x;
+namespace {
+
+/// round6 through the C library: print six significant digits, read them back.
+double round6_printf(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", x);
   return std::strtod(buf, nullptr);
+}
+
+}  // namespace
+
+double round6(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  // The same double as round6_printf, without formatting, for |x| in [1e-16, 1e21]: with
+  // y = |x|·10^k in [99999.5, 999999.5), the six digits are M = round(y); 10^|k| ≤ 10^22 is an
+  // exact double, so y carries one rounding (error < 1e-10 at this size) and M / 10^k (or
+  // M · 10^-k) is the correctly rounded value of the decimal M·10^-k, which strtod returns too.
+  // Where y lies within 1e-6 of a half (a possible tie, decided by the exact binary value, or a
+  // product rounded onto one), and outside that range, the C library decides.
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const double a = std::fabs(x);
+  if (!(a >= 1e-16 && a <= 1e21)) return round6_printf(x);
+  int k = 5 - static_cast<int>(std::floor(std::log10(a)));
+  auto scaled = [&](int kk) { return kk >= 0 ? a * kPow10[kk] : a / kPow10[-kk]; };
+  double y = scaled(k);
+  // Which decade holds the six digits is a rounding decision too.
+  if (std::fabs(y - 999999.5) < 1e-6 || std::fabs(y - 99999.5) < 1e-6) return round6_printf(x);
+  if (y >= 999999.5) y = scaled(--k);  // log10 a hair high or low at a power of ten
+  if (y < 99999.5) y = scaled(++k);
+  if (k < -22 || k > 22 || y < 99999.5 || y >= 999999.5) return round6_printf(x);
+  const double m = std::floor(y + 0.5);
+  if (std::fabs(y - (m - 0.5)) < 1e-6) return round6_printf(x);
+  const double r = k >= 0 ? m / kPow10[k] : m * kPow10[-k];
+  return x < 0 ? -r : r;
 }
 
 json run(const json& request) {
