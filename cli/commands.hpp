@@ -223,6 +223,7 @@ struct TrainOptions {
   std::optional<double> total_tokens, cost_per_gpu_hour_usd;
   // The keys that had needed --request (issue 11: every input as a flag).
   bool tp_comm_overlap = false;
+  bool ep_comm_overlap = false;
   std::optional<std::string> flash_attention;  ///< on or off
   std::string grad_reduce, lora_targets;
   std::optional<double> moe_capacity_factor;

@@ -37,6 +37,7 @@ json build_train_request(const TrainOptions& o) {
   }
   if (o.sp) par["sp"] = true;
   if (o.tp_comm_overlap) par["tp_comm_overlap"] = true;
+  if (o.ep_comm_overlap) par["ep_comm_overlap"] = true;
   if (!o.fsdp.empty()) par["fsdp"] = o.fsdp;
   if (!par.empty()) r["parallelism"] = par;
   json wl{{"seq_len", o.seq_len}, {"global_batch_size", o.global_batch_size}};
@@ -273,6 +274,9 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--reserve-GB", o.reserve_GB, "Memory per GPU outside the model (default 2)");
   sub->add_flag("--tp-comm-overlap", o.tp_comm_overlap,
                 "TP collectives overlapped with GEMMs (Transformer Engine userbuffers)");
+  sub->add_flag("--ep-comm-overlap", o.ep_comm_overlap,
+                "EP all-to-alls hidden behind another micro-batch's compute (DualPipe, "
+                "Megatron-Core --overlap-moe-expert-parallel-comm)");
   sub->add_option("--flash-attention", o.flash_attention, "on (default) or off")
       ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--grad-reduce", o.grad_reduce, "Gradient reduction type: bf16 (default), fp32")

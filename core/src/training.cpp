@@ -80,6 +80,10 @@ void validate_parallelism(const TrainingSpec& s) {
     check_divides("parallelism.ep", s.ep, s.dp * s.cp, "parallelism dp·cp");
   }
   if (s.sp && s.tp == 1) fail("parallelism.sp", "needs parallelism.tp > 1", "true");
+  if (s.ep_comm_overlap && s.ep == 1) {
+    fail("parallelism.ep_comm_overlap",
+         "needs parallelism.ep > 1 (a MoE model's expert-parallel all-to-alls to overlap)", "true");
+  }
 }
 
 void validate(const TrainingSpec& s) {
@@ -763,7 +767,13 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   const MicroComm mc = micro_comm(s, sh, lp, layers + (ends_ledger == &head ? s.mtp_layers : 0));
   mb.add_time("communication", "tp_collectives", mc.tp_exposed_s, Bound::communication);
   mb.add_time("communication", "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
-  mb.add_time("communication", "ep_all_to_all", mc.ep_s, Bound::communication);
+  // The all-to-alls sit between attention and experts of their own micro-batch; only a schedule
+  // that runs two micro-batches at once on the stage (DualPipe, Megatron-Core's EP overlap) hides
+  // them, behind the other one's compute, and only when the stage has another micro-batch.
+  const bool two_in_flight = micro > 1 || s.pp > 1;
+  const double ep_hide = s.ep_comm_overlap && two_in_flight ? ov * (fwd_s + bwd_s) : 0;
+  mb.add_time("communication", "ep_all_to_all", std::max(0.0, mc.ep_s - ep_hide),
+              Bound::communication);
   if (mc.fsdp_fwd_s > 0 || mc.fsdp_bwd_s > 0) {
     // Prefetch hides each layer's gather behind the previous layer's compute; the first gather
     // and the last reduce-scatter have nothing to hide behind.

@@ -143,7 +143,17 @@ test('training view: numbers equal the module result, recomputed on each input',
   await page.fill('#tr-cost', '2.5');
   const req = await viewRequest(page, 'training');
   assert.equal(req.num_gpus, 16);
-  assert.deepEqual(req.parallelism, { tp: 1, pp: 1, cp: 1, ep: 1, vpp: 1, sp: false, zero: 1 });
+  assert.deepEqual(req.parallelism, {
+    tp: 1,
+    pp: 1,
+    cp: 1,
+    ep: 1,
+    vpp: 1,
+    sp: false,
+    tp_comm_overlap: false,
+    ep_comm_overlap: false,
+    zero: 1,
+  });
   assert.equal(req.workload.micro_batch_size, 1);
   assert.equal(req.workload.recompute, 'full');
   const r1 = await checkTraining(page, 'edited');

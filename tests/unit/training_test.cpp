@@ -545,6 +545,38 @@ TEST(TrainingMoe, TokenPermutationIsPricedAsItsTraffic) {
   EXPECT_EQ(breakdown_ms(io::run(request()), "forward", "moe_permute"), 0.0);
 }
 
+TEST(TrainingMoe, EpAllToAllHidesBehindAnotherMicroBatchOnlyWhenAsked) {
+  // Mixtral 8x7B on 8 H100, DP 8 = EP 8, eight 4,096-token micro-batches per GPU, Tier 0. One
+  // all-to-all moves 4,096 tokens · 2 routed copies · 4,096 · 2 B = 64 MiB over 8 NVLink ranks:
+  // 7/8 of it at 0.8 · 450 GB/s = 163.1 us plus the ring's latency, 171.112 us (`flopcast
+  // collective --op all_to_all --bytes 64MiB --ranks 8 --max-tier 0`). Dispatch and combine,
+  // forward and backward, in 32 MoE layers and 8 micro-batches: 4 · 32 · 8 · 171.112 us =
+  // 175.219 ms, all on the critical path of a plain 1F1B schedule.
+  json req = request();
+  req["model"] = "mixtral-8x7b";
+  req["parallelism"]["ep"] = 8;
+  const json plain = io::run(req);
+  EXPECT_NEAR(breakdown_ms(plain, "communication", "ep_all_to_all"), 175.219, 2e-3);
+  // Overlapped (DualPipe, Megatron-Core's EP overlap), each micro-batch's 21.9 ms of all-to-all
+  // runs under another's ~0.4 s of compute: none stays exposed and, with one stage (no bubble),
+  // the step is exactly that much shorter.
+  req["parallelism"]["ep_comm_overlap"] = true;
+  const json hidden = io::run(req);
+  EXPECT_EQ(breakdown_ms(hidden, "communication", "ep_all_to_all"), 0.0);
+  EXPECT_NEAR(hidden.at("step_time_s").get<double>(),
+              plain.at("step_time_s").get<double>() - 0.175219, 2e-6);
+  EXPECT_EQ(hidden.at("request").at("parallelism").at("ep_comm_overlap"), true);
+  // One micro-batch per step and one stage: there is no other micro-batch to hide behind.
+  req["workload"]["global_batch_size"] = 8;
+  const json alone = io::run(req);
+  EXPECT_NEAR(breakdown_ms(alone, "communication", "ep_all_to_all"), 175.219 / 8, 1e-3);
+  // Without expert parallelism there is nothing to overlap.
+  req["parallelism"]["ep"] = 1;
+  EXPECT_EQ(failure_of(req).message,
+            "parallelism.ep_comm_overlap: needs parallelism.ep > 1 (a MoE model's "
+            "expert-parallel all-to-alls to overlap) (got true)");
+}
+
 /// request() on B200s with one micro-batch per GPU.
 json b200_one_micro_batch() {
   json req = request();

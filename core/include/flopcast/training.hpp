@@ -163,6 +163,9 @@ struct TrainingSpec {
   /// 1 means DP/FSDP/CP traffic runs fully in the shadow of the compute it overlaps.
   double comm_overlap = 1.0;
   bool tp_comm_overlap = false;  ///< TP collectives overlapped with GEMMs (TE userbuffers)
+  /// EP all-to-alls of one micro-batch overlapped with another micro-batch's compute on the same
+  /// stage (DeepSeek-V3's DualPipe; Megatron-Core's --overlap-moe-expert-parallel-comm).
+  bool ep_comm_overlap = false;
   /// Fixed time per optimizer step outside the kernels: Python, launch gaps, data loading, logging.
   double step_overhead_s = 0;
   /// Kernel time multiplier of the framework (1: kernels as the Tier-0/2 fits price them).

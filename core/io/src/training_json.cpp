@@ -54,7 +54,7 @@ Sharding read_sharding(const ObjectReader& pr) {
 void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
   ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
                   {"tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "fsdp", "tp_comm_overlap",
-                   "first_stage_layers", "last_stage_layers"});
+                   "ep_comm_overlap", "first_stage_layers", "last_stage_layers"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.cp = pr.integer("cp", 1);
@@ -64,6 +64,7 @@ void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
   s.pp_last_stage_layers = pr.integer("last_stage_layers", 0);
   s.sp = pr.boolean("sp", false);
   s.tp_comm_overlap = pr.boolean("tp_comm_overlap", false);
+  s.ep_comm_overlap = pr.boolean("ep_comm_overlap", false);
   s.sharding = read_sharding(pr);
   if (pr.find("dp")) {
     s.dp = pr.integer("dp");
@@ -221,6 +222,7 @@ Parsed parse_request(const json& request) {
   json parallelism{
       {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp},   {"cp", s.cp},
       {"ep", s.ep}, {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
+  if (s.ep_comm_overlap) parallelism["ep_comm_overlap"] = true;
   if (s.pp_first_stage_layers > 0) parallelism["first_stage_layers"] = s.pp_first_stage_layers;
   if (s.pp_last_stage_layers > 0) parallelism["last_stage_layers"] = s.pp_last_stage_layers;
   const bool fsdp = request.contains("parallelism") && request.at("parallelism").is_object() &&
