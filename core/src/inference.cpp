@@ -246,13 +246,14 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   for (const auto& l : sh.attn_linears) {
     ops.attn_linears.push_back(gemm_op(l.name, hw, km, t_attn, l.n, l.k, sh.attn_linear));
   }
-  // Two fused add+norm (read x and residual, write both) and rotary; then per FFN kind the
-  // activation function.
+  // Two fused add+norm (read x and residual, write both) and rotary, on the tokens attention
+  // handles (under DP attention a GPU's own: the engines gather after the second norm); then per
+  // FFN kind the activation function.
   const double rope = t_attn * layer_ops::rope_elements_per_token(m, sh.attention_tp());
   auto elementwise = [&](bool moe) {
     const double act_fn_elems = t * layer_ops::activation_fn_elements(m, moe, s.tp);
-    return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t * sh.h + act_fn_elems),
-                     Bytes(sh.a * (2 * 4 * t * sh.h + 2 * rope + act_fn_elems)), 4);
+    return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t_attn * sh.h + act_fn_elems),
+                     Bytes(sh.a * (2 * 4 * t_attn * sh.h + 2 * rope + act_fn_elems)), 4);
   };
   const bool has_dense =
       std::any_of(sh.kinds.begin(), sh.kinds.end(), [](const LayerKind& k) { return !k.moe; });
