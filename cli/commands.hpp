@@ -82,6 +82,7 @@ struct RequestOptions {
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
   std::string moe_dispatch;
+  std::optional<int> redundant_experts;
   std::string weights, attention_weights, kv_cache, activations;
   std::optional<double> cost_per_gpu_hour_usd;
   EngineFlags engine;
@@ -166,6 +167,7 @@ struct ServeOptions {
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
   std::string moe_dispatch;
+  std::optional<int> redundant_experts;
   std::optional<int> max_num_seqs;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;

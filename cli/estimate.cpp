@@ -99,6 +99,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
       "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
       "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
       "default where the group spans nodes)");
+  app.add_option("--redundant-experts", o.redundant_experts,
+                 "Extra expert slots for replicas of busy experts (EPLB; SGLang "
+                 "--ep-num-redundant-experts): --ep divides experts + slots");
   app.add_option("--weights", o.weights,
                  "Weight precision: bf16, fp16, fp8, mxfp8, int8, int4, fp4, mxfp4; GGUF q4_0, "
                  "q4_k_m, q5_k_m, q6_k, q8_0");
@@ -201,7 +204,7 @@ json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
                         !o.hardware.empty() || !o.hardware_file.empty() || !o.what_if.empty() ||
                         o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
-                        !o.moe_dispatch.empty() || !o.weights.empty() ||
+                        !o.moe_dispatch.empty() || o.redundant_experts || !o.weights.empty() ||
                         !o.attention_weights.empty() || !o.kv_cache.empty() ||
                         !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
                         o.batch_size || o.cost_per_gpu_hour_usd || o.engine.any() || o.max_tier;
@@ -223,6 +226,7 @@ json build_request(const RequestOptions& o) {
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
+  if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;

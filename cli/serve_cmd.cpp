@@ -75,6 +75,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
+  if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
@@ -258,6 +259,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
       "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
       "default where the group spans nodes)");
+  sub->add_option("--redundant-experts", o.redundant_experts,
+                  "Extra expert slots for replicas of busy experts (EPLB; SGLang "
+                  "--ep-num-redundant-experts): --ep divides experts + slots");
   sub->add_option("--weights", o.weights, "Weight precision");
   sub->add_option("--attention-weights", o.attention_weights,
                   "Attention projections' precision (default: --weights)");

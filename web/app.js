@@ -65,6 +65,8 @@ const SIMPLE_FIELDS = [
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
   // Empty ("by layout") leaves the key out: all-to-all where DP attention with EP = TP spans nodes.
   { id: 'moe_dispatch', path: 'parallelism.moe_dispatch', optional: true },
+  // Empty or 0: no replicas (the core's default).
+  { id: 'redundant_experts', path: 'parallelism.redundant_experts', numeric: true, optional: true, omitIf: 0 },
   // Empty ("as published") leaves the key out: the model's checkpoint type (model.checkpoint_weights:
   // DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16, as the core decides.
   { id: 'weights', path: 'precision.weights', optional: true },

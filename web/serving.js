@@ -63,6 +63,15 @@ const FIELDS = [
     min: 1,
   },
   {
+    key: 'redundant_experts',
+    path: 'parallelism.redundant_experts',
+    kind: 'int',
+    label: 'Redundant expert slots (EPLB)',
+    optional: true,
+    placeholder: '0',
+    min: 0,
+  },
+  {
     key: 'dp_attention',
     kind: 'pick',
     optional: true,
@@ -333,6 +342,7 @@ export class ServingView {
         f('hardware'),
         row('three', f('num_gpus'), f('tp'), f('pp')),
         row('three', f('ep'), f('dp_attention'), f('moe_dispatch')),
+        f('redundant_experts'),
         row('three', f('weights'), f('attention_weights'), f('kv_cache')),
       ),
       el(

@@ -32,13 +32,25 @@ void validate(const InferenceSpec& s) {
   check_int("parallelism.tp", s.tp, 1, 1024);
   layer_ops::check_tensor_parallel_nodes(
       s.tp, s.hardware.gpus_per_node, s.hardware.scaleout_nics_per_node, "hardware.gpus_per_node");
-  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
   if (s.dp_attention && s.tp < 2) {
     fail("parallelism.dp_attention",
          "needs parallelism.tp > 1, the GPUs attention is data-parallel over",
          "true, with tp " + std::to_string(s.tp));
   }
   check_int("parallelism.ep", s.ep, 1, 1024);
+  if (s.redundant_experts != 0) {
+    if (!m.is_moe()) {
+      fail("parallelism.redundant_experts", "needs a MoE model (model.num_experts > 1)",
+           s.redundant_experts);
+    }
+    check_int("parallelism.redundant_experts", s.redundant_experts, 0, m.num_experts);
+    if (s.ep < 2) {
+      fail("parallelism.redundant_experts",
+           "needs parallelism.ep > 1: the replicas of busy experts go to other GPUs of the "
+           "expert-parallel group",
+           s.redundant_experts);
+    }
+  }
   if (s.ep > 1) {
     if (!m.is_moe()) fail("parallelism.ep", "needs a MoE model (model.num_experts > 1)", s.ep);
     if (s.tp % s.ep != 0) {
@@ -47,9 +59,15 @@ void validate(const InferenceSpec& s) {
                "): the experts are sharded over the replica's tp GPUs",
            s.ep);
     }
-    if (m.num_experts % s.ep != 0) {
+    const int slots = m.num_experts + s.redundant_experts;
+    if (slots % s.ep != 0) {
       fail("parallelism.ep",
-           "must divide model.num_experts (" + std::to_string(m.num_experts) + ")", s.ep);
+           s.redundant_experts > 0
+               ? "must divide model.num_experts + parallelism.redundant_experts (" +
+                     std::to_string(slots) + ")"
+               : "must divide model.num_experts (" + std::to_string(m.num_experts) +
+                     "), or add parallelism.redundant_experts so that it divides the slots",
+           s.ep);
     }
   }
   if (s.moe_dispatch == MoeDispatch::all_to_all && !(s.dp_attention && s.ep == s.tp)) {
@@ -59,6 +77,11 @@ void validate(const InferenceSpec& s) {
          "all_to_all, with dp_attention " + std::string(s.dp_attention ? "true" : "false") +
              ", tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep));
   }
+  // What the tp GPUs split: not the heads under DP attention, not the dense FFNs and shared
+  // experts where they run data-parallel, each expert's width over tp / ep.
+  layer_ops::check_tensor_parallel(
+      m, s.tp, "parallelism.tp",
+      {!s.dp_attention, !dense_data_parallel(s), m.is_moe() ? s.tp / s.ep : s.tp});
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % (s.tp * s.pp) != 0) {
@@ -151,6 +174,9 @@ struct Shard {
   /// Data-parallel attention ranks: tp under parallelism.dp_attention (each GPU runs attention
   /// whole for its own sequences), else 1 (attention heads split over tp).
   int dp = 1;
+  /// Dense FFNs and shared experts data-parallel (dense_data_parallel): own tokens, whole weights.
+  bool dense_dp = false;
+  double expert_slots = 0;  ///< num_experts + redundant_experts
 
   int attention_tp() const { return dp > 1 ? 1 : tp; }
   AttentionDims attention(bool local, bool decode) const {
@@ -198,6 +224,8 @@ Shard make_shard(const InferenceSpec& s) {
   sh.km.kv_page_tokens = s.engine.kv_block_tokens;
   sh.kinds = layer_kinds(m);
   sh.dp = s.dp_attention ? s.tp : 1;
+  sh.dense_dp = dense_data_parallel(s);
+  sh.expert_slots = double(m.num_experts) + s.redundant_experts;
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
@@ -229,10 +257,14 @@ struct TokenOps {
   std::optional<OpCost> tp_all_reduce;   ///< tp > 1: one of the two per layer
   std::optional<OpCost> moe_all_to_all;  ///< MoeDispatch::all_to_all: dispatch (= combine)
   OpCost final_norm;                     ///< once per step, over every token
+  bool dense_data_parallel = false;      ///< dense layers exchange nothing (Shard::dense_dp)
   const FfnOps& ffn(const LayerKind& k) const { return k.moe ? moe : dense; }
-  /// The tokens' exchange of a layer of kind `k`, one of the two per layer (none at tp 1).
+  /// The tokens' exchange of a layer of kind `k`, one of the two per layer (none at tp 1, nor in
+  /// a data-parallel dense layer).
   const std::optional<OpCost>& exchange(const LayerKind& k) const {
-    return k.moe && moe_all_to_all ? moe_all_to_all : tp_all_reduce;
+    static const std::optional<OpCost> none;
+    if (k.moe) return moe_all_to_all ? moe_all_to_all : tp_all_reduce;
+    return dense_data_parallel ? none : tp_all_reduce;
   }
 };
 
@@ -257,21 +289,27 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   };
   const bool has_dense =
       std::any_of(sh.kinds.begin(), sh.kinds.end(), [](const LayerKind& k) { return !k.moe; });
+  // Dense FFNs and shared experts: split over tp for all the step's tokens, or data-parallel,
+  // the busiest GPU's own tokens through whole weights.
+  const int dense_tp = sh.dense_dp ? 1 : s.tp;
+  const double t_dense = sh.dense_dp ? t_attn : t;
+  ops.dense_data_parallel = sh.dense_dp;
   if (has_dense) {
-    for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), s.tp, "mlp")) {
-      ops.dense.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+    for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), dense_tp, "mlp")) {
+      ops.dense.gemms.push_back(gemm_op(l.name, hw, km, t_dense, l.n, l.k, sh.linear));
     }
     ops.dense.elementwise = elementwise(false);
   }
   if (m.is_moe()) {
     // ep groups of whole experts, each expert's width split over the tp / ep GPUs of a group.
-    ops.moe.gemms.push_back(
-        moe_experts_op(hw, km, t, sh.h, double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
-                       m.experts_per_token, m.ffn == FfnKind::gated, sh.linear, sh.dense16, s.ep));
+    ops.moe.gemms.push_back(moe_experts_op(hw, km, t, sh.h,
+                                           double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
+                                           m.experts_per_token, m.ffn == FfnKind::gated, sh.linear,
+                                           sh.dense16, s.ep, s.redundant_experts));
     if (m.shared_experts > 0) {
       for (const auto& l : layer_ops::ffn_linears(
-               m, double(m.shared_experts) * m.shared_expert_width(), s.tp, "shared_experts")) {
-        ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+               m, double(m.shared_experts) * m.shared_expert_width(), dense_tp, "shared_experts")) {
+        ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t_dense, l.n, l.k, sh.linear));
       }
     }
     ops.moe.elementwise = elementwise(true);
@@ -280,9 +318,9 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   if (m.is_moe() && moe_dispatch_of(s) == MoeDispatch::all_to_all) {
     // The busiest GPU's own tokens (data-parallel attention) go out to their experts' GPUs and
     // their expert outputs come back the same way: two all-to-alls of one buffer per MoE layer.
-    ops.moe_all_to_all =
-        all_to_all_op("ep_all_to_all", hw, km,
-                      Bytes(moe_dispatch_bytes(m, s.tp, sh.attention_share(t), sh.a)), s.tp);
+    ops.moe_all_to_all = all_to_all_op(
+        "ep_all_to_all", hw, km,
+        Bytes(moe_dispatch_bytes(m, s.tp, sh.attention_share(t), sh.a, s.redundant_experts)), s.tp);
   }
   ops.final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
   return ops;
@@ -541,13 +579,14 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   auto attention = [&](int tp) {
     return m.num_layers * sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
   };
-  auto ffn = [&](int tp) {
-    const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), tp, ""));
+  // The whole model's FFNs (tp 1), or one GPU's: every expert slot's width over tp (E/ep slots
+  // each split over tp/ep GPUs), dense FFNs and shared experts over `dense_tp`.
+  auto ffn = [&](int tp, int dense_tp, double experts) {
+    const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), dense_tp, ""));
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
-    const double shared =
-        sum(layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), tp, ""));
-    return (m.num_layers - pc.moe_layers) * dense +
-           pc.moe_layers * (m.num_experts * expert + shared);
+    const double shared = sum(layer_ops::ffn_linears(
+        m, double(m.shared_experts) * m.shared_expert_width(), dense_tp, ""));
+    return (m.num_layers - pc.moe_layers) * dense + pc.moe_layers * (experts * expert + shared);
   };
   // Everything else stays in 16 bits: vocab-parallel embedding and LM head (in a GGUF file
   // quantized too), and replicated learned positions, norms, routers and biases (tiny). Under
@@ -555,8 +594,10 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // embedding and LM head.
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
-  const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) - ffn(1);
-  return sh.stage_share * (ffn(s.tp) * sh.w + attention(s.tp) * sh.attn_w + rest * sh.a) +
+  const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) -
+                      ffn(1, 1, m.num_experts);
+  const double ffn_per_gpu = ffn(s.tp, sh.dense_dp ? 1 : s.tp, sh.expert_slots);
+  return sh.stage_share * (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + rest * sh.a) +
          vocab_rows * sh.head.weight_bytes;
 }
 
@@ -961,8 +1002,9 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.engine.step_overhead_s;
 }
 
-double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element) {
-  const double e = m.num_experts, held = e / ranks;
+double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
+                          int redundant_experts) {
+  const double e = double(m.num_experts) + redundant_experts, held = e / ranks;
   double none = 1;
   for (int i = 0; i < m.experts_per_token; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
   return tokens * ranks * (1 - none) * m.hidden_size * bytes_per_element;

@@ -191,8 +191,9 @@ double expected_distinct_experts(double experts, double topk, double tokens) {
 
 OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double tokens, double hidden,
                       double inter, int experts, int topk, bool gated, const GemmTypes& linear,
-                      const GemmTypes& router, int expert_groups) {
-  const double touched_all = expected_distinct_experts(experts, topk, tokens);
+                      const GemmTypes& router, int expert_groups, int redundant_experts) {
+  const double touched_all =
+      expected_distinct_experts(double(experts) + redundant_experts, topk, tokens);
   const double rows = tokens * topk / touched_all;
   const double touched = touched_all / expert_groups;  // this GPU's share of the problems
   const double up_width = gated ? 2 * inter : inter;

@@ -22,15 +22,28 @@ double linear_params(const std::vector<LinearShape>& linears) {
   return n;
 }
 
-void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path) {
-  check_divides(path, tp, m.num_heads, "model.num_heads");
-  if (!m.is_mla() && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path, TensorSplit split) {
+  if (split.attention) {
+    check_divides(path, tp, m.num_heads, "model.num_heads");
+    if (!m.is_mla() && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+      fail(path,
+           "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
+               ") or be a multiple of it",
+           tp);
+    }
+  }
+  const int expert_ways = split.expert_ways > 0 ? split.expert_ways : tp;
+  if (expert_ways == tp) {
+    check_divides(path, tp, m.intermediate_size, "model.intermediate_size");
+  } else if (m.intermediate_size % expert_ways != 0) {
     fail(path,
-         "must divide model.num_kv_heads (" + std::to_string(m.num_kv_heads) +
-             ") or be a multiple of it",
+         "over parallelism.ep must divide model.intermediate_size (" +
+             std::to_string(m.intermediate_size) +
+             "): each expert's width is split over tp / ep = " + std::to_string(expert_ways) +
+             " GPUs",
          tp);
   }
-  check_divides(path, tp, m.intermediate_size, "model.intermediate_size");
+  if (!split.dense) return;
   if (m.is_moe() && m.dense_intermediate_size > 0) {
     check_divides(path, tp, m.dense_intermediate_size, "model.dense_intermediate_size");
   }

@@ -25,7 +25,17 @@ double linear_params(const std::vector<LinearShape>& linears);
 
 /// Checks that tensor parallelism `tp` splits every sharded dimension of the model (heads, KV
 /// heads, FFN widths), blaming `path`.
-void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path);
+/// What of a layer a tensor-parallel group splits: the attention heads (not under data-parallel
+/// attention), the dense FFNs and shared experts (not where they run data-parallel), and each
+/// routed expert's width over `expert_ways` GPUs (tp / ep; 0: tp).
+struct TensorSplit {
+  bool attention = true;
+  bool dense = true;
+  int expert_ways = 0;
+};
+
+void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path,
+                           TensorSplit split = {});
 /// A TP group larger than a node (`gpus_per_node`, named `node_key` in messages) spans whole
 /// nodes over the scale-out network: tp a multiple of it, and the hardware has NICs
 /// (NotModelledError otherwise). Shared by inference, serving and training.

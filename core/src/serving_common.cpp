@@ -455,8 +455,9 @@ double StepCoster::cost(const StepShape& shape, int lora_adapters, int lora_load
     long long tokens = static_cast<long long>(shape.decode_sequences) * shape.tokens_per_decode;
     for (int i = 0; i < shape.num_prefills; ++i) tokens += shape.prefills[i].new_tokens;
     const ModelSpec& md = inf.model;
-    const double buffer = moe_dispatch_bytes(md, inf.tp, static_cast<double>(tokens) / inf.tp,
-                                             bytes_per_element(inf.activations));
+    const double buffer =
+        moe_dispatch_bytes(md, inf.tp, static_cast<double>(tokens) / inf.tp,
+                           bytes_per_element(inf.activations), inf.redundant_experts);
     const OpCost a2a = all_to_all_op("ep_all_to_all", hw, inf.kernel, Bytes(buffer), inf.tp);
     t += 2 * moe_layers_ * a2a.time.value;
   }

@@ -256,16 +256,21 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
   EXPECT_EQ(moe_dispatch_of(s), MoeDispatch::all_to_all);  // the group spans two nodes
   const InferenceResult wide = estimate_inference(s);
   EXPECT_NEAR(item(wide, "decode", "ep_all_to_all").bytes, 173568917.0, 1);
-  // The all-reduce pair of the same step moves every one of the 256 tokens into every GPU: per
-  // MoE layer 2 · 256 · 7168 · 2 B against the dispatch and combine's 2 · 1,496,284 B (2.5×
-  // less), so the step is faster; the 3 dense layers keep their all-reduce pair.
+  // Under the all-to-all no layer gathers the tokens: the dense FFNs and shared experts run
+  // data-parallel, each GPU its own tokens through whole weights (TensorRT-LLM's attention DP
+  // makes the MLPs DP; vLLM's DP+EP ranks have tp 1), and the dense layers exchange nothing.
+  // tp_comm is the logits' all-gather alone, 256 · (129,280 / 16) · 16 · 2 B = 66,191,360.
+  EXPECT_NEAR(item(wide, "decode", "tp_comm").bytes, 66191360.0, 1);
+  // Each GPU holds the whole dense FFNs (3 layers · 3 · 7,168 · 18,432 = 1,189,085,184 fp8
+  // weights) and shared experts (58 · 3 · 7,168 · 2,048 = 2,554,331,136) where the all-reduce
+  // pair splits them over 16: 15/16 · 3,743,416,320 B = 3,509,452,800 B more per GPU.
   InferenceSpec ar = s;
   ar.moe_dispatch = MoeDispatch::all_reduce;
   const InferenceResult reduced = estimate_inference(ar);
-  EXPECT_LT(wide.tpot_s, reduced.tpot_s);
-  // tp_comm: the dense layers' pair, 3 · 2 · 256 · 7168 · 2 B = 22,020,096, and the logits'
-  // all-gather, 256 · (129,280 / 16) · 16 · 2 B = 66,191,360.
-  EXPECT_NEAR(item(wide, "decode", "tp_comm").bytes, 22020096.0 + 66191360.0, 1);
+  EXPECT_NEAR(wide.memory.weights_bytes - reduced.memory.weights_bytes, 3509452800.0, 1);
+  // The all-reduce pair moves every one of the 256 tokens into every GPU: per MoE layer
+  // 2 · 256 · 7,168 · 2 B = 7,340,032 B against the dispatch and combine's 2 · 1,496,284 B.
+  EXPECT_NEAR(item(reduced, "decode", "tp_comm").bytes, 61 * 7340032.0 + 66191360.0, 1);
   // Inside one node the default stays the all-reduce pair (SGLang's DP attention gathers by
   // all-reduce); all_to_all is asked for explicitly there.
   InferenceSpec node = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
@@ -280,6 +285,58 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
                   "parallelism.moe_dispatch: all_to_all needs parallelism.dp_attention and "
                   "parallelism.ep = tp (each GPU's own tokens sent to the GPUs of their experts) "
                   "(got all_to_all, with dp_attention true, tp 8, ep 4)");
+}
+
+TEST(Architectures, RedundantExpertSlotsLetExpertParallelismDivideThem) {
+  // DeepSeek-V3 fp8 over 72 H100 (9 nodes), DP attention, ep 72: 256 experts do not split over
+  // 72 GPUs, so engines add replicas of busy experts (SGLang --ep-num-redundant-experts 32:
+  // 288 slots, 4 a GPU).
+  InferenceSpec s = inference(deepseek_v3(), "h100-sxm", 72, 2000, 100);
+  s.weights = DType::fp8;
+  s.batch_size = 72 * 32;
+  s.dp_attention = true;
+  s.ep = 72;
+  expect_rejected(s,
+                  "parallelism.ep: must divide model.num_experts (256), or add "
+                  "parallelism.redundant_experts so that it divides the slots (got 72)");
+  s.redundant_experts = 32;
+  const InferenceResult r = estimate_inference(s);
+  EXPECT_GT(r.tpot_s, 0);
+  // tp 72 splits neither the 128 heads (attention is data-parallel) nor the dense FFNs and
+  // shared experts (data-parallel under the all-to-all dispatch), nor an expert (ep = tp).
+  EXPECT_EQ(moe_dispatch_of(s), MoeDispatch::all_to_all);
+
+  // Slots hold whole experts: at ep 16 each GPU holds 288 / 16 = 18 experts where 256 / 16 gave
+  // 16, two more in each of 58 MoE layers: 2 · 58 · 3 · 7,168 · 2,048 B = 5,108,662,272 B.
+  InferenceSpec ep16 = inference(deepseek_v3(), "h100-sxm", 16, 4095, 2);
+  ep16.weights = DType::fp8;
+  ep16.batch_size = 256;
+  ep16.dp_attention = true;
+  ep16.ep = 16;
+  const InferenceResult plain = estimate_inference(ep16);
+  ep16.redundant_experts = 32;
+  const InferenceResult spread = estimate_inference(ep16);
+  EXPECT_NEAR(spread.memory.weights_bytes - plain.memory.weights_bytes, 5108662272.0, 1);
+  // A token's 8 experts are found among 288 slots, 18 a rank: a rank holds none of them with
+  // probability Π_{i<8} (270 − i)/(288 − i) = 0.592794, so a token goes to 16 · 0.407206 =
+  // 6.51530 ranks (6.52328 without the replicas): 16 tokens · 6.51530 · 7,168 · 2 B =
+  // 1,494,452.5 B per dispatch, × 2 × 58 MoE layers = 173,356,491 B a step.
+  EXPECT_NEAR(item(spread, "decode", "ep_all_to_all").bytes, 173356491.0, 2);
+
+  // Replicas need experts to replicate and other GPUs to put them on.
+  ep16.redundant_experts = 257;
+  expect_rejected(ep16, "parallelism.redundant_experts: must be between 0 and 256 (got 257)");
+  ep16.redundant_experts = 8;
+  ep16.ep = 1;
+  ep16.dp_attention = false;
+  expect_rejected(ep16,
+                  "parallelism.redundant_experts: needs parallelism.ep > 1: the replicas of busy "
+                  "experts go to other GPUs of the expert-parallel group (got 8)");
+  InferenceSpec dense = inference(mistral_v01(), "h100-sxm", 2, 1024, 2);
+  dense.redundant_experts = 2;
+  expect_rejected(dense,
+                  "parallelism.redundant_experts: needs a MoE model (model.num_experts > 1) "
+                  "(got 2)");
 }
 
 TEST(Architectures, ExpertParallelismNeedsAMoeAndDividesTheTensorParallelGpus) {

@@ -69,7 +69,12 @@ struct InferenceSpec {
   bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
   int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
   std::optional<MoeDispatch> moe_dispatch;  ///< unset: moe_dispatch_of's default (above)
-  DType weights = DType::bf16;              ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
+  /// Extra expert slots for replicas of the busiest experts (EPLB: SGLang's
+  /// --ep-num-redundant-experts, TensorRT-LLM's num_slots − num_experts): ep divides
+  /// num_experts + redundant_experts, each GPU holds that many over ep, and routing spreads the
+  /// tokens over the slots.
+  int redundant_experts = 0;
+  DType weights = DType::bf16;  ///< bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only)
   /// The attention projections' type where a checkpoint keeps them apart from the other linear
   /// layers (Meta's Llama 3.1 FP8 and gpt-oss's MXFP4 leave attention in bf16); unset: `weights`.
   std::optional<DType> attention_weights;
@@ -165,13 +170,24 @@ inline MoeDispatch moe_dispatch_of(const InferenceSpec& spec) {
   return wide ? MoeDispatch::all_to_all : MoeDispatch::all_reduce;
 }
 
+/// Dense FFN layers and shared experts run data-parallel (each GPU its own tokens through whole
+/// weights, no exchange) under the all_to_all dispatch: its MoE layers never gather the tokens,
+/// and engines that run it do the same for the dense layers (TensorRT-LLM: attention DP makes
+/// the MLPs DP too; vLLM's DP+EP ranks have tp 1; SGLang's --moe-dense-tp-size 1).
+inline bool dense_data_parallel(const InferenceSpec& spec) {
+  return spec.model.is_moe() && moe_dispatch_of(spec) == MoeDispatch::all_to_all;
+}
+
 /// Buffer one GPU sends in an all-to-all dispatch of its `tokens` to the GPUs that hold their
 /// experts, each token sent once to each of the `ranks` GPUs that holds at least one of its k
 /// experts (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/ranks of the E experts;
 /// the k are distinct, so it holds none of them with probability Π_{i<k} (E − E/ranks − i)/(E − i),
 /// and a token goes to ranks·(1 − that) GPUs on average: 5.29 of 8 for DeepSeek-V3 (E 256, k 8)
 /// at 8 ranks, 7.27 of 32 at 32. The collective model sends (ranks − 1)/ranks of it off the GPU.
-double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element);
+/// With `redundant_experts` the E + r slots stand in for the experts (a replica is one more place
+/// a token's expert can be; the load balancer picks one).
+double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
+                          int redundant_experts = 0);
 
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).

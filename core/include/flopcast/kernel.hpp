@@ -144,9 +144,11 @@ double expected_distinct_experts(double experts, double topk, double tokens);
 /// T·k / touched rows. `inter` is one expert's FFN width on this GPU. Under expert parallelism
 /// the experts are split into `expert_groups` groups of whole experts (one per GPU group), so
 /// this GPU runs touched / expert_groups of the problems, each still with T·k / touched rows.
+/// `redundant_experts` extra slots (replicas of busy experts) spread the tokens over E + r
+/// problems, touched as E + r distinct experts would be; the router still scores E.
 OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double tokens, double hidden,
                       double inter, int experts, int topk, bool gated, const GemmTypes& linear,
-                      const GemmTypes& router, int expert_groups = 1);
+                      const GemmTypes& router, int expert_groups = 1, int redundant_experts = 0);
 
 /// Shapes of one layer's attention on one GPU.
 struct AttentionDims {

@@ -33,6 +33,7 @@ constexpr Field kFields[] = {
     {"parallelism.dp_attention", Kind::boolean},
     {"parallelism.ep", Kind::integer},
     {"parallelism.moe_dispatch", Kind::text},
+    {"parallelism.redundant_experts", Kind::integer},
     {"precision.weights", Kind::text},
     {"precision.attention_weights", Kind::text},
     {"precision.kv_cache", Kind::text},
