@@ -88,49 +88,9 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
          space_size);
   }
 
+  // The setups to price, in the order they are filed (what a serial search would do).
   ServingSearchResult out;
-  ServingSpec spec = base;  // one copy, its setup set per loop
-  std::vector<ServingCandidate> keeping_up;
-  const auto ttft = [percentile](const ServingCandidate& c) {
-    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
-  };
-  const auto better = [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
-    if (a.result.saturation_rate_per_s != b.result.saturation_rate_per_s)
-      return a.result.saturation_rate_per_s > b.result.saturation_rate_per_s;
-    return ttft(a) < ttft(b);
-  };
-  // Prices one setup (spec holds it) and files it: rejected with its reason, or kept.
-  const auto consider = [&](ServingCandidate c) {
-    ++out.evaluated;
-    try {
-      c.result = estimate_serving(spec);
-    } catch (const SpecError& e) {
-      ++out.rejected[rule_of(e)];
-      return;
-    }
-    const ServingResult& r = c.result;
-    if (!r.fits) {
-      ++out.rejected["does not fit in memory"];
-      return;
-    }
-    if (r.saturated || !r.tpot_s) {
-      ++out.rejected["saturated at the offered load"];
-      return;
-    }
-    const double mean_output = r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0;
-    c.capacity_output_tokens_per_s_per_gpu = r.saturation_rate_per_s * mean_output / gpus;
-    c.tokens_per_s_per_user = r.tpot_s->mean > 0 ? 1.0 / r.tpot_s->mean : 0;
-    ++out.keeping_up;
-    keeping_up.push_back(c);
-    if (const std::string miss = slo_miss(r, base.slo, percentile); !miss.empty()) {
-      ++out.rejected[miss];
-      return;
-    }
-    ++out.meeting_slo;
-    if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) return;
-    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better), std::move(c));
-    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
-  };
+  std::vector<ServingCandidate> setups;
   const int per_layout =
       static_cast<int>(seqs.size() * budgets.size() * weights.size() * kv_caches.size());
   for (const int tp : tps) {
@@ -162,20 +122,17 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                   // data-parallel engines, TensorRT-LLM's attention DP): the values searched
                   // are per rank, the replica's tp times as large.
                   const int ranks = dpa ? tp : 1;
-                  ServingCandidate c{
-                      tp, pp, expert ? tp : 1, dpa, max_seqs * ranks, budget * ranks, w, kv, {},
-                      0,  0};
-                  spec.inference.tp = tp;
-                  spec.inference.pp = pp;
-                  spec.inference.ep = c.ep;
-                  spec.inference.dp_attention = dpa;
-                  spec.inference.engine.max_num_seqs = c.max_num_seqs;
-                  spec.inference.engine.max_num_batched_tokens = c.max_num_batched_tokens;
-                  spec.inference.weights = w;
-                  spec.inference.attention_weights =
-                      w == base.inference.weights ? base.inference.attention_weights : std::nullopt;
-                  spec.inference.kv_cache = kv;
-                  consider(std::move(c));
+                  setups.push_back({tp,
+                                    pp,
+                                    expert ? tp : 1,
+                                    dpa,
+                                    max_seqs * ranks,
+                                    budget * ranks,
+                                    w,
+                                    kv,
+                                    {},
+                                    0,
+                                    0});
                 }
               }
             }
@@ -183,6 +140,71 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
         }
       }
     }
+  }
+
+  // Price them (on every core natively), each into its own slot; each thread sets the setup
+  // into a copy of the request of its own.
+  std::vector<std::string> rejected(setups.size());
+  std::vector<ServingSpec> scratch(search_detail::workers_for(setups.size()), base);
+  search_detail::price_all(setups.size(), [&](std::size_t worker, std::size_t i) {
+    ServingCandidate& c = setups[i];
+    ServingSpec& spec = scratch[worker];
+    spec.inference.tp = c.tp;
+    spec.inference.pp = c.pp;
+    spec.inference.ep = c.ep;
+    spec.inference.dp_attention = c.dp_attention;
+    spec.inference.engine.max_num_seqs = c.max_num_seqs;
+    spec.inference.engine.max_num_batched_tokens = c.max_num_batched_tokens;
+    spec.inference.weights = c.weights;
+    spec.inference.attention_weights =
+        c.weights == base.inference.weights ? base.inference.attention_weights : std::nullopt;
+    spec.inference.kv_cache = c.kv_cache;
+    try {
+      c.result = estimate_serving(spec);
+    } catch (const SpecError& e) {
+      rejected[i] = rule_of(e);
+    }
+  });
+
+  // File them in order: rejected with their reason, kept, and among the best that meet the SLOs.
+  std::vector<ServingCandidate> keeping_up;
+  const auto ttft = [percentile](const ServingCandidate& c) {
+    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
+  };
+  const auto better = [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
+    if (a.result.saturation_rate_per_s != b.result.saturation_rate_per_s)
+      return a.result.saturation_rate_per_s > b.result.saturation_rate_per_s;
+    return ttft(a) < ttft(b);
+  };
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    ServingCandidate& c = setups[i];
+    ++out.evaluated;
+    if (!rejected[i].empty()) {
+      ++out.rejected[rejected[i]];
+      continue;
+    }
+    const ServingResult& r = c.result;
+    if (!r.fits) {
+      ++out.rejected["does not fit in memory"];
+      continue;
+    }
+    if (r.saturated || !r.tpot_s) {
+      ++out.rejected["saturated at the offered load"];
+      continue;
+    }
+    const double mean_output = r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0;
+    c.capacity_output_tokens_per_s_per_gpu = r.saturation_rate_per_s * mean_output / gpus;
+    c.tokens_per_s_per_user = r.tpot_s->mean > 0 ? 1.0 / r.tpot_s->mean : 0;
+    ++out.keeping_up;
+    keeping_up.push_back(c);
+    if (const std::string miss = slo_miss(r, base.slo, percentile); !miss.empty()) {
+      ++out.rejected[miss];
+      continue;
+    }
+    ++out.meeting_slo;
+    if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) continue;
+    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better), std::move(c));
+    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
   }
 
   // Pareto frontier: by capacity per GPU (descending, ties: faster per user first), keep each

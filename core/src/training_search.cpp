@@ -55,65 +55,96 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
          space_size);
   }
 
+  // The layouts to price, in the order they are filed (what a serial search would do).
+  struct Layout {
+    int tp, pp, cp, ep;
+    Sharding sharding;
+    Recompute recompute;
+    DType compute;
+  };
   TrainingSearchResult out;
-  const auto faster = [](const TrainingCandidate& a, const TrainingCandidate& b) {
-    return a.result.step_time_s < b.result.step_time_s;
-  };
-  // Prices one layout (its micro-batch searched) and keeps it among the `top` fastest that fit.
-  const auto consider = [&](const TrainingSpec& s) {
-    ++out.evaluated;
-    TrainingCandidate c{s, {}};
-    try {
-      c.result = estimate_training(s);
-    } catch (const SpecError& e) {
-      ++out.rejected[rule_of(e)];
-      return;
-    }
-    if (!c.result.memory.fits) {
-      ++out.rejected["does not fit in memory at micro-batch 1"];
-      return;
-    }
-    ++out.fitting;
-    c.spec.micro_batch_size = c.result.micro_batch_size;
-    if (static_cast<int>(out.best.size()) == top && !faster(c, out.best.back())) return;
-    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster), std::move(c));
-    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
-  };
+  std::vector<Layout> layouts;
   for (const int tp : tps) {
     for (const int pp : pps) {
       for (const int cp : cps) {
-        const long long model_parallel = 1LL * tp * pp * cp;
-        if (base.num_gpus % model_parallel != 0) {
-          const int layouts =
+        if (base.num_gpus % (1LL * tp * pp * cp) != 0) {
+          const int skipped =
               static_cast<int>(eps.size() * shardings.size() * recomputes.size() * computes.size());
-          out.evaluated += layouts;
-          out.rejected["num_gpus: tp·pp·cp must divide it"] += layouts;
+          out.evaluated += skipped;
+          out.rejected["num_gpus: tp·pp·cp must divide it"] += skipped;
           continue;
         }
-        TrainingSpec s = base;
-        s.tp = tp;
-        s.pp = pp;
-        s.cp = cp;
-        s.dp = static_cast<int>(base.num_gpus / model_parallel);
-        s.sp = tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
-        s.vpp = 1;
-        s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
-        s.micro_batch_size = 0;  // the fastest that fits
         for (const int ep : eps) {
-          s.ep = ep;
           for (const Sharding sharding : shardings) {
-            s.sharding = sharding;
             for (const Recompute recompute : recomputes) {
-              s.recompute = recompute;
               for (const DType compute : computes) {
-                s.compute = compute;
-                consider(s);
+                layouts.push_back({tp, pp, cp, ep, sharding, recompute, compute});
               }
             }
           }
         }
       }
     }
+  }
+
+  const auto set_layout = [&base](TrainingSpec& s, const Layout& l) {
+    s.tp = l.tp;
+    s.pp = l.pp;
+    s.cp = l.cp;
+    s.dp = static_cast<int>(base.num_gpus / (1LL * l.tp * l.pp * l.cp));
+    s.sp = l.tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
+    s.vpp = 1;
+    s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
+    s.micro_batch_size = 0;  // the fastest that fits
+    s.ep = l.ep;
+    s.sharding = l.sharding;
+    s.recompute = l.recompute;
+    s.compute = l.compute;
+  };
+
+  // Price them (on every core natively), each into its own slot: its result, or the rule it
+  // breaks. Each thread sets the layout into a copy of the request of its own.
+  struct Priced {
+    TrainingResult result;
+    std::string rejected;
+  };
+  std::vector<Priced> priced(layouts.size());
+  std::vector<TrainingSpec> scratch(search_detail::workers_for(layouts.size()), base);
+  search_detail::price_all(layouts.size(), [&](std::size_t worker, std::size_t i) {
+    TrainingSpec& s = scratch[worker];
+    set_layout(s, layouts[i]);
+    try {
+      priced[i].result = estimate_training(s);
+    } catch (const SpecError& e) {
+      priced[i].rejected = rule_of(e);
+    }
+  });
+
+  // File them in order: rejected with their reason, or among the `top` fastest that fit.
+  const auto faster = [](const TrainingCandidate& a, const TrainingCandidate& b) {
+    return a.result.step_time_s < b.result.step_time_s;
+  };
+  for (std::size_t i = 0; i < priced.size(); ++i) {
+    Priced& p = priced[i];
+    ++out.evaluated;
+    if (!p.rejected.empty()) {
+      ++out.rejected[p.rejected];
+      continue;
+    }
+    if (!p.result.memory.fits) {
+      ++out.rejected["does not fit in memory at micro-batch 1"];
+      continue;
+    }
+    ++out.fitting;
+    if (static_cast<int>(out.best.size()) == top &&
+        !(p.result.step_time_s < out.best.back().result.step_time_s)) {
+      continue;
+    }
+    TrainingCandidate c{base, std::move(p.result)};
+    set_layout(c.spec, layouts[i]);
+    c.spec.micro_batch_size = c.result.micro_batch_size;
+    out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, faster), std::move(c));
+    if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
   }
   return out;
 }
