@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ clang clang-format libclang-rt-14-dev nlohmann-json3-dev libcli11-dev
+packages=(cmake ninja-build g++ clang clang-format clang-tidy libclang-rt-14-dev nlohmann-json3-dev libcli11-dev
           googletest libgtest-dev libbenchmark-dev emscripten chromium)
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: the C++ format check, unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
+# Every test: the C++ format check, clang-tidy on the estimators, unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
 # table against ../shared/groundtruth with its error ceilings (when that folder exists), the same
 # GoogleTest suite under Node (WebAssembly), native/WASM parity, the browser test in headless
 # Chromium, a bounded fuzz run of the JSON entry point, and one benchmark pass.
@@ -16,6 +16,8 @@ step "native-debug (ASan + UBSan): unit, golden, cli"
 cmake --workflow --preset native-debug
 step "native-release: unit, golden, cli"
 cmake --workflow --preset native-release
+step "tidy: clang-tidy over the estimators (core/src) as .clang-tidy says"
+scripts/check_tidy.sh build/native-release
 step "validate: accuracy against ../shared/groundtruth (error ceilings in validation/ceilings.json)"
 if [ -d ../shared/groundtruth ]; then
   build/native-release/cli/flopcast validate ../shared/groundtruth \

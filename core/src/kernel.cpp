@@ -161,8 +161,8 @@ Efficiency KernelModel::tier0(OpClass c) const {
   return e;
 }
 
-OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
-               double k, const GemmTypes& types, double count) {
+OpCost gemm_op(const std::string& name, const HardwareSpec& hw, const KernelModel& km, double m,
+               double n, double k, const GemmTypes& types, double count) {
   OpCost op = apply(name, gemm_work(hw, km, m, n, k, types, count), hw, km, OpClass::gemm,
                     types.math, weight_variant(types));
   // Training: an fp8 GEMM is never slower than the same shape in 16 bits (fp8 moves half the

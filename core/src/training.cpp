@@ -167,10 +167,10 @@ struct Item {
 
 class Ledger {
  public:
-  void add(std::string phase, const OpCost& op, double scale = 1, std::string name = "") {
+  void add(std::string phase, const OpCost& op, double scale = 1, const std::string& name = "") {
     Item it;
     it.phase = std::move(phase);
-    it.op = name.empty() ? op.name : std::move(name);
+    it.op = name.empty() ? op.name : name;
     it.time_s = op.time.value * scale;
     it.flops = op.flops.value * scale;
     it.bound = op.bound;

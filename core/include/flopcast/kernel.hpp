@@ -132,8 +132,8 @@ struct GemmTypes {
 /// tile_eff = mn / padded mn and wave_eff = tiles / (waves · SMs) when there are at least as many
 /// tiles as SMs (fewer tiles are assumed to be spread by split-K); memory = (nk·w + mk·a + mn·o) /
 /// (BW · hbm_efficiency); time = count · max(compute, memory) + kernel overhead.
-OpCost gemm_op(std::string name, const HardwareSpec& hw, const KernelModel& km, double m, double n,
-               double k, const GemmTypes& types, double count = 1);
+OpCost gemm_op(const std::string& name, const HardwareSpec& hw, const KernelModel& km, double m,
+               double n, double k, const GemmTypes& types, double count = 1);
 
 /// Expected number of distinct experts `tokens` tokens touch when each picks `topk` of `experts`
 /// uniformly: E · (1 − (1 − k/E)^T).
