@@ -9,7 +9,9 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 2
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
-if ! ls core/src/*.cpp | xargs -P "$jobs" -n 1 clang-tidy -p "$build" --quiet; then
+# clang-tidy counts the (suppressed) warnings of system headers on stderr: those lines go.
+quiet() { grep -Ev '^[0-9]+ warnings? generated\.$' || true; }
+if ! ls core/src/*.cpp | xargs -P "$jobs" -n 1 clang-tidy -p "$build" --quiet 2>&1 | quiet; then
   echo "tidy: findings above (fix them, or justify a change to .clang-tidy)" >&2
   exit 1
 fi
