@@ -13,8 +13,7 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
-#include "reader.hpp"
-#include "specs.hpp"
+#include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -1015,13 +1014,10 @@ TEST(IoEngines, OverridingAFittedOverheadDropsTheEngineToTierZero) {
   doc["tier"] = 1;
   const EngineProfile fitted = io::read_engine_profile(doc, "engine");
   EXPECT_EQ(fitted.tier, 1);
-  const std::initializer_list<const char*> keys{"step_overhead_us", "request_overhead_us",
-                                                "kernel_fixed_us"};
-  EXPECT_EQ(
-      io::detail::engine_tier(io::detail::ObjectReader(json::object(), "engine", keys), fitted), 1);
-  EXPECT_EQ(io::detail::engine_tier(
-                io::detail::ObjectReader(json{{"step_overhead_us", 300}}, "engine", keys), fitted),
-            0);
+  EXPECT_EQ(io::engine_tier(fitted, json::object()), 1);
+  EXPECT_EQ(io::engine_tier(fitted, json{{"name", "trtllm"}, {"max_num_seqs", 64}}), 1);
+  EXPECT_EQ(io::engine_tier(fitted, json{{"step_overhead_us", 300}}), 0);
+  EXPECT_EQ(io::engine_tier(fitted, json{{"kernel_fixed_us", 4}}), 0);
 }
 
 TEST(IoEngines, UnknownEngineSuggestsNearest) {

@@ -31,15 +31,16 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
   validate(e, "engine");
 }
 
-int engine_tier(const ObjectReader& r, const EngineProfile& profile) {
-  const bool overridden =
-      r.find("step_overhead_us") || r.find("request_overhead_us") || r.find("kernel_fixed_us");
-  return overridden ? 0 : profile.tier;
-}
-
 }  // namespace flopcast::io::detail
 
 namespace flopcast::io {
+int engine_tier(const EngineProfile& profile, const json& overrides) {
+  const bool overridden = overrides.is_object() && (overrides.contains("step_overhead_us") ||
+                                                    overrides.contains("request_overhead_us") ||
+                                                    overrides.contains("kernel_fixed_us"));
+  return overridden ? 0 : profile.tier;
+}
+
 EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   ObjectReader head(doc, path,
                     {"schema_version", "id", "name", "source", "notes", "tier", "fit", "engine"});

@@ -35,7 +35,8 @@ Parsed parse_request(const json& request) {
   s.batch_size = wl.integer("batch_size", 1);
 
   // The engine profile gives the defaults; every key of `engine` overrides one of them.
-  ObjectReader en(object_or_empty(r, "engine"), "engine",
+  const json& engine_doc = object_or_empty(r, "engine");
+  ObjectReader en(engine_doc, "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
                    "framework_reserve_GB"});
@@ -47,7 +48,7 @@ Parsed parse_request(const json& request) {
   apply_engine(s.engine, s.kernel);
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
-  p.engine_tier = engine_tier(en, profile);
+  p.engine_tier = engine_tier(profile, engine_doc);
   p.usd_per_gpu_hour = read_gpu_hour_price(r);
 
   p.resolved = json{{"schema_version", kSchemaVersion},

@@ -178,7 +178,7 @@ json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
   e.async_scheduling =
       en.boolean("async_scheduling", e.async_scheduling && !(e.id == "vllm" && inf.pp > 1));
   read_engine_overrides(en, e);
-  e.tier = engine_tier(en, e);
+  e.tier = engine_tier(e, eng);
   apply_engine(e, inf.kernel);
   inf.framework_reserve_bytes =
       en.number("framework_reserve_GB", inf.framework_reserve_bytes / kGB) * kGB;

@@ -76,7 +76,6 @@ void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
 void read_engine_overrides(const ObjectReader& en, EngineProfile& e);
 /// The tier of a request's engine: the profile's, or 0 once the request sets any of the overheads
 /// (step, request, per kernel) that a Tier-1 profile fitted.
-int engine_tier(const ObjectReader& r, const EngineProfile& profile);
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
 json engine_profile_to_json(const EngineProfile& e);
 

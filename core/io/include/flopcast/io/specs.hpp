@@ -40,6 +40,10 @@ void attach_collective_fits(HardwareSpec& h);
 /// `path`, with a suggestion, when there is none).
 EngineProfile read_engine_profile(const json& doc, const std::string& path);
 const EngineProfile& engine_profile(const std::string& id, const std::string& path);
+/// The tier of `profile`'s overheads under a request's `engine` object: 0 where it sets one of
+/// the overheads a Tier-1 profile fitted (step_overhead_us, request_overhead_us,
+/// kernel_fixed_us), else the profile's own.
+int engine_tier(const EngineProfile& profile, const json& overrides);
 
 /// Training framework profiles (presets/frameworks/<id>.json). A profile with `same_as` comes
 /// back with its id only (its constants are the named profile's).
