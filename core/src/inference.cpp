@@ -79,9 +79,8 @@ void validate(const InferenceSpec& s) {
   }
   // What the tp GPUs split: not the heads under DP attention, not the dense FFNs and shared
   // experts where they run data-parallel, each expert's width over tp / ep.
-  layer_ops::check_tensor_parallel(
-      m, s.tp, "parallelism.tp",
-      {!s.dp_attention, !dense_data_parallel(s), m.is_moe() ? s.tp / s.ep : s.tp});
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp",
+                                   {!s.dp_attention, !dense_data_parallel(s), s.tp / s.ep});
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("num_gpus", s.num_gpus, 1, 1'000'000);
   if (s.num_gpus % (s.tp * s.pp) != 0) {
@@ -176,7 +175,6 @@ struct Shard {
   int dp = 1;
   /// Dense FFNs and shared experts data-parallel (dense_data_parallel): own tokens, whole weights.
   bool dense_dp = false;
-  double expert_slots = 0;  ///< num_experts + redundant_experts
 
   int attention_tp() const { return dp > 1 ? 1 : tp; }
   AttentionDims attention(bool local, bool decode) const {
@@ -225,7 +223,6 @@ Shard make_shard(const InferenceSpec& s) {
   sh.kinds = layer_kinds(m);
   sh.dp = s.dp_attention ? s.tp : 1;
   sh.dense_dp = dense_data_parallel(s);
-  sh.expert_slots = double(m.num_experts) + s.redundant_experts;
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
@@ -596,7 +593,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) -
                       ffn(1, 1, m.num_experts);
-  const double ffn_per_gpu = ffn(s.tp, sh.dense_dp ? 1 : s.tp, sh.expert_slots);
+  const double ffn_per_gpu =
+      ffn(s.tp, sh.dense_dp ? 1 : s.tp, double(m.num_experts) + s.redundant_experts);
   return sh.stage_share * (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + rest * sh.a) +
          vocab_rows * sh.head.weight_bytes;
 }

@@ -52,11 +52,6 @@ inline void check_positive(const std::vector<int>& values, const char* path) {
   }
 }
 
-/// Calls `price(worker, i)` once for every i in [0, n): natively on up to one thread per core
-/// (at most 16), in WebAssembly (built without threads) on this one. `worker` (0 … workers − 1)
-/// names the calling thread, so that each can keep its own scratch copy of a spec; each call
-/// must write only the i-th result, so the results do not depend on the number of threads. An
-/// exception other than the ones `price` handles is rethrown here, the lowest index's first.
 /// Threads price_all uses for `n` calls.
 inline std::size_t workers_for(std::size_t n) {
 #ifndef __EMSCRIPTEN__
@@ -68,6 +63,11 @@ inline std::size_t workers_for(std::size_t n) {
 #endif
 }
 
+/// Calls `price(worker, i)` once for every i in [0, n): natively on up to one thread per core
+/// (at most 16), in WebAssembly (built without threads) on this one. `worker` (0 … workers − 1)
+/// names the calling thread, so that each can keep its own scratch copy of a spec; each call
+/// must write only the i-th result, so the results do not depend on the number of threads. An
+/// exception other than the ones `price` handles is rethrown here, the lowest index's first.
 template <typename Price>
 void price_all(std::size_t n, Price price) {
   const std::size_t workers = workers_for(n);

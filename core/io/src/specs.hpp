@@ -74,8 +74,6 @@ void read_kernel_fixed(const ObjectReader& r, EngineProfile& e);
 /// KV block size, token budget, chunked prefill, step / request / per-kernel overheads) on top of
 /// the profile in `e`, then validate(e): one reader and one range check for both tasks.
 void read_engine_overrides(const ObjectReader& en, EngineProfile& e);
-/// The tier of a request's engine: the profile's, or 0 once the request sets any of the overheads
-/// (step, request, per kernel) that a Tier-1 profile fitted.
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
 json engine_profile_to_json(const EngineProfile& e);
 
