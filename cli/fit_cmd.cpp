@@ -32,6 +32,14 @@ double predict_s(const OpCost& op, const Efficiency& e) {
   return t;
 }
 
+/// The term beyond the five every class fits: MoE's per-problem cost, decode attention's per-block
+/// time (calibration.hpp).
+FitExtra fit_extra(OpClass c) {
+  if (c == OpClass::moe) return FitExtra::per_problem;
+  if (c == OpClass::attention_decode) return FitExtra::per_block;
+  return FitExtra::none;
+}
+
 /// Residual quantiles, MAPE and parallel-work range of `rows` under efficiency `e`.
 CalibratedEfficiency describe(const std::vector<const validate::FitSample*>& rows,
                               const Efficiency& e) {
@@ -512,7 +520,7 @@ int run_fit(const FitOptions& o) {
       const Efficiency start = tier0.tier0(rows.front()->op.op_class);
       const Efficiency e = fit_efficiency(
           [&](const Efficiency& cand, std::size_t i) { return predict_s(subset[i]->op, cand); },
-          measured, start, rows.front()->op.op_class == OpClass::moe);
+          measured, start, fit_extra(rows.front()->op.op_class));
       const CalibratedEfficiency c = describe(rows, e);
       const double tier0_mape = describe(rows, start).train_mape;
       std::cerr << "fit: " << hardware << " " << key << ": " << rows.size()

@@ -248,6 +248,14 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
                        g = parse_number(r[kv_heads], f, line, "num_kv_heads"),
                        d = parse_number(r[head_dim], f, line, "head_dim");
           if (!all_positive({b, s, h, g, d})) return Outcome::skipped("missing shape value");
+          // TensorRT-LLM decodes grouped-query attention with its XQA kernel, up to 32 query
+          // heads per KV head, and the rest with its masked-MHA kernel, one thread block per
+          // query head: on the H100 and H200 about 10-14 ns per (sequence, head) where XQA takes
+          // 37-60 ns per (sequence, KV head), so 64 heads on 1 KV head run 15x slower per KV
+          // head than 32 on 1. The fits describe XQA; the other kernel's rows are not fitted.
+          if (framework_of(r) == "TRTLLM" && (h > 32 * g || h == g)) {
+            return Outcome::skipped("TensorRT-LLM masked-MHA decode (not XQA)");
+          }
           // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages
           // hold 64 tokens (tokens_per_block's default).
           KernelModel km = ctx.km_for(framework_of(r));

@@ -12,30 +12,47 @@
 namespace flopcast {
 namespace {
 
-using Point = std::vector<double>;  // log-space efficiency parameters (5, or 6 with group_s)
+using Point = std::vector<double>;  // log-space efficiency parameters (5, or 6 with an extra term)
 // Efficiencies are fractions of the datasheet: a fit above it would hide a work model that
 // over-counts the op's FLOPs or bytes.
 constexpr double kMaxEfficiency = 1.0;
 
 // Log-space parameters -> Efficiency. Half-units and the fixed cost get a floor so that "zero"
 // stays reachable in log space.
-Efficiency to_efficiency(const Point& p) {
+Efficiency to_efficiency(const Point& p, FitExtra extra) {
   Efficiency e;
   e.compute = std::min(kMaxEfficiency, std::exp(p[0]));
   e.compute_half_units = std::exp(p[1]);
   e.memory = std::min(kMaxEfficiency, std::exp(p[2]));
   e.memory_half_units = std::exp(p[3]);
   e.fixed_s = std::exp(p[4]);
-  if (p.size() > 5) e.group_s = std::exp(p[5]);
+  if (extra == FitExtra::per_problem) e.group_s = std::exp(p[5]);
+  if (extra == FitExtra::per_block) e.block_s = std::exp(p[5]);
   return e;
 }
 
-Point to_point(const Efficiency& e, bool grouped) {
+Point to_point(const Efficiency& e, FitExtra extra) {
   Point p{std::log(std::max(e.compute, 1e-3)), std::log(std::max(e.compute_half_units, 1e-3)),
           std::log(std::max(e.memory, 1e-3)), std::log(std::max(e.memory_half_units, 1e-3)),
           std::log(std::max(e.fixed_s, 1e-8))};
-  if (grouped) p.push_back(std::log(std::max(e.group_s, 1e-8)));
+  if (extra == FitExtra::per_problem) p.push_back(std::log(std::max(e.group_s, 1e-8)));
+  if (extra == FitExtra::per_block) p.push_back(std::log(std::max(e.block_s, 1e-8)));
   return p;
+}
+
+/// The terms a fit does not search keep `start`'s values. A decode-attention fit (per_block) keeps
+/// the compute side too: decode attention reads each KV byte for a few FLOPs (2·group·d per
+/// element), far below any GPU's ridge point, so no measured row is compute-bound and the rows
+/// cannot tell a compute efficiency apart; fitted anyway it drifts to whatever never binds there,
+/// and then binds falsely where the intensity is high (MLA's 128 heads per latent KV row).
+Efficiency with_start_extras(Efficiency e, const Efficiency& start, FitExtra extra) {
+  if (extra != FitExtra::per_problem) e.group_s = start.group_s;
+  if (extra != FitExtra::per_block) e.block_s = start.block_s;
+  if (extra == FitExtra::per_block) {
+    e.compute = start.compute;
+    e.compute_half_units = start.compute_half_units;
+  }
+  return e;
 }
 
 }  // namespace
@@ -149,12 +166,11 @@ const CalibratedEfficiency* Calibration::find_for(const CalibrationKey& key) con
 
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
                           const std::vector<double>& measured_s, const Efficiency& start,
-                          bool grouped) {
+                          FitExtra extra) {
   const std::size_t n = measured_s.size();
   if (n == 0) return start;
   auto loss = [&](const Point& p) {
-    Efficiency e = to_efficiency(p);
-    if (!grouped) e.group_s = start.group_s;
+    const Efficiency e = with_start_extras(to_efficiency(p, extra), start, extra);
     double sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double pred = predict_s(e, i);
@@ -165,12 +181,12 @@ Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::siz
   };
 
   // Restarted from the best vertex until it stops improving (at most 6 runs); the half-units
-  // (and the per-problem cost) get wider first steps: they span decades.
+  // (and the extra term) get wider first steps: they span decades.
   std::vector<double> steps{0.3, 2.0, 0.3, 2.0, 0.3};
-  if (grouped) steps.push_back(2.0);
-  Efficiency e = to_efficiency(nelder_mead(loss, to_point(start, grouped), steps, 6, 1500));
-  if (!grouped) e.group_s = start.group_s;
-  return e;
+  if (extra != FitExtra::none) steps.push_back(2.0);
+  return with_start_extras(
+      to_efficiency(nelder_mead(loss, to_point(start, extra), steps, 6, 1500), extra), start,
+      extra);
 }
 
 }  // namespace flopcast

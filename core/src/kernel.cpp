@@ -47,6 +47,7 @@ struct Work {
   double units = 1;  // parallel work: output tiles, attention blocks, ...
   int kernels = 1;
   double groups = 0;  // problems of a grouped kernel
+  double blocks = 0;  // thread blocks with a minimum lifetime (decode attention)
 };
 
 double utilization(double units, double half_units) {
@@ -63,7 +64,11 @@ std::pair<double, double> compute_memory_s(const KernelWork& w, const Efficiency
 
 double priced_time_s(const KernelWork& w, const Efficiency& e) {
   const auto [compute, memory] = compute_memory_s(w, e);
-  return std::max(compute, memory) + w.kernels * e.fixed_s + w.groups * e.group_s;
+  // Bytes and blocks as a 2-norm (calibration.hpp); sqrt, not std::hypot, whose last bit differs
+  // between glibc and the WebAssembly libc.
+  const double blocks = w.blocks * e.block_s;
+  const double streamed = blocks > 0 ? std::sqrt(memory * memory + blocks * blocks) : memory;
+  return std::max(compute, streamed) + w.kernels * e.fixed_s + w.groups * e.group_s;
 }
 
 namespace {
@@ -80,8 +85,8 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
   op.units = w.units;
   op.op_class = cls;
   op.calibration_key = CalibrationKey{cls, math, variant, km.framework};
-  op.parts[0] =
-      KernelWork{w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups};
+  op.parts[0] = KernelWork{
+      w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups, w.blocks};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
   const CalibratedEfficiency* fit =
@@ -266,6 +271,7 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
   w.units = batch * a.kv_heads * std::ceil(attended / 256);
+  w.blocks = batch * a.kv_heads;
   return apply("attention", w, hw, km, OpClass::attention_decode, math,
                kv_bytes <= 1 ? KernelVariant::kv8 : KernelVariant::plain);
 }

@@ -75,12 +75,64 @@ TEST(Calibration, GroupedFitRecoversThePerProblemCost) {
   auto predict = [&](const Efficiency& e, std::size_t i) {
     return memory[i] / e.memory + e.fixed_s + problems[i] * e.group_s;
   };
-  const Efficiency grouped = fit_efficiency(predict, measured, Efficiency{}, true);
+  const Efficiency grouped = fit_efficiency(predict, measured, Efficiency{}, FitExtra::per_problem);
   EXPECT_TRUE(near_rel(grouped.group_s, 0.5e-6, 0.05));
   EXPECT_TRUE(near_rel(grouped.memory, 0.8, 0.02));
   // Not grouped: the per-problem cost stays at the start's (Tier 0: none).
-  const Efficiency plain = fit_efficiency(predict, measured, Efficiency{}, false);
+  const Efficiency plain = fit_efficiency(predict, measured, Efficiency{}, FitExtra::none);
   EXPECT_EQ(plain.group_s, 0.0);
+}
+
+TEST(Calibration, PerBlockFitRecoversTheBlockTimeAndKeepsTheComputeSide) {
+  // Decode attention (calibration.hpp): t = max(T_c/η_c, hypot(T_m/η_m, B·t_b)) + t_0 with η_m
+  // 0.85, t_b 30 ns, t_0 5 us. Blocks 8..65,536 vary apart from the bytes, so t_b is
+  // identifiable: e.g. 65,536 blocks over 10 us of ideal memory time is hypot(11.765, 1966.08)
+  // + 5 = 1971.1 us. The compute side never binds (T_c is 1/100 of T_m): it is not fitted and
+  // keeps the start's efficiency.
+  const Efficiency truth{0.6, 0, 0.85, 0, 5e-6, 0, 30e-9};
+  std::vector<KernelWork> work;
+  std::vector<double> measured;
+  for (int i = 0; i < 150; ++i) {
+    const double memory = 1e-6 * std::pow(1.07, i);  // 1 us .. 23 ms
+    const double blocks = std::pow(2.0, 3 + (i * 7) % 14);
+    work.push_back(KernelWork{memory / 100, memory, 1e6, 1, 0, blocks});
+    measured.push_back(priced_time_s(work.back(), truth));
+  }
+  auto predict = [&](const Efficiency& e, std::size_t i) { return priced_time_s(work[i], e); };
+  Efficiency start;
+  start.compute = 0.6;
+  const Efficiency fit = fit_efficiency(predict, measured, start, FitExtra::per_block);
+  EXPECT_TRUE(near_rel(fit.block_s, 30e-9, 0.03));
+  EXPECT_TRUE(near_rel(fit.memory, 0.85, 0.02));
+  EXPECT_TRUE(near_rel(fit.fixed_s, 5e-6, 0.05));
+  EXPECT_EQ(fit.compute, 0.6);
+  EXPECT_EQ(fit.compute_half_units, 0.0);
+  EXPECT_EQ(fit.group_s, 0.0);
+}
+
+TEST(Calibration, PerBlockTimeReadsAsWrittenAndMustNotBeNegative) {
+  // A fit's JSON carries block_us (microseconds) only where it has a per-block time.
+  CalibratedEfficiency c;
+  c.efficiency = Efficiency{0.6, 0, 0.77, 250, 6e-6, 0, 35.6e-9};
+  c.log_residual_p10 = -0.2;
+  c.log_residual_p90 = 0.3;
+  const io::json fit = io::calibration_fit_to_json(c);
+  EXPECT_TRUE(near_rel(fit.at("block_us").get<double>(), 0.0356, 1e-12));
+  EXPECT_FALSE(fit.contains("group_us"));
+  io::json doc{{"schema_version", 1},  {"id", "x"},
+               {"name", "x"},          {"source", "test"},
+               {"notes", "unit test"}, {"fits", {{"attn_decode/bf16", fit}}}};
+  const Calibration read = io::read_calibration(doc, "calibration");
+  const CalibratedEfficiency* back = read.find(*parse_calibration_key("attn_decode/bf16"));
+  ASSERT_NE(back, nullptr);
+  EXPECT_TRUE(near_rel(back->efficiency.block_s, 35.6e-9, 1e-12));
+  doc["fits"]["attn_decode/bf16"]["block_us"] = -1;
+  try {
+    io::read_calibration(doc, "calibration");
+    FAIL() << "a negative block_us must be rejected";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.fits.attn_decode/bf16"), std::string::npos);
+  }
 }
 
 TEST(Calibration, KeysReadAsTheyAreWritten) {

@@ -125,6 +125,30 @@ TEST(Attention, DecodeReadsTheWholeKvCache) {
   EXPECT_TRUE(near_rel(op.flops.value, 4.0 * 4096 * 128 * 32, 1e-12));
 }
 
+TEST(Attention, ManyShortSequencesAreBlockBound) {
+  // Decode attention runs one thread block per (sequence, KV head): batch 2048 on 8 KV heads is
+  // 16,384 blocks whatever the context. The op records them for the per-block term.
+  const OpCost op = attention_decode_op(hw("h200-sxm"), tier0(), 2048, 8,
+                                        AttentionDims::standard(32, 8, 128), DType::bf16, 2, 2);
+  EXPECT_DOUBLE_EQ(op.parts[0].blocks, 2048.0 * 8);
+  // The term (calibration.hpp): t = max(T_c/η_c, hypot(T_m/η_m, B·t_b)) + t_0. With an H200-like
+  // fit (η_m 0.9, t_b 36 ns, t_0 6 us), the 67.1 MB of KV that aiconfigurator's row reads
+  // (2048·8 tokens·8 heads·128·2·2 B) at 4.8 TB/s: T_m = 14 us -> 15.556 us; B·t_b = 16,384·36 ns
+  // = 589.824 us; hypot = 590.029 us, + 6 us = 596.03 us (measured: 598.7 us, TensorRT-LLM).
+  const Efficiency e{0.6, 0, 0.9, 0, 6e-6, 0, 36e-9};
+  KernelWork w{1e-6, 14e-6, 1, 1, 0, 16384};
+  EXPECT_TRUE(near_rel(priced_time_s(w, e), 596.029e-6, 1e-5));
+  // Long contexts: batch 64 on 8 KV heads at 4096 tokens read 1.0737 GB per layer, T_m =
+  // 223.7 us at 4.8 TB/s -> 248.55 us at 0.9; B·t_b = 512·36 ns = 18.432 us; hypot = 249.23 us,
+  // + 6 = 255.23 us: bandwidth-bound, the blocks add 0.3 %.
+  w = KernelWork{1e-6, 223.696e-6, 1, 1, 0, 512};
+  EXPECT_TRUE(near_rel(priced_time_s(w, e), 255.23e-6, 1e-4));
+  // Without a per-block time (Tier 0, every other op class) the term is exactly the memory time.
+  w.blocks = 0;
+  const Efficiency t0{0.6, 0, 0.9, 0, 6e-6, 0, 0};
+  EXPECT_DOUBLE_EQ(priced_time_s(w, t0), 223.696e-6 / 0.9 + 6e-6);
+}
+
 TEST(Attention, PrefillIsCausal) {
   // FLOPs = 2·d·Hq·s·(s+1) = 2·128·32·4096·4097 = 1.37473e11 for one sequence of 4096.
   // Tiles: 32 blocks · 32 heads = 1024 on 108 SMs -> wave eff 0.948148; sustained =

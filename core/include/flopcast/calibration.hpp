@@ -19,7 +19,8 @@ std::string_view to_string(OpClass c) noexcept;
 
 /// Efficiency of one op class on one GPU and math type, Tier 0 or Tier 2:
 ///
-///   t = max(T_c / (η_c · u_c), T_m / (η_m · u_m)) + t_0,   u_x = r / (r + r_x)
+///   t = max(T_c / (η_c · u_c), hypot(T_m / (η_m · u_m), B · t_b)) + t_0 + G · t_g,
+///   u_x = r / (r + r_x)
 ///
 /// T_c and T_m are the op's times at 100% of the dense peak (after tile and wave quantization) and
 /// at 100% of the datasheet bandwidth; r is its parallel work (output tiles, attention blocks,
@@ -28,6 +29,13 @@ std::string_view to_string(OpClass c) noexcept;
 /// Grouped kernels (the expert GEMMs of a fused MoE layer, one problem per expert that receives
 /// tokens) add t_g per problem: each problem's tiles load their own weights and block scales and
 /// end in their own epilogue. Tier 0 has t_g = 0; only MoE fits have it.
+/// Decode attention runs B thread blocks, one per (sequence, KV head): each lives at least t_b
+/// (device-wide: its lifetime over the blocks the GPU runs at once) to load its page table and
+/// query, reduce the softmax and write its output, however few KV tokens it reads. Many short
+/// sequences make the kernel block-bound rather than bandwidth-bound. The block time and the KV
+/// stream overlap only in part (a block's fixed work stalls its own loads), so they combine as a
+/// 2-norm: either alone where it dominates, √2 of each where they are equal. Tier 0 has t_b = 0
+/// (the memory time exactly); only decode-attention fits have it.
 struct Efficiency {
   double compute = 0.8;
   double compute_half_units = 0;
@@ -35,6 +43,7 @@ struct Efficiency {
   double memory_half_units = 0;
   double fixed_s = 2e-6;
   double group_s = 0;
+  double block_s = 0;
 };
 
 /// A Tier-2 fit with what is needed to state its error and its range.
@@ -99,9 +108,11 @@ struct Calibration {
 /// in log space, so efficiencies, half-units and the fixed cost stay positive; efficiencies are
 /// capped at 1, the datasheet (a physical bound: where a kernel seems to beat it, the work model
 /// over-counts, and the fit must not hide that). Deterministic.
-/// `grouped`: also fit the per-problem cost `group_s` (MoE); otherwise it stays at `start`'s.
+/// `extra`: also fit the per-problem cost `group_s` (MoE) or the per-block time `block_s` (decode
+/// attention); the other stays at `start`'s.
+enum class FitExtra { none, per_problem, per_block };
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
                           const std::vector<double>& measured_s, const Efficiency& start,
-                          bool grouped = false);
+                          FitExtra extra = FitExtra::none);
 
 }  // namespace flopcast

@@ -25,6 +25,7 @@ struct KernelWork {
   double units = 1;            ///< parallel work: output tiles, attention blocks, ...
   int kernels = 1;
   double groups = 0;  ///< problems of a grouped kernel (experts with tokens), else 0
+  double blocks = 0;  ///< decode attention's (sequence, KV head) thread blocks, else 0
 };
 
 /// Time and work of one op (or of `count` identical ops, summed).

@@ -27,7 +27,7 @@ Calibration read_calibration(const json& doc, const std::string& path) {
     const std::string p = r.child("fits") + "." + item.key();
     ObjectReader f(item.value(), p,
                    {"compute_efficiency", "compute_half_units", "memory_efficiency",
-                    "memory_half_units", "fixed_us", "group_us", "log_residual_p10",
+                    "memory_half_units", "fixed_us", "group_us", "block_us", "log_residual_p10",
                     "log_residual_p90", "min_units", "max_units", "train_rows", "train_mape"});
     CalibratedEfficiency e;
     e.efficiency.compute = f.number("compute_efficiency");
@@ -36,6 +36,7 @@ Calibration read_calibration(const json& doc, const std::string& path) {
     e.efficiency.memory_half_units = f.number("memory_half_units");
     e.efficiency.fixed_s = f.number("fixed_us") * kMicro;
     e.efficiency.group_s = f.number("group_us", 0.0) * kMicro;
+    e.efficiency.block_s = f.number("block_us", 0.0) * kMicro;
     e.log_residual_p10 = f.number("log_residual_p10");
     e.log_residual_p90 = f.number("log_residual_p90");
     e.min_units = f.number("min_units");
@@ -44,7 +45,7 @@ Calibration read_calibration(const json& doc, const std::string& path) {
     e.train_mape = f.number("train_mape");
     if (!(e.efficiency.compute > 0) || !(e.efficiency.memory > 0) ||
         e.efficiency.compute_half_units < 0 || e.efficiency.memory_half_units < 0 ||
-        e.efficiency.fixed_s < 0 || e.efficiency.group_s < 0 ||
+        e.efficiency.fixed_s < 0 || e.efficiency.group_s < 0 || e.efficiency.block_s < 0 ||
         e.log_residual_p10 > e.log_residual_p90) {
       throw SpecError(p, "is not a valid efficiency fit");
     }
@@ -68,6 +69,7 @@ json calibration_fit_to_json(const CalibratedEfficiency& e) {
          {"train_rows", e.train_rows},
          {"train_mape", e.train_mape}};
   if (e.efficiency.group_s > 0) j["group_us"] = e.efficiency.group_s / kMicro;
+  if (e.efficiency.block_s > 0) j["block_us"] = e.efficiency.block_s / kMicro;
   return j;
 }
 
