@@ -82,7 +82,7 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                             seqs.size() * budgets.size() * weights.size() * kv_caches.size();
   if (space_size > kMaxServingSearchSetups) {
     fail("search",
-         "would consider more than 2,000 setups; pin dimensions with search.tp, search.pp, "
+         "would consider more than 20,000 setups; pin dimensions with search.tp, search.pp, "
          "search.expert_parallel, search.dp_attention, search.max_num_seqs, "
          "search.max_num_batched_tokens, search.weights or search.kv_cache",
          space_size);

@@ -339,17 +339,19 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   q = search_request();
   q["search"]["cp"] = {1};
   EXPECT_EQ(failure_of(q).message, "search.cp: unknown key (did you mean \"tp\"?)");
-  // Work budget: 64 tp × 8 pp × 4 × 2 = 4,096 setups, refused up front.
+  // Work budget: 64 tp × 8 pp × 64 max_num_seqs × 2 budgets = 65,536 setups, refused up front.
   q = search_request();
   json many = json::array();
   for (int i = 1; i <= 64; ++i) many.push_back(i);
   q["search"]["tp"] = many;
   q["search"]["pp"] = {1, 2, 3, 4, 5, 6, 7, 8};
-  q["search"]["max_num_seqs"] = {64, 128, 256, 512};
+  json seqs = json::array();
+  for (int i = 1; i <= 64; ++i) seqs.push_back(16 * i);
+  q["search"]["max_num_seqs"] = seqs;
   EXPECT_EQ(failure_of(q).message,
-            "search: would consider more than 2,000 setups; pin dimensions with search.tp, "
+            "search: would consider more than 20,000 setups; pin dimensions with search.tp, "
             "search.pp, search.expert_parallel, search.dp_attention, search.max_num_seqs, "
-            "search.max_num_batched_tokens, search.weights or search.kv_cache (got 4096)");
+            "search.max_num_batched_tokens, search.weights or search.kv_cache (got 65536)");
   q = search_request();
   q["parallelism"] = {{"ep", 2}};
   EXPECT_EQ(failure_of(q).path, "parallelism.ep");

@@ -72,8 +72,10 @@ struct ServingSearchResult {
   std::map<std::string, int> rejected;
 };
 
-/// Setups one search may consider: an analytic serving estimate costs up to ~1 ms natively.
-inline constexpr double kMaxServingSearchSetups = 2000;
+/// Setups one search may consider: an analytic serving estimate costs ~0.1-0.2 ms per core
+/// natively (bench: BM_ServingSearch70b10k), so 20,000 take 1-2 s on two cores and stay inside
+/// the 10 s any request may take in the page's single-threaded worker.
+inline constexpr double kMaxServingSearchSetups = 20000;
 
 /// Searches the setups of `base` (model, hardware, GPUs, precision, workload, engine and features
 /// kept; tp, pp, ep, dp_attention, max_num_seqs and max_num_batched_tokens replaced) with the
