@@ -40,49 +40,43 @@ void BM_ServingAnalytic(benchmark::State& state) {
 }
 BENCHMARK(BM_ServingAnalytic)->Unit(benchmark::kMicrosecond);
 
-/// Serving setup search (task "search", target "serving"): Llama-3.1-70B on 8 H100 at 10
-/// requests/s of 1,024 / 256 tokens under TTFT ≤ 500 ms and TPOT ≤ 50 ms; the default space,
-/// tp 1-8 × 6 max_num_seqs × 4 token budgets = 96 setups, each an analytic estimate.
+/// A serving setup search (task "search") over `search`'s space: Llama-3.1-70B on 8 H100 at 10
+/// requests/s of 1,024 / 256 tokens under TTFT ≤ 500 ms and TPOT ≤ 50 ms.
+std::string search_70b(json search) {
+  search["target"] = "serving";
+  return json{{"task", "search"},
+              {"search", search},
+              {"model", "llama-3.1-70b"},
+              {"hardware", "h100-sxm"},
+              {"num_gpus", 8},
+              {"workload",
+               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
+                {"prompt_tokens", 1024},
+                {"output_tokens", 256}}},
+              {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
+      .dump();
+}
+
+/// The default space: tp 1-8 × 6 max_num_seqs × 4 token budgets = 96 setups, each an analytic
+/// estimate.
 void BM_ServingSearch70b(benchmark::State& state) {
-  const std::string text = json{{"task", "search"},
-                                {"search", {{"target", "serving"}}},
-                                {"model", "llama-3.1-70b"},
-                                {"hardware", "h100-sxm"},
-                                {"num_gpus", 8},
-                                {"workload",
-                                 {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
-                                  {"prompt_tokens", 1024},
-                                  {"output_tokens", 256}}},
-                                {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
-                               .dump();
+  const std::string text = search_70b(json::object());
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_ServingSearch70b)->Unit(benchmark::kMillisecond);
 
-/// The same search over 10,240 setups: tp 1, 2, 4, 8 × pp 1, 2 × max_num_seqs 8, 16, … 512 (64)
-/// × token budgets 1024 … 16384 (5) × weights bf16, fp8 × KV cache bf16, fp8 (tp·pp = 16 does
-/// not divide 8 GPUs: those 1,280 are rejected unpriced).
+/// 10,240 setups: tp 1, 2, 4, 8 × pp 1, 2 × max_num_seqs 8, 16, … 512 (64) × token budgets
+/// 1024 … 16384 (5) × weights bf16, fp8 × KV cache bf16, fp8 (tp·pp = 16 does not divide 8 GPUs:
+/// those 1,280 are rejected unpriced).
 void BM_ServingSearch70b10k(benchmark::State& state) {
   json seqs = json::array();
   for (int i = 1; i <= 64; ++i) seqs.push_back(8 * i);
-  const std::string text = json{{"task", "search"},
-                                {"search",
-                                 {{"target", "serving"},
-                                  {"tp", {1, 2, 4, 8}},
-                                  {"pp", {1, 2}},
-                                  {"max_num_seqs", seqs},
-                                  {"max_num_batched_tokens", {1024, 2048, 4096, 8192, 16384}},
-                                  {"weights", {"bf16", "fp8"}},
-                                  {"kv_cache", {"bf16", "fp8"}}}},
-                                {"model", "llama-3.1-70b"},
-                                {"hardware", "h100-sxm"},
-                                {"num_gpus", 8},
-                                {"workload",
-                                 {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 10}}},
-                                  {"prompt_tokens", 1024},
-                                  {"output_tokens", 256}}},
-                                {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}}}
-                               .dump();
+  const std::string text = search_70b({{"tp", {1, 2, 4, 8}},
+                                       {"pp", {1, 2}},
+                                       {"max_num_seqs", seqs},
+                                       {"max_num_batched_tokens", {1024, 2048, 4096, 8192, 16384}},
+                                       {"weights", {"bf16", "fp8"}},
+                                       {"kv_cache", {"bf16", "fp8"}}});
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_ServingSearch70b10k)->Unit(benchmark::kMillisecond)->Iterations(2);
