@@ -730,119 +730,139 @@ TokenFlops flops_per_token(const TrainingSpec& s) {
           with_recompute(model - attention + causal, causal)};
 }
 
-/// Everything of one step at micro-batch `b` except the memory.
-TrainingResult estimate_step(const TrainingSpec& s, int b) {
-  const Shard sh = make_shard(s, b);
-  const LayerPass lp = price_mean_layer(s, sh);
-  const int micro = s.global_batch_size / (s.dp * b);
-  const double ov = s.comm_overlap;
+/// The stage that bounds a micro-batch: the last (layers + LM head and loss, MTP) unless an uneven
+/// split gives another stage more work (the first also holds the embedding; a middle stage only
+/// layers). `ends` is what the stage runs besides its layers.
+struct SlowestStage {
+  double layers = 0;
+  Ledger ends;
+  bool is_last = false;
+};
 
-  // One micro-batch on the slowest stage: the last (layers + LM head and loss) unless an
-  // uneven split gives another stage more layers (the first also holds the embedding).
+SlowestStage slowest_stage(const TrainingSpec& s, const Shard& sh, double layer_s) {
   const StageLayers sl = training_detail::stage_layers(s);
-  const double layer_s = lp.fwd.time() + lp.bwd.time() + lp.recompute.time();
   Ledger head = price_ends(s, sh, s.pp == 1, true);
   head.append(price_mtp(s, sh), 1);
-  const Ledger embedding = price_ends(s, sh, true, false);
-  double layers = sl.last;
-  const Ledger* ends_ledger = &head;
-  if (s.pp > 1 && sl.first * layer_s + embedding.time() > layers * layer_s + head.time()) {
-    layers = sl.first;
-    ends_ledger = &embedding;
+  Ledger embedding = price_ends(s, sh, true, false);
+  SlowestStage out{double(sl.last), std::move(head), true};
+  if (s.pp > 1 && sl.first * layer_s + embedding.time() > out.layers * layer_s + out.ends.time()) {
+    out = SlowestStage{double(sl.first), std::move(embedding), false};
   }
-  if (sl.middle * layer_s > layers * layer_s + ends_ledger->time()) {
-    layers = sl.middle;
-    ends_ledger = nullptr;
+  if (sl.middle * layer_s > out.layers * layer_s + out.ends.time()) {
+    out = SlowestStage{double(sl.middle), Ledger{}, false};
   }
-  Ledger mb;
-  mb.append(lp.fwd, layers);
-  mb.append(lp.bwd, layers);
-  mb.append(lp.recompute, layers, "recompute");
-  const double ends_s = ends_ledger ? ends_ledger->time() : 0;
-  if (ends_ledger) mb.append(*ends_ledger, 1);
+  return out;
+}
+
+/// One micro-batch on the slowest stage: its layers' kernels, its ends, and the communication
+/// of the micro-batch that compute does not hide (TP, CP, EP, FSDP).
+struct MicroBatch {
+  Ledger ledger;
+  double fwd_s = 0, bwd_s = 0;  // compute only, after the compute scale
+  double ends_s = 0;            // the stage's ends, before the compute scale
+};
+
+MicroBatch price_micro_batch(const TrainingSpec& s, const Shard& sh, const LayerPass& lp,
+                             const SlowestStage& st, int micro) {
+  const double ov = s.comm_overlap;
+  MicroBatch out;
+  Ledger& mb = out.ledger;
+  mb.append(lp.fwd, st.layers);
+  mb.append(lp.bwd, st.layers);
+  mb.append(lp.recompute, st.layers, "recompute");
+  out.ends_s = st.ends.time();
+  if (!st.ends.items().empty()) mb.append(st.ends, 1);
   mb.scale(s.compute_scale);
-  const double fwd_s = mb.time("forward"), bwd_s = mb.time("backward") + mb.time("recompute");
+  out.fwd_s = mb.time("forward");
+  out.bwd_s = mb.time("backward") + mb.time("recompute");
 
   // The last stage's MTP layers communicate as its other layers do.
-  const MicroComm mc = micro_comm(s, sh, lp, layers + (ends_ledger == &head ? s.mtp_layers : 0));
+  const MicroComm mc = micro_comm(s, sh, lp, st.layers + (st.is_last ? s.mtp_layers : 0));
   mb.add_time("communication", "tp_collectives", mc.tp_exposed_s, Bound::communication);
   mb.add_time("communication", "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
   // The all-to-alls sit between attention and experts of their own micro-batch; only a schedule
   // that runs two micro-batches at once on the stage (DualPipe, Megatron-Core's EP overlap) hides
   // them, behind the other one's compute, and only when the stage has another micro-batch.
   const bool two_in_flight = micro > 1 || s.pp > 1;
-  const double ep_hide = s.ep_comm_overlap && two_in_flight ? ov * (fwd_s + bwd_s) : 0;
+  const double ep_hide = s.ep_comm_overlap && two_in_flight ? ov * (out.fwd_s + out.bwd_s) : 0;
   mb.add_time("communication", "ep_all_to_all", std::max(0.0, mc.ep_s - ep_hide),
               Bound::communication);
   if (mc.fsdp_fwd_s > 0 || mc.fsdp_bwd_s > 0) {
     // Prefetch hides each layer's gather behind the previous layer's compute; the first gather
     // and the last reduce-scatter have nothing to hide behind.
-    const double first = mc.fsdp_fwd_s / layers;
-    mb.add_time("communication", "fsdp_forward", std::max(0.0, mc.fsdp_fwd_s - ov * fwd_s) + first,
-                Bound::communication);
-    mb.add_time("communication", "fsdp_backward", std::max(0.0, mc.fsdp_bwd_s - ov * bwd_s) + first,
-                Bound::communication);
+    const double first = mc.fsdp_fwd_s / st.layers;
+    mb.add_time("communication", "fsdp_forward",
+                std::max(0.0, mc.fsdp_fwd_s - ov * out.fwd_s) + first, Bound::communication);
+    mb.add_time("communication", "fsdp_backward",
+                std::max(0.0, mc.fsdp_bwd_s - ov * out.bwd_s) + first, Bound::communication);
   }
-  const double per_micro_s = mb.time();
+  return out;
+}
 
-  Ledger step;
-  step.append(mb, micro);
-  if (sh.linear.math != sh.dense16.math) {
-    // Transformer Engine and torchao cast each weight to fp8 / NVFP4 on the first micro-batch of
-    // a step and reuse the cached copy until the optimizer changes it: once per step per linear
-    // weight of the stage's low-precision layers (one cast kernel per layer).
-    const std::string op = std::string(to_string(s.compute)) + "_weight_cast";
-    const OpCost cast =
-        memory_op(op, s.hardware, s.kernel, Flops(0),
-                  Bytes(cast_bytes_per_element(s.compute) * layer_params(s).linear), 1);
-    step.add("forward", cast, layers * (1 - bf16_tail_share(s)) * s.compute_scale);
-  }
-  TrainingResult r;
-  if (s.pp > 1) {
-    // 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved.
-    const double stage_s = per_micro_s - ends_s * s.compute_scale;
-    step.add_time("pipeline", "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
-    const double act = sh.tokens * sh.h * sh.a / (s.sp ? s.tp : 1);
-    const double p2p = collective_s(s, CollectiveKind::send_recv, act, 2, s.tp * s.cp * s.dp);
-    step.add_time("communication", "pp_send_recv", 2 * (s.pp - 1.0) * p2p, Bound::communication);
-  }
+/// Transformer Engine and torchao cast each weight to fp8 / NVFP4 on the first micro-batch of a
+/// step and reuse the cached copy until the optimizer changes it: once per step per linear weight
+/// of the stage's low-precision layers (one cast kernel per layer).
+void add_weight_casts(Ledger& step, const TrainingSpec& s, const Shard& sh, double layers) {
+  if (sh.linear.math == sh.dense16.math) return;
+  const std::string op = std::string(to_string(s.compute)) + "_weight_cast";
+  const OpCost cast =
+      memory_op(op, s.hardware, s.kernel, Flops(0),
+                Bytes(cast_bytes_per_element(s.compute) * layer_params(s).linear), 1);
+  step.add("forward", cast, layers * (1 - bf16_tail_share(s)) * s.compute_scale);
+}
 
-  // Data-parallel gradient synchronisation once per step, overlapped with the last micro-batch's
-  // backward (gradients) and the first one's forward (ZeRO-1/2 parameter gather).
+/// 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved, and the
+/// activations sent between stages.
+void add_pipeline(Ledger& step, const TrainingSpec& s, const Shard& sh, const MicroBatch& mb) {
+  if (s.pp == 1) return;
+  const double stage_s = mb.ledger.time() - mb.ends_s * s.compute_scale;
+  step.add_time("pipeline", "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
+  const double act = sh.tokens * sh.h * sh.a / (s.sp ? s.tp : 1);
+  const double p2p = collective_s(s, CollectiveKind::send_recv, act, 2, s.tp * s.cp * s.dp);
+  step.add_time("communication", "pp_send_recv", 2 * (s.pp - 1.0) * p2p, Bound::communication);
+}
+
+/// Data-parallel gradient synchronisation once per step, overlapped with the last micro-batch's
+/// backward (gradients) and the first one's forward (ZeRO-1/2 parameter gather).
+void add_gradient_sync(Ledger& step, const TrainingSpec& s, const MicroBatch& mb) {
+  const double ov = s.comm_overlap;
   const StageParams sp = stage_params(s);
   const int nd = grad_ranks(s);
   if (s.sharding == Sharding::none) {
     const double ar =
         collective_s(s, CollectiveKind::all_reduce, s.grad_reduce_bytes * sp.trainable, nd, s.tp);
-    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
+    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
                   Bound::communication);
   } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
     const double rs = collective_s(s, CollectiveKind::reduce_scatter,
                                    s.grad_reduce_bytes * sp.trainable, nd, s.tp);
     const double ag = collective_s(s, CollectiveKind::all_gather, 2 * sp.trainable, nd, s.tp);
-    step.add_time("communication", "dp_reduce_scatter", std::max(0.0, rs - ov * bwd_s),
+    step.add_time("communication", "dp_reduce_scatter", std::max(0.0, rs - ov * mb.bwd_s),
                   Bound::communication);
-    step.add_time("communication", "dp_all_gather", std::max(0.0, ag - ov * fwd_s),
+    step.add_time("communication", "dp_all_gather", std::max(0.0, ag - ov * mb.fwd_s),
                   Bound::communication);
   } else if (s.sharding == Sharding::hybrid_shard && nd > hybrid_group(s)) {
     const int g = hybrid_group(s);
     const double ar = collective_s(s, CollectiveKind::all_reduce,
                                    s.grad_reduce_bytes * sp.trainable / g, nd / g, s.tp * g);
-    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * bwd_s),
+    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
                   Bound::communication);
   }
+}
 
-  const ShardDivisors div = shard_divisors(s);
-  const double opt_params = sp.trainable / div.optimizer;
+/// The optimizer's update of this GPU's share of the trainable parameters, and the framework's
+/// fixed time per step.
+void add_optimizer_and_overhead(Ledger& step, const TrainingSpec& s) {
+  const double opt_params = stage_params(s).trainable / shard_divisors(s).optimizer;
   step.add("optimizer",
            memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
                      Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
   step.add_time("overhead", "framework", s.step_overhead_s, Bound::overhead);
+}
 
-  r.micro_batch_size = b;
-  r.num_micro_batches = micro;
-  r.step_time_s = step.time();
-  r.bubble_fraction = step.time("pipeline") / r.step_time_s;
+/// Rates, MFU, HFU and totals of a priced step.
+void fill_rates(TrainingResult& r, const TrainingSpec& s, double step_s) {
+  r.step_time_s = step_s;
   r.tokens_per_step = double(s.global_batch_size) * s.seq_len;
   r.tokens_per_s = r.tokens_per_step / r.step_time_s;
   r.tokens_per_s_per_gpu = r.tokens_per_s / s.num_gpus;
@@ -857,8 +877,11 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
     r.gpu_hours = r.total_time_s * s.num_gpus / 3600;
     r.cost_usd = r.gpu_hours * s.cost_per_gpu_hour_usd;
   }
+}
 
-  // Breakdown: one line per (phase, op), in order of first appearance.
+/// Breakdown: one line per (phase, op), in order of first appearance; the tier is 2 only when
+/// every priced kernel was.
+void fill_breakdown(TrainingResult& r, const TrainingSpec& s, const Ledger& step) {
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   bool all_tier2 = true;
   for (const Item& i : step.items()) {
@@ -879,6 +902,30 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   }
   for (TrainingBreakdownItem& item : r.breakdown) item.share = item.time_s / r.step_time_s;
   r.tier = all_tier2 ? 2 : (s.framework_fitted ? 1 : 0);
+}
+
+/// Everything of one step at micro-batch `b` except the memory.
+TrainingResult estimate_step(const TrainingSpec& s, int b) {
+  const Shard sh = make_shard(s, b);
+  const LayerPass lp = price_mean_layer(s, sh);
+  const int micro = s.global_batch_size / (s.dp * b);
+  const SlowestStage stage =
+      slowest_stage(s, sh, lp.fwd.time() + lp.bwd.time() + lp.recompute.time());
+  const MicroBatch mb = price_micro_batch(s, sh, lp, stage, micro);
+
+  Ledger step;
+  step.append(mb.ledger, micro);
+  add_weight_casts(step, s, sh, stage.layers);
+  add_pipeline(step, s, sh, mb);
+  add_gradient_sync(step, s, mb);
+  add_optimizer_and_overhead(step, s);
+
+  TrainingResult r;
+  r.micro_batch_size = b;
+  r.num_micro_batches = micro;
+  fill_rates(r, s, step.time());
+  r.bubble_fraction = step.time("pipeline") / r.step_time_s;
+  fill_breakdown(r, s, step);
   return r;
 }
 
