@@ -605,44 +605,55 @@ double kv_cache_bytes_per_token(const InferenceSpec& s, double context_tokens) {
   return kv_cache_bytes(s, sh, 1, tokens) / tokens / sh.dp;
 }
 
-InferenceResult estimate_inference(const InferenceSpec& spec) {
-  validate(spec);
-  const Shard sh = make_shard(spec);
-  InferenceResult r;
-  r.replicas = spec.num_gpus / (spec.tp * spec.pp);
-  r.params = count_params(spec.model);
+namespace {
+
+/// Prefill: the batch's b·s tokens in equal chunks of at most max_num_batched_tokens. A chunk
+/// holds b/chunks sequences (a fraction when one prompt spans several chunks); summed over the
+/// chunks, FLOPs and bytes are those of the whole batch. Without chunked prefill a chunk holds
+/// whole prompts only, and one prompt longer than the budget runs alone. Pipelined, the chunks
+/// flow through pp stages of 1/pp of the step each: the last leaves after (chunks + pp − 1)
+/// stage times.
+struct PrefillPass {
+  Accumulator acc;
+  double chunks = 1;
+};
+
+PrefillPass price_prefill(const InferenceSpec& spec, const Shard& sh) {
   const double b = spec.batch_size;
   const double s = spec.prompt_tokens;
-  const double n = spec.output_tokens;
-
-  // Prefill: the batch's b·s tokens in equal chunks of at most max_num_batched_tokens. A chunk
-  // holds b/chunks sequences (a fraction when one prompt spans several chunks); summed over the
-  // chunks, FLOPs and bytes are those of the whole batch. Without chunked prefill a chunk holds
-  // whole prompts only, and one prompt longer than the budget runs alone.
   const double budget = spec.engine.max_num_batched_tokens;
-  const double chunks = spec.engine.chunked_prefill
-                            ? std::ceil(b * s / budget)
-                            : std::ceil(b / std::max(1.0, std::floor(budget / s)));
-  // Pipelined, the chunks flow through pp stages of 1/pp of the step each: the last leaves after
-  // (chunks + pp − 1) stage times.
+  PrefillPass out;
+  out.chunks = spec.engine.chunked_prefill ? std::ceil(b * s / budget)
+                                           : std::ceil(b / std::max(1.0, std::floor(budget / s)));
   const double pp = spec.pp;
-  Step prefill{b * s / chunks, b / chunks, s, s, true};
-  Accumulator pre;
-  pre.add("prefill", step_ops(spec, sh, prefill), (chunks + pp - 1) / pp);
-  const double prefill_s = pre.total();
+  Step prefill{b * s / out.chunks, b / out.chunks, s, s, true};
+  out.acc.add("prefill", step_ops(spec, sh, prefill), (out.chunks + pp - 1) / pp);
+  return out;
+}
 
-  // Decode steps j = 1..n−1 attend to s + j tokens; average over at most kMaxDecodeBins bins,
-  // each evaluated at its mean context and weighted by its step count.
-  Accumulator dec;
-  const long long steps = spec.output_tokens - 1;
-  const long long evaluated_steps = std::max<long long>(steps, 1);
-  const long long bins = std::min<long long>(evaluated_steps, kMaxDecodeBins);
-  // Only attention follows the context: the other ops are priced once, for the first bin.
+/// Decode steps j = 1..n−1 attend to s + j tokens; averaged over at most kMaxDecodeBins bins,
+/// each evaluated at its mean context and weighted by its step count. Only attention follows
+/// the context: the other ops are priced once, for the first bin.
+struct DecodePass {
+  Accumulator acc;
+  long long steps = 0;            // n − 1
+  long long evaluated_steps = 1;  // at least one: TPOT is defined at n = 1 too
+  long long bins = 1;
+};
+
+DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
+  const double b = spec.batch_size;
+  const double s = spec.prompt_tokens;
+  const double pp = spec.pp;
+  DecodePass out;
+  out.steps = spec.output_tokens - 1;
+  out.evaluated_steps = std::max<long long>(out.steps, 1);
+  out.bins = std::min<long long>(out.evaluated_steps, kMaxDecodeBins);
   std::vector<OpCost> decode_ops;
   std::vector<std::size_t> attention_at;
-  for (long long i = 0; i < bins; ++i) {
-    const long long first = 1 + i * evaluated_steps / bins;
-    const long long last = (i + 1) * evaluated_steps / bins;  // inclusive
+  for (long long i = 0; i < out.bins; ++i) {
+    const long long first = 1 + i * out.evaluated_steps / out.bins;
+    const long long last = (i + 1) * out.evaluated_steps / out.bins;  // inclusive
     const double count = static_cast<double>(last - first + 1);
     const double mean_context = s + 0.5 * static_cast<double>(first + last);
     // Pipelined, the batch runs as min(b, pp) micro-batches; each token crosses every stage.
@@ -655,29 +666,41 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
         decode_ops[attention_at[k]] = attention_op(spec, sh, sh.kinds[k], st);
       }
     }
-    dec.add("decode", decode_ops, count);
+    out.acc.add("decode", decode_ops, count);
   }
-  const double tpot_s = dec.total() / static_cast<double>(evaluated_steps);
+  return out;
+}
 
-  r.ttft_s = prefill_s + spec.engine.request_overhead_s;
-  r.tpot_s = tpot_s;
-  r.e2e_s = r.ttft_s + static_cast<double>(steps) * tpot_s;
-  r.output_tokens_per_s = r.replicas * b * n / r.e2e_s;
-  r.prefill_tokens_per_s = r.replicas * b * s / r.ttft_s;
-  r.ttft_band = {pre.low_s + spec.engine.request_overhead_s,
-                 pre.high_s + spec.engine.request_overhead_s};
-  r.tpot_band = {dec.low_s / static_cast<double>(evaluated_steps),
-                 dec.high_s / static_cast<double>(evaluated_steps)};
-  r.e2e_band = {r.ttft_band.low_s + static_cast<double>(steps) * r.tpot_band.low_s,
-                r.ttft_band.high_s + static_cast<double>(steps) * r.tpot_band.high_s};
-  const double tier0_s = pre.tier0_s + dec.tier0_s;
-  const double priced_s = pre.tier2_s + dec.tier2_s + tier0_s;
+/// Times, rates, bands, tier and breakdown of the priced passes.
+void fill_times(InferenceResult& r, const InferenceSpec& spec, PrefillPass& pre, DecodePass& dec) {
+  const double b = spec.batch_size;
+  const double steps = static_cast<double>(dec.steps);
+  const double evaluated = static_cast<double>(dec.evaluated_steps);
+  const double request_s = spec.engine.request_overhead_s;
+  r.ttft_s = pre.acc.total() + request_s;
+  r.tpot_s = dec.acc.total() / evaluated;
+  r.e2e_s = r.ttft_s + steps * r.tpot_s;
+  r.output_tokens_per_s = r.replicas * b * spec.output_tokens / r.e2e_s;
+  r.prefill_tokens_per_s = r.replicas * b * spec.prompt_tokens / r.ttft_s;
+  r.ttft_band = {pre.acc.low_s + request_s, pre.acc.high_s + request_s};
+  r.tpot_band = {dec.acc.low_s / evaluated, dec.acc.high_s / evaluated};
+  r.e2e_band = {r.ttft_band.low_s + steps * r.tpot_band.low_s,
+                r.ttft_band.high_s + steps * r.tpot_band.high_s};
+  const double tier0_s = pre.acc.tier0_s + dec.acc.tier0_s;
+  const double priced_s = pre.acc.tier2_s + dec.acc.tier2_s + tier0_s;
   r.tier = tier0_s > 0 ? 0 : 2;  // the lowest tier of any priced op
-  r.tier2_time_share = priced_s > 0 ? (pre.tier2_s + dec.tier2_s) / priced_s : 0;
-  r.outside_calibrated_range = pre.outside_range || dec.outside_range;
-  for (const Accumulator* acc : {&pre, &dec}) {
+  r.tier2_time_share = priced_s > 0 ? (pre.acc.tier2_s + dec.acc.tier2_s) / priced_s : 0;
+  r.outside_calibrated_range = pre.acc.outside_range || dec.acc.outside_range;
+  for (const Accumulator* acc : {&pre.acc, &dec.acc}) {
     for (const auto& name : acc->uncalibrated) add_unique(r.uncalibrated_ops, name);
   }
+  r.breakdown = pre.acc.finish(1.0);
+  for (auto& item : dec.acc.finish(1.0 / evaluated)) r.breakdown.push_back(item);
+}
+
+/// What the estimate cannot vouch for: Tier 0, shapes outside the fits, fp8 without fp8 tensor
+/// cores, no decode step.
+void add_pricing_warnings(InferenceResult& r, const InferenceSpec& spec) {
   if (r.tier == 0) {
     r.warnings.push_back(
         spec.hardware.calibration
@@ -697,17 +720,19 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
         "fp8 weights run weight-only (W8A16, vLLM's FP8 Marlin): " + spec.hardware.name +
         " has no FP8 tensor cores, so the GEMMs multiply in 16 bits");
   }
-  r.breakdown = pre.finish(1.0);
-  for (auto& item : dec.finish(1.0 / static_cast<double>(evaluated_steps))) {
-    r.breakdown.push_back(item);
-  }
-  if (steps == 0) {
+  if (spec.output_tokens == 1) {
     r.warnings.push_back(
         "output_tokens is 1: there is no decode step; tpot_ms is the time of the step that would "
         "generate token 2");
   }
+}
 
-  // Memory per GPU.
+/// Memory per GPU, the largest batch at this context and the longest context at this batch
+/// (both monotone searches).
+void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh) {
+  const double b = spec.batch_size;
+  const double s = spec.prompt_tokens;
+  const double n = spec.output_tokens;
   MemoryResult& mem = r.memory;
   mem.capacity_bytes = spec.hardware.hbm_capacity.value;
   mem.budget_bytes = mem.capacity_bytes * spec.engine.gpu_memory_utilization;
@@ -724,8 +749,6 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   const double used = need(b, s, context);
   mem.fits = used <= mem.budget_bytes;
   mem.free_bytes = std::max(0.0, mem.budget_bytes - used);
-
-  // Largest batch at this context, and longest context at this batch (both monotone searches).
   long long lo = 0, hi = 1'000'000;
   while (lo < hi) {
     const long long mid = (lo + hi + 1) / 2;
@@ -752,15 +775,12 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
                          format_number(std::round(mem.budget_bytes / 1e7) / 100) +
                          " GB budget (gpu_memory_utilization x device memory)");
   }
-  if (spec.hardware.vendor != "nvidia") {
-    r.warnings.push_back(
-        "Tier-0 efficiencies come from NVIDIA measurements; they are unvalidated on " +
-        (spec.hardware.vendor.empty() ? std::string("this vendor") : spec.hardware.vendor) +
-        " hardware");
-  }
+}
 
+/// The Tier-0 constants and engine settings an estimate rests on, with their sources.
+std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks, double bins) {
   const KernelModel& km = spec.kernel;
-  r.assumptions = {
+  return {
       {"hbm_bandwidth_efficiency", km.hbm_efficiency, "fraction of datasheet",
        "achievable DRAM bandwidth of streaming kernels, 85-92% on A100/H100 (bandwidthTest, "
        "STREAM-like copies)"},
@@ -793,6 +813,28 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
       {"decode_average_bins", static_cast<double>(bins), "bins",
        "TPOT averages the decode steps over the growing context in at most 64 equal bins"},
   };
+}
+
+}  // namespace
+
+InferenceResult estimate_inference(const InferenceSpec& spec) {
+  validate(spec);
+  const Shard sh = make_shard(spec);
+  InferenceResult r;
+  r.replicas = spec.num_gpus / (spec.tp * spec.pp);
+  r.params = count_params(spec.model);
+  PrefillPass pre = price_prefill(spec, sh);
+  DecodePass dec = price_decode(spec, sh);
+  fill_times(r, spec, pre, dec);
+  add_pricing_warnings(r, spec);
+  fill_memory(r, spec, sh);
+  if (spec.hardware.vendor != "nvidia") {
+    r.warnings.push_back(
+        "Tier-0 efficiencies come from NVIDIA measurements; they are unvalidated on " +
+        (spec.hardware.vendor.empty() ? std::string("this vendor") : spec.hardware.vendor) +
+        " hardware");
+  }
+  r.assumptions = assumptions_of(spec, pre.chunks, static_cast<double>(dec.bins));
   return r;
 }
 
