@@ -458,6 +458,74 @@ DecodeTimes decode_times(const ServingSpec& spec, Model& m, const Workload& w, d
   return {compress(std::move(tpot_pts)), compress(std::move(decode_pts))};
 }
 
+/// Saturated (or a closed loop that cannot run): throughput is the saturation rate, the batch is
+/// the limit, and no latency is given.
+void set_saturated(ServingResult& r, Model& m, const Workload& w, double requests_per_s,
+                   double b_max, int instances) {
+  r.saturated = true;
+  r.requests_per_s = requests_per_s;
+  r.input_tokens_per_s = r.requests_per_s * w.p_mean;
+  r.output_tokens_per_s = r.requests_per_s * w.n_mean;
+  r.mean_batch_size = b_max;
+  r.mean_step_time_s = b_max >= 1 ? m.tau(b_max) : 0;
+  r.warnings.push_back("saturated: the offered " + format_number(w.lambda * instances) +
+                       " requests/s exceed the saturation rate of " +
+                       format_number(r.saturation_rate_per_s) +
+                       " requests/s; queues grow without bound, so no latency is given "
+                       "(throughput is the saturation rate)");
+}
+
+/// The running batch a request sees: the mean batch B, the limit, the mean step time, and for a
+/// closed loop its clients per replica.
+struct Batch {
+  double B, b_max, tau, clients;
+  bool closed;
+};
+
+/// A request's wait before its prefill starts and what it is made of.
+struct Waits {
+  Dist wait;
+  double rho_prefill = 0;  // utilization of the prefill queue
+  double p_slot = 0;       // probability of waiting for a batch slot
+  LoraWait lora;
+};
+
+/// Queue of prefill work (G/G/1 on the step loop) and the wait for a batch slot (c = batch limit
+/// servers, each holding a request for D steps: Erlang C scaled by (ca² + cs²)/2 for general
+/// arrivals and holding times), both Allen-Cunneen, and the adapters' wait under multi-LoRA.
+Waits queue_waits(const ServingSpec& spec, const Model& m, const Workload& w,
+                  const PrefillQueue& prefill, const Batch& batch,
+                  const detail::ServingSetup& setup) {
+  const auto& [B, b_max, tau, clients, closed] = batch;
+  Waits out;
+  out.rho_prefill = closed ? 0.0 : std::min(0.999, w.lambda * prefill.work_s);
+  const double rho_p = out.rho_prefill;
+  const double cs2 = w.p_new_mean > 0 ? w.p_new_m2 / (w.p_new_mean * w.p_new_mean) - 1 : 0;
+  const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * prefill.work_s;
+  double hold_m = 0, hold_m2 = 0;
+  for (std::size_t i = 0; i < w.output.size(); ++i) {
+    const double d = 1 + std::max(0.0, w.output[i] - 1) / m.E;
+    hold_m += w.weight[i] * d;
+    hold_m2 += w.weight[i] * d * d;
+  }
+  const double cs2_hold = hold_m > 0 ? std::max(0.0, hold_m2 / (hold_m * hold_m) - 1) : 0;
+  out.p_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
+  const double w_slot =
+      b_max > B ? (w.ca2 + cs2_hold) / 2 * out.p_slot * m.D * tau / (b_max - B) : 0;
+  out.lora = closed ? LoraWait{} : lora_wait(spec, w.lambda, m.D * tau);
+  const double w_mean = w_prefill + w_slot + out.lora.mean_s;
+  const double p_wait = std::clamp(std::max({rho_p, out.p_slot, out.lora.probability}), 1e-9, 1.0);
+  // Wait: 0 with probability 1 − p_wait, else exponential with mean w_mean / p_wait (so its mean
+  // is w_mean); a closed loop's wait follows the clients' queue.
+  out.wait = from_quantile(
+      [&](double q) {
+        if (closed) return closed_wait(q, clients, B, w.lambda, spec.num_requests, setup.instances);
+        return q < 1 - p_wait ? 0.0 : w_mean / p_wait * std::log(p_wait / (1 - q));
+      },
+      64);
+  return out;
+}
+
 }  // namespace
 
 ServingResult estimate_serving(const ServingSpec& spec) {
@@ -524,17 +592,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     return r;
   }
   if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
-    r.saturated = true;
-    r.requests_per_s = lambda_sat * setup.instances;
-    r.input_tokens_per_s = r.requests_per_s * w.p_mean;
-    r.output_tokens_per_s = r.requests_per_s * w.n_mean;
-    r.mean_batch_size = b_max;
-    r.mean_step_time_s = b_max >= 1 ? m.tau(b_max) : 0;
-    r.warnings.push_back("saturated: the offered " + format_number(w.lambda * setup.instances) +
-                         " requests/s exceed the saturation rate of " +
-                         format_number(r.saturation_rate_per_s) +
-                         " requests/s; queues grow without bound, so no latency is given "
-                         "(throughput is the saturation rate)");
+    set_saturated(r, m, w, lambda_sat * setup.instances, b_max, setup.instances);
     return r;
   }
 
@@ -547,33 +605,8 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.mean_batch_size = B;
   r.mean_step_time_s = tau;
 
-  // Queue of prefill work (G/G/1 on the step loop), Allen-Cunneen.
   const PrefillQueue prefill = prefill_queue(spec, coster, m, w, B);
-  const double rho_p = closed ? 0.0 : std::min(0.999, w.lambda * prefill.work_s);
-  const double cs2 = w.p_new_mean > 0 ? w.p_new_m2 / (w.p_new_mean * w.p_new_mean) - 1 : 0;
-  const double w_prefill = (w.ca2 + std::max(0.0, cs2)) / 2 * rho_p / (1 - rho_p) * prefill.work_s;
-  // Wait for a batch slot: c = batch limit servers, each holding a request for D steps; Erlang C
-  // scaled by (ca² + cs²)/2 for general arrivals and holding times (Allen-Cunneen).
-  double hold_m = 0, hold_m2 = 0;
-  for (std::size_t i = 0; i < w.output.size(); ++i) {
-    const double d = 1 + std::max(0.0, w.output[i] - 1) / m.E;
-    hold_m += w.weight[i] * d;
-    hold_m2 += w.weight[i] * d * d;
-  }
-  const double cs2_hold = hold_m > 0 ? std::max(0.0, hold_m2 / (hold_m * hold_m) - 1) : 0;
-  const double pw_slot = closed ? (clients > B ? 1 - B / clients : 0.0) : erlang_c(b_max, B);
-  const double w_slot = b_max > B ? (w.ca2 + cs2_hold) / 2 * pw_slot * m.D * tau / (b_max - B) : 0;
-  const LoraWait lw = closed ? LoraWait{} : lora_wait(spec, w.lambda, m.D * tau);
-  const double w_mean = w_prefill + w_slot + lw.mean_s;
-  const double p_wait = std::clamp(std::max({rho_p, pw_slot, lw.probability}), 1e-9, 1.0);
-  // Wait: 0 with probability 1 − p_wait, else exponential with mean w_mean / p_wait (so its mean
-  // is w_mean); a closed loop's wait follows the clients' queue.
-  const Dist wait = from_quantile(
-      [&](double q) {
-        if (closed) return closed_wait(q, clients, B, w.lambda, spec.num_requests, setup.instances);
-        return q < 1 - p_wait ? 0.0 : w_mean / p_wait * std::log(p_wait / (1 - q));
-      },
-      64);
+  const Waits waits = queue_waits(spec, m, w, prefill, {B, b_max, tau, clients, closed}, setup);
   // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
   // closed loop's request is sent as its predecessor ends and joins the next step.
   const double window = closed ? 0.0 : spec.num_scheduler_steps * tau;
@@ -581,7 +614,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // later whenever the engine is busy (a running batch of B sequences: busy min(1, B) of the time).
   const double async_lag = spec.inference.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
   const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
-  const Dist queueing = convolve(wait, phase);
+  const Dist queueing = convolve(waits.wait, phase);
   Dist ttft = convolve(queueing, prefill.service);
   for (double& x : ttft.x) x += setup.inference.engine.request_overhead_s;
 
@@ -603,14 +636,15 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     r.goodput_fraction = ok;
     r.goodput_requests_per_s = ok * total;
   }
-  r.assumptions.push_back({"prefill_utilization", rho_p, "fraction of the leftover token budget",
+  r.assumptions.push_back({"prefill_utilization", waits.rho_prefill,
+                           "fraction of the leftover token budget",
                            "prefill work per second / (leftover budget per step / step time)"});
-  if (lw.mean_s > 0) {
-    r.assumptions.push_back({"lora_slot_wait", lw.mean_s, "s",
+  if (waits.lora.mean_s > 0) {
+    r.assumptions.push_back({"lora_slot_wait", waits.lora.mean_s, "s",
                              "adapters as sources of a finite-source queue for "
                              "max_loras_per_batch slots, each held for its M/G/inf busy period"});
   }
-  r.assumptions.push_back({"slot_wait_probability", pw_slot, "probability",
+  r.assumptions.push_back({"slot_wait_probability", waits.p_slot, "probability",
                            "Erlang C with the batch limit as servers and the mean batch as load"});
   return r;
 }
