@@ -26,8 +26,12 @@ if [ -d ../shared/groundtruth ]; then
   build/native-release/cli/flopcast validate ../shared/groundtruth/e2e --by-source \
     --engine-folds validation/engine_folds.json \
     --check-loso-ceilings validation/loso_ceilings.json | sed -n '/^Leave-one-source-out/,$p'
+elif [ "${CI:-}" = true ]; then
+  # In CI the accuracy ratchet must run: a missing ../shared is a broken checkout, not a pass.
+  echo "validate: ../shared/groundtruth not found and CI=true: the accuracy check cannot run" >&2
+  exit 1
 else
-  echo "validate: ../shared/groundtruth not found, skipped"
+  echo "validate: ../shared/groundtruth not found, skipped (CI=true makes this an error)"
 fi
 step "wasm-release: the same GoogleTest suite under Node, module smoke test"
 cmake --workflow --preset wasm-release
