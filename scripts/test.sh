@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: the C++ format check, clang-tidy on the estimators, unit, golden and CLI tests natively under ASan/UBSan and in release, the accuracy
-# table against ../shared/groundtruth with its error ceilings (when that folder exists), the same
+# table against ../shared/groundtruth with its error ceilings (when that folder exists; with CI=true its absence is an error), the same
 # GoogleTest suite under Node (WebAssembly), native/WASM parity, the browser test in headless
 # Chromium, a bounded fuzz run of the JSON entry point, and one benchmark pass.
 set -euo pipefail
