@@ -252,8 +252,10 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
           // heads per KV head, and the rest with its masked-MHA kernel, one thread block per
           // query head: on the H100 and H200 about 10-14 ns per (sequence, head) where XQA takes
           // 37-60 ns per (sequence, KV head), so 64 heads on 1 KV head run 15x slower per KV
-          // head than 32 on 1. The fits describe XQA; the other kernel's rows are not fitted.
-          if (framework_of(r) == "TRTLLM" && (h > 32 * g || h == g)) {
+          // head than 32 on 1. Multi-head rows have their own fit (the `-mha` family), except
+          // over an 8-bit KV cache, which keys the `-kv8` family (fitted on XQA): those rows
+          // and the ones past 32 heads per KV head are not fitted.
+          if (framework_of(r) == "TRTLLM" && (h > 32 * g || (h == g && *kv <= 1))) {
             return Outcome::skipped("TensorRT-LLM masked-MHA decode (not XQA)");
           }
           // aiconfigurator measured TensorRT-LLM's paged attention, whose KV pages

@@ -75,12 +75,13 @@ std::string_view to_string(OpClass c) noexcept {
 
 namespace {
 
-constexpr std::array<std::pair<KernelVariant, std::string_view>, 5> kVariantSuffix{{
+constexpr std::array<std::pair<KernelVariant, std::string_view>, 6> kVariantSuffix{{
     {KernelVariant::weight_int8, "-w8"},
     {KernelVariant::weight_int4, "-w4"},
     {KernelVariant::block_scaled, "-block"},
     {KernelVariant::kv8, "-kv8"},
     {KernelVariant::weight_gguf, "-gguf"},  // llama.cpp's kernels: no measured fit (Tier 0)
+    {KernelVariant::mha, "-mha"},
 }};
 
 constexpr std::array<OpClass, 5> kOpClasses{OpClass::gemm, OpClass::attention_prefill,

@@ -272,8 +272,11 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
   w.units = batch * a.kv_heads * std::ceil(attended / 256);
   w.blocks = batch * a.kv_heads;
-  return apply("attention", w, hw, km, OpClass::attention_decode, math,
-               kv_bytes <= 1 ? KernelVariant::kv8 : KernelVariant::plain);
+  // An 8-bit KV cache and multi-head attention each run their own decode kernels.
+  const KernelVariant variant = kv_bytes <= 1           ? KernelVariant::kv8
+                                : a.heads == a.kv_heads ? KernelVariant::mha
+                                                        : KernelVariant::plain;
+  return apply("attention", w, hw, km, OpClass::attention_decode, math, variant);
 }
 
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,

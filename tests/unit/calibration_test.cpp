@@ -137,8 +137,9 @@ TEST(Calibration, PerBlockTimeReadsAsWrittenAndMustNotBeNegative) {
 
 TEST(Calibration, KeysReadAsTheyAreWritten) {
   // The calibration files' keys: op class / math type, with a suffix for the kernel family.
-  for (const char* text : {"gemm/bf16", "gemm/bf16-w4", "gemm/bf16-w8", "gemm/fp8-block",
-                           "attn_decode/fp16", "moe/bf16", "elementwise/bf16"}) {
+  for (const char* text :
+       {"gemm/bf16", "gemm/bf16-w4", "gemm/bf16-w8", "gemm/fp8-block", "attn_decode/fp16",
+        "attn_decode/bf16-mha", "moe/bf16", "elementwise/bf16"}) {
     const auto key = parse_calibration_key(text);
     ASSERT_TRUE(key) << text;
     EXPECT_EQ(to_string(*key), text);

@@ -131,6 +131,15 @@ TEST(Attention, ManyShortSequencesAreBlockBound) {
   const OpCost op = attention_decode_op(hw("h200-sxm"), tier0(), 2048, 8,
                                         AttentionDims::standard(32, 8, 128), DType::bf16, 2, 2);
   EXPECT_DOUBLE_EQ(op.parts[0].blocks, 2048.0 * 8);
+  // Its kernel family: grouped-query here; multi-head and an 8-bit KV cache have their own fits.
+  EXPECT_EQ(op.calibration_key.variant, KernelVariant::plain);
+  const AttentionDims mha = AttentionDims::standard(32, 32, 128);
+  EXPECT_EQ(attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, DType::bf16, 2, 2)
+                .calibration_key.variant,
+            KernelVariant::mha);
+  EXPECT_EQ(attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, DType::bf16, 2, 1)
+                .calibration_key.variant,
+            KernelVariant::kv8);
   // The term (calibration.hpp): t = max(T_c/η_c, hypot(T_m/η_m, B·t_b)) + t_0. With an H200-like
   // fit (η_m 0.9, t_b 36 ns, t_0 6 us), the 67.1 MB of KV that aiconfigurator's row reads
   // (2048·8 tokens·8 heads·128·2·2 B) at 4.8 TB/s: T_m = 14 us -> 15.556 us; B·t_b = 16,384·36 ns

@@ -58,9 +58,11 @@ struct CalibratedEfficiency {
 };
 
 /// Kernel families the math type alone does not tell apart: weight-only int8/int4 GEMMs,
-/// block-scaled fp8 GEMMs, and decode attention over an 8-bit KV cache (dequantized in registers,
-/// so it reaches a different fraction of the bandwidth than 16-bit KV).
-enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8, weight_gguf };
+/// block-scaled fp8 GEMMs, decode attention over an 8-bit KV cache (dequantized in registers,
+/// so it reaches a different fraction of the bandwidth than 16-bit KV), and decode attention of
+/// multi-head models (one query head per KV head: TensorRT-LLM runs its masked-MHA kernel, not
+/// XQA, at a third of the time per block).
+enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8, weight_gguf, mha };
 
 /// Whose kernels: the same op on the same GPU runs different kernels in TensorRT-LLM, vLLM and
 /// SGLang (cuBLAS vs CUTLASS vs Triton GEMMs, XQA vs FlashInfer vs FlashAttention decode), and
