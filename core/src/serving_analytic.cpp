@@ -496,7 +496,9 @@ struct Waits {
 Waits queue_waits(const ServingSpec& spec, const Model& m, const Workload& w,
                   const PrefillQueue& prefill, const Batch& batch,
                   const detail::ServingSetup& setup) {
-  const auto& [B, b_max, tau, clients, closed] = batch;
+  // Plain copies: a C++17 lambda cannot capture structured bindings.
+  const double B = batch.B, b_max = batch.b_max, tau = batch.tau, clients = batch.clients;
+  const bool closed = batch.closed;
   Waits out;
   out.rho_prefill = closed ? 0.0 : std::min(0.999, w.lambda * prefill.work_s);
   const double rho_p = out.rho_prefill;
