@@ -458,12 +458,11 @@ DecodeTimes decode_times(const ServingSpec& spec, Model& m, const Workload& w, d
   return {compress(std::move(tpot_pts)), compress(std::move(decode_pts))};
 }
 
-/// Saturated (or a closed loop that cannot run): throughput is the saturation rate, the batch is
-/// the limit, and no latency is given.
-void set_saturated(ServingResult& r, Model& m, const Workload& w, double requests_per_s,
-                   double b_max, int instances) {
+/// Saturated (or a closed loop that cannot run): throughput is the saturation rate (already in
+/// `r`), the batch is the limit, and no latency is given.
+void set_saturated(ServingResult& r, Model& m, const Workload& w, double b_max, int instances) {
   r.saturated = true;
-  r.requests_per_s = requests_per_s;
+  r.requests_per_s = r.saturation_rate_per_s;
   r.input_tokens_per_s = r.requests_per_s * w.p_mean;
   r.output_tokens_per_s = r.requests_per_s * w.n_mean;
   r.mean_batch_size = b_max;
@@ -594,7 +593,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
     return r;
   }
   if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {
-    set_saturated(r, m, w, lambda_sat * setup.instances, b_max, setup.instances);
+    set_saturated(r, m, w, b_max, setup.instances);
     return r;
   }
 

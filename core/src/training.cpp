@@ -824,9 +824,9 @@ void add_pipeline(Ledger& step, const TrainingSpec& s, const Shard& sh, const Mi
 
 /// Data-parallel gradient synchronisation once per step, overlapped with the last micro-batch's
 /// backward (gradients) and the first one's forward (ZeRO-1/2 parameter gather).
-void add_gradient_sync(Ledger& step, const TrainingSpec& s, const MicroBatch& mb) {
+void add_gradient_sync(Ledger& step, const TrainingSpec& s, const StageParams& sp,
+                       const MicroBatch& mb) {
   const double ov = s.comm_overlap;
-  const StageParams sp = stage_params(s);
   const int nd = grad_ranks(s);
   if (s.sharding == Sharding::none) {
     const double ar =
@@ -852,8 +852,8 @@ void add_gradient_sync(Ledger& step, const TrainingSpec& s, const MicroBatch& mb
 
 /// The optimizer's update of this GPU's share of the trainable parameters, and the framework's
 /// fixed time per step.
-void add_optimizer_and_overhead(Ledger& step, const TrainingSpec& s) {
-  const double opt_params = stage_params(s).trainable / shard_divisors(s).optimizer;
+void add_optimizer_and_overhead(Ledger& step, const TrainingSpec& s, const StageParams& sp) {
+  const double opt_params = sp.trainable / shard_divisors(s).optimizer;
   step.add("optimizer",
            memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
                      Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
@@ -917,8 +917,9 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   step.append(mb.ledger, micro);
   add_weight_casts(step, s, sh, stage.layers);
   add_pipeline(step, s, sh, mb);
-  add_gradient_sync(step, s, mb);
-  add_optimizer_and_overhead(step, s);
+  const StageParams sp = stage_params(s);
+  add_gradient_sync(step, s, sp, mb);
+  add_optimizer_and_overhead(step, s, sp);
 
   TrainingResult r;
   r.micro_batch_size = b;
