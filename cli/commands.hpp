@@ -145,6 +145,8 @@ struct FitOptions {
   int min_rows = 50;
   /// Fit the training kernel scale per GPU architecture (printed as JSON) instead.
   bool training = false;
+  /// Fit vLLM's and SGLang's per-request API-server latency into their profiles instead.
+  bool request_overhead = false;
   /// Fit the Tier-1 engine overheads (presets/engines/) instead of the kernel efficiencies.
   bool engines = false;
   /// Fit the collective fabric models (presets/collectives/fabrics.json, printed) instead.

@@ -119,13 +119,21 @@ void setup_fit(CLI::App& app, FitOptions& o) {
                     "Fit the training kernel scale per GPU architecture on every end-to-end "
                     "training row (shrunk toward physics, clamped to [1, 2.5]) and print "
                     "presets/frameworks/fitted.json");
+  CLI::Option* request =
+      sub->add_flag("--request-overhead", o.request_overhead,
+                    "Fit the per-request latency of vLLM's and SGLang's HTTP servers on the "
+                    "light-load TTFT rows of the end-to-end files (shrunk toward 0, at most 20 "
+                    "ms) and write vllm.json and sglang.json into --out (e.g. presets/engines)");
+  request->excludes(training);
   sub->add_flag("--collectives", o.collectives,
                 "Fit the collective fabric model of every link type on the train split of the "
                 "measured NCCL collectives (scale-up links on one node first, then scale-out "
                 "links with them held) and print presets/collectives/fabrics.json")
       ->excludes(engines)
-      ->excludes(training);
+      ->excludes(training)
+      ->excludes(request);
   engines->excludes(training);
+  engines->excludes(request);
   sub->add_option("--engine-folds", o.engine_folds,
                   "Refit the engine overheads (as --engines) without each source that has train "
                   "rows of them, writing the overheads per source to this file "
@@ -392,7 +400,12 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
       }
       fit["fitted_overheads"] = fitted;
     }
-    const json& values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
+    json values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
+    // Losing, the request overhead falls back to the API server's own fit (fit
+    // --request-overhead), not to 0.
+    if (!used && fit.contains("request_overhead")) {
+      values["request_overhead_us"] = fit.at("request_overhead").at("request_overhead_us");
+    }
     for (const char* k : kOverheadKeys) {
       if (values.contains(k)) {
         p["engine"][k] = values.at(k);
@@ -402,7 +415,7 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
     }
     if (used) fit.erase("fitted_overheads");
     fit["gate"] = gate[engine];
-    p["tier"] = used ? 1 : 0;
+    p["tier"] = used || fit.contains("request_overhead") ? 1 : 0;
     write_file(path, p);
   }
   return gate;
@@ -471,6 +484,33 @@ int run_fit_engine_folds(const FitOptions& o) {
   return kOk;
 }
 
+/// `fit --request-overhead`: the fitted value into each HTTP engine's profile, with how it was
+/// fitted; the engines' other overheads stay as their own fit's gate left them.
+int run_fit_request_overhead(const FitOptions& o) {
+  json fit = validate::fit_request_overhead(expand_paths(o.paths));
+  fit["method"] =
+      "per source, the median of measured minus predicted TTFT (predicted without this overhead) "
+      "over its mean and median TTFT rows under light load (arrivals at a rate under 70% of the "
+      "analytic saturation rate) of vLLM and SGLang on dense models and GPUs with measured "
+      "kernels; "
+      "the sources' medians summed over their count plus one (a pseudo-source at 0: shrinkage "
+      "toward physics), clamped to [0, 20000] us. validate --by-source refits it without each "
+      "source";
+  fit["command"] =
+      "flopcast fit --request-overhead ../shared/groundtruth/e2e --out presets/engines";
+  std::filesystem::create_directories(o.out);
+  for (const char* engine : {"vllm", "sglang"}) {
+    const std::string path = o.out + "/" + engine + ".json";
+    json p = io::preset("engines", engine, "engine");
+    p["engine"]["request_overhead_us"] = fit.at("request_overhead_us");
+    p["fit"]["request_overhead"] = fit;
+    p["tier"] = 1;  // a constant fitted on measurements (Tier 1), tested out of source
+    write_file(path, p);
+    std::cout << path << ": request_overhead_us " << fit.at("request_overhead_us").dump() << "\n";
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int run_fit(const FitOptions& o) {
@@ -478,6 +518,7 @@ int run_fit(const FitOptions& o) {
     if (!o.engine_folds.empty()) return run_fit_engine_folds(o);
     if (o.engines) return run_fit_engines(o);
     if (o.collectives) return run_fit_collectives(o);
+    if (o.request_overhead) return run_fit_request_overhead(o);
     if (o.training) {
       std::cout << fitted_framework(validate::fit_training_scales(expand_paths(o.paths))).dump(2)
                 << "\n";

@@ -53,6 +53,11 @@ struct Outcome {
   /// fused-MoE kernel efficiency at small per-expert batches flopcast does not model yet; an
   /// engine constant fitted on them would absorb that error and carry it to dense models.
   bool fits_engine = true;
+  /// For a mean or median TTFT of a serving row: whether the estimate puts it under light load
+  /// (arrivals at a rate under 70 % of the analytic saturation rate), where the TTFT is the
+  /// request's own path and prefill, so that a per-request constant shows in it (what `fit
+  /// --request-overhead` reads).
+  bool light_load_ttft = false;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -92,7 +97,8 @@ struct EngineSample {
   std::string id;     ///< the row's identity ("id=...")
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
-  bool fits_engine = true;  ///< Outcome::fits_engine
+  bool fits_engine = true;       ///< Outcome::fits_engine
+  bool light_load_ttft = false;  ///< Outcome::light_load_ttft
 };
 
 /// What an end-to-end figure is, for reporting error per kind: "training", "inference

@@ -24,6 +24,12 @@ std::optional<std::string> model_preset_for(std::string_view model);
 /// `arch` (sized to `context_tokens`); else why not.
 std::variant<nlohmann::json, std::string> row_model(const nlohmann::json& row, int context_tokens);
 
+/// A mean or median TTFT metric ("ttft_ms", "ttft_ms_mean", "ttft_ms_p50"): the figures the
+/// API server's per-request latency is fitted on (tails also carry step-to-step jitter).
+inline bool central_ttft_metric(std::string_view metric) {
+  return metric == "ttft_ms" || metric == "ttft_ms_mean" || metric == "ttft_ms_p50";
+}
+
 /// The row's GPU as a request's `hardware` (a preset id, or a preset object with the row's stated
 /// differences), its preset id, and a note on what was assumed ("" when nothing).
 struct RowHardware {

@@ -515,6 +515,7 @@ void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
     ++rows;
     const std::string group = "e2e/" + json_string(row, "group") + "/" + json_string(row, "gpu") +
                               "/" + json_string(row, "metric");
+    if (!ctx.wants(row, group)) continue;
     const Outcome o = predict_e2e(row, ctx, source);
     ctx.collector().add(source, group, "id=" + json_string(row, "id"), line,
                         json_number(row, "value"), o);

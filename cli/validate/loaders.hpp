@@ -5,6 +5,7 @@
 /// columns). The format of a file is detected from its header columns (or, for JSON lines, from
 /// its first character), never from its name.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,15 @@ class Context {
   void apply_training_override(json& framework, const std::string& hardware_id) const;
   void set_training_override(json overrides) { training_override_ = std::move(overrides); }
 
+  /// End-to-end rows predicted: those `filter(row, group)` accepts (leave-one-source-out folds
+  /// predict the rows of one source, the request-overhead fit its candidate rows); empty (the
+  /// default): every row.
+  using RowFilter = std::function<bool(const json& row, const std::string& group)>;
+  void set_row_filter(RowFilter filter) { row_filter_ = std::move(filter); }
+  [[nodiscard]] bool wants(const json& row, const std::string& group) const {
+    return !row_filter_ || row_filter_(row, group);
+  }
+
   /// `validate --explain ID`: end-to-end predictors hand every request they run to
   /// `note_request`; those of the row whose `id` is ID are kept, in order.
   void set_explain_id(std::string id) { explain_id_ = std::move(id); }
@@ -79,6 +89,7 @@ class Context {
   std::map<std::string, std::unique_ptr<HardwareSpec>, std::less<>> hardware_;
   std::string explain_id_;
   std::vector<json> explained_;
+  RowFilter row_filter_;
 };
 
 /// Reads one file (any supported format) into the collector. FileError when it cannot be read;

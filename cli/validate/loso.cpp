@@ -24,12 +24,14 @@
 #include <iomanip>
 #include <set>
 #include <sstream>
+#include <variant>
 
 #include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
 #include "flopcast/stats.hpp"
 #include "validate/bands.hpp"
 #include "validate/collector.hpp"
+#include "validate/e2e.hpp"
 #include "validate/loaders.hpp"
 
 namespace flopcast::cli::validate {
@@ -50,8 +52,10 @@ std::vector<std::string> e2e_files(const std::vector<std::string>& files) {
   return out;
 }
 
+/// The end-to-end rows of `files` (those `filter` accepts) predicted with these training
+/// constants and engine overheads.
 Pass run_pass(const std::vector<std::string>& files, bool calibrated, const json& training,
-              const std::vector<EngineOverheads>& engines) {
+              const std::vector<EngineOverheads>& engines, Context::RowFilter filter = {}) {
   Collector c({});
   c.record_samples();
   KernelModel km;
@@ -60,6 +64,7 @@ Pass run_pass(const std::vector<std::string>& files, bool calibrated, const json
   Context ctx(c, km);
   ctx.set_training_override(training);
   ctx.set_engine_overrides(engines);
+  ctx.set_row_filter(std::move(filter));
   for (const std::string& f : files) load_file(f, ctx);
   Pass p;
   for (const EngineSample& s : c.engine_samples()) p[s.group + " " + s.id] = s;
@@ -113,6 +118,88 @@ std::vector<EngineOverheads> tier0_engines(const std::set<std::string>& names) {
                                   g.value("kernel_fixed_us", -1.0)});
   }
   return out;
+}
+
+// ---- The API server's per-request latency (engine.request_overhead_us of vLLM and SGLang) ----
+
+/// Engines measured through their OpenAI-compatible HTTP server in Python (receive, tokenize,
+/// admit, stream the first chunk): each request's first token comes that much later than the
+/// engine's scheduler and kernels alone put it.
+constexpr const char* kHttpEngines[] = {"vllm", "sglang"};
+/// Physical bound of the fitted constant: more than 20 ms per request would be a server fault,
+/// not its path.
+constexpr double kMaxRequestOverheadUs = 20000;
+
+bool http_engine(const std::string& engine) {
+  return std::any_of(std::begin(kHttpEngines), std::end(kHttpEngines),
+                     [&](const char* e) { return engine == e; });
+}
+
+/// The HTTP engines with their profiles' step and kernel overheads and this request overhead.
+std::vector<EngineOverheads> http_engines(double request_overhead_us) {
+  std::vector<EngineOverheads> out;
+  for (const char* e : kHttpEngines) {
+    const json& p = io::preset("engines", e, "engine").at("engine");
+    out.push_back(EngineOverheads{e, p.at("step_overhead_us").get<double>(), request_overhead_us,
+                                  p.value("kernel_fixed_us", -1.0)});
+  }
+  return out;
+}
+
+/// Whether the engine's profile carries its own fitted step, request and kernel overheads (`fit
+/// --engines` and its gate); the API server's request overhead is refitted here instead.
+bool overheads_fitted(const std::string& engine) {
+  const json& p = io::preset("engines", engine, "engine");
+  const json gate = p.value("fit", json::object()).value("gate", json::object());
+  return gate.is_object() && gate.contains("used") ? gate.at("used").get<bool>()
+                                                   : p.value("tier", 0) > 0;
+}
+
+/// Rows of `source` alone.
+Context::RowFilter of_source(const std::string& source) {
+  return [source](const json&, const std::string& group) { return source_of(group) == source; };
+}
+
+/// Rows that may inform the request-overhead fit (a central TTFT figure of a dense model), so
+/// that its pass simulates no other run.
+bool request_fit_candidate(const json& row, const std::string&) {
+  if (!central_ttft_metric(row.value("metric", std::string()))) return false;
+  const auto model = row_model(row, 1);
+  const json* m = std::get_if<json>(&model);
+  return m != nullptr && m->value("num_experts", 0) == 0;
+}
+
+/// Per source: the median of (measured − predicted) TTFT, in µs, of its light-load TTFT rows of
+/// an HTTP engine on a dense model and a GPU with measured kernels (`zero`: every such engine
+/// without a request overhead). Under light load the TTFT is the request's own path plus its
+/// prefill, so what the model lacks per request shows there; under queueing it is swamped.
+std::map<std::string, double> request_residuals_us(const Pass& zero) {
+  std::map<std::string, std::vector<double>> by_source;
+  for (const auto& [key, s] : zero) {
+    if (!s.light_load_ttft || !s.fits_engine || !http_engine(s.engine)) continue;
+    by_source[source_of(s.group)].push_back((s.measured - s.predicted) * 1e3);  // ms → µs
+  }
+  std::map<std::string, double> out;
+  for (auto& [source, v] : by_source) {
+    std::sort(v.begin(), v.end());
+    out[source] = percentile(v, 50);
+  }
+  return out;
+}
+
+/// The request overhead fitted on every source but `held_out` ("": all): the sources' medians
+/// summed over their count plus one pseudo-source at physics (0), so that one source alone moves
+/// it half way, clamped to [0, kMaxRequestOverheadUs].
+double request_overhead_without(const std::map<std::string, double>& medians,
+                                const std::string& held_out) {
+  double sum = 0;
+  int k = 0;
+  for (const auto& [source, m] : medians) {
+    if (source == held_out) continue;
+    sum += m;
+    ++k;
+  }
+  return std::clamp(sum / (k + 1), 0.0, kMaxRequestOverheadUs);
 }
 
 /// Per architecture and source: the slowness of every training row.
@@ -190,11 +277,15 @@ double fit_loss(const Residuals& r, const std::map<std::string, double>& scales,
 /// further below the roofline than their GEMMs; 1 is physics.
 constexpr double kAttentionGrid[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
 
+bool training_row(const json& row, const std::string&) {
+  return row.value("kind", "") == "training";
+}
+
 /// Physics residuals at each attention multiplier of the grid.
 std::vector<Residuals> residuals_per_attention(const std::vector<std::string>& files) {
   std::vector<Residuals> out;
   for (double a : kAttentionGrid) {
-    out.push_back(training_residuals(run_pass(files, true, physics_override(a), {})));
+    out.push_back(training_residuals(run_pass(files, true, physics_override(a), {}, training_row)));
   }
   return out;
 }
@@ -299,29 +390,41 @@ json fit_training_scales(const std::vector<std::string>& files) {
   return out;
 }
 
+json fit_request_overhead(const std::vector<std::string>& all_files) {
+  const std::vector<std::string> files = e2e_files(all_files);
+  const auto medians = request_residuals_us(
+      run_pass(files, true, json::object(), http_engines(0), request_fit_candidate));
+  json sources = json::object();
+  for (const auto& [source, m] : medians) sources[source] = round6(m);
+  return {{"request_overhead_us", round6(request_overhead_without(medians, ""))},
+          {"source_median_residual_us", sources}};
+}
+
 json leave_one_source_out(const std::vector<std::string>& all_files, const json& engine_folds,
                           bool folds_for_tier0_profiles) {
   const std::vector<std::string> files = e2e_files(all_files);
   const Pass def = run_pass(files, true, json::object(), {});
+  const auto request_medians = request_residuals_us(
+      run_pass(files, true, json::object(), http_engines(0), request_fit_candidate));
   std::set<std::string> all_engines(std::begin(kFittedEngines), std::end(kFittedEngines));
   const Pass t0 = run_pass(files, false, physics_override(), tier0_engines(all_engines));
   const auto per_attention = residuals_per_attention(files);
 
   // Train rows of each fitted engine per source (what `fit --engines` fitted on).
   std::map<std::string, std::map<std::string, std::size_t>> engine_rows;
-  std::set<std::string> sources;
+  std::set<std::string> sources, http_sources;
   for (const auto& [key, s] : def) {
     sources.insert(source_of(s.group));
+    if (http_engine(s.engine)) http_sources.insert(source_of(s.group));
     if (s.split == Split::train && all_engines.count(s.engine) && s.fits_engine) {
       ++engine_rows[s.engine][source_of(s.group)];
     }
   }
 
   // Leave-one-source-out prediction of every row.
-  std::map<std::string, double> loso;         // row key → prediction
-  std::map<std::string, bool> loso_fitted;    // source → any fitted constant used
-  std::map<std::string, json> scales_used;    // training source → its fold's scales
-  std::map<std::string, Pass> engine_passes;  // engine overrides signature → pass
+  std::map<std::string, double> loso;       // row key → prediction
+  std::map<std::string, bool> loso_fitted;  // source → any fitted constant used
+  std::map<std::string, json> scales_used;  // training source → its fold's scales
   const bool refitted = engine_folds.is_object();
   const json no_folds = json::object();
   const json& folds = refitted ? engine_folds.at("folds") : no_folds;
@@ -333,8 +436,8 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       std::size_t others = 0, own = 0;
       for (const auto& [s, n] : by_source) (s == source ? own : others) += n;
       if (own == 0) continue;  // the committed fit never saw this source
-      if (!folds_for_tier0_profiles && io::engine_profile(engine, "engine.name").tier == 0) {
-        continue;  // the default prices this engine at Tier 0: nothing fitted to leave out
+      if (!folds_for_tier0_profiles && !overheads_fitted(engine)) {
+        continue;  // the default prices this engine's overheads at Tier 0: nothing to leave out
       }
       if (refitted) {
         // The engine refitted without this source (`fit --engine-folds`); null: too few rows
@@ -362,6 +465,16 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       if (kept) fitted = true;
     }
     for (const EngineOverheads& t : tier0_engines(dropped)) overrides.push_back(t);
+    // The API server's request overhead refitted without this source (an engine whose own fold
+    // is in force keeps that fold's).
+    const double request_us = request_overhead_without(request_medians, source);
+    for (const EngineOverheads& h : http_engines(request_us)) {
+      if (std::none_of(overrides.begin(), overrides.end(),
+                       [&](const EngineOverheads& o) { return o.engine == h.engine; })) {
+        overrides.push_back(h);
+      }
+    }
+    fitted = fitted || (request_us > 0 && http_sources.count(source));
     const bool has_training = std::any_of(def.begin(), def.end(), [&](const auto& kv) {
       return kv.second.kind == "training" && source_of(kv.second.group) == source;
     });
@@ -375,22 +488,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
         fitted = fitted || s > 1;
       }
       scales_used[source] = used;
-      fold = run_pass(files, true, scale_override(fit), {});
+      fold = run_pass(files, true, scale_override(fit), {}, of_source(source));
+    } else if (!request_medians.count(source) && overrides.size() == std::size(kHttpEngines)) {
+      fold = def;  // nothing fitted on this source: the committed constants are its fold's
     } else {
-      std::ostringstream sig;
-      for (const EngineOverheads& o : overrides) {
-        sig << o.engine << ":" << o.step_overhead_us << "," << o.request_overhead_us << ","
-            << o.kernel_fixed_us << ";";
-      }
-      auto it = engine_passes.find(sig.str());
-      if (it == engine_passes.end()) {
-        it =
-            engine_passes
-                .emplace(sig.str(),
-                         overrides.empty() ? def : run_pass(files, true, json::object(), overrides))
-                .first;
-      }
-      fold = it->second;
+      fold = run_pass(files, true, json::object(), overrides, of_source(source));
     }
     for (const auto& [key, s] : fold) {
       if (source_of(s.group) == source) loso[key] = s.predicted;

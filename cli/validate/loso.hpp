@@ -43,6 +43,14 @@ std::map<std::string, double> loso_medians(const nlohmann::json& report);
 /// Text table of the report.
 std::string format_loso_table(const nlohmann::json& report);
 
+/// The per-request latency of vLLM's and SGLang's OpenAI-compatible HTTP servers (what `flopcast
+/// fit --request-overhead` writes into their profiles' engine.request_overhead_us): per source,
+/// the median (measured − predicted) TTFT of its light-load TTFT rows of those engines (dense
+/// models, GPUs with measured kernels, predicted without the overhead), summed over the sources
+/// plus one pseudo-source at 0 and clamped to [0, 20 ms]. {"request_overhead_us",
+/// "source_median_residual_us": {"<source>": µs}}.
+nlohmann::json fit_request_overhead(const std::vector<std::string>& files);
+
 /// The framework-agnostic training constants fitted on every training source (what `flopcast fit
 /// --training` turns into presets/frameworks/fitted.json): {"attention_scale",
 /// "unmeasured_compute_scale", "architectures": {"<architecture>": {"compute_scale" (null when
