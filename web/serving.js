@@ -24,6 +24,7 @@ import {
   wireForm,
   showSearchStaleness,
   runSearch,
+  takeWorker,
   Pin,
   searchPanel,
   fillCandidates,
@@ -267,28 +268,6 @@ const METRICS = [
   ['e2e', 'E2E', 'e2e_ms'],
 ];
 
-let prewarmed = null;
-let compiled = null; // the page's compiled module: every worker instantiates it
-
-function newWorker() {
-  const w = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
-  w.postMessage({ wasmModule: compiled });
-  return w;
-}
-
-/** Starts the simulator's worker with the page (views.init), so its script and its instance of
- * the module load with the page and Simulate makes no request. */
-export function prewarmWorker(wasmModule) {
-  compiled = wasmModule ?? null;
-  prewarmed ??= newWorker();
-}
-
-function takeWorker() {
-  const w = prewarmed ?? newWorker();
-  prewarmed = null;
-  return w;
-}
-
 export class ServingView {
   constructor(root, { M, presets }) {
     Object.assign(this, {
@@ -488,23 +467,25 @@ export class ServingView {
     return { ...q, task: 'search', search: { target: 'serving', top: 10 } };
   }
 
-  /** Task "search", target "serving": the setups with the most capacity that meet the SLOs. */
+  /** Task "search", target "serving": the setups with the most capacity that meet the SLOs, found
+   * in the search worker. */
   search() {
     const q = this.searchRequest();
+    $(`${P}-frontier`).textContent = '';
+    runSearch(P, q, (res, seconds) => this.showSearch(q, res, seconds));
+  }
+
+  showSearch(q, res, seconds) {
     const note = $(`${P}-search-note`);
     const table = $(`${P}-search-table`);
     const frontier = $(`${P}-frontier`);
-    const res = runSearch(this.M, P, q);
-    if (!res) {
-      frontier.textContent = '';
-      return;
-    }
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote =
       `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.` +
       (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '') +
-      (rejected ? ` Rejected: ${rejected}.` : '');
+      (rejected ? ` Rejected: ${rejected}.` : '') +
+      ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
     const layout = (c) =>
       `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;

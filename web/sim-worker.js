@@ -1,8 +1,8 @@
-// Runs one serving request (mode "simulate") off the page's thread with its own instance of the
-// WebAssembly module, so the page stays responsive and Cancel can end the run by terminating
-// this worker. Messages: in {wasmModule} first (the page's compiled module, instantiated here
-// without a download or a compile; null: fetch it), then {id, request: JSON text}; out {id,
-// out: envelope JSON text, ms}.
+// Runs one request off the page's thread with its own instance of the WebAssembly module: a
+// serving simulation (mode "simulate") or a setup search (task "search"), so the page stays
+// responsive and Cancel can end the run by terminating this worker. Messages: in {wasmModule}
+// first (the page's compiled module, instantiated here without a download or a compile; null:
+// fetch it), then {id, request: JSON text}; out {id, out: envelope JSON text, ms}.
 import createFlopcast from './flopcast.mjs';
 import { moduleOptions } from './ui.js';
 

@@ -375,19 +375,23 @@ export class TrainingView {
     return { ...q, task: 'search', search };
   }
 
-  /** Task "search": the fastest layouts, each with a button that loads it into the form. */
+  /** Task "search": the fastest layouts, found in the search worker, each with a button that
+   * loads it into the form. */
   search() {
     const q = this.searchRequest();
+    runSearch(P, q, (res, seconds) => this.showSearch(q, res, seconds));
+  }
+
+  showSearch(q, res, seconds) {
     const note = $(`${P}-search-note`);
     const table = $(`${P}-search-table`);
-    const res = runSearch(this.M, P, q);
-    if (!res) return;
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote =
       `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.` +
       (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.') +
-      (rejected ? ` Rejected: ${rejected}.` : '');
+      (rejected ? ` Rejected: ${rejected}.` : '') +
+      ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
     const head = [
       '#',

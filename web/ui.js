@@ -517,18 +517,28 @@ export function showWarnings(prefix, warnings) {
   $(`${prefix}-warnings-panel`).hidden = !list.length;
 }
 
-/** The panel a view's search fills: a heading, its run button (`${P}-search-run`), a note
- *  (`${P}-search-note`, `hint` until a search runs), the table of results (`${P}-search-table`)
- *  and any `extra` elements after it. */
+/** The panel a view's search fills: a heading, its run button (`${P}-search-run`) and Cancel
+ *  (`${P}-search-cancel`, shown while it runs), a note (`${P}-search-note`, `hint` until a search
+ *  runs, then its progress and outcome), the table of results (`${P}-search-table`) and any
+ *  `extra` elements after it. `data-state` of the panel: idle, running, done, error, cancelled. */
 export function searchPanel(P, title, button, hint, ...extra) {
+  const cancel = el('button', {
+    type: 'button',
+    class: 'secondary',
+    id: `${P}-search-cancel`,
+    text: 'Cancel',
+    hidden: true,
+  });
+  cancel.addEventListener('click', () => cancelSearch(P));
   return el(
     'div',
-    { class: 'panel', id: `${P}-search` },
+    { class: 'panel', id: `${P}-search`, 'data-state': 'idle' },
     el(
       'div',
       { class: 'panel-head' },
       el('h3', { text: title }),
       el('button', { type: 'button', id: `${P}-search-run`, text: button }),
+      cancel,
     ),
     el('p', { class: 'hint', id: `${P}-search-note`, text: hint }),
     el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
@@ -576,21 +586,104 @@ export function showSearchStaleness(P, key, q, note) {
   $(`${P}-search-note`).textContent = stale ? 'The setup changed since this search: search again.' : note;
 }
 
+// ---------------------------------------------------------------- workers
+
+let compiled = null; // the page's compiled module: every worker instantiates it
+let prewarmedSim = null;
+// The one search running on the page (either view's): searches run one at a time in their own
+// worker, so that a long one leaves the page responsive and Cancel can end it.
+const search = { worker: null, id: 0, P: null, timer: null };
+
+/** A worker that answers {id, request} with the module's envelope (sim-worker.js). */
+function newWorker() {
+  const w = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+  w.postMessage({ wasmModule: compiled });
+  return w;
+}
+
+/** Starts the simulator's and the searches' workers with the page (views.init), so that their
+ *  scripts and their instances of the module load with it and Simulate or Search makes no
+ *  request. */
+export function prewarmWorkers(wasmModule) {
+  compiled = wasmModule ?? null;
+  prewarmedSim ??= newWorker();
+  search.worker ??= newWorker();
+}
+
+/** The simulator's worker: the prewarmed one first, then a new one (after a Cancel ended it). */
+export function takeWorker() {
+  const w = prewarmedSim ?? newWorker();
+  prewarmedSim = null;
+  return w;
+}
+
+function setSearchRunning(P, running, state) {
+  clearInterval(search.timer);
+  search.timer = null;
+  $(`${P}-search-run`).disabled = running;
+  $(`${P}-search-cancel`).hidden = !running;
+  $(`${P}-search`).dataset.state = state;
+  search.P = running ? P : null;
+}
+
+/** Ends the running search of panel `P` by ending its worker (the module cannot be interrupted);
+ *  the next search starts a new worker. */
+export function cancelSearch(P, message = 'Search cancelled.') {
+  if (search.P !== P) return;
+  search.worker?.terminate();
+  search.worker = null;
+  search.id += 1;
+  setSearchRunning(P, false, 'cancelled');
+  $(`${P}-search-note`).textContent = message;
+}
+
 /**
- * Runs a search panel's request `q` on the module: its result, or null with the reason in the
- * panel's note (`${P}-search-note`) and its table emptied. A null `q` means invalid fields.
+ * Runs a search panel's request `q` in the search worker, the note counting the seconds and
+ * Cancel shown meanwhile; then `render(result, seconds)`, or the reason in the note and the table
+ * emptied. A null `q` means invalid fields. A search started while another runs ends that one.
  */
-export function runSearch(M, P, q) {
+export function runSearch(P, q, render) {
   const note = $(`${P}-search-note`);
   if (!q) {
     note.textContent = 'Fix the highlighted fields first.';
-    return null;
+    return;
   }
-  const r = call(M, 'estimate', JSON.stringify(q));
-  if (!r.ok) {
-    note.textContent = r.error.message;
+  if (search.P) cancelSearch(search.P, 'Stopped: another search started.');
+  search.worker ??= newWorker();
+  const id = ++search.id;
+  const t0 = performance.now();
+  const seconds = () => (performance.now() - t0) / 1000;
+  setSearchRunning(P, true, 'running');
+  const tick = () => {
+    note.textContent = `Searching… ${seconds().toFixed(1)} s`;
+  };
+  tick();
+  search.timer = setInterval(tick, 100);
+  const fail = (message) => {
+    setSearchRunning(P, false, 'error');
+    note.textContent = message;
     $(`${P}-search-table`).replaceChildren();
-    return null;
-  }
-  return r.result;
+  };
+  search.worker.onmessage = (e) => {
+    if (e.data.id !== search.id) return;
+    let env;
+    try {
+      env = JSON.parse(e.data.out);
+    } catch (err) {
+      env = { ok: false, error: { message: `unreadable search output: ${err.message}` } };
+    }
+    if (!env.ok) {
+      fail(env.error.message);
+      return;
+    }
+    setSearchRunning(P, false, 'done');
+    render(env.result, seconds());
+  };
+  search.worker.onerror = (e) => {
+    e.preventDefault();
+    search.worker?.terminate();
+    search.worker = null;
+    fail(`The search worker failed: ${e.message || 'unknown error'}`);
+  };
+  search.worker.postMessage({ id, request: JSON.stringify(q) });
 }

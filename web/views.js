@@ -2,9 +2,9 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, call, el, flatten } from './ui.js';
+import { $, call, el, flatten, prewarmWorkers } from './ui.js';
 import { TrainingView } from './training.js';
-import { ServingView, prewarmWorker } from './serving.js';
+import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
 
 // Imported up front (no request after load); constructed on first show.
@@ -15,7 +15,7 @@ const ctx = { M: null, presets: null, active: 'inference', views: {} };
 
 export function init({ M, presets, wasmModule }) {
   Object.assign(ctx, { M, presets });
-  prewarmWorker(wasmModule);
+  prewarmWorkers(wasmModule);
   for (const name of TABS) {
     const tab = $(`tab-${name}`);
     tab.disabled = false;

@@ -225,6 +225,13 @@ test('training view: a step that does not fit shows the verdict instead of headl
   await p.done();
 });
 
+/** Waits for the search of panel `P` (run in its worker) to finish. */
+async function searchDone(page, P) {
+  await page.waitForFunction((id) => document.getElementById(id).dataset.state === 'done', `${P}-search`, {
+    timeout: 60000,
+  });
+}
+
 // Issue 14: the fastest layouts of the setup, each one click from the form.
 test('training view: layout search lists the fastest layouts and Use loads one', async () => {
   const p = await openPage();
@@ -232,6 +239,7 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   await openTab(page, 'training');
   await page.fill('#tr-num_gpus', '16');
   await page.click('#tr-search-run');
+  await searchDone(page, 'tr');
   const rows = await page.evaluate(() =>
     [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => ({
       cells: [...tr.children].map((td) => td.textContent),
@@ -286,6 +294,7 @@ test('training view: the layout search can try the compute types the GPU has', a
   await page.fill('#tr-num_gpus', '8');
   await page.check('#tr-search-compute');
   await page.click('#tr-search-run');
+  await searchDone(page, 'tr');
   const q = await viewRequest(page, 'training');
   delete q.parallelism;
   delete q.workload.recompute;
@@ -676,6 +685,7 @@ test('serving view: setup search lists the best setups for the load and Use load
   await page.fill('#sv-tp', '8');
   await page.fill('#sv-slo_tpot', '50');
   await page.click('#sv-search-run');
+  await searchDone(page, 'sv');
   const rows = await page.evaluate(() =>
     [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) => ({
       cells: [...tr.children].map((td) => td.textContent),
@@ -716,6 +726,55 @@ test('serving view: setup search lists the best setups for the load and Use load
   await page.fill('#sv-rate', '3');
   assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'true');
   await shot(page, 'serving-search');
+  await p.done();
+});
+
+// Issue 14: a search runs in its own worker (loaded with the page): the click returns at once and
+// the page shows the search running, Cancel ends it, a finished one says how long it took, and
+// the search makes no request.
+test('search runs in a worker: the page stays responsive and Cancel ends it', async () => {
+  const p = await openPage();
+  const { page, requests } = p;
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  // ~10,000 setups of Llama-3.1-70B on 8 H100: seconds of work for the module.
+  await page.selectOption('#sv-model', 'llama-3.1-70b');
+  await page.fill('#sv-num_gpus', '8');
+  await sweepDone(page);
+  await settle(requests);
+  const loaded = requests.length;
+  // Run, then Cancel, within one task of the page: the worker's answer cannot arrive in between.
+  const seen = await page.evaluate(() => {
+    const t0 = performance.now();
+    document.getElementById('sv-search-run').click();
+    const clickMs = performance.now() - t0;
+    const running = {
+      state: document.getElementById('sv-search').dataset.state,
+      runDisabled: document.getElementById('sv-search-run').disabled,
+      cancelHidden: document.getElementById('sv-search-cancel').hidden,
+      note: document.getElementById('sv-search-note').textContent,
+    };
+    document.getElementById('sv-search-cancel').click();
+    return { clickMs, running };
+  });
+  // The page's thread only posted the request: the search itself is the worker's.
+  assert.ok(seen.clickMs < 50, `the click took ${seen.clickMs} ms`);
+  assert.deepEqual(seen.running, {
+    state: 'running',
+    runDisabled: true,
+    cancelHidden: false,
+    note: 'Searching… 0.0 s',
+  });
+  assert.equal(await page.getAttribute('#sv-search', 'data-state'), 'cancelled');
+  assert.equal(await page.textContent('#sv-search-note'), 'Search cancelled.');
+  assert.equal(await page.isVisible('#sv-search-cancel'), false);
+  assert.equal(await page.isDisabled('#sv-search-run'), false);
+  assert.equal(requests.length, loaded, 'the search made no request: its worker loaded with the page');
+  // After a cancel the next search (in a new worker) runs to the end; the seconds count meanwhile.
+  await page.click('#sv-search-run');
+  await searchDone(page, 'sv');
+  assert.match(await page.textContent('#sv-search-note'), /setups considered, .* Searched in [0-9]+\.[0-9] s\.$/);
+  assert.ok((await page.$$('#sv-search-table tbody tr')).length >= 1);
   await p.done();
 });
 
@@ -776,14 +835,15 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   assert.equal(await page.isVisible('#sv-cancel'), true);
   await page.waitForFunction(() => document.getElementById('sv-elapsed').textContent !== '0.0 s');
   const workers = page.workers();
-  assert.equal(workers.length, 1, 'one simulation worker');
-  const closed = new Promise((resolve) => workers[0].once('close', resolve));
+  assert.equal(workers.length, 2, 'the simulation worker and the search worker');
+  const closed = new Promise((resolve) => workers.forEach((w) => w.once('close', resolve)));
   await page.click('#sv-cancel');
   // Cancel ends the worker itself, not just the progress display.
   await Promise.race([
     closed,
     new Promise((_, reject) => setTimeout(() => reject(new Error('the worker was not terminated')), 5000)),
   ]);
+  assert.equal(page.workers().length, 1, 'the search worker is left');
   assert.equal(await page.getAttribute('#sv-sim', 'data-state'), 'cancelled');
   assert.equal(await page.isVisible('#sv-progress'), false);
   assert.equal(await page.textContent('#sv-sim-status'), 'Cancelled.');
