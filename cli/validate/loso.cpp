@@ -406,6 +406,10 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   const Pass def = run_pass(files, true, json::object(), {});
   const auto request_medians = request_residuals_us(
       run_pass(files, true, json::object(), http_engines(0), request_fit_candidate));
+  const double committed_request_us = io::preset("engines", kHttpEngines[0], "engine")
+                                          .at("engine")
+                                          .at("request_overhead_us")
+                                          .get<double>();
   std::set<std::string> all_engines(std::begin(kFittedEngines), std::end(kFittedEngines));
   const Pass t0 = run_pass(files, false, physics_override(), tier0_engines(all_engines));
   const auto per_attention = residuals_per_attention(files);
@@ -489,8 +493,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       }
       scales_used[source] = used;
       fold = run_pass(files, true, scale_override(fit), {}, of_source(source));
-    } else if (!request_medians.count(source) && overrides.size() == std::size(kHttpEngines)) {
-      fold = def;  // nothing fitted on this source: the committed constants are its fold's
+    } else if (std::fabs(request_us - committed_request_us) < 0.01 &&
+               overrides.size() == std::size(kHttpEngines)) {
+      // Only the HTTP engines' request overhead, at the committed value (written to 0.01 µs): the
+      // default is this fold (the committed fit never saw this source).
+      fold = def;
     } else {
       fold = run_pass(files, true, json::object(), overrides, of_source(source));
     }
