@@ -38,8 +38,8 @@ BandCheck check_band_rule(const std::map<std::string, std::vector<double>>& by_s
                           const BandRule& rule);
 /// Per kind (kind → source → residuals): the narrowest rule (mean held-out width) over tails
 /// 10, 7.5, 5, 2.5 %, both shapes and scales 0.5, 0.6, ..., 4 whose held-out coverage is at
-/// least 80 %; the widest when none is; the nominal 10 % tails, unscaled, for a kind with one
-/// source.
+/// least 80 %; the nominal 10 % tails, unscaled, for a kind with one source and for one where no
+/// rule reaches 80 % (sources that disagree beyond any width: its coverage says so).
 std::map<std::string, BandRule> band_rules(
     const std::map<std::string, std::map<std::string, std::vector<double>>>& logs);
 

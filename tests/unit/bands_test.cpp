@@ -60,5 +60,18 @@ TEST(Bands, RuleIsTheNarrowestThatHoldsEightyPercentOfUnseenSources) {
   EXPECT_DOUBLE_EQ(rules.at("one").scale, 1);
 }
 
+TEST(Bands, SourcesThatDisagreeBeyondEveryRuleKeepTheNominalBand) {
+  // Held out b, a's band is at most [0, 0.2·4] = [0, 0.8] (the largest scale): b's rows at 2 and
+  // 3 are outside it; held out a, b's band holds a. 2 of 4 rows at best: no rule reaches 80 %,
+  // and the kind keeps the nominal rule (10 % tails, scale 1) rather than the widest one, which
+  // would be as short of 80 % and 4x wider.
+  const std::map<std::string, BySource> logs{{"k", {{"a", {0.1, 0.2}}, {"b", {2.0, 3.0}}}}};
+  const BandRule rule = band_rules(logs).at("k");
+  EXPECT_DOUBLE_EQ(rule.tail, 10);
+  EXPECT_DOUBLE_EQ(rule.scale, 1);
+  EXPECT_FALSE(rule.symmetric);
+  EXPECT_DOUBLE_EQ(check_band_rule(logs.at("k"), rule).coverage, 0.5);
+}
+
 }  // namespace
 }  // namespace flopcast::cli::validate

@@ -132,7 +132,9 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
   }();
   const auto it = bands.find(tier0 ? kind + "@tier0" : kind);
   if (it == bands.end()) return std::nullopt;
-  return E2EBand{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>()};
+  const json& c = it->value("coverage_loso", json());
+  return E2EBand{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>(),
+                 c.is_number() ? c.get<double>() : std::numeric_limits<double>::quiet_NaN()};
 }
 
 std::string e2e_band_kind(const std::string& kind, const std::string& vendor) {

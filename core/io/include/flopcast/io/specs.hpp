@@ -5,6 +5,7 @@
 // calibrations and the 80% bands. The CLI, the benchmarks and any C++ program that builds core
 // specs itself use these; the JSON entry point (flopcast/io/api.hpp) uses them too.
 
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +69,9 @@ const Calibration* tier0_residuals();
 struct E2EBand {
   double slow_p10 = 0;
   double slow_p90 = 0;
+  /// Share of the rows of sources the band was not built from that it held (leave-one-source-
+  /// out, docs/validation.md); NaN where unchecked (one source, or the Tier-0 bands).
+  double coverage_loso = std::numeric_limits<double>::quiet_NaN();
 };
 std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
 /// The band kind of `kind` on hardware of `vendor`: AMD GPUs have bands of their own
