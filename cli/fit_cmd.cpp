@@ -403,7 +403,8 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
     json values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
     // Losing, the request overhead falls back to the API server's own fit (fit
     // --request-overhead), not to 0.
-    if (!used && fit.contains("request_overhead")) {
+    if (!used && fit.contains("request_overhead") &&
+        fit.at("request_overhead").at("gate").at("used").get<bool>()) {
       values["request_overhead_us"] = fit.at("request_overhead").at("request_overhead_us");
     }
     for (const char* k : kOverheadKeys) {
@@ -415,7 +416,10 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
     }
     if (used) fit.erase("fitted_overheads");
     fit["gate"] = gate[engine];
-    p["tier"] = used || fit.contains("request_overhead") ? 1 : 0;
+    p["tier"] = used || (fit.contains("request_overhead") &&
+                         fit.at("request_overhead").at("gate").at("used").get<bool>())
+                    ? 1
+                    : 0;
     write_file(path, p);
   }
   return gate;
@@ -487,26 +491,45 @@ int run_fit_engine_folds(const FitOptions& o) {
 /// `fit --request-overhead`: the fitted value into each HTTP engine's profile, with how it was
 /// fitted; the engines' other overheads stay as their own fit's gate left them.
 int run_fit_request_overhead(const FitOptions& o) {
-  json fit = validate::fit_request_overhead(expand_paths(o.paths));
+  const std::vector<std::string> files = expand_paths(o.paths);
+  json fit = validate::fit_request_overhead(files);
   fit["method"] =
       "per source, the median of measured minus predicted TTFT (predicted without this overhead) "
       "over its mean and median TTFT rows under light load (arrivals at a rate under 70% of the "
       "analytic saturation rate) of vLLM and SGLang on dense models and GPUs with measured "
-      "kernels; "
-      "the sources' medians summed over their count plus one (a pseudo-source at 0: shrinkage "
-      "toward physics), clamped to [0, 20000] us. validate --by-source refits it without each "
-      "source";
+      "kernels; the sources' medians summed over their count plus one (a pseudo-source at 0: "
+      "shrinkage toward physics), clamped to [0, 20000] us. Used only if, left one source out "
+      "(validate --by-source refits it without each source), it predicts every row of the "
+      "sources it was fitted on better (median APE) than the engines without it (gate)";
   fit["command"] =
       "flopcast fit --request-overhead ../shared/groundtruth/e2e --out presets/engines";
+  // The gate: used only where, left one source out, it predicts the rows of the sources it was
+  // fitted on better than the engines without it (Tier 0).
+  std::set<std::string> sources;
+  for (const auto& [source, m] : fit.at("source_median_residual_us").items()) {
+    sources.insert(source);
+  }
+  const double refit = loso_median_ape(validate::leave_one_source_out(files), sources);
+  const double tier0 =
+      loso_median_ape(validate::leave_one_source_out(files, nullptr, false, false), sources);
+  const bool used = !sources.empty() && refit < tier0;
+  fit["gate"] = {{"refit_median_ape", io::round6(refit)},
+                 {"tier0_median_ape", io::round6(tier0)},
+                 {"used", used}};
+  std::cerr << "fit: request overhead " << fit.at("request_overhead_us").get<double>()
+            << " us; left one source out, median APE " << refit << " with it, " << tier0
+            << " without: " << (used ? "used" : "Tier 0 (0 us)") << "\n";
   std::filesystem::create_directories(o.out);
   for (const char* engine : {"vllm", "sglang"}) {
     const std::string path = o.out + "/" + engine + ".json";
     json p = io::preset("engines", engine, "engine");
-    p["engine"]["request_overhead_us"] = fit.at("request_overhead_us");
+    p["engine"]["request_overhead_us"] = used ? fit.at("request_overhead_us") : json(0);
     p["fit"]["request_overhead"] = fit;
-    p["tier"] = 1;  // a constant fitted on measurements (Tier 1), tested out of source
+    // A constant fitted on measurements and tested out of source is Tier 1.
+    p["tier"] = used || p.at("fit").at("gate").value("used", false) ? 1 : 0;
     write_file(path, p);
-    std::cout << path << ": request_overhead_us " << fit.at("request_overhead_us").dump() << "\n";
+    std::cout << path << ": request_overhead_us " << p["engine"]["request_overhead_us"].dump()
+              << "\n";
   }
   return kOk;
 }

@@ -401,7 +401,7 @@ json fit_request_overhead(const std::vector<std::string>& all_files) {
 }
 
 json leave_one_source_out(const std::vector<std::string>& all_files, const json& engine_folds,
-                          bool folds_for_tier0_profiles) {
+                          bool folds_for_tier0_profiles, bool request_overhead) {
   const std::vector<std::string> files = e2e_files(all_files);
   const Pass def = run_pass(files, true, json::object(), {});
   const auto request_medians = request_residuals_us(
@@ -471,7 +471,8 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     for (const EngineOverheads& t : tier0_engines(dropped)) overrides.push_back(t);
     // The API server's request overhead refitted without this source (an engine whose own fold
     // is in force keeps that fold's).
-    const double request_us = request_overhead_without(request_medians, source);
+    const double request_us =
+        request_overhead ? request_overhead_without(request_medians, source) : 0.0;
     for (const EngineOverheads& h : http_engines(request_us)) {
       if (std::none_of(overrides.begin(), overrides.end(),
                        [&](const EngineOverheads& o) { return o.engine == h.engine; })) {

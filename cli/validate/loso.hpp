@@ -26,9 +26,12 @@ namespace flopcast::cli::validate {
 /// An engine whose profile is Tier 0 (its fit lost to Tier 0 out of source, see `fit
 /// --engine-folds`) is priced at Tier 0 by default, so its folds are not used, unless
 /// `folds_for_tier0_profiles` (what the gate itself compares).
+/// `request_overhead` false: vLLM's and SGLang's request overhead is 0 in every fold (Tier 0), the
+/// other side of `fit --request-overhead`'s gate.
 nlohmann::json leave_one_source_out(const std::vector<std::string>& files,
                                     const nlohmann::json& engine_folds = nullptr,
-                                    bool folds_for_tier0_profiles = false);
+                                    bool folds_for_tier0_profiles = false,
+                                    bool request_overhead = true);
 
 /// The source of an end-to-end group "e2e/<source>/<GPU>/<metric>" (TensorRT-LLM v0.9's two
 /// tables are one source).
