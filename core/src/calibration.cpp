@@ -151,7 +151,45 @@ std::optional<CalibrationKey> parse_calibration_key(std::string_view text) {
   return key;
 }
 
+namespace {
+
+// Sizes of the key's enums (their last enumerators + 1); a key outside them has no table slot.
+constexpr std::size_t kOps = static_cast<std::size_t>(OpClass::moe) + 1;
+constexpr std::size_t kMaths = static_cast<std::size_t>(DType::q8_0) + 1;
+constexpr std::size_t kVariants = static_cast<std::size_t>(KernelVariant::mha) + 1;
+constexpr std::size_t kFrameworks = static_cast<std::size_t>(Framework::sglang) + 1;
+constexpr std::size_t kSlots = kOps * kMaths * kVariants * kFrameworks;
+constexpr std::size_t kNoSlot = kSlots;
+
+std::size_t slot_of(const CalibrationKey& k) {
+  const auto op = static_cast<std::size_t>(k.op), math = static_cast<std::size_t>(k.math),
+             variant = static_cast<std::size_t>(k.variant),
+             framework = static_cast<std::size_t>(k.framework);
+  if (op >= kOps || math >= kMaths || variant >= kVariants || framework >= kFrameworks) {
+    return kNoSlot;
+  }
+  return ((op * kMaths + math) * kVariants + variant) * kFrameworks + framework;
+}
+
+}  // namespace
+
+void Calibration::build_index() {
+  indexed_.clear();
+  slot_.assign(kSlots, -1);
+  for (const auto& [key, fit] : fits) {
+    const std::size_t s = slot_of(key);
+    if (s == kNoSlot) continue;  // find() walks the map for it
+    slot_[s] = static_cast<int>(indexed_.size());
+    indexed_.push_back(fit);
+  }
+  indexed_fits_ = fits.size();
+}
+
 const CalibratedEfficiency* Calibration::find(const CalibrationKey& key) const {
+  if (!slot_.empty() && indexed_fits_ == fits.size()) {
+    const std::size_t s = slot_of(key);
+    if (s != kNoSlot) return slot_[s] < 0 ? nullptr : &indexed_[static_cast<std::size_t>(slot_[s])];
+  }
   auto it = fits.find(key);
   return it == fits.end() ? nullptr : &it->second;
 }

@@ -204,6 +204,19 @@ TEST(Calibration, FrameworkKeysRoundTripAndFallBackToThePooledFit) {
   EXPECT_EQ(rows(Framework::sglang), 1);  // no own fit: the pooled one
   EXPECT_EQ(rows(Framework::any), 1);
   EXPECT_EQ(cal.find_for(CalibrationKey{OpClass::moe, DType::bf16}), nullptr);
+
+  // The same answers from the dense table (build_index), and a fit added after it is still
+  // found (the table no longer matches `fits`: find walks the map).
+  cal.build_index();
+  EXPECT_EQ(rows(Framework::vllm), 2);
+  EXPECT_EQ(rows(Framework::sglang), 1);
+  EXPECT_EQ(rows(Framework::any), 1);
+  EXPECT_EQ(cal.find_for(CalibrationKey{OpClass::moe, DType::bf16}), nullptr);
+  CalibratedEfficiency moe;
+  moe.train_rows = 3;
+  cal.fits[CalibrationKey{OpClass::moe, DType::bf16}] = moe;
+  ASSERT_NE(cal.find_for(CalibrationKey{OpClass::moe, DType::bf16}), nullptr);
+  EXPECT_EQ(cal.find_for(CalibrationKey{OpClass::moe, DType::bf16})->train_rows, 3);
 }
 
 }  // namespace

@@ -98,8 +98,22 @@ struct Calibration {
   std::string source;
   std::map<CalibrationKey, CalibratedEfficiency> fits;
 
+  /// Builds a dense table over every possible key (op class × math type × variant ×
+  /// framework) holding a copy of each fit, so that find() costs an index instead of a tree walk
+  /// (every priced op looks its fit up once or twice: 8 % of a setup search's time went to the
+  /// walk). Call it once `fits` is complete (read_calibration does); without it, or once fits
+  /// were added or removed, find() walks `fits`. Call it again after changing a fit's value.
+  void build_index();
+
   /// The fit of exactly `key`, or nullptr.
   [[nodiscard]] const CalibratedEfficiency* find(const CalibrationKey& key) const;
+
+ private:
+  std::vector<CalibratedEfficiency> indexed_;  ///< copies of the fits, in key order
+  std::vector<int> slot_;                      ///< table slot → position in indexed_, or −1
+  std::size_t indexed_fits_ = 0;               ///< fits.size() when the table was built
+
+ public:
   /// The framework's own fit when there is one, else the pooled (`any`) fit, else nullptr.
   [[nodiscard]] const CalibratedEfficiency* find_for(const CalibrationKey& key) const;
 };

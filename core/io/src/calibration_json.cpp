@@ -53,6 +53,7 @@ Calibration read_calibration(const json& doc, const std::string& path) {
     if (!key) throw SpecError(p, "is not an op class and math type such as gemm/bf16");
     c.fits[*key] = e;
   }
+  c.build_index();
   return c;
 }
 
