@@ -401,10 +401,11 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
       fit["fitted_overheads"] = fitted;
     }
     json values = used ? fit.value("fitted_overheads", p.at("engine")) : generic;
-    // Losing, the request overhead falls back to the API server's own fit (fit
-    // --request-overhead), not to 0.
-    if (!used && fit.contains("request_overhead") &&
-        fit.at("request_overhead").at("gate").at("used").get<bool>()) {
+    // The API server's own fit (fit --request-overhead), where it passed its gate.
+    const bool request_fit_used = fit.contains("request_overhead") &&
+                                  fit.at("request_overhead").at("gate").at("used").get<bool>();
+    // Losing, the request overhead falls back to that fit, not to 0.
+    if (!used && request_fit_used) {
       values["request_overhead_us"] = fit.at("request_overhead").at("request_overhead_us");
     }
     for (const char* k : kOverheadKeys) {
@@ -416,10 +417,7 @@ json gate_engines(const std::vector<std::string>& files, const EngineRows& rows,
     }
     if (used) fit.erase("fitted_overheads");
     fit["gate"] = gate[engine];
-    p["tier"] = used || (fit.contains("request_overhead") &&
-                         fit.at("request_overhead").at("gate").at("used").get<bool>())
-                    ? 1
-                    : 0;
+    p["tier"] = used || request_fit_used ? 1 : 0;
     write_file(path, p);
   }
   return gate;
@@ -520,7 +518,7 @@ int run_fit_request_overhead(const FitOptions& o) {
             << " us; left one source out, median APE " << refit << " with it, " << tier0
             << " without: " << (used ? "used" : "Tier 0 (0 us)") << "\n";
   std::filesystem::create_directories(o.out);
-  for (const char* engine : {"vllm", "sglang"}) {
+  for (const char* engine : validate::kHttpEngines) {
     const std::string path = o.out + "/" + engine + ".json";
     json p = io::preset("engines", engine, "engine");
     p["engine"]["request_overhead_us"] = used ? fit.at("request_overhead_us") : json(0);

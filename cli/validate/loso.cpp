@@ -122,10 +122,6 @@ std::vector<EngineOverheads> tier0_engines(const std::set<std::string>& names) {
 
 // ---- The API server's per-request latency (engine.request_overhead_us of vLLM and SGLang) ----
 
-/// Engines measured through their OpenAI-compatible HTTP server in Python (receive, tokenize,
-/// admit, stream the first chunk): each request's first token comes that much later than the
-/// engine's scheduler and kernels alone put it.
-constexpr const char* kHttpEngines[] = {"vllm", "sglang"};
 /// Physical bound of the fitted constant: more than 20 ms per request would be a server fault,
 /// not its path.
 constexpr double kMaxRequestOverheadUs = 20000;
@@ -404,8 +400,11 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
                           bool folds_for_tier0_profiles, bool request_overhead) {
   const std::vector<std::string> files = e2e_files(all_files);
   const Pass def = run_pass(files, true, json::object(), {});
-  const auto request_medians = request_residuals_us(
-      run_pass(files, true, json::object(), http_engines(0), request_fit_candidate));
+  // Without the request overhead (its gate's other side) nothing is fitted: no residual pass.
+  const auto request_medians =
+      request_overhead ? request_residuals_us(run_pass(files, true, json::object(), http_engines(0),
+                                                       request_fit_candidate))
+                       : std::map<std::string, double>{};
   const double committed_request_us = io::preset("engines", kHttpEngines[0], "engine")
                                           .at("engine")
                                           .at("request_overhead_us")

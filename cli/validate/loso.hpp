@@ -40,6 +40,11 @@ std::string source_of(const std::string& group);
 /// The engines whose overheads `flopcast fit --engines` fits.
 inline const char* const kFittedEngines[] = {"vllm", "sglang", "trtllm"};
 
+/// The engines measured through their OpenAI-compatible HTTP server in Python (receive,
+/// tokenize, admit, stream the first chunk), whose profiles carry that server's per-request
+/// latency (`fit --request-overhead`, fit_request_overhead).
+inline const char* const kHttpEngines[] = {"vllm", "sglang"};
+
 /// "<kind>/<source>" → median APE of its leave-one-source-out predictions, for the ratchet.
 std::map<std::string, double> loso_medians(const nlohmann::json& report);
 
