@@ -25,6 +25,7 @@ import {
   showSearchStaleness,
   runSearch,
   takeWorker,
+  workerEnvelope,
   Pin,
   searchPanel,
   fillCandidates,
@@ -722,12 +723,7 @@ export class ServingView {
 
   onSimMessage({ id, out, ms }) {
     if (id !== this.sim.id) return;
-    let env;
-    try {
-      env = JSON.parse(out);
-    } catch (e) {
-      env = { ok: false, error: { path: '', message: `unreadable simulator output: ${e.message}` } };
-    }
+    const env = workerEnvelope(out, 'simulator');
     if (!env.ok) {
       this.setSimRunning(false, `The simulation failed: ${env.error.message}`);
       this.simError = { target: this.form.target(env.error.path), message: env.error.message };

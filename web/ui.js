@@ -594,6 +594,16 @@ let prewarmedSim = null;
 // worker, so that a long one leaves the page responsive and Cancel can end it.
 const search = { worker: null, id: 0, P: null, timer: null };
 
+/** The envelope a worker (sim-worker.js) sent as JSON text `out`; one that does not parse becomes
+ *  an error envelope naming `what` sent it. */
+export function workerEnvelope(out, what) {
+  try {
+    return JSON.parse(out);
+  } catch (e) {
+    return { ok: false, error: { path: '', message: `unreadable ${what} output: ${e.message}` } };
+  }
+}
+
 /** A worker that answers {id, request} with the module's envelope (sim-worker.js). */
 function newWorker() {
   const w = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
@@ -666,12 +676,7 @@ export function runSearch(P, q, render) {
   };
   search.worker.onmessage = (e) => {
     if (e.data.id !== search.id) return;
-    let env;
-    try {
-      env = JSON.parse(e.data.out);
-    } catch (err) {
-      env = { ok: false, error: { message: `unreadable search output: ${err.message}` } };
-    }
+    const env = workerEnvelope(e.data.out, 'search');
     if (!env.ok) {
       fail(env.error.message);
       return;
