@@ -45,6 +45,29 @@ void BM_JsonEstimateMoe(benchmark::State& state) {
 }
 BENCHMARK(BM_JsonEstimateMoe)->Unit(benchmark::kMicrosecond);
 
+// The JSON round trip in its three parts: parse the request text, run it (read the request,
+// estimate, build the response document), write the response text.
+void BM_JsonParse(benchmark::State& state) {
+  const std::string text = request("llama-3-70b", 4, 2048, 512, 16).dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::parse_json(text));
+}
+BENCHMARK(BM_JsonParse)->Unit(benchmark::kMicrosecond);
+
+void BM_JsonRun(benchmark::State& state) {
+  const json parsed = request("llama-3-70b", 4, 2048, 512, 16);
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::run(parsed));
+}
+BENCHMARK(BM_JsonRun)->Unit(benchmark::kMicrosecond);
+
+void BM_JsonDump(benchmark::State& state) {
+  const json response =
+      flopcast::io::ok_envelope(flopcast::io::run(request("llama-3-70b", 4, 2048, 512, 16)));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(response.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+}
+BENCHMARK(BM_JsonDump)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
@@ -154,7 +155,7 @@ json run_collective(const json& request) {
               {"nodes", static_cast<int>(nodes)},
               {"ranks_per_node", std::min(ranks, hw.gpus_per_node)},
               {"tier", fitted ? 2 : 0},
-              {"request", resolved}};
+              {"request", std::move(resolved)}};
 }
 
 }  // namespace flopcast::io::detail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Request document <-> InferenceSpec, InferenceResult -> response document (task "inference").
 #include <cmath>
+#include <utility>
 
 #include "common_json.hpp"
 #include "flopcast/error.hpp"
@@ -105,7 +106,7 @@ json inference_interval(const InferenceResult& r, const HardwareSpec& hw) {
 }  // namespace
 
 json run_inference(const json& request) {
-  const Parsed p = parse_request(request);
+  Parsed p = parse_request(request);
   const InferenceSpec& s = p.spec;
   const InferenceResult r = estimate_inference(s);
 
@@ -117,14 +118,14 @@ json run_inference(const json& request) {
   for (const auto& b : r.breakdown) {
     json row = breakdown_row(b);
     row["bytes"] = round6(b.bytes);
-    breakdown.push_back(row);
+    breakdown.push_back(std::move(row));
   }
   json out{{"schema_version", kSchemaVersion},
            {"task", "inference"},
            {"tier", r.tier},
            {"engine_tier", p.engine_tier},
            {"tier2_time_share", round6(r.tier2_time_share)},
-           {"model", model},
+           {"model", std::move(model)},
            {"hardware", identity(request.at("hardware"), s.hardware.name)},
            {"num_gpus", s.num_gpus},
            {"replicas", r.replicas},
@@ -147,10 +148,10 @@ json run_inference(const json& request) {
              {"max_batch_size", m.max_batch_size},
              {"max_context_tokens", m.max_context_tokens},
              {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
-           {"breakdown", breakdown},
+           {"breakdown", std::move(breakdown)},
            {"assumptions", assumptions_json(r.assumptions)},
            {"warnings", r.warnings},
-           {"request", p.resolved}};
+           {"request", std::move(p.resolved)}};
   add_cost_per_million(out, p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
   out["energy"] = energy_json(board_energy(s.hardware, s.num_gpus, r.output_tokens_per_s), true);
   return out;

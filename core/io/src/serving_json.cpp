@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Request document <-> ServingSpec, ServingResult -> response document (task "serving").
 #include <cmath>
+#include <utility>
 
 #include "common_json.hpp"
 #include "flopcast/error.hpp"
@@ -384,7 +385,7 @@ json optional_number(const std::optional<double>& v) {
 }  // namespace
 
 json run_serving(const json& request) {
-  const Parsed p = parse_request(request);
+  Parsed p = parse_request(request);
   const ServingSpec& s = p.spec;
   const ServingResult r = p.simulate ? simulate_serving(s) : estimate_serving(s);
 
@@ -399,7 +400,7 @@ json run_serving(const json& request) {
     timeline["waiting"].push_back(round6(t.waiting));
   }
   std::vector<std::string> warnings = r.warnings;
-  const json interval = serving_interval(r, s.inference.hardware, warnings);
+  json interval = serving_interval(r, s.inference.hardware, warnings);
   json out{
       {"schema_version", kSchemaVersion},
       {"task", "serving"},
@@ -418,7 +419,7 @@ json run_serving(const json& request) {
       {"tpot_ms", ms(r.tpot_s)},
       {"e2e_ms", ms(r.e2e_s)},
       {"queueing_ms", ms(r.queueing_s)},
-      {"interval", interval},
+      {"interval", std::move(interval)},
       {"throughput",
        {{"requests_per_s", round6(r.requests_per_s)},
         {"input_tokens_per_s", round6(r.input_tokens_per_s)},
@@ -436,15 +437,15 @@ json run_serving(const json& request) {
         {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
         {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
       {"assumptions", assumptions_json(r.assumptions)},
-      {"warnings", warnings},
-      {"request", p.resolved}};
+      {"warnings", std::move(warnings)},
+      {"request", std::move(p.resolved)}};
   if (p.simulate) {
     out["simulation"] = {{"num_requests", s.num_requests},
                          {"completed", r.completed},
                          {"rejected", r.rejected},
                          {"steps", r.steps},
                          {"simulated_s", round6(r.simulated_s)}};
-    out["timeline"] = timeline;
+    out["timeline"] = std::move(timeline);
   }
   if (s.per_request) {
     json rows = json::array();
@@ -461,7 +462,7 @@ json run_serving(const json& request) {
            {"preemptions", q.preemptions},
            {"instance", q.instance}});
     }
-    out["requests"] = rows;
+    out["requests"] = std::move(rows);
   }
   // At the offered load (saturated: at the saturation rate).
   add_cost_per_million(out, p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);

@@ -2,6 +2,7 @@
 #include "specs.hpp"
 
 #include <cstdio>
+#include <map>
 
 #include "common_json.hpp"
 #include "flopcast/energy.hpp"
@@ -310,8 +311,39 @@ json hardware_to_json(const HardwareSpec& h) {
   return j;
 }
 
+namespace {
+
+/// The spec of every preset of `kind`, each read once, on the first request that names one of
+/// its kind (every preset is read by the preset tests, so none fails here): a request naming a
+/// preset copies its spec instead of reading the preset's JSON again.
+template <class Spec, class Read>
+std::map<const json*, Spec> read_presets(const char* kind, Read read) {
+  std::map<const json*, Spec> specs;
+  for (const json& doc : presets().at(kind)) specs.emplace(&doc, read(doc));
+  return specs;
+}
+
+const ModelSpec& model_preset(const json& doc) {
+  static const auto specs = read_presets<ModelSpec>(
+      "models", [](const json& p) { return read_model(p.at("model"), "model"); });
+  return specs.at(&doc);
+}
+
+/// An alias ("h100", "4090") names the preset: its fits are under the preset's id.
+const HardwareSpec& hardware_preset(const json& doc) {
+  static const auto specs = read_presets<HardwareSpec>("hardware", [](const json& p) {
+    HardwareSpec h = read_hardware(p.at("hardware"), "hardware");
+    h.calibration = calibration_for(p.at("id").get<std::string>());
+    attach_collective_fits(h);
+    return h;
+  });
+  return specs.at(&doc);
+}
+
+}  // namespace
+
 ModelSpec resolve_model(const json& j, const std::string& path) {
-  if (j.is_string()) return read_model(preset("models", j.get<std::string>(), path)["model"], path);
+  if (j.is_string()) return model_preset(preset("models", j.get<std::string>(), path));
   if (j.is_object()) return read_model(j, path);
   throw SpecError(path, "must be a preset id or a model object (got " + describe_value(j) + ")");
 }
@@ -380,14 +412,7 @@ HardwareSpec what_if_hardware(const json& j, const std::string& path) {
 namespace flopcast::io {
 HardwareSpec resolve_hardware(const json& j, const std::string& path) {
   if (j.is_object() && j.contains("preset")) return what_if_hardware(j, path);
-  if (j.is_string()) {
-    // An alias ("h100", "4090") names the preset: its fits are under the preset's id.
-    const json& doc = preset("hardware", j.get<std::string>(), path);
-    HardwareSpec h = read_hardware(doc.at("hardware"), path);
-    h.calibration = calibration_for(doc.at("id").get<std::string>());
-    attach_collective_fits(h);
-    return h;
-  }
+  if (j.is_string()) return hardware_preset(preset("hardware", j.get<std::string>(), path));
   if (j.is_object()) {
     HardwareSpec h = read_hardware(j, path);
     attach_collective_fits(h);

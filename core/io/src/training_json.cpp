@@ -2,6 +2,7 @@
 // Request document <-> TrainingSpec, TrainingResult -> response document (task "training").
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common_json.hpp"
@@ -401,7 +402,7 @@ json run_training_search(const json& request) {
 }
 
 json run_training(const json& request) {
-  const Parsed p = parse_request(request);
+  Parsed p = parse_request(request);
   const TrainingSpec& s = p.spec;
   const TrainingResult r = estimate_training(s);
 
@@ -422,7 +423,7 @@ json run_training(const json& request) {
       {"schema_version", kSchemaVersion},
       {"task", "training"},
       {"tier", r.tier},
-      {"model", model},
+      {"model", std::move(model)},
       {"hardware", identity(request.at("hardware"), s.hardware.name)},
       {"num_gpus", s.num_gpus},
       {"step_time_s", round6(r.step_time_s)},
@@ -439,7 +440,7 @@ json run_training(const json& request) {
       {"total_time_s", optional_number(total, r.total_time_s)},
       {"gpu_hours", optional_number(total, r.gpu_hours)},
       {"cost_usd", optional_number(total && s.cost_per_gpu_hour_usd > 0, r.cost_usd)},
-      {"energy", energy},
+      {"energy", std::move(energy)},
       {"micro_batch_size", r.micro_batch_size},
       {"micro_batch_searched", r.micro_batch_searched},
       {"max_micro_batch_size", r.max_micro_batch_size},
@@ -447,10 +448,10 @@ json run_training(const json& request) {
       {"bubble_fraction", round6(r.bubble_fraction)},
       {"interval", training_interval(r)},
       {"memory_per_gpu", memory_json(r.memory)},
-      {"breakdown", breakdown},
+      {"breakdown", std::move(breakdown)},
       {"assumptions", assumptions_json(r.assumptions)},
       {"warnings", r.warnings},
-      {"request", p.resolved}};
+      {"request", std::move(p.resolved)}};
 }
 
 }  // namespace flopcast::io::detail
