@@ -633,7 +633,8 @@ PrefillPass price_prefill(const InferenceSpec& spec, const Shard& sh) {
 
 /// Decode steps j = 1..n−1 attend to s + j tokens; averaged over at most kMaxDecodeBins bins,
 /// each evaluated at its mean context and weighted by its step count. Only attention follows
-/// the context: the other ops are priced once, for the first bin.
+/// the context: the other ops are priced once, for the first bin, and added once with the
+/// steps of every bin.
 struct DecodePass {
   Accumulator acc;
   long long steps = 0;            // n − 1
@@ -651,6 +652,8 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
   out.bins = std::min<long long>(out.evaluated_steps, kMaxDecodeBins);
   std::vector<OpCost> decode_ops;
   std::vector<std::size_t> attention_at;
+  std::vector<OpCost> attention_ops;  // a later bin's: one per layer kind
+  double later_steps = 0;             // steps of the bins after the first
   for (long long i = 0; i < out.bins; ++i) {
     const long long first = 1 + i * out.evaluated_steps / out.bins;
     const long long last = (i + 1) * out.evaluated_steps / out.bins;  // inclusive
@@ -661,12 +664,19 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     Step st{micro, micro, 1, mean_context, false};
     if (i == 0) {
       decode_ops = step_ops(spec, sh, st, &attention_at);
-    } else {
-      for (std::size_t k = 0; k < attention_at.size(); ++k) {
-        decode_ops[attention_at[k]] = attention_op(spec, sh, sh.kinds[k], st);
-      }
+      out.acc.add("decode", decode_ops, count);  // the first bin sets the breakdown's order
+      continue;
     }
-    out.acc.add("decode", decode_ops, count);
+    attention_ops.clear();
+    for (const LayerKind& kind : sh.kinds) attention_ops.push_back(attention_op(spec, sh, kind, st));
+    out.acc.add("decode", attention_ops, count);
+    later_steps += count;
+  }
+  if (later_steps > 0) {
+    for (auto k = attention_at.rbegin(); k != attention_at.rend(); ++k) {
+      decode_ops.erase(decode_ops.begin() + static_cast<std::ptrdiff_t>(*k));
+    }
+    out.acc.add("decode", decode_ops, later_steps);
   }
   return out;
 }
