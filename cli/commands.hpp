@@ -81,6 +81,7 @@ struct RequestOptions {
   std::vector<std::string> what_if;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
   bool dp_attention = false;
+  std::optional<int> attention_tp;
   std::string moe_dispatch;
   std::optional<int> redundant_experts;
   std::string weights, attention_weights, kv_cache, activations;
@@ -168,6 +169,7 @@ struct ServeOptions {
   std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
   bool dp_attention = false;
+  std::optional<int> attention_tp;
   std::string moe_dispatch;
   std::optional<int> redundant_experts;
   std::optional<int> max_num_seqs;

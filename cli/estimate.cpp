@@ -94,6 +94,9 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_flag("--dp-attention", o.dp_attention,
                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
                "--enable-dp-attention)");
+  app.add_option("--attention-tp", o.attention_tp,
+                 "With --dp-attention: GPUs of each attention group, heads split among them, "
+                 "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
   app.add_option(
       "--moe-dispatch", o.moe_dispatch,
       "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
@@ -203,7 +206,7 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
 json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
                         !o.hardware.empty() || !o.hardware_file.empty() || !o.what_if.empty() ||
-                        o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention ||
+                        o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention || o.attention_tp ||
                         !o.moe_dispatch.empty() || o.redundant_experts || !o.weights.empty() ||
                         !o.attention_weights.empty() || !o.kv_cache.empty() ||
                         !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
@@ -224,6 +227,7 @@ json build_request(const RequestOptions& o) {
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (o.attention_tp) r["parallelism"]["attention_tp"] = *o.attention_tp;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
   if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;

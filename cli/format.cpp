@@ -44,8 +44,15 @@ std::string format_table(const json& r) {
   const json& mem = r.at("memory");
   out << r.at("model").at("name").get<std::string>() << " on " << r.at("num_gpus").get<int>()
       << " x " << r.at("hardware").at("name").get<std::string>() << "\n";
-  out << "tp " << req.at("parallelism").at("tp").get<int>() << ", replicas "
-      << r.at("replicas").get<int>() << ", weights "
+  const json& par = req.at("parallelism");
+  const int tp = par.at("tp").get<int>();
+  out << "tp " << tp;
+  if (par.value("dp_attention", false)) {
+    // Attention in tp / attention_tp data-parallel groups of attention_tp GPUs.
+    const int group = par.value("attention_tp", 1);
+    out << " (attention data-parallel: " << tp / group << " groups of " << group << ")";
+  }
+  out << ", replicas " << r.at("replicas").get<int>() << ", weights "
       << req.at("precision").at("weights").get<std::string>() << ", KV cache "
       << req.at("precision").at("kv_cache").get<std::string>() << ", prompt "
       << req.at("workload").at("prompt_tokens").get<int>() << ", output "

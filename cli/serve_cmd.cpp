@@ -73,6 +73,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
   if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (o.attention_tp) r["parallelism"]["attention_tp"] = *o.attention_tp;
   if (o.ep) r["parallelism"]["ep"] = *o.ep;
   if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
   if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;
@@ -254,6 +255,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
                   "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
   sub->add_flag("--dp-attention", o.dp_attention,
                 "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
+  sub->add_option("--attention-tp", o.attention_tp,
+                  "With --dp-attention: GPUs of each attention group, heads split among them, "
+                  "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
   sub->add_option(
       "--moe-dispatch", o.moe_dispatch,
       "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "

@@ -63,6 +63,8 @@ const SIMPLE_FIELDS = [
   { id: 'ep', path: 'parallelism.ep', numeric: true, omitIf: 1 },
   // A yes/no select: only `true` goes into the request (false is the core's default).
   { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
+  // Empty or 1: one-GPU attention groups (the core's default); SGLang's --tp-size / --dp-size.
+  { id: 'attention_tp', path: 'parallelism.attention_tp', numeric: true, optional: true, omitIf: 1 },
   // Empty ("by layout") leaves the key out: all-to-all where DP attention with EP = TP spans nodes.
   { id: 'moe_dispatch', path: 'parallelism.moe_dispatch', optional: true },
   // Empty or 0: no replicas (the core's default).

@@ -74,6 +74,15 @@ const FIELDS = [
     min: 0,
   },
   {
+    key: 'attention_tp',
+    path: 'parallelism.attention_tp',
+    kind: 'int',
+    label: 'GPUs per attention group (DP attention)',
+    optional: true,
+    placeholder: '1',
+    min: 1,
+  },
+  {
     key: 'dp_attention',
     kind: 'pick',
     optional: true,
@@ -322,7 +331,7 @@ export class ServingView {
         f('hardware'),
         row('three', f('num_gpus'), f('tp'), f('pp')),
         row('three', f('ep'), f('dp_attention'), f('moe_dispatch')),
-        f('redundant_experts'),
+        row('', f('attention_tp'), f('redundant_experts')),
         row('three', f('weights'), f('attention_weights'), f('kv_cache')),
       ),
       el(

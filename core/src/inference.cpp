@@ -37,6 +37,23 @@ void validate(const InferenceSpec& s) {
          "needs parallelism.tp > 1, the GPUs attention is data-parallel over",
          "true, with tp " + std::to_string(s.tp));
   }
+  check_int("parallelism.attention_tp", s.attention_tp, 1, 1024);
+  if (s.attention_tp > 1) {
+    if (!s.dp_attention) {
+      fail("parallelism.attention_tp",
+           "needs parallelism.dp_attention: it is the size of each data-parallel attention group",
+           s.attention_tp);
+    }
+    if (s.tp % s.attention_tp != 0 || s.attention_tp == s.tp) {
+      fail("parallelism.attention_tp",
+           "must divide parallelism.tp (" + std::to_string(s.tp) +
+               ") and be smaller: tp / attention_tp data-parallel attention groups",
+           s.attention_tp);
+    }
+    // The group splits the heads as tensor parallelism does; nothing else.
+    layer_ops::check_tensor_parallel(m, s.attention_tp, "parallelism.attention_tp",
+                                     {true, false, 1});
+  }
   check_int("parallelism.ep", s.ep, 1, 1024);
   if (s.redundant_experts != 0) {
     if (!m.is_moe()) {
@@ -69,6 +86,14 @@ void validate(const InferenceSpec& s) {
                      "), or add parallelism.redundant_experts so that it divides the slots",
            s.ep);
     }
+  }
+  if (s.moe_dispatch == MoeDispatch::all_to_all && s.attention_tp > 1) {
+    throw NotModelledError("parallelism.moe_dispatch",
+                           "all_to_all with attention groups (parallelism.attention_tp " +
+                               std::to_string(s.attention_tp) +
+                               ") is not modelled: the group's o_proj partial sums would need "
+                               "their own reduction before the dispatch; use all_reduce or "
+                               "attention_tp 1");
   }
   if (s.moe_dispatch == MoeDispatch::all_to_all && !(s.dp_attention && s.ep == s.tp)) {
     fail("parallelism.moe_dispatch",
@@ -170,13 +195,14 @@ struct Shard {
   std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
   double kv_elems;         // per token and layer on the GPU that holds the token's KV
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
-  /// Data-parallel attention ranks: tp under parallelism.dp_attention (each GPU runs attention
-  /// whole for its own sequences), else 1 (attention heads split over tp).
+  /// Data-parallel attention groups: tp / attention_tp under parallelism.dp_attention (each
+  /// group runs attention for its own sequences, heads split over its attention_tp GPUs), else
+  /// 1 (attention heads split over tp).
   int dp = 1;
   /// Dense FFNs and shared experts data-parallel (dense_data_parallel): own tokens, whole weights.
   bool dense_dp = false;
 
-  int attention_tp() const { return dp > 1 ? 1 : tp; }
+  int attention_tp() const { return tp / dp; }
   AttentionDims attention(bool local, bool decode) const {
     return layer_ops::attention_dims(model, attention_tp(), local, decode);
   }
@@ -221,7 +247,7 @@ Shard make_shard(const InferenceSpec& s) {
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.engine.kv_block_tokens;
   sh.kinds = layer_kinds(m);
-  sh.dp = s.dp_attention ? s.tp : 1;
+  sh.dp = s.dp_attention ? s.tp / s.attention_tp : 1;
   sh.dense_dp = dense_data_parallel(s);
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
@@ -668,7 +694,8 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
       continue;
     }
     attention_ops.clear();
-    for (const LayerKind& kind : sh.kinds) attention_ops.push_back(attention_op(spec, sh, kind, st));
+    for (const LayerKind& kind : sh.kinds)
+      attention_ops.push_back(attention_op(spec, sh, kind, st));
     out.acc.add("decode", attention_ops, count);
     later_steps += count;
   }

@@ -46,6 +46,13 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   check_positive(space.pp, "pp");
   check_positive(space.max_num_seqs, "max_num_seqs");
   check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
+  if (base.inference.attention_tp != 1) {
+    throw NotModelledError("parallelism.attention_tp",
+                           "the search tries attention split over tp or data-parallel over "
+                           "single GPUs (search.dp_attention), not attention groups; leave it "
+                           "out (got " +
+                               std::to_string(base.inference.attention_tp) + ")");
+  }
   const int gpus = base.inference.num_gpus;
   const bool moe = base.inference.model.is_moe();
   std::vector<int> tps = space.tp.empty()

@@ -546,6 +546,13 @@ test('an invalid link shows the error beside the field and keeps the other field
     parallelism: { tp: 1, dp_attention: true },
   });
   assert.equal(dpNoTp.ok, true);
+  // Attention groups of 3 GPUs do not divide tp 4: the error sits beside the group field.
+  const badGroup = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), {
+    ...base,
+    num_gpus: 4,
+    parallelism: { tp: 4, dp_attention: true, attention_tp: 3 },
+  });
+  assert.equal(badGroup.ok, true);
   // Expert parallelism of a dense model: the error sits beside the EP field, its value kept.
   const epDense = await page.evaluate((r) => JSON.parse(window.flopcast.module.encode_link(JSON.stringify(r))), {
     ...base,
@@ -597,6 +604,16 @@ test('an invalid link shows the error beside the field and keeps the other field
   assert.equal(await fieldError(d.page, 'tp'), '');
   assert.equal(await status(d.page), 'stale');
   await d.done();
+
+  const g = await openPage(badGroup.result);
+  assert.match(await fieldError(g.page, 'attention_tp'), /attention_tp: must divide parallelism\.tp \(4\)/);
+  assert.equal(await g.page.inputValue('#attention_tp'), '3');
+  assert.equal(await status(g.page), 'stale');
+  await g.page.fill('#attention_tp', '2');
+  assert.equal(await fieldError(g.page, 'attention_tp'), '');
+  assert.equal(await status(g.page), 'ready');
+  assert.equal(await g.page.evaluate(() => window.flopcast.request().parallelism.attention_tp), 2);
+  await g.done();
 
   const e = await openPage(epDense.result);
   assert.match(await fieldError(e.page, 'ep'), /parallelism\.ep: needs a MoE model/);

@@ -180,6 +180,29 @@ TEST(ServingDeepSeekLayout, DataParallelAttentionWithExpertParallelismHoldsMoreS
   EXPECT_EQ(dp["request"]["parallelism"]["ep"], 8);
 }
 
+TEST(ServingDeepSeekLayout, AttentionGroupsTradeWeightsForLatentCopies) {
+  // The same setup with attention in 4 groups of 2 GPUs (SGLang --tp 8 --dp-size 4
+  // --enable-dp-attention): a group's 2 GPUs each cache its sequences' latents, 70,272 / 4 =
+  // 17,568 B per token of the replica per GPU, and hold half of q_b, kv_b and o: 61 layers x
+  // 64,487,424 fp8 bytes more than TP 8 (architectures_test derives both), taken from the KV
+  // pool. So pool_tp - pool_groups = 3,933,732,864 B, to a 16-token block of either layout; the
+  // capacity lies between TP's and one-GPU groups'.
+  json r = deepseek_r1_fp8(2, "analytic", 4000, 1000);
+  r["parallelism"]["ep"] = 8;
+  const json tp = io::run(r);
+  r["parallelism"]["dp_attention"] = true;
+  const json dp = io::run(r);
+  r["parallelism"]["attention_tp"] = 2;
+  const json groups = io::run(r);
+  const double cap_tp = tp["kv_cache"]["capacity_tokens"],
+               cap_dp = dp["kv_cache"]["capacity_tokens"],
+               cap_groups = groups["kv_cache"]["capacity_tokens"];
+  EXPECT_NEAR(cap_tp * 70272 - cap_groups * 17568, 61 * 64487424.0, 16 * (70272 + 17568));
+  EXPECT_GT(cap_groups, cap_tp);
+  EXPECT_LT(cap_groups, cap_dp);
+  EXPECT_EQ(groups["request"]["parallelism"]["attention_tp"], 2);
+}
+
 TEST(ServingScenarioI4, I4_2MoeImbalanceCostsThroughput) {
   // Mixtral-8x7B on 2×A100 TP2. A 1.3× load imbalance on the busiest GPU's experts plus two
   // all-to-alls per layer (expert parallelism) lower the saturation rate by 10-30% (suite).

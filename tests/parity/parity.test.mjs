@@ -88,6 +88,15 @@ const varied = {
     precision: { weights: 'fp8' },
     workload: { prompt_tokens: 3000, output_tokens: 500, batch_size: 64 },
   },
+  'deepseek attention in groups of two': {
+    ...base,
+    model: 'deepseek-r1',
+    hardware: 'h200-sxm',
+    num_gpus: 8,
+    parallelism: { tp: 8, ep: 8, dp_attention: true, attention_tp: 2 },
+    precision: { weights: 'fp8' },
+    workload: { prompt_tokens: 3000, output_tokens: 500, batch_size: 64 },
+  },
   'deepseek wide ep over four nodes, all-to-all dispatch': {
     ...base,
     model: 'deepseek-r1',

@@ -208,6 +208,73 @@ TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttent
                    item(rt, "decode", "moe_experts").bytes);
 }
 
+TEST(Architectures, AttentionGroupsSplitHeadsInsideAndSequencesAcross) {
+  // DeepSeek-V3 fp8 on 8 H200, batch 8 at context 4096, attention in 4 groups of 2 GPUs
+  // (SGLang --tp 8 --dp-size 4 --enable-dp-attention: attention_tp 8 / 4 = 2). A group caches
+  // its own 2 sequences' latents, each on both of its GPUs: 70,272 / 4 = 17,568 B per token of
+  // the replica per GPU (TP 8: 70,272; one-GPU groups: 8,784).
+  InferenceSpec tp = inference(deepseek_v3(), "h200-sxm", 8, 4095, 2);
+  tp.weights = DType::fp8;
+  tp.batch_size = 8;
+  InferenceSpec dp = tp;
+  dp.dp_attention = true;
+  InferenceSpec groups = dp;
+  groups.attention_tp = 2;
+  const InferenceResult rt = estimate_inference(tp);
+  const InferenceResult rd = estimate_inference(dp);
+  const InferenceResult rg = estimate_inference(groups);
+  EXPECT_DOUBLE_EQ(rg.memory.kv_cache_bytes_per_token, 17568);
+  // Decode attention of the busiest GPU: its group's 2 sequences over 64 of the 128 heads, per
+  // sequence 4096 · 1152 B of latent plus Q and O of 64 · (576 + 512) · 2 B = 4,857,856 B per
+  // layer, × 2 × 61 = 592,658,432 B.
+  EXPECT_NEAR(item(rg, "decode", "attention").bytes, 592658432.0, 1);
+  // Weights: q_a and kv_a whole on every GPU (15,138,816 parameters a layer), q_b, kv_b and o
+  // (171,966,464) split 2 ways: 101,122,048 against TP 8's 36,634,624, 61 · 64,487,424 fp8
+  // bytes more per GPU.
+  EXPECT_NEAR(rg.memory.weights_bytes - rt.memory.weights_bytes, 61 * 64487424.0, 1e3);
+  // The groups' o_proj partial sums ride the gathering all-reduce of one-GPU groups: the same
+  // bytes; the MoE FFN stays tensor-parallel over all 8 sequences' tokens.
+  EXPECT_DOUBLE_EQ(item(rg, "decode", "tp_comm").bytes, item(rd, "decode", "tp_comm").bytes);
+  EXPECT_DOUBLE_EQ(item(rg, "decode", "moe_experts").bytes,
+                   item(rt, "decode", "moe_experts").bytes);
+}
+
+TEST(Architectures, AttentionGroupsAreCheckedAgainstTheirLayout) {
+  InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 8, 1024, 2);
+  s.weights = DType::fp8;
+  s.attention_tp = 2;
+  expect_rejected(s,
+                  "parallelism.attention_tp: needs parallelism.dp_attention: it is the size of "
+                  "each data-parallel attention group (got 2)");
+  s.dp_attention = true;
+  s.attention_tp = 3;
+  expect_rejected(s,
+                  "parallelism.attention_tp: must divide parallelism.tp (8) and be smaller: "
+                  "tp / attention_tp data-parallel attention groups (got 3)");
+  s.attention_tp = 8;  // one group of all 8 GPUs is tensor parallelism: dp_attention false
+  expect_rejected(s,
+                  "parallelism.attention_tp: must divide parallelism.tp (8) and be smaller: "
+                  "tp / attention_tp data-parallel attention groups (got 8)");
+  s.attention_tp = 2;
+  s.ep = 8;
+  s.moe_dispatch = MoeDispatch::all_to_all;
+  try {
+    (void)estimate_inference(s);
+    ADD_FAILURE() << "all_to_all with attention groups was accepted";
+  } catch (const NotModelledError& e) {
+    EXPECT_EQ(e.path(), "parallelism.moe_dispatch");
+  }
+  // Unset, the dispatch of a group spanning nodes stays the all-reduce pair with attention
+  // groups (the all-to-all default is for one-GPU groups).
+  InferenceSpec wide = inference(deepseek_v3(), "h100-sxm", 16, 1024, 2);
+  wide.weights = DType::fp8;
+  wide.dp_attention = true;
+  wide.ep = 16;
+  EXPECT_EQ(moe_dispatch_of(wide), MoeDispatch::all_to_all);
+  wide.attention_tp = 8;
+  EXPECT_EQ(moe_dispatch_of(wide), MoeDispatch::all_reduce);
+}
+
 TEST(Architectures, DataParallelAttentionNeedsTensorParallelGpus) {
   InferenceSpec s = inference(deepseek_v3(), "h200-sxm", 1, 1024, 2);
   s.weights = DType::fp8;

@@ -29,6 +29,12 @@ namespace flopcast {
 /// is no longer replicated on every rank), while the FFN / MoE stays tensor-parallel over all of
 /// them. The tokens are gathered before the FFN and scattered after it, priced as the two
 /// all-reduces of the whole step's tokens a TP layer has (SGLang gathers by all-reduce).
+/// With `attention_tp` > 1 (SGLang's --dp-size below --tp-size: tp_size / dp_size) attention
+/// runs in tp / attention_tp groups of attention_tp GPUs, each group data-parallel over the
+/// others and tensor-parallel inside: a GPU holds 1/attention_tp of the attention weights and,
+/// for its group's sequences, the KV of its heads (an MLA latent on each GPU of the group). The
+/// o_proj partial sums of a group are summed by the same gathering all-reduce over the tp GPUs
+/// (each rank adds its partial sums at its group's token positions), so nothing is added.
 ///
 /// Expert parallelism (`ep`, dividing tp) shards a MoE layer over the tp GPUs as ep groups of
 /// whole experts, each expert's width split tp / ep ways (TensorRT-LLM's moe_ep_size ×
@@ -67,6 +73,7 @@ struct InferenceSpec {
   int tp = 1;
   int pp = 1;                 ///< pipeline stages
   bool dp_attention = false;  ///< attention data-parallel over the tp GPUs (above)
+  int attention_tp = 1;       ///< under dp_attention, GPUs of one attention group (above)
   int ep = 1;                 ///< expert-parallel groups of the MoE within the tp GPUs (above)
   std::optional<MoeDispatch> moe_dispatch;  ///< unset: moe_dispatch_of's default (above)
   /// Extra expert slots for replicas of the busiest experts (EPLB: SGLang's
@@ -165,8 +172,8 @@ inline DType attention_weight_type(const InferenceSpec& spec) {
 /// wide-EP all-to-all), all_reduce otherwise.
 inline MoeDispatch moe_dispatch_of(const InferenceSpec& spec) {
   if (spec.moe_dispatch) return *spec.moe_dispatch;
-  const bool wide = spec.dp_attention && spec.ep == spec.tp && spec.model.is_moe() &&
-                    spec.tp > spec.hardware.gpus_per_node;
+  const bool wide = spec.dp_attention && spec.attention_tp == 1 && spec.ep == spec.tp &&
+                    spec.model.is_moe() && spec.tp > spec.hardware.gpus_per_node;
   return wide ? MoeDispatch::all_to_all : MoeDispatch::all_reduce;
 }
 

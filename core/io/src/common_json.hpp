@@ -83,20 +83,24 @@ inline json parallelism_json(const InferenceSpec& s) {
   json p{{"tp", s.tp}};
   if (s.pp != 1) p["pp"] = s.pp;
   if (s.dp_attention) p["dp_attention"] = true;
+  if (s.attention_tp != 1) p["attention_tp"] = s.attention_tp;
   if (s.ep != 1) p["ep"] = s.ep;
   if (s.model.is_moe() && s.tp > 1) p["moe_dispatch"] = to_string(moe_dispatch_of(s));
   if (s.redundant_experts != 0) p["redundant_experts"] = s.redundant_experts;
   return p;
 }
 
-/// `parallelism` (tp, pp, dp_attention, ep, moe_dispatch, redundant_experts), `num_gpus` and
+/// `parallelism` (tp, pp, dp_attention, attention_tp, ep, moe_dispatch, redundant_experts),
+/// `num_gpus` and
 /// `precision` of one inference replica (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
-  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism",
-                  {"tp", "pp", "dp_attention", "ep", "moe_dispatch", "redundant_experts"});
+  ObjectReader pr(
+      object_or_empty(r, "parallelism"), "parallelism",
+      {"tp", "pp", "dp_attention", "attention_tp", "ep", "moe_dispatch", "redundant_experts"});
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.dp_attention = pr.boolean("dp_attention", false);
+  s.attention_tp = pr.integer("attention_tp", 1);
   s.ep = pr.integer("ep", 1);
   s.redundant_experts = pr.integer("redundant_experts", 0);
   if (pr.find("moe_dispatch")) {

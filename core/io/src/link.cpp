@@ -31,6 +31,7 @@ constexpr Field kFields[] = {
     {"parallelism.tp", Kind::integer},
     {"parallelism.pp", Kind::integer},
     {"parallelism.dp_attention", Kind::boolean},
+    {"parallelism.attention_tp", Kind::integer},
     {"parallelism.ep", Kind::integer},
     {"parallelism.moe_dispatch", Kind::text},
     {"parallelism.redundant_experts", Kind::integer},
