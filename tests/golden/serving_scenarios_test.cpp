@@ -178,25 +178,15 @@ TEST(ServingDeepSeekLayout, DataParallelAttentionWithExpertParallelismHoldsMoreS
             1.2 * tp["saturation_rate_per_s"].get<double>());
   EXPECT_EQ(dp["request"]["parallelism"]["dp_attention"], true);
   EXPECT_EQ(dp["request"]["parallelism"]["ep"], 8);
-}
 
-TEST(ServingDeepSeekLayout, AttentionGroupsTradeWeightsForLatentCopies) {
-  // The same setup with attention in 4 groups of 2 GPUs (SGLang --tp 8 --dp-size 4
-  // --enable-dp-attention): a group's 2 GPUs each cache its sequences' latents, 70,272 / 4 =
-  // 17,568 B per token of the replica per GPU, and hold half of q_b, kv_b and o: 61 layers x
-  // 64,487,424 fp8 bytes more than TP 8 (architectures_test derives both), taken from the KV
-  // pool. So pool_tp - pool_groups = 3,933,732,864 B, to a 16-token block of either layout; the
-  // capacity lies between TP's and one-GPU groups'.
-  json r = deepseek_r1_fp8(2, "analytic", 4000, 1000);
-  r["parallelism"]["ep"] = 8;
-  const json tp = io::run(r);
-  r["parallelism"]["dp_attention"] = true;
-  const json dp = io::run(r);
+  // Attention in 4 groups of 2 GPUs (SGLang --tp 8 --dp-size 4 --enable-dp-attention): a
+  // group's 2 GPUs each cache its sequences' latents, 70,272 / 4 = 17,568 B per token of the
+  // replica per GPU, and hold half of q_b, kv_b and o: 61 layers x 64,487,424 fp8 bytes more
+  // than TP 8 (architectures_test derives both), taken from the KV pool. So pool_tp -
+  // pool_groups = 3,933,732,864 B; the capacity lies between TP's and one-GPU groups'.
   r["parallelism"]["attention_tp"] = 2;
   const json groups = io::run(r);
-  const double cap_tp = tp["kv_cache"]["capacity_tokens"],
-               cap_dp = dp["kv_cache"]["capacity_tokens"],
-               cap_groups = groups["kv_cache"]["capacity_tokens"];
+  const double cap_groups = groups["kv_cache"]["capacity_tokens"];
   EXPECT_NEAR(cap_tp * 70272 - cap_groups * 17568, 61 * 64487424.0, 16 * (70272 + 17568));
   EXPECT_GT(cap_groups, cap_tp);
   EXPECT_LT(cap_groups, cap_dp);
