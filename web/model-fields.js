@@ -84,6 +84,8 @@ const GROUPS = [
       ['shared_expert_intermediate_size', 'Shared expert width', '= FFN width'],
       ['first_dense_layers', 'Leading dense layers', '0'],
       ['moe_layer_interval', 'MoE every n-th layer', '1'],
+      ['expert_groups', 'Expert groups (routing)', '0: no limit'],
+      ['expert_groups_per_token', 'Groups a token routes to', '0: no limit'],
       ['dense_intermediate_size', 'Dense layers’ FFN width', '= FFN width'],
       ['mtp_layers', 'Multi-token-prediction layers', '0'],
     ],

@@ -1079,12 +1079,51 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.engine.step_overhead_s;
 }
 
+namespace {
+
+/// C(n, r) as a double (n ≤ a model's expert groups).
+double choose(int n, int r) {
+  if (r < 0 || r > n) return 0;
+  double c = 1;
+  for (int i = 1; i <= r; ++i) c = c * (n - r + i) / i;
+  return c;
+}
+
+/// Expected number of the `ranks` GPUs that hold at least one of a token's experts
+/// (moe_dispatch_bytes).
+double ranks_reached(const ModelSpec& m, int ranks, int redundant_experts) {
+  // Probability that none of the k distinct experts, drawn from `pool`, is one of `held` of them.
+  auto none = [k = m.experts_per_token](double pool, double held) {
+    double p = 1;
+    for (int i = 0; i < k; ++i) p *= std::max(0.0, (pool - held - i) / (pool - i));
+    return p;
+  };
+  const int groups = m.expert_groups, chosen = m.expert_groups_per_token;
+  if (redundant_experts == 0 && groups > 1 && chosen < groups) {
+    const double per_group = double(m.num_experts) / groups, pool = chosen * per_group;
+    if (ranks % groups == 0) {  // a group spans ranks / groups GPUs
+      return double(ranks) * chosen / groups * (1 - none(pool, double(m.num_experts) / ranks));
+    }
+    if (groups % ranks == 0) {  // a GPU holds groups / ranks whole groups, j of them chosen
+      const int held = groups / ranks;
+      double reached = 0;
+      for (int j = 1; j <= std::min(held, chosen); ++j) {
+        const double odds =
+            choose(held, j) * choose(groups - held, chosen - j) / choose(groups, chosen);
+        reached += odds * (1 - none(pool, j * per_group));
+      }
+      return ranks * reached;
+    }
+  }
+  const double e = double(m.num_experts) + redundant_experts;
+  return ranks * (1 - none(e, e / ranks));
+}
+
+}  // namespace
+
 double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
                           int redundant_experts) {
-  const double e = double(m.num_experts) + redundant_experts, held = e / ranks;
-  double none = 1;
-  for (int i = 0; i < m.experts_per_token; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
-  return tokens * ranks * (1 - none) * m.hidden_size * bytes_per_element;
+  return tokens * ranks_reached(m, ranks, redundant_experts) * m.hidden_size * bytes_per_element;
 }
 
 }  // namespace flopcast

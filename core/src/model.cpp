@@ -30,6 +30,8 @@ void validate(const ModelSpec& m, const std::string& path) {
         {"experts_per_token", m.experts_per_token},
         {"shared_experts", m.shared_experts},
         {"first_dense_layers", m.first_dense_layers},
+        {"expert_groups", m.expert_groups},
+        {"expert_groups_per_token", m.expert_groups_per_token},
         {"dense_intermediate_size", m.dense_intermediate_size},
         {"shared_expert_intermediate_size", m.shared_expert_intermediate_size},
     };
@@ -47,6 +49,25 @@ void validate(const ModelSpec& m, const std::string& path) {
   check_int(p + "first_dense_layers", m.first_dense_layers, 0, m.num_layers);
   check_int(p + "moe_layer_interval", m.moe_layer_interval, 1, m.num_layers);
   check_int(p + "mtp_layers", m.mtp_layers, 0, std::min(16, m.num_layers - 1));
+  if (m.expert_groups == 0 && m.expert_groups_per_token != 0) {
+    fail(p + "expert_groups_per_token", "needs model.expert_groups", m.expert_groups_per_token);
+  }
+  if (m.is_moe() && m.expert_groups != 0) {
+    check_int(p + "expert_groups", m.expert_groups, 1, m.num_experts);
+    if (m.num_experts % m.expert_groups != 0) {
+      fail(p + "expert_groups",
+           "must divide model.num_experts (" + std::to_string(m.num_experts) + ")",
+           m.expert_groups);
+    }
+    const int per_group = m.num_experts / m.expert_groups;
+    check_int(p + "expert_groups_per_token", m.expert_groups_per_token, 1, m.expert_groups);
+    if (m.expert_groups_per_token * per_group < m.experts_per_token) {
+      fail(p + "expert_groups_per_token",
+           "must leave model.experts_per_token (" + std::to_string(m.experts_per_token) +
+               ") experts in the chosen groups (" + std::to_string(per_group) + " a group)",
+           m.expert_groups_per_token);
+    }
+  }
   if (m.is_moe() && m.first_dense_layers + m.moe_layer_interval > m.num_layers) {
     fail(p + "first_dense_layers",
          "leaves no layer with experts (model.num_layers " + std::to_string(m.num_layers) +

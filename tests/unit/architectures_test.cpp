@@ -344,6 +344,52 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
                   "(got all_to_all, with dp_attention true, tp 8, ep 4)");
 }
 
+TEST(Architectures, GroupLimitedRoutingReachesFewerGpus) {
+  // DeepSeek-V3 routes a token's 8 experts within its top 4 of 8 groups of 32 consecutive
+  // experts (n_group 8, topk_group 4). Over 16 GPUs a group spans 2 of them, so only the 8 GPUs
+  // of the token's groups can be reached, each holding 16 of those groups' 128 experts: none
+  // with probability Π_{i<8} (112 − i)/(128 − i) = 0.332580, 8 · 0.667420 = 5.339357 GPUs
+  // (uniform over 256 experts: 6.523280).
+  ModelSpec m = deepseek_v3();
+  m.expert_groups = 8;
+  m.expert_groups_per_token = 4;
+  EXPECT_NEAR(moe_dispatch_bytes(m, 16, 1, 1, 0), 5.339357 * 7168, 1e-5 * 7168);
+  EXPECT_NEAR(moe_dispatch_bytes(deepseek_v3(), 16, 1, 1, 0), 6.523280 * 7168, 1e-5 * 7168);
+  // Over 4 GPUs each holds 2 whole groups, j of them the token's with hypergeometric odds
+  // P(1) = 2·C(6,3)/C(8,4) = 40/70, P(2) = C(6,2)/C(8,4) = 15/70; none of its 32 or 64 experts
+  // with Π (96 − i)/(128 − i) = 0.092747 or Π (64 − i)/(128 − i) = 0.003096:
+  // 4 · (40/70 · 0.907253 + 15/70 · 0.996904) = 2.928210 GPUs.
+  EXPECT_NEAR(moe_dispatch_bytes(m, 4, 1, 1, 0), 2.928210 * 7168, 1e-5 * 7168);
+  // Replicas of busy experts break the groups' placement: the draw over the slots is uniform.
+  ModelSpec slots = deepseek_v3();
+  slots.num_experts = 288;
+  EXPECT_DOUBLE_EQ(moe_dispatch_bytes(m, 16, 1, 1, 32), moe_dispatch_bytes(slots, 16, 1, 1, 0));
+  // The wide-EP step of WideExpertParallelismDispatchesRoutedTokensAllToAll with the groups:
+  // 16 tokens · 5.339357 · 7168 · 2 B = 1,224,720 B each way, × 2 × 58 = 142,067,558 B.
+  InferenceSpec s = inference(m, "h100-sxm", 16, 4095, 2);
+  s.weights = DType::fp8;
+  s.batch_size = 256;
+  s.dp_attention = true;
+  s.ep = 16;
+  EXPECT_NEAR(item(estimate_inference(s), "decode", "ep_all_to_all").bytes, 142067558.0, 1);
+}
+
+TEST(Architectures, GroupLimitedRoutingIsChecked) {
+  ModelSpec m = deepseek_v3();
+  m.expert_groups = 6;  // 256 experts do not split into 6 groups
+  m.expert_groups_per_token = 4;
+  expect_rejected(inference(m, "h200-sxm", 8, 1024, 2),
+                  "model.expert_groups: must divide model.num_experts (256) (got 6)");
+  m.expert_groups = 128;  // 3 groups of 2 experts cannot hold 8
+  m.expert_groups_per_token = 3;
+  expect_rejected(inference(m, "h200-sxm", 8, 1024, 2),
+                  "model.expert_groups_per_token: must leave model.experts_per_token (8) experts "
+                  "in the chosen groups (2 a group) (got 3)");
+  m.expert_groups = 0;
+  expect_rejected(inference(m, "h200-sxm", 8, 1024, 2),
+                  "model.expert_groups_per_token: needs model.expert_groups (got 3)");
+}
+
 TEST(Architectures, RedundantExpertSlotsLetExpertParallelismDivideThem) {
   // DeepSeek-V3 fp8 over 72 H100 (9 nodes), DP attention, ep 72: 256 experts do not split over
   // 72 GPUs, so engines add replicas of busy experts (SGLang --ep-num-redundant-experts 32:

@@ -189,10 +189,14 @@ inline bool dense_data_parallel(const InferenceSpec& spec) {
 /// experts, each token sent once to each of the `ranks` GPUs that holds at least one of its k
 /// experts (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/ranks of the E experts;
 /// the k are distinct, so it holds none of them with probability Π_{i<k} (E − E/ranks − i)/(E − i),
-/// and a token goes to ranks·(1 − that) GPUs on average: 5.29 of 8 for DeepSeek-V3 (E 256, k 8)
-/// at 8 ranks, 7.27 of 32 at 32. The collective model sends (ranks − 1)/ranks of it off the GPU.
-/// With `redundant_experts` the E + r slots stand in for the experts (a replica is one more place
-/// a token's expert can be; the load balancer picks one).
+/// and a token goes to ranks·(1 − that) GPUs on average: 5.29 of 8 for E 256, k 8 at 8 ranks,
+/// 7.27 of 32 at 32. The collective model sends (ranks − 1)/ranks of it off the GPU.
+/// Group-limited routing (model.expert_groups G, expert_groups_per_token M) draws the k among the
+/// E·M/G experts of the token's M groups: where G divides ranks only the ranks·M/G GPUs of those
+/// groups can be reached (DeepSeek-V3, G 8, M 4: 3.63 of 8, 5.34 of 16, 6.59 of 32); where ranks
+/// divides G a GPU holds G/ranks whole groups, j of them the token's with hypergeometric odds.
+/// Otherwise, and with `redundant_experts` (the E + r slots stand in for the experts: a replica
+/// is one more place a token's expert can be; the load balancer picks one), the draw is uniform.
 double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
                           int redundant_experts = 0);
 

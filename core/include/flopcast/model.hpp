@@ -65,6 +65,11 @@ struct ModelSpec {
   int shared_expert_intermediate_size = 0;  ///< width of one shared expert
   int dense_intermediate_size = 0;          ///< FFN width of the dense layers of an MoE model
   int first_dense_layers = 0;               ///< DeepSeek first_k_dense_replace
+  /// Group-limited routing (DeepSeek-V3 n_group / topk_group): the routed experts fall in
+  /// `expert_groups` equal groups of consecutive experts, and a token takes its experts from its
+  /// top `expert_groups_per_token` groups only. 0: no limit.
+  int expert_groups = 0;
+  int expert_groups_per_token = 0;
   /// Multi-token-prediction modules (DeepSeek num_nextn_predict_layers): each one transformer
   /// layer like the model's last plus a 2h -> h projection, sharing the embedding and LM head.
   /// A speculative-decoding draft in serving; not in the parameter count (DeepSeek-V3's 671B

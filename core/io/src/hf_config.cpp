@@ -259,6 +259,13 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
     if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
       m["first_dense_layers"] = k;
     }
+    // DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2
+    // and GLM-4.5 keep one group: no limit).
+    const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
+    if (groups > 1 && chosen < groups) {
+      m["expert_groups"] = groups;
+      m["expert_groups_per_token"] = chosen;
+    }
     if (const int k = optional_int(c, {"num_nextn_predict_layers"}, 0); k > 0) {
       m["mtp_layers"] = k;
     }

@@ -40,6 +40,8 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "shared_expert_intermediate_size",
                   "dense_intermediate_size",
                   "first_dense_layers",
+                  "expert_groups",
+                  "expert_groups_per_token",
                   "moe_layer_interval",
                   "kv_lora_rank",
                   "q_lora_rank",
@@ -82,6 +84,8 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.shared_expert_intermediate_size = r.integer("shared_expert_intermediate_size", 0);
   m.dense_intermediate_size = r.integer("dense_intermediate_size", 0);
   m.first_dense_layers = r.integer("first_dense_layers", 0);
+  m.expert_groups = r.integer("expert_groups", 0);
+  m.expert_groups_per_token = r.integer("expert_groups_per_token", 0);
   m.mtp_layers = r.integer("mtp_layers", 0);
   if (r.find("checkpoint_weights")) m.checkpoint_weights = read_dtype(r, "checkpoint_weights", {});
   if (r.find("checkpoint_attention_weights")) {
@@ -141,6 +145,8 @@ json model_to_json(const ModelSpec& m) {
       {"shared_expert_intermediate_size", m.shared_expert_intermediate_size},
       {"dense_intermediate_size", m.dense_intermediate_size},
       {"first_dense_layers", m.first_dense_layers},
+      {"expert_groups", m.expert_groups},
+      {"expert_groups_per_token", m.expert_groups_per_token},
       {"kv_lora_rank", m.kv_lora_rank},
       {"q_lora_rank", m.q_lora_rank},
       {"qk_rope_head_dim", m.qk_rope_head_dim},
