@@ -24,9 +24,8 @@ bool fp8_weight_only(const HardwareSpec& hw) {
 
 constexpr int kMaxDecodeBins = 64;  // decode steps are averaged over at most this many bins
 
-void validate(const InferenceSpec& s) {
-  validate(s.model, "model");
-  validate(s.hardware, "hardware");
+/// The layout of the tp · pp GPUs of a replica: tp, DP attention and its groups.
+void validate_layout(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   // Checks of tp come before num_gpus: a bad tp must be blamed on tp, not on a good num_gpus.
   check_int("parallelism.tp", s.tp, 1, 1024);
@@ -54,6 +53,11 @@ void validate(const InferenceSpec& s) {
     layer_ops::check_tensor_parallel(m, s.attention_tp, "parallelism.attention_tp",
                                      {true, false, 1});
   }
+}
+
+/// Expert parallelism, its redundant slots and how the tokens reach the experts.
+void validate_experts(const InferenceSpec& s) {
+  const ModelSpec& m = s.model;
   check_int("parallelism.ep", s.ep, 1, 1024);
   if (s.redundant_experts != 0) {
     if (!m.is_moe()) {
@@ -102,19 +106,10 @@ void validate(const InferenceSpec& s) {
          "all_to_all, with dp_attention " + std::string(s.dp_attention ? "true" : "false") +
              ", tp " + std::to_string(s.tp) + ", ep " + std::to_string(s.ep));
   }
-  // What the tp GPUs split: not the heads under DP attention, not the dense FFNs and shared
-  // experts where they run data-parallel, each expert's width over tp / ep.
-  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp",
-                                   {!s.dp_attention, !dense_data_parallel(s), s.tp / s.ep});
-  check_int("parallelism.pp", s.pp, 1, m.num_layers);
-  check_int("num_gpus", s.num_gpus, 1, 1'000'000);
-  if (s.num_gpus % (s.tp * s.pp) != 0) {
-    fail("num_gpus",
-         (s.pp == 1 ? "must be a multiple of parallelism.tp ("
-                    : "must be a multiple of parallelism tp·pp (") +
-             std::to_string(s.tp * s.pp) + ")",
-         s.num_gpus);
-  }
+}
+
+/// The weights', KV cache's and activations' types against what the hardware runs.
+void validate_precision(const InferenceSpec& s) {
   check_dtype("precision.weights", s.weights, kWeightTypes);
   check_dtype("precision.kv_cache", s.kv_cache, kKvCacheTypes);
   if (s.kv_cache == DType::fp4 && !s.hardware.peak(DType::fp4)) {
@@ -160,6 +155,28 @@ void validate(const InferenceSpec& s) {
     }
     check_fp8_peak("precision.attention_weights", t);
   }
+}
+
+void validate(const InferenceSpec& s) {
+  validate(s.model, "model");
+  validate(s.hardware, "hardware");
+  const ModelSpec& m = s.model;
+  validate_layout(s);
+  validate_experts(s);
+  // What the tp GPUs split: not the heads under DP attention, not the dense FFNs and shared
+  // experts where they run data-parallel, each expert's width over tp / ep.
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp",
+                                   {!s.dp_attention, !dense_data_parallel(s), s.tp / s.ep});
+  check_int("parallelism.pp", s.pp, 1, m.num_layers);
+  check_int("num_gpus", s.num_gpus, 1, 1'000'000);
+  if (s.num_gpus % (s.tp * s.pp) != 0) {
+    fail("num_gpus",
+         (s.pp == 1 ? "must be a multiple of parallelism.tp ("
+                    : "must be a multiple of parallelism tp·pp (") +
+             std::to_string(s.tp * s.pp) + ")",
+         s.num_gpus);
+  }
+  validate_precision(s);
   check_int("workload.prompt_tokens", s.prompt_tokens, 1, 100'000'000);
   check_int("workload.output_tokens", s.output_tokens, 1, 100'000'000);
   check_int("workload.batch_size", s.batch_size, 1, 1'000'000);
