@@ -399,9 +399,12 @@ void print_search_table(const json& r) {
       fmt(r.at("meeting_slo")).c_str());
   const auto row = [](const char* label, int rank, const json& c) {
     const json& p = c.at("parallelism");
-    std::printf("  %-8s %4d %3s %3s %3s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", label,
-                rank, fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(),
-                fmt(p.value("ep", json(1))).c_str(), p.value("dp_attention", false) ? "dp" : "tp",
+    // ep, and the redundant expert slots that make it divide the experts: "24+8".
+    std::string ep = fmt(p.value("ep", json(1)));
+    if (p.contains("redundant_experts")) ep += "+" + fmt(p.at("redundant_experts"));
+    std::printf("  %-8s %4d %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", label,
+                rank, fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
+                p.value("dp_attention", false) ? "dp" : "tp",
                 c.at("weights").get<std::string>().c_str(),
                 c.at("kv_cache").get<std::string>().c_str(), fmt(c.at("replicas")).c_str(),
                 fmt(c.at("max_num_seqs")).c_str(), fmt(c.at("max_num_batched_tokens")).c_str(),
@@ -410,7 +413,7 @@ void print_search_table(const json& r) {
                 fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
                 fmt(c.at("tpot_ms").at("p90")).c_str());
   };
-  std::printf("  %-8s %4s %3s %3s %3s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "",
+  std::printf("  %-8s %4s %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "",
               "rank", "tp", "pp", "ep", "att", "weights", "kv", "replicas", "max_seqs", "budget",
               "max_req/s", "cap_tok/s/GPU", "tok/s/user", "ttft_p90", "tpot_p90");
   int rank = 0;

@@ -498,7 +498,7 @@ export class ServingView {
       ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
     const layout = (c) =>
-      `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
+      `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.redundant_experts ? ` (+${c.parallelism.redundant_experts} redundant slots)` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
     frontier.textContent = res.frontier.length
       ? `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
       : '';
@@ -527,7 +527,9 @@ export class ServingView {
         ...[
           c.parallelism.tp,
           c.parallelism.pp ?? 1,
-          c.parallelism.ep ?? 1,
+          c.parallelism.redundant_experts
+            ? `${c.parallelism.ep}+${c.parallelism.redundant_experts}`
+            : (c.parallelism.ep ?? 1),
           c.parallelism.dp_attention ? 'DP' : 'TP',
           c.replicas,
           c.max_num_seqs,

@@ -121,6 +121,9 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                 per_layout;
             continue;
           }
+          // Whole experts over ep = tp GPUs: the fewest replicas that make the slots divide.
+          const int routed = base.inference.model.num_experts;
+          const int redundant = expert ? (tp - routed % tp) % tp : 0;
           for (const DType w : weights) {
             for (const DType kv : kv_caches) {
               for (const int max_seqs : seqs) {
@@ -137,6 +140,7 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                                     budget * ranks,
                                     w,
                                     kv,
+                                    redundant,
                                     {},
                                     0,
                                     0});
@@ -160,6 +164,7 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
     spec.inference.pp = c.pp;
     spec.inference.ep = c.ep;
     spec.inference.dp_attention = c.dp_attention;
+    spec.inference.redundant_experts = c.redundant_experts;
     spec.inference.engine.max_num_seqs = c.max_num_seqs;
     spec.inference.engine.max_num_batched_tokens = c.max_num_batched_tokens;
     spec.inference.weights = c.weights;

@@ -206,6 +206,34 @@ TEST(ServingSearch, MoeTriesWideExpertParallelismBeyondTwoNodes) {
   }
 }
 
+TEST(ServingSearch, ExpertParallelismAddsTheSlotsThatMakeItDivide) {
+  // DeepSeek-R1 on 24 H200 (three nodes), pinned to tp 24 with ep = tp: 256 experts do not
+  // split over 24 GPUs, so the search adds the fewest replicas of busy experts that make the
+  // slots divide, 24 − 256 mod 24 = 8 (264 slots, 11 a GPU), as SGLang's
+  // --ep-num-redundant-experts does; the candidate reproduces as a serving request with them.
+  json q = search_request();
+  q["model"] = "deepseek-r1";
+  q["hardware"] = "h200-sxm";
+  q["num_gpus"] = 24;
+  q["search"]["tp"] = {24};
+  q["search"]["expert_parallel"] = {true};
+  q["search"]["dp_attention"] = {true};
+  q["search"]["max_num_seqs"] = {64};
+  q["search"]["max_num_batched_tokens"] = {8192};
+  q["slo"] = json::object();
+  q["workload"]["arrival"]["rate_per_s"] = 2;
+  q["workload"]["prompt_tokens"] = 1000;
+  q["workload"]["output_tokens"] = 200;
+  const json r = io::run(q);
+  ASSERT_EQ(r["candidates"].size(), 1u) << r.dump();
+  const json& c = r["candidates"][0];
+  EXPECT_EQ(c["parallelism"]["ep"], 24);
+  EXPECT_EQ(c["parallelism"]["redundant_experts"], 8);
+  const json s = io::run(c["request"]);
+  EXPECT_EQ(s["request"]["parallelism"]["redundant_experts"], 8);
+  EXPECT_EQ(s["saturation_rate_per_s"], c["saturation_rate_per_s"]);
+}
+
 TEST(ServingSearch, RejectedSetupsSayWhy) {
   // Llama-3.1-70B in bf16 (141 GB of weights) on 4 H100s: tp 1 and 2 leave 141 and 71 GB per GPU
   // against a 72 GB budget less the 1 GB reserve, no room for a KV cache; tp 3 does not divide 4.

@@ -50,6 +50,9 @@ struct ServingCandidate {
   int max_num_batched_tokens = 0;
   DType weights = DType::bf16;
   DType kv_cache = DType::bf16;
+  /// With ep = tp not dividing the experts: the fewest extra expert slots that make it divide
+  /// them (replicas of busy experts, SGLang's --ep-num-redundant-experts); else 0.
+  int redundant_experts = 0;
   ServingResult result;
   /// Output tokens/s per GPU at the saturation rate: the most this setup serves.
   double capacity_output_tokens_per_s_per_gpu = 0;

@@ -555,6 +555,7 @@ json run_serving_search(const json& request) {
     if (c.pp != 1) parallelism["pp"] = c.pp;
     if (c.ep != 1) parallelism["ep"] = c.ep;
     if (c.dp_attention) parallelism["dp_attention"] = true;
+    if (c.redundant_experts != 0) parallelism["redundant_experts"] = c.redundant_experts;
     json one = base;
     one["parallelism"] = parallelism;
     if (!one.contains("engine")) one["engine"] = json::object();
