@@ -264,7 +264,7 @@ Shard make_shard(const InferenceSpec& s) {
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.engine.kv_block_tokens;
   sh.kinds = layer_kinds(m);
-  sh.dp = s.dp_attention ? s.tp / s.attention_tp : 1;
+  sh.dp = s.dp_attention ? std::max(1, s.tp / std::max(1, s.attention_tp)) : 1;
   sh.dense_dp = dense_data_parallel(s);
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
