@@ -863,8 +863,10 @@ test('serving view: share link round-trips', async () => {
   await openTab(page, 'serving');
   await page.selectOption('#sv-hardware', 'a100-sxm-80g');
   await page.fill('#sv-num_gpus', '4');
-  await page.fill('#sv-tp', '2');
+  await page.fill('#sv-tp', '4');
   await page.selectOption('#sv-dp_attention', 'parallelism.dp_attention=true');
+  // Two attention groups of 2 GPUs (SGLang --tp 4 --dp-size 2 --enable-dp-attention).
+  await page.fill('#sv-attention_tp', '2');
   await page.selectOption('#sv-engine', 'sglang');
   await page.selectOption('#sv-arrival', 'gamma');
   await page.fill('#sv-cv', '2');
@@ -880,6 +882,7 @@ test('serving view: share link round-trips', async () => {
   assert.equal(req.engine.async_scheduling, false);
   assert.equal(req.precision.attention_weights, 'fp16');
   assert.equal(req.parallelism.dp_attention, true);
+  assert.equal(req.parallelism.attention_tp, 2);
   assert.equal(req.workload.arrival.cv, 2);
   const res = await viewResult(page, 'serving');
   const link = await shareLink(page);
@@ -893,6 +896,7 @@ test('serving view: share link round-trips', async () => {
   assert.equal(await q.page.inputValue('#sv-chunked_prefill'), 'engine.chunked_prefill=false');
   assert.equal(await q.page.inputValue('#sv-async_scheduling'), 'engine.async_scheduling=false');
   assert.equal(await q.page.inputValue('#sv-dp_attention'), 'parallelism.dp_attention=true');
+  assert.equal(await q.page.inputValue('#sv-attention_tp'), '2');
   assert.equal(await q.page.inputValue('#sv-attention_weights'), 'precision.attention_weights="fp16"');
   await q.done();
   await p.done();
