@@ -48,7 +48,7 @@ cmake --build --preset fuzz
 corpus=$(mktemp -d)
 cp tests/fuzz/corpus/* "$corpus"/
 build/fuzz/tests/fuzz/flopcast_fuzz -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=1 \
-  "$corpus" 2>&1 | tail -n 12
+  "$corpus" 2>&1 | tail -n 14
 rm -rf "$corpus"
 
 step "benchmark (one estimate, native release)"

@@ -4,6 +4,8 @@
 // Neither io::handle nor io::decode_link may throw.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,25 @@
 namespace {
 
 using flopcast::io::json;
+
+/// Inputs by outcome (the task of a result, or the code of an error), printed when the run ends:
+/// what shows that the fuzzer reaches every task.
+struct Outcomes {
+  std::map<std::string, long long> counts;
+  Outcomes() = default;
+  Outcomes(const Outcomes&) = delete;
+  Outcomes& operator=(const Outcomes&) = delete;
+  ~Outcomes() {
+    std::fprintf(stderr, "fuzz inputs by outcome:");
+    for (const auto& [outcome, n] : counts) std::fprintf(stderr, " %s %lld,", outcome.c_str(), n);
+    std::fprintf(stderr, "\n");
+  }
+};
+
+Outcomes& outcomes() {
+  static Outcomes o;
+  return o;
+}
 
 void check_envelope(const std::string& text) {
   const json env = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -25,6 +46,9 @@ void check_envelope(const std::string& text) {
     // Each task's own invariants: finite, positive times, MFU and HFU <= 1, each point inside its
     // band, null latencies only when saturated (tests/common/invariants.hpp).
     if (!flopcast::test::violation(*result).empty()) __builtin_trap();
+    const auto task = result->find("task");
+    ++outcomes()
+          .counts[task != result->end() && task->is_string() ? task->get<std::string>() : "result"];
   } else {
     const auto error = env.find("error");
     if (error == env.end() || !error->is_object()) __builtin_trap();
@@ -34,6 +58,7 @@ void check_envelope(const std::string& text) {
     }
     const auto code = error->find("code");
     if (code == error->end() || !code->is_string()) __builtin_trap();
+    ++outcomes().counts["error " + code->get<std::string>()];
   }
 }
 
