@@ -151,6 +151,75 @@ std::string name_from_file(std::string_view file_name) {
 
 }  // namespace
 
+namespace {
+
+/// Multi-head latent attention (DeepSeek-V2/V3/R1, Kimi K2): the latent ranks and head
+/// dimensions; every query head has its own K and V.
+void read_latent_attention(const json& c, int heads, json& m) {
+  if (const int rkv = optional_int(c, {"kv_lora_rank"}, 0); rkv > 0) {
+    m["kv_lora_rank"] = rkv;
+    m["q_lora_rank"] = optional_int(c, {"q_lora_rank"}, 0);
+    const int rope = required_int(c, {"qk_rope_head_dim"});
+    const int nope = required_int(c, {"qk_nope_head_dim"});
+    m["qk_rope_head_dim"] = rope;
+    m["qk_nope_head_dim"] = nope;
+    m["v_head_dim"] = required_int(c, {"v_head_dim"});
+    m["head_dim"] = rope + nope;
+    m["num_kv_heads"] = heads;
+  }
+}
+
+/// A mixture of experts' keys: routed and shared experts, their widths, dense layers, routing
+/// groups, multi-token-prediction layers and the MoE layers' interval.
+void read_experts(const json& c, const std::string& type, int dense_width, json& m) {
+  const int experts = optional_int(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
+  if (experts == 0) return;
+  m["num_experts"] = experts;
+  m["experts_per_token"] =
+      required_int(c, {"num_experts_per_tok", "moe_top_k", "experts_per_token"});
+  // One routed expert's width; dense layers (first_k_dense_replace, Llama 4's interleave)
+  // keep the dense width.
+  const int expert_width = optional_int(c, {"moe_intermediate_size"}, 0);
+  const bool llama4 = type == "llama4_text" || type == "llama4";
+  if (expert_width > 0) {
+    m["intermediate_size"] = expert_width;
+    m["dense_intermediate_size"] = dense_width;
+  } else if (llama4) {
+    m["intermediate_size"] = optional_int(c, {"intermediate_size"}, dense_width);
+    m["dense_intermediate_size"] = dense_width;
+  }
+  const int shared = optional_int(c, {"n_shared_experts"}, 0);
+  const int shared_width = optional_int(c, {"shared_expert_intermediate_size"}, 0);
+  if (shared > 0) {
+    m["shared_experts"] = shared;
+  } else if (shared_width > 0) {
+    m["shared_experts"] = 1;  // Qwen2-MoE: one shared expert of this width
+    m["shared_expert_intermediate_size"] = shared_width;
+  } else if (llama4) {
+    m["shared_experts"] = 1;  // Llama 4: one shared expert of the routed experts' width
+  }
+  if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
+    m["first_dense_layers"] = k;
+  }
+  // DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2
+  // and GLM-4.5 keep one group: no limit).
+  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
+  if (groups > 1 && chosen < groups) {
+    m["expert_groups"] = groups;
+    m["expert_groups_per_token"] = chosen;
+  }
+  if (const int k = optional_int(c, {"num_nextn_predict_layers"}, 0); k > 0) {
+    m["mtp_layers"] = k;
+  }
+  if (const int step = optional_int(
+          c, {"interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq"}, 1);
+      step != 1) {
+    m["moe_layer_interval"] = step;
+  }
+}
+
+}  // namespace
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -185,18 +254,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
       falcon_mqa ? 1 : optional_int(c, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, heads);
   if (const int hd = optional_int(c, {"head_dim"}, 0); hd > 0) m["head_dim"] = hd;
 
-  // Multi-head latent attention (DeepSeek-V2/V3/R1, Kimi K2).
-  if (const int rkv = optional_int(c, {"kv_lora_rank"}, 0); rkv > 0) {
-    m["kv_lora_rank"] = rkv;
-    m["q_lora_rank"] = optional_int(c, {"q_lora_rank"}, 0);
-    const int rope = required_int(c, {"qk_rope_head_dim"});
-    const int nope = required_int(c, {"qk_nope_head_dim"});
-    m["qk_rope_head_dim"] = rope;
-    m["qk_nope_head_dim"] = nope;
-    m["v_head_dim"] = required_int(c, {"v_head_dim"});
-    m["head_dim"] = rope + nope;
-    m["num_kv_heads"] = heads;
-  }
+  read_latent_attention(c, heads, m);
 
   const bool plain = type == "falcon" || type == "gpt2" || type == "gpt_neox" || type == "gptj" ||
                      type == "opt" || type == "bloom" || type == "gpt_bigcode";
@@ -230,51 +288,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   m["position_embedding"] =
       (type == "gpt2" || type == "opt" || type == "gpt_bigcode") ? "learned" : "rope";
 
-  const int experts = optional_int(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
-  if (experts > 0) {
-    m["num_experts"] = experts;
-    m["experts_per_token"] =
-        required_int(c, {"num_experts_per_tok", "moe_top_k", "experts_per_token"});
-    // One routed expert's width; dense layers (first_k_dense_replace, Llama 4's interleave)
-    // keep the dense width.
-    const int expert_width = optional_int(c, {"moe_intermediate_size"}, 0);
-    const bool llama4 = type == "llama4_text" || type == "llama4";
-    if (expert_width > 0) {
-      m["intermediate_size"] = expert_width;
-      m["dense_intermediate_size"] = dense_width;
-    } else if (llama4) {
-      m["intermediate_size"] = optional_int(c, {"intermediate_size"}, dense_width);
-      m["dense_intermediate_size"] = dense_width;
-    }
-    const int shared = optional_int(c, {"n_shared_experts"}, 0);
-    const int shared_width = optional_int(c, {"shared_expert_intermediate_size"}, 0);
-    if (shared > 0) {
-      m["shared_experts"] = shared;
-    } else if (shared_width > 0) {
-      m["shared_experts"] = 1;  // Qwen2-MoE: one shared expert of this width
-      m["shared_expert_intermediate_size"] = shared_width;
-    } else if (llama4) {
-      m["shared_experts"] = 1;  // Llama 4: one shared expert of the routed experts' width
-    }
-    if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
-      m["first_dense_layers"] = k;
-    }
-    // DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2
-    // and GLM-4.5 keep one group: no limit).
-    const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
-    if (groups > 1 && chosen < groups) {
-      m["expert_groups"] = groups;
-      m["expert_groups_per_token"] = chosen;
-    }
-    if (const int k = optional_int(c, {"num_nextn_predict_layers"}, 0); k > 0) {
-      m["mtp_layers"] = k;
-    }
-    if (const int step = optional_int(
-            c, {"interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq"}, 1);
-        step != 1) {
-      m["moe_layer_interval"] = step;
-    }
-  }
+  read_experts(c, type, dense_width, m);
   read_local_attention(c, type, layers, context, m);
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");

@@ -471,16 +471,22 @@ json run_serving(const json& request) {
   return out;
 }
 
-json run_serving_search(const json& request) {
-  ObjectReader r(request, "",
-                 {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
-                  "parallelism", "precision", "max_tier", "workload", "engine", "features",
-                  "router", "slo", "output", "cost_per_gpu_hour_usd"});
+namespace {
+
+/// search.*: the space, how many setups to list, the percentile the SLOs bound.
+struct SearchAsked {
+  ServingSearchSpace space;
+  int top = 10;
+  SloPercentile percentile = SloPercentile::p90;
+};
+
+SearchAsked read_search(const ObjectReader& r) {
   ObjectReader sr(r.require("search"), "search",
                   {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "max_num_seqs",
                    "max_num_batched_tokens", "weights", "kv_cache", "slo_percentile"});
-  const int top = sr.integer("top", 10);
-  ServingSearchSpace space;
+  SearchAsked out;
+  out.top = sr.integer("top", 10);
+  ServingSearchSpace& space = out.space;
   space.tp = read_positive_list(sr, "tp");
   space.pp = read_positive_list(sr, "pp");
   space.max_num_seqs = read_positive_list(sr, "max_num_seqs");
@@ -498,9 +504,13 @@ json run_serving_search(const json& request) {
   };
   space.weights = read_list<DType>(sr, "weights", dtype);
   space.kv_cache = read_list<DType>(sr, "kv_cache", dtype);
-  const SloPercentile percentile =
-      sr.choice("slo_percentile", kSloPercentileNames, SloPercentile::p90);
-  // What the search sets must be left to it (pinned through search.<pin>).
+  out.percentile = sr.choice("slo_percentile", kSloPercentileNames, SloPercentile::p90);
+  return out;
+}
+
+/// What the search sets must be left to it (pinned through search.<pin>); what it cannot vary
+/// is refused.
+void check_left_to_search(const ObjectReader& r, const ServingSearchSpace& space) {
   const auto searched = [&](const char* object, const char* key, const char* pin,
                             const char* how = "") {
     const json* o = r.find(object);
@@ -537,10 +547,74 @@ json run_serving_search(const json& request) {
                            "the search does not vary disaggregated pools yet; search collocated "
                            "setups, or price a disaggregated one with task \"serving\"");
   }
+}
+
+/// One listed setup: what the search chose, its figures, and the task-"serving" request (`base`
+/// with the setup's choices) that reproduces it.
+json setup_json(const ServingCandidate& c, const json& base, const ServingSearchSpace& space) {
+  json parallelism{{"tp", c.tp}};
+  if (c.pp != 1) parallelism["pp"] = c.pp;
+  if (c.ep != 1) parallelism["ep"] = c.ep;
+  if (c.dp_attention) parallelism["dp_attention"] = true;
+  if (c.redundant_experts != 0) parallelism["redundant_experts"] = c.redundant_experts;
+  json one = base;
+  one["parallelism"] = parallelism;
+  if (!one.contains("engine")) one["engine"] = json::object();
+  one["engine"]["max_num_seqs"] = c.max_num_seqs;
+  one["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+  json precision = json::object();
+  if (!space.weights.empty()) precision["weights"] = to_string(c.weights);
+  if (!space.kv_cache.empty()) precision["kv_cache"] = to_string(c.kv_cache);
+  if (!precision.empty()) one["precision"].update(precision);
+  const ServingResult& res = c.result;
+  return json{
+      {"parallelism", std::move(parallelism)},
+      {"replicas", res.replicas},
+      {"max_num_seqs", c.max_num_seqs},
+      {"max_num_batched_tokens", c.max_num_batched_tokens},
+      {"weights", to_string(c.weights)},
+      {"kv_cache", to_string(c.kv_cache)},
+      {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
+      {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
+      {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
+      {"utilization", round6(res.utilization)},
+      {"ttft_ms", ms(res.ttft_s)},
+      {"tpot_ms", ms(res.tpot_s)},
+      {"e2e_ms", ms(res.e2e_s)},
+      {"tier", res.tier},
+      {"request", std::move(one)}};
+}
+
+/// The request echoed: the serving request with every default filled in, less what the search
+/// chose, and the search as asked (with its percentile).
+json resolved_search(json resolved, const json& request, const SearchAsked& asked) {
+  resolved["task"] = "search";
+  resolved.erase("parallelism");
+  resolved["engine"].erase("max_num_seqs");
+  resolved["engine"].erase("max_num_batched_tokens");
+  if (!asked.space.weights.empty()) {
+    resolved["precision"].erase("weights");
+    resolved["precision"].erase("attention_weights");
+  }
+  if (!asked.space.kv_cache.empty()) resolved["precision"].erase("kv_cache");
+  resolved["search"] = request.at("search");
+  resolved["search"]["slo_percentile"] = std::string(to_string(asked.percentile));
+  return resolved;
+}
+
+}  // namespace
+
+json run_serving_search(const json& request) {
+  ObjectReader r(request, "",
+                 {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
+                  "parallelism", "precision", "max_tier", "workload", "engine", "features",
+                  "router", "slo", "output", "cost_per_gpu_hour_usd"});
+  const SearchAsked asked = read_search(r);
+  check_left_to_search(r, asked.space);
   json base = request;
   base.erase("search");
   base["task"] = "serving";
-  const Parsed p = parse_request(base);
+  Parsed p = parse_request(base);
   if (p.spec.arrival.kind == ArrivalKind::trace) {
     // Each setup would price the whole trace again and echo it in its request: unbounded work
     // and output for a request of at most 1 MB.
@@ -548,63 +622,21 @@ json run_serving_search(const json& request) {
                            "a trace is not searched; give the load as a rate (or concurrency) "
                            "and length distributions, or price the setups with task \"serving\"");
   }
-  const ServingSearchResult found = search_serving(p.spec, space, top, percentile);
+  const ServingSearchResult found =
+      search_serving(p.spec, asked.space, asked.top, asked.percentile);
 
-  const auto setup = [&](const ServingCandidate& c) {
-    json parallelism{{"tp", c.tp}};
-    if (c.pp != 1) parallelism["pp"] = c.pp;
-    if (c.ep != 1) parallelism["ep"] = c.ep;
-    if (c.dp_attention) parallelism["dp_attention"] = true;
-    if (c.redundant_experts != 0) parallelism["redundant_experts"] = c.redundant_experts;
-    json one = base;
-    one["parallelism"] = parallelism;
-    if (!one.contains("engine")) one["engine"] = json::object();
-    one["engine"]["max_num_seqs"] = c.max_num_seqs;
-    one["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
-    json precision = json::object();
-    if (!space.weights.empty()) precision["weights"] = to_string(c.weights);
-    if (!space.kv_cache.empty()) precision["kv_cache"] = to_string(c.kv_cache);
-    if (!precision.empty()) one["precision"].update(precision);
-    const ServingResult& res = c.result;
-    return json{
-        {"parallelism", parallelism},
-        {"replicas", res.replicas},
-        {"max_num_seqs", c.max_num_seqs},
-        {"max_num_batched_tokens", c.max_num_batched_tokens},
-        {"weights", to_string(c.weights)},
-        {"kv_cache", to_string(c.kv_cache)},
-        {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
-        {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
-        {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
-        {"utilization", round6(res.utilization)},
-        {"ttft_ms", ms(res.ttft_s)},
-        {"tpot_ms", ms(res.tpot_s)},
-        {"e2e_ms", ms(res.e2e_s)},
-        {"tier", res.tier},
-        {"request", one}};
-  };
   json candidates = json::array();
-  for (const ServingCandidate& c : found.best) candidates.push_back(setup(c));
+  for (const ServingCandidate& c : found.best)
+    candidates.push_back(setup_json(c, base, asked.space));
   json frontier = json::array();
-  for (const ServingCandidate& c : found.frontier) frontier.push_back(setup(c));
-  const json rejected = rejected_json(found.rejected);
-  json resolved = p.resolved;
-  resolved["task"] = "search";
-  resolved.erase("parallelism");
-  resolved["engine"].erase("max_num_seqs");
-  resolved["engine"].erase("max_num_batched_tokens");
-  if (!space.weights.empty()) {
-    resolved["precision"].erase("weights");
-    resolved["precision"].erase("attention_weights");
+  for (const ServingCandidate& c : found.frontier) {
+    frontier.push_back(setup_json(c, base, asked.space));
   }
-  if (!space.kv_cache.empty()) resolved["precision"].erase("kv_cache");
-  resolved["search"] = request.at("search");
-  resolved["search"]["slo_percentile"] = std::string(to_string(percentile));
   json warnings = json::array();
   if (found.best.empty()) {
-    warnings.push_back(found.keeping_up == 0
-                           ? "no setup fits and keeps up with the offered load"
-                           : "no setup meets the SLOs at " + std::string(to_string(percentile)));
+    warnings.push_back(found.keeping_up == 0 ? "no setup fits and keeps up with the offered load"
+                                             : "no setup meets the SLOs at " +
+                                                   std::string(to_string(asked.percentile)));
   }
   return json{{"schema_version", kSchemaVersion},
               {"task", "search"},
@@ -613,11 +645,11 @@ json run_serving_search(const json& request) {
               {"evaluated", found.evaluated},
               {"keeping_up", found.keeping_up},
               {"meeting_slo", found.meeting_slo},
-              {"candidates", candidates},
-              {"frontier", frontier},
-              {"rejected", rejected},
-              {"warnings", warnings},
-              {"request", resolved}};
+              {"candidates", std::move(candidates)},
+              {"frontier", std::move(frontier)},
+              {"rejected", rejected_json(found.rejected)},
+              {"warnings", std::move(warnings)},
+              {"request", resolved_search(std::move(p.resolved), request, asked)}};
 }
 
 }  // namespace flopcast::io::detail
