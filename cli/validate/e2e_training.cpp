@@ -91,33 +91,26 @@ std::optional<double> training_metric(const json& r, const json& row, bool hardw
 
 }  // namespace
 
-Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
-  if (row_has_flag(row, "parallelism_unknown"))
-    return Outcome::skipped("parallel layout not stated");
-  if (row_has_flag(row, "per_gpu_unit_not_stated")) {
-    return Outcome::skipped("per-GPU or whole-run unit not stated");
-  }
-  const json wl = row.value("workload", json::object());
-  const json par = row.value("parallelism", json::object());
-  const double seq = row_number(wl, "seq_len");
-  if (!(seq >= 1)) return Outcome::skipped("no seq_len");
-  const auto model = row_model(row, static_cast<int>(seq));
-  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
-  const auto hw = row_hardware(row);
-  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
-  const auto precision = row_precision(row);
-  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
-  const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
+namespace {
 
+/// A row's layout as a request's `parallelism`, with the data-parallel and pipeline sizes the
+/// batch needs.
+struct RowLayout {
+  json parallelism;
+  double dp = 1, pp = 1;
+};
+
+std::variant<RowLayout, std::string> row_layout(const json& row, const std::string& profile,
+                                                bool sc21) {
+  const json par = row.value("parallelism", json::object());
   const double num_gpus = row_number_or(row, "num_gpus", 1);
   const double tp = row_number_or(par, "tp", 1), pp = row_number_or(par, "pp", 1),
                cp = row_number_or(par, "cp", 1);
   const double ep = row_number_or(par, "ep", 1), vp = row_number_or(par, "vp", 1);
   const double dp = row_number_or(par, "dp", num_gpus / (tp * pp * cp));
   if (!(dp >= 1) || std::fabs(dp - std::round(dp)) > 1e-9) {
-    return Outcome::skipped("num_gpus is not a multiple of tp·pp·cp");
+    return std::string("num_gpus is not a multiple of tp·pp·cp");
   }
-  const std::string profile = profile_of(wl);
   json parallelism{{"tp", static_cast<int>(tp)},
                    {"pp", static_cast<int>(pp)},
                    {"dp", static_cast<int>(dp)},
@@ -131,7 +124,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     if (s == "full_shard" || s == "shard_grad_op" || s == "hybrid_shard" || s == "no_shard") {
       parallelism["fsdp"] = s;
     } else {
-      return Outcome::skipped("FSDP strategy \"" + fsdp_it->get<std::string>() + "\" not modelled");
+      return "FSDP strategy \"" + fsdp_it->get<std::string>() + "\" not modelled";
     }
   } else if (fsdp_it != par.end() && (fsdp_it->is_number() || fsdp_it->is_boolean())) {
     const double group =
@@ -146,7 +139,15 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     parallelism["tp_comm_overlap"] = true;  // TE userbuffers, on in Megatron-Core/NeMo recipes
   }
   if (row_bool(par, "async_tp").value_or(false) && tp > 1) parallelism["tp_comm_overlap"] = true;
+  if (sc21) parallelism["zero"] = 0;
+  return RowLayout{std::move(parallelism), dp, pp};
+}
 
+/// A row's batch and recomputation as a request's `workload`.
+std::variant<json, std::string> row_training_workload(const json& wl, double seq,
+                                                      const RowLayout& layout,
+                                                      const std::string& profile, bool sc21) {
+  const double dp = layout.dp, pp = layout.pp;
   // Batch in sequences per optimizer step.
   double global = row_number(wl, "global_batch");
   if (!std::isfinite(global) && std::isfinite(row_number(wl, "global_batch_tokens"))) {
@@ -159,7 +160,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   if (!std::isfinite(global) && std::isfinite(micro)) {
     global = micro * row_number_or(wl, "grad_accum", 1) * dp;
   }
-  if (!(global >= 1)) return Outcome::skipped("global batch not stated");
+  if (!(global >= 1)) return std::string("global batch not stated");
   json workload{{"seq_len", static_cast<int>(seq)},
                 {"global_batch_size", static_cast<int>(global)}};
   if (std::isfinite(micro) && micro >= 1) {
@@ -176,12 +177,18 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   if (sc21) {
     workload["recompute"] = "full";
     workload["flash_attention"] = false;  // FlashAttention (2022) postdates the 2021 runs
-    parallelism["zero"] = 0;
   } else if (const auto rc = recompute_of(wl, profile)) {
     workload["recompute"] = *rc;
   }
-  const std::string compute = std::get<RowPrecision>(precision).compute;
-  if (compute == "mxfp4") return Outcome::skipped("MXFP4 training compute is not modelled");
+  return workload;
+}
+
+/// A row's compute type (and gradient reduction) as a request's `precision`.
+std::variant<json, std::string> row_training_precision(const json& row, const json& wl,
+                                                       const RowPrecision& precision,
+                                                       const std::string& profile) {
+  const std::string& compute = precision.compute;
+  if (compute == "mxfp4") return std::string("MXFP4 training compute is not modelled");
   json prec{
       {"compute", compute == "fp8" || compute == "mxfp8" || compute == "fp4" ? compute : "bf16"}};
   if (const int tail = bf16_tail_of(row); tail > 0) prec["bf16_last_layers"] = tail;
@@ -190,16 +197,45 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     // DEFAULT, torchtitan's mixed_precision_reduce); Composer's PURE reduces in bf16.
     prec["grad_reduce"] = json_string(wl, "fsdp_mixed_precision_mode") == "PURE" ? "bf16" : "fp32";
   }
+  return prec;
+}
+
+}  // namespace
+
+Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
+  if (row_has_flag(row, "parallelism_unknown"))
+    return Outcome::skipped("parallel layout not stated");
+  if (row_has_flag(row, "per_gpu_unit_not_stated")) {
+    return Outcome::skipped("per-GPU or whole-run unit not stated");
+  }
+  const json wl = row.value("workload", json::object());
+  const double seq = row_number(wl, "seq_len");
+  if (!(seq >= 1)) return Outcome::skipped("no seq_len");
+  const auto model = row_model(row, static_cast<int>(seq));
+  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
+  const auto hw = row_hardware(row);
+  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
+  const auto precision = row_precision(row);
+  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
+  const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
+  const std::string profile = profile_of(wl);
+  const auto layout = row_layout(row, profile, sc21);
+  if (const auto* reason = std::get_if<std::string>(&layout)) return Outcome::skipped(*reason);
+  const auto workload = row_training_workload(wl, seq, std::get<RowLayout>(layout), profile, sc21);
+  if (const auto* reason = std::get_if<std::string>(&workload)) return Outcome::skipped(*reason);
+  const auto prec = row_training_precision(row, wl, std::get<RowPrecision>(precision), profile);
+  if (const auto* reason = std::get_if<std::string>(&prec)) return Outcome::skipped(*reason);
+
   json framework = json::object();
   if (!profile.empty()) framework["profile"] = profile;
   ctx.apply_training_override(framework, std::get<RowHardware>(hw).id);
   json request{{"task", "training"},
                {"model", std::get<json>(model)},
                {"hardware", std::get<RowHardware>(hw).spec},
-               {"num_gpus", static_cast<int>(num_gpus)},
-               {"parallelism", parallelism},
-               {"workload", workload},
-               {"precision", prec},
+               {"num_gpus", static_cast<int>(row_number_or(row, "num_gpus", 1))},
+               {"parallelism", std::get<RowLayout>(layout).parallelism},
+               {"workload", std::get<json>(workload)},
+               {"precision", std::get<json>(prec)},
                {"max_tier", ctx.km().use_calibration ? 2 : 0}};
   if (!framework.empty()) request["framework"] = framework;
   ctx.note_request(row, request);
