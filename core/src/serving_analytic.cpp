@@ -529,8 +529,10 @@ Waits queue_waits(const ServingSpec& spec, const Model& m, const Workload& w,
 
 }  // namespace
 
-ServingResult estimate_serving(const ServingSpec& spec) {
-  const detail::ServingSetup setup = detail::make_setup(spec);
+namespace {
+
+/// What the analytic engine does not model: an explicit error, not a guess.
+void check_analytic(const ServingSpec& spec, const detail::ServingSetup& setup) {
   if (setup.prefill_instances > 0) {
     throw NotModelledError("features.disaggregated",
                            "the analytic engine does not model disaggregated pools; use mode "
@@ -541,6 +543,62 @@ ServingResult estimate_serving(const ServingSpec& spec) {
                            "the analytic engine models continuous batching only; use mode "
                            "\"simulate\" for static batching");
   }
+}
+
+/// Latency distributions (queueing, TTFT, TPOT, E2E), throughput and goodput of an unsaturated
+/// setup whose running batch is `batch`.
+void fill_latencies(ServingResult& r, const ServingSpec& spec, const detail::ServingSetup& setup,
+                    detail::StepCoster& coster, Model& m, const Workload& w, const Batch& batch) {
+  const double B = batch.B, tau = batch.tau;
+  const double B_seen = batch.closed ? B : B + 1;
+  const PrefillQueue prefill = prefill_queue(spec, coster, m, w, B);
+  const Waits waits = queue_waits(spec, m, w, prefill, batch, setup);
+  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
+  // closed loop's request is sent as its predecessor ends and joins the next step.
+  const double window = batch.closed ? 0.0 : spec.num_scheduler_steps * tau;
+  // Async scheduling: the next step was planned before the request arrived, so it joins one step
+  // later whenever the engine is busy (a running batch of B sequences: busy min(1, B) of the time).
+  const double async_lag = spec.inference.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
+  const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
+  const Dist queueing = convolve(waits.wait, phase);
+  Dist ttft = convolve(queueing, prefill.service);
+  for (double& x : ttft.x) x += setup.inference.engine.request_overhead_s;
+
+  const DecodeTimes decode = decode_times(spec, m, w, B_seen);
+  const Dist e2e = convolve(ttft, decode.decode);
+
+  r.queueing_s = summarize(queueing);
+  r.ttft_s = summarize(ttft);
+  r.tpot_s = summarize(decode.tpot);
+  r.e2e_s = summarize(e2e);
+  const double total = w.lambda * setup.instances;
+  r.requests_per_s = total;
+  r.input_tokens_per_s = total * w.p_mean;
+  r.output_tokens_per_s = total * w.n_mean;
+  if (spec.slo.any()) {
+    const double ok = fraction_at_most(ttft, spec.slo.ttft_s) *
+                      fraction_at_most(decode.tpot, spec.slo.tpot_s) *
+                      (spec.slo.e2e_s > 0 ? fraction_at_most(e2e, spec.slo.e2e_s) : 1.0);
+    r.goodput_fraction = ok;
+    r.goodput_requests_per_s = ok * total;
+  }
+  r.assumptions.push_back({"prefill_utilization", waits.rho_prefill,
+                           "fraction of the leftover token budget",
+                           "prefill work per second / (leftover budget per step / step time)"});
+  if (waits.lora.mean_s > 0) {
+    r.assumptions.push_back({"lora_slot_wait", waits.lora.mean_s, "s",
+                             "adapters as sources of a finite-source queue for "
+                             "max_loras_per_batch slots, each held for its M/G/inf busy period"});
+  }
+  r.assumptions.push_back({"slot_wait_probability", waits.p_slot, "probability",
+                           "Erlang C with the batch limit as servers and the mean batch as load"});
+}
+
+}  // namespace
+
+ServingResult estimate_serving(const ServingSpec& spec) {
+  const detail::ServingSetup setup = detail::make_setup(spec);
+  check_analytic(spec, setup);
   detail::StepCoster coster(spec, setup);
   ServingResult r;
   r.fits = setup.fits;
@@ -602,51 +660,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   // loop's batch already counts the request itself).
   const double B = closed ? std::min(clients, b_max) : steady_batch(m, b_max, w.lambda);
   const double tau = m.tau(B);
-  const double B_seen = closed ? B : B + 1;
   r.mean_batch_size = B;
   r.mean_step_time_s = tau;
-
-  const PrefillQueue prefill = prefill_queue(spec, coster, m, w, B);
-  const Waits waits = queue_waits(spec, m, w, prefill, {B, b_max, tau, clients, closed}, setup);
-  // Arrivals land at a uniform phase of the step (or of the k-step window of multi-step); a
-  // closed loop's request is sent as its predecessor ends and joins the next step.
-  const double window = closed ? 0.0 : spec.num_scheduler_steps * tau;
-  // Async scheduling: the next step was planned before the request arrived, so it joins one step
-  // later whenever the engine is busy (a running batch of B sequences: busy min(1, B) of the time).
-  const double async_lag = spec.inference.engine.async_scheduling ? std::min(1.0, B) * tau : 0.0;
-  const Dist phase = from_quantile([&](double q) { return q * window + async_lag; });
-  const Dist queueing = convolve(waits.wait, phase);
-  Dist ttft = convolve(queueing, prefill.service);
-  for (double& x : ttft.x) x += setup.inference.engine.request_overhead_s;
-
-  const DecodeTimes decode = decode_times(spec, m, w, B_seen);
-  const Dist e2e = convolve(ttft, decode.decode);
-
-  r.queueing_s = summarize(queueing);
-  r.ttft_s = summarize(ttft);
-  r.tpot_s = summarize(decode.tpot);
-  r.e2e_s = summarize(e2e);
-  const double total = w.lambda * setup.instances;
-  r.requests_per_s = total;
-  r.input_tokens_per_s = total * w.p_mean;
-  r.output_tokens_per_s = total * w.n_mean;
-  if (spec.slo.any()) {
-    const double ok = fraction_at_most(ttft, spec.slo.ttft_s) *
-                      fraction_at_most(decode.tpot, spec.slo.tpot_s) *
-                      (spec.slo.e2e_s > 0 ? fraction_at_most(e2e, spec.slo.e2e_s) : 1.0);
-    r.goodput_fraction = ok;
-    r.goodput_requests_per_s = ok * total;
-  }
-  r.assumptions.push_back({"prefill_utilization", waits.rho_prefill,
-                           "fraction of the leftover token budget",
-                           "prefill work per second / (leftover budget per step / step time)"});
-  if (waits.lora.mean_s > 0) {
-    r.assumptions.push_back({"lora_slot_wait", waits.lora.mean_s, "s",
-                             "adapters as sources of a finite-source queue for "
-                             "max_loras_per_batch slots, each held for its M/G/inf busy period"});
-  }
-  r.assumptions.push_back({"slot_wait_probability", waits.p_slot, "probability",
-                           "Erlang C with the batch limit as servers and the mean batch as load"});
+  fill_latencies(r, spec, setup, coster, m, w, {B, b_max, tau, clients, closed});
   return r;
 }
 
