@@ -204,9 +204,9 @@ std::size_t load_attn_prefill(const CsvFile& f, Context& ctx) {
                                    d = parse_number(r[head_dim], f, line, "head_dim");
                       if (!all_positive({b, s, h, g, d}))
                         return Outcome::skipped("missing shape value");
-                      return micros(attention_prefill_op(hw, ctx.km_for(framework_of(r)), b, s,
-                                                         AttentionDims::standard(h, g, d),
-                                                         math->first, math->second, *kv));
+                      return micros(attention_prefill_op(
+                          hw, ctx.km_for(framework_of(r)), b, s, AttentionDims::standard(h, g, d),
+                          AttentionTypes{math->first, math->second, *kv}));
                     });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });
@@ -263,7 +263,7 @@ std::size_t load_attn_decode(const CsvFile& f, Context& ctx) {
           KernelModel km = ctx.km_for(framework_of(r));
           km.kv_page_tokens = 64;
           return micros(attention_decode_op(hw, km, b, s, AttentionDims::standard(h, g, d),
-                                            math->first, math->second, *kv));
+                                            AttentionTypes{math->first, math->second, *kv}));
         });
     ctx.collector().add(source, group, identity(r), line, measured, o);
   });

@@ -220,6 +220,7 @@ struct Shard {
   bool dense_dp = false;
 
   int attention_tp() const { return tp / dp; }
+  AttentionTypes attention_types() const { return {attn_math, a, kv}; }
   AttentionDims attention(bool local, bool decode) const {
     return layer_ops::attention_dims(model, attention_tp(), local, decode);
   }
@@ -396,11 +397,10 @@ OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& ki
                     const Step& st) {
   const AttentionDims dims = sh.attention(kind.local, !st.prefill);
   const double sequences = sh.attention_share(st.sequences);
-  return times_layers(st.prefill
-                          ? attention_prefill_op(s.hardware, sh.km, sequences, st.new_per_seq, dims,
-                                                 sh.attn_math, sh.a, sh.kv)
-                          : attention_decode_op(s.hardware, sh.km, sequences, st.context, dims,
-                                                sh.attn_math, sh.a, sh.kv),
+  return times_layers(st.prefill ? attention_prefill_op(s.hardware, sh.km, sequences,
+                                                        st.new_per_seq, dims, sh.attention_types())
+                                 : attention_decode_op(s.hardware, sh.km, sequences, st.context,
+                                                       dims, sh.attention_types()),
                       kind.count);
 }
 
@@ -961,8 +961,8 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
     // (windows, uneven chunks) scales the op. One kernel per layer: its fixed cost is not scaled.
     const double causal = attended_pairs(0, mean_new, dims.window_tokens, dims.local);
     const double mean_cached = std::max(0.0, (pairs / n - causal) / mean_new);
-    const OpCost op = attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims, sh.attn_math,
-                                           sh.a, sh.kv, mean_cached);
+    const OpCost op = attention_prefill_op(s.hardware, sh.km, busiest, mean_new, dims,
+                                           sh.attention_types(), mean_cached);
     const double mean_pairs =
         n * attended_pairs(mean_cached, mean_new, dims.window_tokens, dims.local);
     t += kind.count * op.time.value * pairs / mean_pairs;
@@ -1000,9 +1000,9 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier);
   const Shard& sh = impl_->sh;
   const OpCost pre = attention_prefill_op(checked.hardware, sh.km, 1, 256,
-                                          sh.attention(false, false), sh.attn_math, sh.a, sh.kv);
+                                          sh.attention(false, false), sh.attention_types());
   const OpCost dec = attention_decode_op(checked.hardware, sh.km, 16, 512,
-                                         sh.attention(false, true), sh.attn_math, sh.a, sh.kv);
+                                         sh.attention(false, true), sh.attention_types());
   impl_->tier = dense_tier == 2 && pre.tier == 2 && dec.tier == 2 ? 2 : 0;
 }
 
@@ -1051,10 +1051,9 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   const Impl& m = *impl_;
   double t = 0;
   for (const LayerKind& kind : m.sh.kinds) {
-    const OpCost op =
-        attention_decode_op(m.spec.hardware, m.sh.km, m.sh.attention_share(sequences),
-                            std::max(1.0, mean_context_tokens), m.sh.attention(kind.local, true),
-                            m.sh.attn_math, m.sh.a, m.sh.kv);
+    const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, m.sh.attention_share(sequences),
+                                          std::max(1.0, mean_context_tokens),
+                                          m.sh.attention(kind.local, true), m.sh.attention_types());
     t += kind.count * op.time.value;
   }
   return t;

@@ -233,8 +233,9 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
 }
 
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes,
-                            double cached) {
+                            const AttentionDims& a, const AttentionTypes& types, double cached) {
+  const DType math = types.math;
+  const double act_bytes = types.activation_bytes, kv_bytes = types.kv_bytes;
   const FlopsPerSecond peak = peak_or_throw(hw, math);
   const double blocks_per_head = std::ceil(seq / km.attention_block);
   const double tile_eff = seq / (blocks_per_head * km.attention_block);
@@ -258,8 +259,9 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
 }
 
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
-                           double context, const AttentionDims& a, DType math, double act_bytes,
-                           double kv_bytes) {
+                           double context, const AttentionDims& a, const AttentionTypes& types) {
+  const DType math = types.math;
+  const double act_bytes = types.activation_bytes, kv_bytes = types.kv_bytes;
   const FlopsPerSecond peak = peak_or_throw(hw, math);
   const double attended = attended_context(context, a.window_tokens, a.local);
   Work w;

@@ -426,7 +426,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   // Attention core: each CP rank computes its 1/cp share of the causal score matrix.
   OpCost attn = attention_prefill_op(hw, km, sh.b, sh.s_full,
                                      layer_ops::attention_dims(m, s.tp, kind.local, false),
-                                     sh.attn_math, sh.a, sh.a);
+                                     AttentionTypes{sh.attn_math, sh.a, sh.a});
   attn.time = attn.time * s.attention_scale;
   p.attention_fwd_s = attn.time.value / s.cp;
   p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;

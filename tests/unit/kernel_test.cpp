@@ -118,8 +118,9 @@ TEST(Gemm, PowerLimitLowersTheSustainedClockByItsCubeRoot) {
 TEST(Attention, DecodeReadsTheWholeKvCache) {
   // Llama-2-7B layer, batch 1, context 4096, 32 heads (MHA), d = 128, bf16 KV, A100:
   // bytes = 128·(2·4096·32·2 + 2·32·2) = 67,125,248 B -> / 1.73315e12 = 38.7302 us, + 2 us.
-  const OpCost op = attention_decode_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
-                                        AttentionDims::standard(32, 32, 128), DType::bf16, 2, 2);
+  const OpCost op =
+      attention_decode_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
+                          AttentionDims::standard(32, 32, 128), AttentionTypes{DType::bf16, 2, 2});
   EXPECT_EQ(op.bound, Bound::memory);
   EXPECT_TRUE(near_rel(op.time.value, 40.7302e-6, 1e-4));
   EXPECT_TRUE(near_rel(op.flops.value, 4.0 * 4096 * 128 * 32, 1e-12));
@@ -128,18 +129,21 @@ TEST(Attention, DecodeReadsTheWholeKvCache) {
 TEST(Attention, ManyShortSequencesAreBlockBound) {
   // Decode attention runs one thread block per (sequence, KV head): batch 2048 on 8 KV heads is
   // 16,384 blocks whatever the context. The op records them for the per-block term.
-  const OpCost op = attention_decode_op(hw("h200-sxm"), tier0(), 2048, 8,
-                                        AttentionDims::standard(32, 8, 128), DType::bf16, 2, 2);
+  const OpCost op =
+      attention_decode_op(hw("h200-sxm"), tier0(), 2048, 8, AttentionDims::standard(32, 8, 128),
+                          AttentionTypes{DType::bf16, 2, 2});
   EXPECT_DOUBLE_EQ(op.parts[0].blocks, 2048.0 * 8);
   // Its kernel family: grouped-query here; multi-head and an 8-bit KV cache have their own fits.
   EXPECT_EQ(op.calibration_key.variant, KernelVariant::plain);
   const AttentionDims mha = AttentionDims::standard(32, 32, 128);
-  EXPECT_EQ(attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, DType::bf16, 2, 2)
-                .calibration_key.variant,
-            KernelVariant::mha);
-  EXPECT_EQ(attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, DType::bf16, 2, 1)
-                .calibration_key.variant,
-            KernelVariant::kv8);
+  EXPECT_EQ(
+      attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, AttentionTypes{DType::bf16, 2, 2})
+          .calibration_key.variant,
+      KernelVariant::mha);
+  EXPECT_EQ(
+      attention_decode_op(hw("h200-sxm"), tier0(), 8, 8, mha, AttentionTypes{DType::bf16, 2, 1})
+          .calibration_key.variant,
+      KernelVariant::kv8);
   // The term (calibration.hpp): t = max(T_c/η_c, hypot(T_m/η_m, B·t_b)) + t_0. With an H200-like
   // fit (η_m 0.9, t_b 36 ns, t_0 6 us), the 67.1 MB of KV that aiconfigurator's row reads
   // (2048·8 tokens·8 heads·128·2·2 B) at 4.8 TB/s: T_m = 14 us -> 15.556 us; B·t_b = 16,384·36 ns
@@ -162,8 +166,9 @@ TEST(Attention, PrefillIsCausal) {
   // FLOPs = 2·d·Hq·s·(s+1) = 2·128·32·4096·4097 = 1.37473e11 for one sequence of 4096.
   // Tiles: 32 blocks · 32 heads = 1024 on 108 SMs -> wave eff 0.948148; sustained =
   // 312e12·0.6·0.948148 = 177.493e12 -> 774.52 us + 2 us.
-  const OpCost op = attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
-                                         AttentionDims::standard(32, 32, 128), DType::bf16, 2, 2);
+  const OpCost op =
+      attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 4096,
+                           AttentionDims::standard(32, 32, 128), AttentionTypes{DType::bf16, 2, 2});
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.flops.value, 1.37473e11, 1e-5));
   EXPECT_TRUE(near_rel(op.time.value, 776.52e-6, 1e-4));
@@ -178,7 +183,7 @@ TEST(Attention, PrefillAfterCachedTokens) {
   // (592·32·256·2 = 9,699,328): 4.8 us at 2,039 GB/s · 0.85, below the compute time.
   const OpCost op =
       attention_prefill_op(hw("a100-sxm-80g"), tier0(), 1, 2, AttentionDims::standard(32, 32, 128),
-                           DType::bf16, 2, 2, 592);
+                           AttentionTypes{DType::bf16, 2, 2}, 592);
   EXPECT_EQ(op.bound, Bound::compute);
   EXPECT_TRUE(near_rel(op.flops.value, 1.94478e7, 1e-5));
   EXPECT_TRUE(near_rel(op.bytes.value, 9764864, 1e-9));

@@ -202,7 +202,7 @@ TEST(StepTimeModel, MixedStepIsAdditive) {
   const InferenceSpec spec = llama7b_a100();
   const OpCost layer =
       attention_prefill_op(spec.hardware, spec.kernel, 1, 256, AttentionDims::standard(32, 32, 128),
-                           DType::fp16, 2, 2, 100);
+                           AttentionTypes{DType::fp16, 2, 2}, 100);
   EXPECT_TRUE(near_rel(m.prefill_attention_s(chunk), 32 * layer.time.value, 1e-12));
 }
 

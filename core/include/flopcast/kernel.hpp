@@ -167,6 +167,14 @@ struct AttentionDims {
   }
 };
 
+/// The types of an attention kernel: the math type, and the bytes per element of Q and O (the
+/// activations) and of the KV cache.
+struct AttentionTypes {
+  DType math = DType::bf16;
+  double activation_bytes = 2;
+  double kv_bytes = 2;
+};
+
 /// Causal fused attention over `batch` sequences of `seq` new tokens each, after `cached` tokens
 /// already in the KV cache (a prefix-cache hit or the earlier chunks of a chunked prefill).
 /// FLOPs = 2·Hq·(d_qk + d_v)·P per sequence, P = attended_pairs(cached, s, window) (s(s+1)/2 for
@@ -175,15 +183,13 @@ struct AttentionDims {
 /// the cached KV the new tokens attend to, read once. Query tiles cover the new tokens only: a
 /// few new tokens over a long cache fill a fraction of each tile.
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
-                            const AttentionDims& a, DType math, double act_bytes, double kv_bytes,
-                            double cached = 0);
+                            const AttentionDims& a, const AttentionTypes& types, double cached = 0);
 /// One decode step of attention: `batch` sequences, each one query token over `context` cached
 /// tokens, of which it attends to c' = attended_context(context, window). FLOPs = 2·c'·Hq·(d_qk +
 /// d_v) per sequence; bytes = the KV cache read, in whole KV pages (ceil(c'/page)·page·Hkv·kv_elems
 /// ·kv), + Q and O.
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
-                           double context, const AttentionDims& a, DType math, double act_bytes,
-                           double kv_bytes);
+                           double context, const AttentionDims& a, const AttentionTypes& types);
 /// A bandwidth-bound op (norms, residual adds, rotary, activation function, embedding lookup):
 /// time = bytes / (BW · hbm_efficiency) + kernels · kernel overhead.
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,
