@@ -22,6 +22,12 @@ void check_real(const std::string& path, double value, double lo, double hi, dou
   }
 }
 
+void check_divides(const std::string& path, int value, int whole, const std::string& what) {
+  if (whole % value != 0) {
+    fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", value);
+  }
+}
+
 std::string format_number(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";

@@ -6,16 +6,6 @@
 #include "flopcast/error.hpp"
 
 namespace flopcast::layer_ops {
-namespace {
-
-void check_divides(const std::string& path, int tp, int whole, const std::string& what) {
-  if (whole % tp != 0) {
-    fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", tp);
-  }
-}
-
-}  // namespace
-
 double linear_params(const std::vector<LinearShape>& linears) {
   double n = 0;
   for (const auto& l : linears) n += l.n * l.k;

@@ -20,12 +20,6 @@ constexpr double kAttentionBackwardFactor = 2.5;  // FlashAttention-2: 5 GEMMs v
 
 // ---- Validation ----
 
-void check_divides(const std::string& path, int value, int whole, const std::string& what) {
-  if (whole % value != 0) {
-    fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", value);
-  }
-}
-
 void validate_parallelism(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
   check_int("gpus_per_node", s.gpus_per_node, 1, 1024);

@@ -57,5 +57,7 @@ std::string format_number(double value);
 /// the bounds and the value divided by `unit`, the request key's unit (kMicro for `_us`).
 void check_int(const std::string& path, long long value, long long lo, long long hi);
 void check_real(const std::string& path, double value, double lo, double hi, double unit = 1);
+/// `path: must divide <what> (<whole>) (got value)` unless value divides whole (value > 0).
+void check_divides(const std::string& path, int value, int whole, const std::string& what);
 
 }  // namespace flopcast
