@@ -2,7 +2,8 @@
 #include "specs.hpp"
 
 #include <cstdio>
-#include <map>
+#include <mutex>
+#include <vector>
 
 #include "common_json.hpp"
 #include "flopcast/energy.hpp"
@@ -319,31 +320,49 @@ json hardware_to_json(const HardwareSpec& h) {
 
 namespace {
 
-/// The spec of every preset of `kind`, each read once, on the first request that names one of
-/// its kind (every preset is read by the preset tests, so none fails here): a request naming a
+/// The specs of the presets of one kind, each read from its JSON the first time a request names
+/// it, once even under concurrent requests (a preset named once costs what it did before the
+/// cache; every preset is read by the preset tests, so none fails here). A request naming a
 /// preset copies its spec instead of reading the preset's JSON again.
-template <class Spec, class Read>
-std::map<const json*, Spec> read_presets(const char* kind, Read read) {
-  std::map<const json*, Spec> specs;
-  for (const json& doc : presets().at(kind)) specs.emplace(&doc, read(doc));
-  return specs;
-}
+template <class Spec>
+class PresetSpecs {
+ public:
+  using Read = Spec (*)(const json&);
+  PresetSpecs(const char* kind, Read read)
+      : list_(presets().at(kind).get_ref<const json::array_t&>()),
+        read_(read),
+        once_(list_.size()),
+        specs_(list_.size()) {}
+
+  /// The spec of `doc`, an element of the kind's preset list.
+  const Spec& of(const json& doc) {
+    const auto i = static_cast<std::size_t>(&doc - list_.data());
+    std::call_once(once_.at(i), [&] { specs_[i] = read_(doc); });
+    return specs_[i];
+  }
+
+ private:
+  const json::array_t& list_;
+  Read read_;
+  std::vector<std::once_flag> once_;
+  std::vector<Spec> specs_;
+};
 
 const ModelSpec& model_preset(const json& doc) {
-  static const auto specs = read_presets<ModelSpec>(
+  static PresetSpecs<ModelSpec> specs(
       "models", [](const json& p) { return read_model(p.at("model"), "model"); });
-  return specs.at(&doc);
+  return specs.of(doc);
 }
 
 /// An alias ("h100", "4090") names the preset: its fits are under the preset's id.
 const HardwareSpec& hardware_preset(const json& doc) {
-  static const auto specs = read_presets<HardwareSpec>("hardware", [](const json& p) {
+  static PresetSpecs<HardwareSpec> specs("hardware", [](const json& p) {
     HardwareSpec h = read_hardware(p.at("hardware"), "hardware");
     h.calibration = calibration_for(p.at("id").get<std::string>());
     attach_collective_fits(h);
     return h;
   });
-  return specs.at(&doc);
+  return specs.of(doc);
 }
 
 }  // namespace
