@@ -107,15 +107,13 @@ struct Calibration {
 
   /// The fit of exactly `key`, or nullptr.
   [[nodiscard]] const CalibratedEfficiency* find(const CalibrationKey& key) const;
+  /// The framework's own fit when there is one, else the pooled (`any`) fit, else nullptr.
+  [[nodiscard]] const CalibratedEfficiency* find_for(const CalibrationKey& key) const;
 
  private:
   std::vector<CalibratedEfficiency> indexed_;  ///< copies of the fits, in key order
   std::vector<int> slot_;                      ///< table slot → position in indexed_, or −1
   std::size_t indexed_fits_ = 0;               ///< fits.size() when the table was built
-
- public:
-  /// The framework's own fit when there is one, else the pooled (`any`) fit, else nullptr.
-  [[nodiscard]] const CalibratedEfficiency* find_for(const CalibrationKey& key) const;
 };
 
 /// Fits an Efficiency by Nelder–Mead on the mean absolute log error |ln(predicted / measured)|
