@@ -63,6 +63,19 @@ void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& defaul
 /// Sets r["engine"][key] for every flag given.
 void put_engine(json& r, const EngineFlags& e);
 
+/// The MoE and DP-attention keys of a replica's `parallelism` (beyond tp and pp) that inference
+/// and serving share, one flag each.
+struct ExpertLayoutFlags {
+  std::optional<int> ep, attention_tp, redundant_experts;
+  bool dp_attention = false;
+  std::string moe_dispatch;
+  bool any() const;
+};
+/// Adds --ep, --dp-attention, --attention-tp, --moe-dispatch and --redundant-experts.
+void add_expert_layout_options(CLI::App& app, ExpertLayoutFlags& f);
+/// Sets r["parallelism"][key] for every flag given.
+void put_expert_layout(json& r, const ExpertLayoutFlags& f);
+
 /// The scale-out network keys (`network.*`) of collective and training requests.
 struct NetworkFlags {
   std::optional<int> nics_per_node;
@@ -79,11 +92,8 @@ struct RequestOptions {
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
   std::vector<std::string> what_if;
-  std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, batch_size;
-  bool dp_attention = false;
-  std::optional<int> attention_tp;
-  std::string moe_dispatch;
-  std::optional<int> redundant_experts;
+  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, batch_size;
+  ExpertLayoutFlags layout;
   std::string weights, attention_weights, kv_cache, activations;
   std::optional<double> cost_per_gpu_hour_usd;
   EngineFlags engine;
@@ -167,11 +177,8 @@ struct ServeOptions {
   std::string request_file, model, model_file, hf_config, hardware, hardware_file;
   std::vector<std::string> what_if;
   std::string weights, attention_weights, kv_cache;
-  std::optional<int> num_gpus, tp, pp, ep, prompt_tokens, output_tokens, num_requests, seed;
-  bool dp_attention = false;
-  std::optional<int> attention_tp;
-  std::string moe_dispatch;
-  std::optional<int> redundant_experts;
+  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, num_requests, seed;
+  ExpertLayoutFlags layout;
   std::optional<int> max_num_seqs;
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;

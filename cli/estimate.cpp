@@ -66,6 +66,37 @@ void put_engine(json& r, const EngineFlags& e) {
   if (e.framework_reserve_GB) r["engine"]["framework_reserve_GB"] = *e.framework_reserve_GB;
 }
 
+bool ExpertLayoutFlags::any() const {
+  return ep || attention_tp || redundant_experts || dp_attention || !moe_dispatch.empty();
+}
+
+void add_expert_layout_options(CLI::App& app, ExpertLayoutFlags& f) {
+  app.add_option("--ep", f.ep,
+                 "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
+  app.add_flag("--dp-attention", f.dp_attention,
+               "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
+               "--enable-dp-attention)");
+  app.add_option("--attention-tp", f.attention_tp,
+                 "With --dp-attention: GPUs of each attention group, heads split among them, "
+                 "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
+  app.add_option(
+      "--moe-dispatch", f.moe_dispatch,
+      "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
+      "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
+      "default where the group spans nodes)");
+  app.add_option("--redundant-experts", f.redundant_experts,
+                 "Extra expert slots for replicas of busy experts (EPLB; SGLang "
+                 "--ep-num-redundant-experts): --ep divides experts + slots");
+}
+
+void put_expert_layout(json& r, const ExpertLayoutFlags& f) {
+  if (f.dp_attention) r["parallelism"]["dp_attention"] = true;
+  if (f.attention_tp) r["parallelism"]["attention_tp"] = *f.attention_tp;
+  if (f.ep) r["parallelism"]["ep"] = *f.ep;
+  if (!f.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = f.moe_dispatch;
+  if (f.redundant_experts) r["parallelism"]["redundant_experts"] = *f.redundant_experts;
+}
+
 void add_network_options(CLI::App& app, NetworkFlags& n) {
   app.add_option("--nics-per-node", n.nics_per_node, "Scale-out NICs per node");
   app.add_option("--nic-bandwidth-Gbps", n.nic_bandwidth_Gbps, "Per NIC, per direction, Gb/s");
@@ -89,22 +120,7 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
   app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
   app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
-  app.add_option("--ep", o.ep,
-                 "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
-  app.add_flag("--dp-attention", o.dp_attention,
-               "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
-               "--enable-dp-attention)");
-  app.add_option("--attention-tp", o.attention_tp,
-                 "With --dp-attention: GPUs of each attention group, heads split among them, "
-                 "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
-  app.add_option(
-      "--moe-dispatch", o.moe_dispatch,
-      "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
-      "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
-      "default where the group spans nodes)");
-  app.add_option("--redundant-experts", o.redundant_experts,
-                 "Extra expert slots for replicas of busy experts (EPLB; SGLang "
-                 "--ep-num-redundant-experts): --ep divides experts + slots");
+  add_expert_layout_options(app, o.layout);
   app.add_option("--weights", o.weights,
                  "Weight precision: bf16, fp16, fp8, mxfp8, int8, int4, fp4, mxfp4; GGUF q4_0, "
                  "q4_k_m, q5_k_m, q6_k, q8_0");
@@ -206,8 +222,7 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
 json build_request(const RequestOptions& o) {
   const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
                         !o.hardware.empty() || !o.hardware_file.empty() || !o.what_if.empty() ||
-                        o.num_gpus || o.tp || o.pp || o.ep || o.dp_attention || o.attention_tp ||
-                        !o.moe_dispatch.empty() || o.redundant_experts || !o.weights.empty() ||
+                        o.num_gpus || o.tp || o.pp || o.layout.any() || !o.weights.empty() ||
                         !o.attention_weights.empty() || !o.kv_cache.empty() ||
                         !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
                         o.batch_size || o.cost_per_gpu_hour_usd || o.engine.any() || o.max_tier;
@@ -226,11 +241,7 @@ json build_request(const RequestOptions& o) {
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
-  if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
-  if (o.attention_tp) r["parallelism"]["attention_tp"] = *o.attention_tp;
-  if (o.ep) r["parallelism"]["ep"] = *o.ep;
-  if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
-  if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;
+  put_expert_layout(r, o.layout);
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;

@@ -72,11 +72,7 @@ json build_serve_request(const ServeOptions& o) {
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
-  if (o.dp_attention) r["parallelism"]["dp_attention"] = true;
-  if (o.attention_tp) r["parallelism"]["attention_tp"] = *o.attention_tp;
-  if (o.ep) r["parallelism"]["ep"] = *o.ep;
-  if (!o.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = o.moe_dispatch;
-  if (o.redundant_experts) r["parallelism"]["redundant_experts"] = *o.redundant_experts;
+  put_expert_layout(r, o.layout);
   if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
   if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
   if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
@@ -251,21 +247,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
   sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
   sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");
-  sub->add_option("--ep", o.ep,
-                  "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
-  sub->add_flag("--dp-attention", o.dp_attention,
-                "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel");
-  sub->add_option("--attention-tp", o.attention_tp,
-                  "With --dp-attention: GPUs of each attention group, heads split among them, "
-                  "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
-  sub->add_option(
-      "--moe-dispatch", o.moe_dispatch,
-      "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
-      "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
-      "default where the group spans nodes)");
-  sub->add_option("--redundant-experts", o.redundant_experts,
-                  "Extra expert slots for replicas of busy experts (EPLB; SGLang "
-                  "--ep-num-redundant-experts): --ep divides experts + slots");
+  add_expert_layout_options(*sub, o.layout);
   sub->add_option("--weights", o.weights, "Weight precision");
   sub->add_option("--attention-weights", o.attention_weights,
                   "Attention projections' precision (default: --weights)");
