@@ -10,7 +10,7 @@
 'use strict';
 
 import * as views from './views.js';
-import { ModelFields } from './model-fields.js';
+import { Form } from './form.js';
 import { WhatIf } from './what-if.js';
 import {
   energyText,
@@ -21,7 +21,6 @@ import {
   clone,
   compileModule,
   el,
-  flatten,
   fmtGB,
   fmtInt,
   fmtNum,
@@ -33,11 +32,8 @@ import {
   lineChart,
   loadSchema,
   moduleOptions,
-  parseObject,
-  presetIdFor,
   Pin,
   schemaList,
-  setPath,
   svg,
   WEIGHT_TYPES,
   yAxisLabel,
@@ -54,37 +50,38 @@ const DEFAULT_REQUEST = Object.freeze({
   engine: { gpu_memory_utilization: 0.9 },
 });
 
-// Simple form fields: element id -> dotted request path.
-const SIMPLE_FIELDS = [
-  { id: 'num_gpus', path: 'num_gpus', numeric: true },
-  { id: 'tp', path: 'parallelism.tp', numeric: true },
+// The setup's inputs (index.html), in form.js's field table: key = element id.
+const FIELDS = [
+  // A Hugging Face config's errors (`hf_config.*`) belong to the custom model box.
+  { key: 'model', path: 'model', kind: 'spec', owns: ['hf_config'] },
+  { key: 'hardware', path: 'hardware', kind: 'spec' },
+  { key: 'num_gpus', path: 'num_gpus', kind: 'int' },
+  // Errors about the layout as a whole (`parallelism`) show beside TP.
+  { key: 'tp', path: 'parallelism.tp', kind: 'int', owns: ['parallelism'] },
   // One stage is the default: left out of the request (and the link) as the core's default.
-  { id: 'pp', path: 'parallelism.pp', numeric: true, omitIf: 1 },
-  { id: 'ep', path: 'parallelism.ep', numeric: true, omitIf: 1 },
+  { key: 'pp', path: 'parallelism.pp', kind: 'int', omitIf: 1 },
+  { key: 'ep', path: 'parallelism.ep', kind: 'int', omitIf: 1 },
   // A yes/no select: only `true` goes into the request (false is the core's default).
-  { id: 'dp_attention', path: 'parallelism.dp_attention', bool: true },
+  { key: 'dp_attention', path: 'parallelism.dp_attention', kind: 'bool', omitIf: false },
   // Empty or 1: one-GPU attention groups (the core's default); SGLang's --tp-size / --dp-size.
-  { id: 'attention_tp', path: 'parallelism.attention_tp', numeric: true, optional: true, omitIf: 1 },
+  { key: 'attention_tp', path: 'parallelism.attention_tp', kind: 'int', optional: true, omitIf: 1 },
   // Empty ("by layout") leaves the key out: all-to-all where DP attention with EP = TP spans nodes.
-  { id: 'moe_dispatch', path: 'parallelism.moe_dispatch', optional: true },
+  { key: 'moe_dispatch', path: 'parallelism.moe_dispatch', kind: 'choice', optional: true },
   // Empty or 0: no replicas (the core's default).
-  { id: 'redundant_experts', path: 'parallelism.redundant_experts', numeric: true, optional: true, omitIf: 0 },
+  { key: 'redundant_experts', path: 'parallelism.redundant_experts', kind: 'int', optional: true, omitIf: 0 },
   // Empty ("as published") leaves the key out: the model's checkpoint type (model.checkpoint_weights:
   // DeepSeek-V3/R1 fp8, gpt-oss mxfp4), else bf16, as the core decides.
-  { id: 'weights', path: 'precision.weights', optional: true },
+  { key: 'weights', path: 'precision.weights', kind: 'choice', optional: true },
   // Empty ("same as weights") leaves the key out: the core's default.
-  { id: 'attention_weights', path: 'precision.attention_weights', optional: true },
-  { id: 'kv_cache', path: 'precision.kv_cache' },
-  { id: 'prompt_tokens', path: 'workload.prompt_tokens', numeric: true },
-  { id: 'output_tokens', path: 'workload.output_tokens', numeric: true },
-  { id: 'batch_size', path: 'workload.batch_size', numeric: true },
-  { id: 'gpu_memory_utilization', path: 'engine.gpu_memory_utilization', numeric: true },
+  { key: 'attention_weights', path: 'precision.attention_weights', kind: 'choice', optional: true },
+  { key: 'kv_cache', path: 'precision.kv_cache', kind: 'choice' },
+  { key: 'prompt_tokens', path: 'workload.prompt_tokens', kind: 'int' },
+  { key: 'output_tokens', path: 'workload.output_tokens', kind: 'int' },
+  { key: 'batch_size', path: 'workload.batch_size', kind: 'int' },
+  { key: 'gpu_memory_utilization', path: 'engine.gpu_memory_utilization', kind: 'num' },
   // Optional: empty leaves the price (and the cost) out.
-  { id: 'cost_per_gpu_hour_usd', path: 'cost_per_gpu_hour_usd', numeric: true, optional: true },
+  { key: 'cost_per_gpu_hour_usd', path: 'cost_per_gpu_hour_usd', kind: 'num', optional: true },
 ];
-const FIELD_BY_PATH = new Map(SIMPLE_FIELDS.map((f) => [f.path, f]));
-// Every place an error can be shown ("general" is the banner at the top).
-const ERROR_TARGETS = ['model', 'model-custom', 'hardware', 'hardware-custom', ...SIMPLE_FIELDS.map((f) => f.id)];
 
 const OP_LABELS = {
   embedding: 'Embedding',
@@ -148,10 +145,10 @@ const MEMORY_PARTS = [
 const state = {
   M: null,
   presets: { models: [], hardware: [], scenarios: [] },
+  form: null, // the setup's inputs (form.js), set up by wire()
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
   pin: null, // Pin (ui.js) of the headlines, set up by wire()
-  modelFields: null, // the custom model's keys as fields (model-fields.js), set up by wire()
   wasmModule: null, // the compiled module, shared with the simulator's worker
   sweepGeneration: 0, // the batch sweep in flight; an edit abandons older ones
   batchSweep: [], // [{ batch, res }] of the last finished batch sweep
@@ -164,11 +161,7 @@ const state = {
   restoredLinkTargets: new Set(),
   estimateError: null, // { target, message, path }
   generalMessages: [],
-  extras: {}, // request keys the form has no input for (kept from links / scenarios)
-  customInfo: { model: '', hardware: '' },
-  customFileName: { model: '', hardware: '' }, // the dropped file, a model's name fallback
   renders: 0,
-  lastPreset: { model: '', hardware: '' }, // preset used to prefill a custom box
 };
 
 // ---------------------------------------------------------------- utilities
@@ -182,14 +175,6 @@ function getPath(obj, path) {
   return cur;
 }
 
-function deepMerge(base, over) {
-  const out = isPlainObject(base) ? clone(base) : {};
-  for (const [k, v] of Object.entries(over || {})) {
-    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k], v) : clone(v);
-  }
-  return out;
-}
-
 // Returns [text, unit] for a duration in milliseconds.
 function fmtDuration(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return ['—', 'ms'];
@@ -201,28 +186,10 @@ function opLabel(op) {
   return OP_LABELS[op] || String(op).replace(/_/g, ' ');
 }
 
-// ------------------------------------------------------------ error mapping
+// ------------------------------------------------------------ form <-> request
 
-function isCustom(kind) {
-  return $(kind).value === CUSTOM;
-}
-
-// Maps a dotted request path to the id of the input the error belongs to.
-function errorTarget(path) {
-  const p = String(path || '');
-  if (p === '') return 'general';
-  if (p === 'hf_config' || p.startsWith('hf_config.') || p.startsWith('hf_config[')) return 'model-custom';
-  for (const kind of ['model', 'hardware']) {
-    if (p === kind || p.startsWith(`${kind}.`) || p.startsWith(`${kind}[`)) {
-      if (!isCustom(kind)) return (kind === 'hardware' && state.whatIf?.target(p)) || kind;
-      return (kind === 'model' && state.modelFields && state.modelFields.target(p)) || `${kind}-custom`;
-    }
-  }
-  if (FIELD_BY_PATH.has(p)) return FIELD_BY_PATH.get(p).id;
-  if (p === 'parallelism') return 'tp';
-  return 'general';
-}
-
+// Shows each problem beside its input (the first one found for it), the rest in the banner:
+// the form's own parsing problems, then the link's, then the estimator's.
 function renderErrors() {
   const byTarget = new Map();
   const general = [...state.generalMessages];
@@ -233,214 +200,37 @@ function renderErrors() {
   for (const [t, m] of state.inputErrors) add(t, m);
   for (const [t, m] of state.linkErrors) add(t, m);
   if (state.estimateError) add(state.estimateError.target, state.estimateError.message);
-
-  for (const target of ERROR_TARGETS) {
-    const box = $(`err-${target}`);
-    const input = $(target);
-    const msg = byTarget.get(target) || '';
-    box.textContent = msg;
-    box.hidden = !msg;
-    if (input) {
-      input.classList.toggle('invalid', Boolean(msg));
-      if (msg) input.setAttribute('aria-invalid', 'true');
-      else input.removeAttribute('aria-invalid');
-    }
-  }
-  const g = $('general-error');
-  g.replaceChildren(...general.map((m) => el('p', { text: m })));
-  g.hidden = general.length === 0;
+  state.form.showErrors(byTarget, general);
 }
-
-// ------------------------------------------------------------- form <-> request
 
 function presetById(list, id) {
   return list.find((p) => p.id === id);
 }
 
-function parseCustomObject(kind) {
-  const text = $(`${kind}-custom`).value;
-  const target = `${kind}-custom`;
-  state.customInfo[kind] = '';
-  if (!text.trim()) {
-    return {
-      error:
-        kind === 'model'
-          ? 'Paste a flopcast model object or a Hugging Face config.json.'
-          : 'Paste a flopcast hardware object.',
-    };
-  }
-  const parsed = parseObject(text);
-  if (parsed.error) return parsed;
-  const obj = parsed.value;
-  if (kind === 'model' && looksLikeHfConfig(obj)) {
-    const r = call(state.M, 'model_from_hf_config', text, state.customFileName[kind] || '');
-    if (!r.ok) {
-      const err = r.error || {};
-      return { error: err.message || 'This Hugging Face config could not be converted.', target };
-    }
-    const m = r.result;
-    state.customInfo.model =
-      `Converted from a Hugging Face config.json${m && m.name ? ` (${m.name})` : ''}: ` +
-      `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads` +
-      `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}` +
-      `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}` +
-      `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}` +
-      `${
-        m.sliding_window_tokens
-          ? `, ${m.local_attention || 'sliding'} window ${m.sliding_window_tokens}` +
-            (m.global_attention_every ? ` (every ${m.global_attention_every}th layer global)` : '')
-          : ''
-      }.`;
-    return { value: m };
-  }
-  return { value: obj };
-}
-
-function looksLikeHfConfig(obj) {
-  if ('num_layers' in obj && 'hidden_size' in obj && !('num_hidden_layers' in obj)) return false;
-  return [
-    'num_hidden_layers',
-    'num_attention_heads',
-    'model_type',
-    'architectures',
-    'max_position_embeddings',
-    'n_layer',
-    'n_embd',
-  ].some((k) => k in obj);
-}
-
 // Builds the request from the form. Local problems go to state.inputErrors.
 function buildRequest() {
-  state.inputErrors = new Map();
-  const req = deepMerge(state.extras, {});
-  req.task = 'inference';
-
-  for (const kind of ['model', 'hardware']) {
-    if (isCustom(kind)) {
-      const r = parseCustomObject(kind);
-      if (r.error) state.inputErrors.set(`${kind}-custom`, r.error);
-      else req[kind] = r.value;
-      if (kind === 'model' && !r.error && state.modelFields) state.modelFields.sync(r.value);
-    } else if (kind === 'hardware') {
-      const { scale, errors } = state.whatIf.read();
-      for (const [id, message] of errors) state.inputErrors.set(id, message);
-      req.hardware = state.whatIf.hardware($(kind).value, scale);
-    } else {
-      req[kind] = $(kind).value;
-    }
-    $(`${kind}-custom-info`) && ($(`${kind}-custom-info`).textContent = state.customInfo[kind]);
-  }
-
-  for (const f of SIMPLE_FIELDS) {
-    const input = $(f.id);
-    const raw = input.value.trim();
-    if (f.numeric) {
-      const n = Number(raw);
-      if (raw === '' && f.optional) continue;
-      if (raw === '' || !Number.isFinite(n)) {
-        state.inputErrors.set(f.id, input.validity && input.validity.badInput ? 'Enter a number.' : 'Enter a number.');
-        continue;
-      }
-      if (f.omitIf !== undefined && n === f.omitIf) continue;
-      setPath(req, f.path, n);
-    } else if (f.bool) {
-      if (raw === 'true') setPath(req, f.path, true);
-    } else if (raw !== '' || !f.optional) {
-      setPath(req, f.path, raw);
-    }
-  }
-  if (req.model !== undefined) labelPublished(req.model);
-  return req;
-}
-
-function setSelectValue(select, value) {
-  const has = [...select.options].some((o) => o.value === value);
-  if (has) select.value = value;
-  return has;
-}
-
-function showCustomBox(kind, show) {
-  $(`${kind}-custom-box`).hidden = !show;
-  if (kind === 'hardware') state.whatIf.show(!show);
+  const { request, inputErrors } = state.form.build({ task: 'inference' });
+  state.inputErrors = inputErrors;
+  if (request.model !== undefined) labelPublished(request.model);
+  return request;
 }
 
 // Applies a (possibly partial) request to the form. Returns problems found
 // as [{path, message}] (e.g. an unknown preset id).
 function applyRequest(req) {
-  const problems = [];
-  const extras = {};
-  for (const [path, value] of Object.entries(flatten(req))) {
-    if (path === 'task') {
-      if (value !== 'inference')
-        problems.push({ path: 'task', message: `task: this page computes inference only (got "${value}")` });
-      continue;
-    }
-    if (path === 'model' || path === 'hardware') {
-      const kind = path;
-      const select = $(kind);
-      // A what-if GPU is its preset with the factors in their inputs.
-      const whatIf = kind === 'hardware' && WhatIf.is(value);
-      if (kind === 'hardware') state.whatIf.set(whatIf ? value.scale : {});
-      const named = whatIf ? value.preset : value;
-      if (typeof named === 'string') {
-        // A link may name a preset by an alias ("4090"): the select shows the preset's id.
-        const list = kind === 'model' ? state.presets.models : state.presets.hardware;
-        if (setSelectValue(select, presetIdFor(list, named) ?? named)) {
-          state.lastPreset[kind] = named;
-          showCustomBox(kind, false);
-        } else {
-          problems.push({ path: kind, message: `${kind}: unknown preset "${named}"` });
-        }
-      } else if (isPlainObject(value)) {
-        select.value = CUSTOM;
-        $(`${kind}-custom`).value = JSON.stringify(value, null, 2);
-        showCustomBox(kind, true);
-      } else {
-        problems.push({ path: kind, message: `${kind}: expected a preset id or an object` });
-      }
-      continue;
-    }
-    const f = FIELD_BY_PATH.get(path);
-    if (!f) {
-      setPath(extras, path, value);
-      continue;
-    }
-    const input = $(f.id);
-    if (input.tagName === 'SELECT') {
-      // A bool select offers "" (false) and "true"; anything else is not a choice here.
-      const shown = f.bool && value === false ? '' : String(value);
-      if ((f.bool && typeof value !== 'boolean') || !setSelectValue(input, shown)) {
-        problems.push({ path, message: `${path}: not one of the choices offered here (got "${value}")` });
-      }
-    } else {
-      input.value = String(value);
-    }
-  }
-  state.extras = deepMerge(state.extras, extras);
-  const flat = flatten(state.extras);
-  const keys = Object.keys(flat);
-  $('extras-note').textContent = keys.length
-    ? `Also set (no input on this page): ${keys.map((k) => `${k} = ${JSON.stringify(flat[k])}`).join(', ')}.`
-    : '';
+  const problems = state.form.apply(req);
+  if (req.task !== undefined && req.task !== 'inference')
+    problems.unshift({ path: 'task', message: `task: this page computes inference only (got "${req.task}")` });
   return problems;
 }
 
 function resetForm() {
-  state.extras = {};
-  $('extras-note').textContent = '';
   state.linkErrors = new Map();
   state.restoredLinkTargets = new Set();
   state.generalMessages = [];
-  const models = state.presets.models;
-  const hw = state.presets.hardware;
-  const def = clone(DEFAULT_REQUEST);
-  // Optional inputs start empty: applying `def` (and then a link) sets exactly what it holds.
-  for (const f of SIMPLE_FIELDS) if (f.optional) $(f.id).value = '';
-  if (!presetById(models, def.model) && models.length) def.model = models[0].id;
-  if (!presetById(hw, def.hardware) && hw.length) def.hardware = hw[0].id;
   $('model-custom').value = '';
   $('hardware-custom').value = '';
-  applyRequest(def);
+  state.form.reset(DEFAULT_REQUEST);
 }
 
 // --------------------------------------------------------------- recompute
@@ -459,7 +249,7 @@ function recompute() {
       const err = r.error || {};
       state.estimateError = {
         path: err.path || '',
-        target: errorTarget(err.path),
+        target: state.form.target(err.path),
         message: err.message || 'The estimate failed.',
       };
     }
@@ -1130,21 +920,21 @@ function applyLink(fragment) {
   const linkErrors = new Map();
   const restored = new Set();
   for (const e of [...errors, ...problems]) {
-    const target = errorTarget(e.path);
+    const target = state.form.target(e.path);
     const message = e.message || `${e.path}: invalid value`;
     if (target === 'general') {
       state.generalMessages.push(`From the link: ${message}`);
       continue;
     }
-    const f = FIELD_BY_PATH.get(e.path);
-    if (f && f.numeric && raw.has(e.path)) {
+    const f = state.form.fieldAt(e.path);
+    if ((f?.kind === 'int' || f?.kind === 'num') && raw.has(e.path)) {
       const v = raw.get(e.path);
       if (v.trim() !== '' && Number.isFinite(Number(v))) {
-        $(f.id).value = v;
+        $(f.key).value = v;
         restored.add(target);
       }
-    } else if (f && f.bool && raw.get(e.path) === 'true') {
-      $(f.id).value = 'true'; // a valid choice the estimator rejects in this setup
+    } else if (f?.kind === 'bool' && raw.get(e.path) === 'true') {
+      $(f.key).value = 'true'; // a valid choice the estimator rejects in this setup
       restored.add(target);
     }
     if (!linkErrors.has(target)) linkErrors.set(target, message);
@@ -1212,14 +1002,6 @@ function updateNotes() {
   $('scenario-notes').textContent = s ? s.notes || '' : '';
 }
 
-function prefillCustom(kind, previousId) {
-  const ta = $(`${kind}-custom`);
-  if (ta.value.trim()) return;
-  const list = kind === 'model' ? state.presets.models : state.presets.hardware;
-  const p = presetById(list, previousId) || list[0];
-  if (p && isPlainObject(p[kind])) ta.value = JSON.stringify(p[kind], null, 2);
-}
-
 // --------------------------------------------------------------- wiring
 
 // Called on a user edit of `target`: its own link error goes, and so do the
@@ -1232,12 +1014,10 @@ function clearLinkError(target) {
 }
 
 function wire() {
-  state.modelFields = new ModelFields($('model-custom'), () => parseCustomObject('model'));
-  ERROR_TARGETS.push(...state.modelFields.ids());
-  state.whatIf = new WhatIf('hardware');
-  $('hardware-custom-box').before(state.whatIf.element);
-  ERROR_TARGETS.push(...state.whatIf.ids());
-  state.whatIf.element.addEventListener('input', (e) => {
+  state.form = new Form({ prefix: '', M: state.M, presets: state.presets, fields: FIELDS });
+  state.form.adopt('model');
+  state.form.adopt('hardware');
+  state.form.whatIf.element.addEventListener('input', (e) => {
     clearLinkError(e.target.id);
     $('scenario').value = '';
     recompute();
@@ -1260,44 +1040,25 @@ function wire() {
   const form = $('setup');
   form.addEventListener('submit', (e) => e.preventDefault());
 
+  // The form's own listeners (form.js: custom boxes, dropped files) run first.
   for (const kind of ['model', 'hardware']) {
     $(kind).addEventListener('input', () => {
-      const custom = isCustom(kind);
-      if (custom) prefillCustom(kind, state.lastPreset[kind]);
-      else state.lastPreset[kind] = $(kind).value;
-      showCustomBox(kind, custom);
       clearLinkError(kind);
       clearLinkError(`${kind}-custom`);
       $('scenario').value = '';
       updateNotes();
       recompute();
     });
-    const ta = $(`${kind}-custom`);
-    ta.addEventListener('input', (e) => {
-      if (e.isTrusted) state.customFileName[kind] = ''; // typed or pasted: no file name
+    $(`${kind}-custom`).addEventListener('input', () => {
       clearLinkError(`${kind}-custom`);
       $('scenario').value = '';
       recompute();
     });
-    ta.addEventListener('dragover', (e) => {
-      e.preventDefault();
-      ta.classList.add('dragging');
-    });
-    ta.addEventListener('dragleave', () => ta.classList.remove('dragging'));
-    ta.addEventListener('drop', async (e) => {
-      const file = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
-      ta.classList.remove('dragging');
-      if (!file) return;
-      e.preventDefault();
-      ta.value = await file.text();
-      state.customFileName[kind] = file.name;
-      ta.dispatchEvent(new Event('input', { bubbles: true }));
-    });
   }
 
-  for (const f of SIMPLE_FIELDS) {
-    $(f.id).addEventListener('input', () => {
-      clearLinkError(f.id);
+  for (const f of FIELDS.filter((x) => x.kind !== 'spec')) {
+    $(f.key).addEventListener('input', () => {
+      clearLinkError(f.key);
       $('scenario').value = '';
       updateNotes();
       recompute();
@@ -1313,7 +1074,7 @@ function wire() {
     resetForm();
     const problems = applyRequest(s.request || {});
     for (const p of problems) {
-      const t = errorTarget(p.path);
+      const t = state.form.target(p.path);
       if (t === 'general') state.generalMessages.push(`Scenario: ${p.message}`);
       else state.linkErrors.set(t, p.message);
     }

@@ -1,6 +1,8 @@
 // A form described by a field table: builds the request from its inputs, puts a request (from a
 // link) back into them, keeps request keys it has no input for, and shows each error beside the
-// input that owns the error's `path`. Used by the training and serving views.
+// input that owns the error's `path`. Used by every view: the training, serving and collective
+// views build their inputs with render(); the inference view's inputs are in index.html (prefix
+// '', ids are the field keys) and its two spec fields are wired by adopt().
 
 import {
   $,
@@ -21,18 +23,66 @@ import {
 import { ModelFields } from './model-fields.js';
 import { WhatIf } from './what-if.js';
 
-// Kinds: int, num (optional: empty = omitted), text, bool (checkbox), choice, spec (model or
-// hardware: preset select plus a custom JSON box), pick (one select that sets one of several
+// Kinds: int, num, text, bool (a checkbox, or a select of '' and 'true'), choice, spec (model
+// or hardware: preset select plus a custom JSON box), pick (one select that sets one of several
 // paths, e.g. parallelism.zero or parallelism.fsdp: option values are "path=json").
+// Options: `optional` (an empty input leaves the key out), `omitIf` (this value leaves the key
+// out: the core's default, kept out of the request and the link), `owns` (more request paths
+// whose errors belong to this input, e.g. `hf_config` to the model).
+
+/** Whether a pasted object is a Hugging Face config.json rather than a flopcast model object. */
+function looksLikeHfConfig(obj) {
+  if ('num_layers' in obj && 'hidden_size' in obj && !('num_hidden_layers' in obj)) return false;
+  return [
+    'num_hidden_layers',
+    'num_attention_heads',
+    'model_type',
+    'architectures',
+    'max_position_embeddings',
+    'n_layer',
+    'n_embd',
+  ].some((k) => k in obj);
+}
+
+/** One line saying what a converted Hugging Face config became. */
+function hfSummary(m) {
+  const window = m.sliding_window_tokens
+    ? `, ${m.local_attention || 'sliding'} window ${m.sliding_window_tokens}` +
+      (m.global_attention_every ? ` (every ${m.global_attention_every}th layer global)` : '')
+    : '';
+  return (
+    `Converted from a Hugging Face config.json${m.name ? ` (${m.name})` : ''}: ` +
+    `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads` +
+    `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}` +
+    `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}` +
+    `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}${window}.`
+  );
+}
 
 export class Form {
   constructor({ prefix, M, presets, fields }) {
     Object.assign(this, { prefix, M, presets, fields, extras: {} });
     this.byId = new Map(fields.map((f) => [this.id(f), f]));
+    this.lastPreset = {}; // per spec path: the preset a custom box starts from
+    this.fileNames = {}; // per spec path: the file dropped on its custom box (a model's name fallback)
   }
 
   id(f) {
-    return `${this.prefix}-${f.key}`;
+    return this.prefix ? `${this.prefix}-${f.key}` : f.key;
+  }
+
+  /** The field that sets a request path, or undefined. */
+  fieldAt(path) {
+    return this.fields.find((f) => f.path === path);
+  }
+
+  /** The banner and the "also set" note of the view. */
+  get bannerId() {
+    return this.prefix ? `${this.prefix}-general-error` : 'general-error';
+  }
+
+  get extrasId() {
+    return this.prefix ? `${this.prefix}-extras` : 'extras-note';
   }
 
   /** The <div class="field"> of one field; spec fields get their custom box too. */
@@ -48,24 +98,14 @@ export class Form {
       const ta = el('textarea', { rows: 8, spellcheck: 'false' });
       const box = field(
         `${id}-custom`,
-        `Custom ${f.path} — paste a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`,
+        `Custom ${f.path} — paste or drop a flopcast ${f.path} object${f.path === 'model' ? ' or a Hugging Face config.json' : ''}`,
         ta,
       );
       box.hidden = true;
       box.id = `${id}-custom-box`;
-      if (f.path === 'model') this.modelFields = new ModelFields(ta, () => this.customObject('model', ta.value));
-      if (f.path === 'hardware') this.whatIf = new WhatIf(id);
-      sel.addEventListener('input', () => {
-        if (sel.value === CUSTOM && !ta.value.trim()) {
-          const p = list.find((x) => x.id === this.lastPreset?.[f.path]) || list[0];
-          if (p && isPlainObject(p[f.path])) ta.value = JSON.stringify(p[f.path], null, 2);
-        } else if (sel.value !== CUSTOM) {
-          (this.lastPreset ||= {})[f.path] = sel.value;
-        }
-        box.hidden = sel.value !== CUSTOM;
-        this.whatIf?.show(sel.value !== CUSTOM);
-      });
-      return el('div', null, field(id, f.label, sel), this.whatIf?.element, box);
+      box.lastChild.before(el('p', { class: 'hint', id: `${id}-custom-info` }));
+      this.wireSpec(f, sel, ta, box);
+      return el('div', null, field(id, f.label, sel), f.path === 'hardware' ? this.whatIf.element : null, box);
     }
     let control;
     if (f.kind === 'bool') control = el('input', { type: 'checkbox' });
@@ -75,6 +115,50 @@ export class Form {
     const div = field(id, f.label, control, f.hint);
     if (f.kind === 'bool') div.classList.add('check');
     return div;
+  }
+
+  /** Wires a spec field whose select, custom box and textarea are already in the page. */
+  adopt(key) {
+    const f = this.fields.find((x) => x.key === key);
+    const id = this.id(f);
+    const box = $(`${id}-custom-box`);
+    this.wireSpec(f, $(id), $(`${id}-custom`), box);
+    if (this.whatIf && f.path === 'hardware') box.before(this.whatIf.element);
+  }
+
+  /** A spec field's parts: the model editor or the what-if factors; a custom box that starts
+   *  from the last preset chosen and takes a dropped file. */
+  wireSpec(f, sel, ta, box) {
+    const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
+    if (f.path === 'model') this.modelFields = new ModelFields(ta, () => this.customObject('model', ta.value));
+    if (f.path === 'hardware') this.whatIf = new WhatIf(this.id(f));
+    sel.addEventListener('input', () => {
+      if (sel.value === CUSTOM && !ta.value.trim()) {
+        const p = list.find((x) => x.id === this.lastPreset[f.path]) || list[0];
+        if (p && isPlainObject(p[f.path])) ta.value = JSON.stringify(p[f.path], null, 2);
+      } else if (sel.value !== CUSTOM) {
+        this.lastPreset[f.path] = sel.value;
+      }
+      box.hidden = sel.value !== CUSTOM;
+      if (f.path === 'hardware') this.whatIf.show(sel.value !== CUSTOM);
+    });
+    ta.addEventListener('input', (e) => {
+      if (e.isTrusted) delete this.fileNames[f.path]; // typed or pasted: no file name
+    });
+    ta.addEventListener('dragover', (e) => {
+      e.preventDefault();
+      ta.classList.add('dragging');
+    });
+    ta.addEventListener('dragleave', () => ta.classList.remove('dragging'));
+    ta.addEventListener('drop', async (e) => {
+      const file = e.dataTransfer?.files?.[0];
+      ta.classList.remove('dragging');
+      if (!file) return;
+      e.preventDefault();
+      ta.value = await file.text();
+      this.fileNames[f.path] = file.name;
+      ta.dispatchEvent(new Event('input', { bubbles: true }));
+    });
   }
 
   /** Reads the inputs: {request, inputErrors: Map(id -> message)}. */
@@ -96,39 +180,49 @@ export class Form {
           continue;
         }
         const r = this.customObject(f.path, $(`${id}-custom`).value);
+        const info = $(`${id}-custom-info`);
+        if (info) info.textContent = r.info || '';
         if (r.error) errors.set(`${id}-custom`, r.error);
         else req[f.path] = r.value;
         if (f.path === 'model' && !r.error) this.modelFields.sync(r.value);
-      } else if (f.kind === 'bool') {
-        setPath(req, f.path, input.checked);
-      } else if (f.kind === 'choice') {
-        setPath(req, f.path, input.value);
+        continue;
+      }
+      let value;
+      if (f.kind === 'bool') {
+        value = input.type === 'checkbox' ? input.checked : input.value === 'true';
       } else if (f.kind === 'pick') {
         if (!input.value) continue; // "default": the key is left out
         const [path, json] = input.value.split('=');
         setPath(req, path, JSON.parse(json));
-      } else if (f.kind === 'text') {
-        if (input.value.trim() || !f.optional) setPath(req, f.path, input.value.trim());
+        continue;
+      } else if (f.kind === 'choice' || f.kind === 'text') {
+        value = f.kind === 'text' ? input.value.trim() : input.value;
+        if (value === '' && f.optional) continue;
       } else {
         const raw = input.value.trim();
         if (raw === '' && f.optional) continue;
-        const n = Number(raw);
-        if (raw === '' || !Number.isFinite(n)) errors.set(id, 'Enter a number.');
-        else setPath(req, f.path, n);
+        value = Number(raw);
+        if (raw === '' || !Number.isFinite(value)) {
+          errors.set(id, 'Enter a number.');
+          continue;
+        }
       }
+      if ('omitIf' in f && value === f.omitIf) continue;
+      setPath(req, f.path, value);
     }
     return { request: req, inputErrors: errors };
   }
 
+  /** A custom box's object: {value, info} (info says what a Hugging Face config became) or {error}. */
   customObject(kind, text) {
-    if (!text.trim()) return { error: `Paste a flopcast ${kind} object.` };
+    if (!text.trim())
+      return {
+        error: `Paste a flopcast ${kind} object${kind === 'model' ? ' or a Hugging Face config.json' : ''}.`,
+      };
     const parsed = parseObject(text);
-    const obj = parsed.value;
-    if (obj && kind === 'model' && ('num_hidden_layers' in obj || 'model_type' in obj || 'architectures' in obj)) {
-      const r = call(this.M, 'model_from_hf_config', text, '');
-      return r.ok ? { value: r.result } : { error: r.error.message };
-    }
-    return parsed;
+    if (parsed.error || kind !== 'model' || !looksLikeHfConfig(parsed.value)) return parsed;
+    const r = call(this.M, 'model_from_hf_config', text, this.fileNames.model || '');
+    return r.ok ? { value: r.result, info: hfSummary(r.result) } : { error: r.error.message };
   }
 
   /** Puts a request into the inputs; keys without an input go to `extras`. Returns problems. */
@@ -155,18 +249,22 @@ export class Form {
         if (f.path === 'hardware') this.whatIf.set(whatIf ? value.scale : {});
         if (presetId !== null && [...input.options].some((o) => o.value === presetId)) {
           input.value = presetId;
-          (this.lastPreset ||= {})[f.path] = presetId; // what a custom box starts from
+          this.lastPreset[f.path] = presetId; // what a custom box starts from
         } else if (isPlainObject(value)) {
           input.value = CUSTOM;
           $(`${id}-custom`).value = JSON.stringify(value, null, 2);
+        } else if (typeof named === 'string') {
+          problems.push({ path, message: `${path}: unknown preset ${JSON.stringify(named)}` });
         } else {
-          problems.push({ path, message: `${path}: unknown preset ${JSON.stringify(value)}` });
+          problems.push({ path, message: `${path}: expected a preset id or an object` });
         }
         $(`${id}-custom-box`).hidden = input.value !== CUSTOM;
         if (f.path === 'hardware') this.whatIf.show(input.value !== CUSTOM);
       } else if (f.kind === 'bool') {
-        if (typeof value === 'boolean') input.checked = value;
-        else problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
+        if (typeof value !== 'boolean')
+          problems.push({ path, message: `${path}: must be true or false (got ${JSON.stringify(value)})` });
+        else if (input.type === 'checkbox') input.checked = value;
+        else input.value = value ? 'true' : ''; // a select of '' (no) and 'true'
       } else if (f.kind === 'choice' || f.kind === 'pick') {
         // A pick's '' option leaves the key out; `unset` names the value that means the same.
         const v =
@@ -234,13 +332,16 @@ export class Form {
   /** The id of the input that owns a request path, or 'general'. */
   target(path) {
     const p = String(path || '');
-    for (const f of this.fields) {
-      const id = this.id(f);
-      const paths = f.kind === 'pick' ? [...new Set(f.choices.map(([v]) => v.split('=')[0]))] : [f.path];
-      for (const fp of paths) {
-        if (p === fp || p.startsWith(`${fp}.`) || p.startsWith(`${fp}[`)) {
-          if (f.kind !== 'spec' || $(id).value !== CUSTOM) return this.whatIf?.target(p) ?? id;
-          return (f.path === 'model' && this.modelFields.target(p)) || `${id}-custom`;
+    // A field's own paths first, so that `owns: ['parallelism']` takes only what no field sets.
+    const own = (f) => (f.kind === 'pick' ? [...new Set(f.choices.map(([v]) => v.split('=')[0]))] : [f.path]);
+    for (const paths of [own, (f) => f.owns || []]) {
+      for (const f of this.fields) {
+        const id = this.id(f);
+        for (const fp of paths(f)) {
+          if (p === fp || p.startsWith(`${fp}.`) || p.startsWith(`${fp}[`)) {
+            if (f.kind !== 'spec' || $(id).value !== CUSTOM) return this.whatIf?.target(p) ?? id;
+            return (f.path === 'model' && this.modelFields.target(p)) || `${id}-custom`;
+          }
         }
       }
     }
@@ -261,11 +362,11 @@ export class Form {
       if (msg) $(id).setAttribute('aria-invalid', 'true');
       else $(id).removeAttribute('aria-invalid');
     }
-    const g = $(`${this.prefix}-general-error`);
+    const g = $(this.bannerId);
     g.replaceChildren(...general.map((m) => el('p', { text: m })));
     g.hidden = general.length === 0;
     const keys = Object.entries(flatten(this.extras));
-    $(`${this.prefix}-extras`).textContent = keys.length
+    $(this.extrasId).textContent = keys.length
       ? `Also set (no input here): ${keys.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}.`
       : '';
   }

@@ -195,6 +195,47 @@ test('training view: the model editor edits the custom model, errors beside the 
   await p.done();
 });
 
+// Issue 11: every tab's form is form.js, so the Serving and Training tabs' custom model takes a
+// dropped Hugging Face config.json as the Inference tab does: converted by the module, named
+// after the file when the config holds no name, with a line saying what it became.
+test('serving view: a dropped Hugging Face config.json becomes the custom model, with its summary', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', '__custom__');
+  // Llama-2-7B's config.json (its published shape): 32 layers, hidden 4096, 32 heads (MHA).
+  const config = {
+    architectures: ['LlamaForCausalLM'],
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    max_position_embeddings: 4096,
+    model_type: 'llama',
+    num_attention_heads: 32,
+    num_hidden_layers: 32,
+    num_key_value_heads: 32,
+    rms_norm_eps: 1e-5,
+    tie_word_embeddings: false,
+    vocab_size: 32000,
+  };
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'my-llama.json', { type: 'application/json' }));
+    const ta = document.getElementById('sv-model-custom');
+    ta.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, JSON.stringify(config));
+  await page.waitForFunction(() => window.flopcastViews.request('serving').model?.name === 'my-llama');
+  const model = (await viewRequest(page, 'serving')).model;
+  assert.equal(model.num_layers, 32);
+  assert.equal(model.num_kv_heads, 32);
+  assert.equal(await fieldError(page, 'sv-model-custom'), '');
+  assert.equal(
+    await page.textContent('#sv-model-custom-info'),
+    'Converted from a Hugging Face config.json (my-llama): 32 layers, hidden size 4096, 32 heads / 32 KV heads.',
+  );
+  assert.equal(await viewStatus(page, 'serving'), 'ready');
+  await p.done();
+});
+
 // Issue 11: Llama-3.1-405B in plain DDP on 8 H100 showed MFU 76 %, 48.6 days and 9,324 GPU-hours
 // with "Does not fit" below the fold. The verdict and what would make it fit replace the headline.
 test('training view: a step that does not fit shows the verdict instead of headline numbers', async () => {
