@@ -897,8 +897,10 @@ function rawLinkValues(fragment) {
 }
 
 function applyLink(fragment) {
-  // Training and serving links belong to their views; the inference form still gets its defaults.
-  if (views.routeLink(fragment)) {
+  // Training, serving and collective links belong to their views; the inference form still gets
+  // its defaults.
+  const r = views.routeLink(fragment);
+  if (!r) {
     if (!state.request) {
       resetForm();
       updateNotes();
@@ -907,7 +909,6 @@ function applyLink(fragment) {
     return;
   }
   resetForm();
-  const r = call(state.M, 'decode_link', fragment);
   if (!r.ok) {
     state.generalMessages = [`This link could not be read: ${(r.error && r.error.message) || 'unknown error'}`];
     $('scenario').value = '';
@@ -955,7 +956,7 @@ function share() {
     status.className = 'share-status bad';
     return;
   }
-  views.offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
+  views.offerLink(r.result);
 }
 
 // -------------------------------------------------------------- presets UI

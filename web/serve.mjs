@@ -82,7 +82,7 @@ const rootReal = fs.realpathSync(root);
 // (every response carries the header, so its length is paid on each of a load's ~16 requests).
 const SECURITY_HEADERS = {
   'Content-Security-Policy':
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; " +
+    "default-src 'self'; img-src 'self' data:; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; " +
     "form-action 'none'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',

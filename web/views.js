@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, call, el, flatten, prewarmWorkers } from './ui.js';
+import { $, SCHEMA, call, el, flatten, prewarmWorkers } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -64,16 +64,30 @@ export function show(name) {
 }
 
 /**
- * A link (URL fragment) for the training or serving view: shows that view with the link's
- * request and returns true. Any other link is the inference view's: shows it, returns false.
+ * Decodes a link (URL fragment) with the module's codec (core/io/src/link.cpp, every task's
+ * links): call()'s {ok, result: {request, errors}}. A link longer than the module reads is
+ * refused here with the module's words, without copying it into the module.
+ */
+function decodeLink(fragment) {
+  const max = SCHEMA.limits?.request_bytes;
+  if (max !== undefined && fragment.length > max) {
+    const message = `link: ${fragment.length} characters, more than the ${max} a link may have`;
+    return { ok: true, result: { request: {}, errors: [{ path: '', message }] } };
+  }
+  return call(ctx.M, 'decode_link', fragment);
+}
+
+/**
+ * A link for the training, serving or collective view: shows that view with the link's request
+ * and returns null. Any other link is the inference view's: shows it and returns the decoded
+ * link (decodeLink) for it to apply.
  */
 export function routeLink(fragment) {
-  // The module's link codec (core/io/src/link.cpp) reads every task's links.
-  const r = call(ctx.M, 'decode_link', fragment);
+  const r = decodeLink(fragment);
   const task = r.ok ? r.result.request.task : null;
   if (typeof task !== 'string' || !VIEWS[task]) {
     show('inference');
-    return false;
+    return r;
   }
   const view = show(task);
   view.applyRequest(r.result.request);
@@ -82,7 +96,7 @@ export function routeLink(fragment) {
     view.general.push(...problems.map((p) => `From the link: ${p}`));
     view.recompute();
   }
-  return true;
+  return null;
 }
 
 /** Puts `text` in the header's box, selected, and on the clipboard where the browser allows. */
@@ -118,8 +132,15 @@ export function share() {
     status.textContent = `Cannot share: ${r.error.message}`;
     return true;
   }
-  offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
+  offerLink(r.result);
   return true;
+}
+
+/** Offers the link of a request (its fragment) and puts it in the address bar, so that a reload
+ *  or a bookmark keeps the setup and its tab (replaceState: no hashchange, no history entry). */
+export function offerLink(fragment) {
+  history.replaceState(null, '', `#${fragment}`);
+  offer(`${location.origin}${location.pathname}#${fragment}`, 'Link ready');
 }
 
 /** A shell word: single-quoted, embedded quotes closed and escaped. */

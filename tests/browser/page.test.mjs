@@ -504,6 +504,8 @@ test('share produces a link that reproduces the setup and numbers', async () => 
   // hashchange in the same page applies the link as well.
   await page.fill('#batch_size', '1');
   await page.evaluate((h) => {
+    // Share put this link in the address bar: clear it, so that setting it is a change again.
+    history.replaceState(null, '', location.pathname);
     location.hash = h;
   }, u.hash);
   await page.waitForFunction(() => document.getElementById('batch_size').value === '3');

@@ -34,8 +34,8 @@ after(async () => {
   if (site) await site.close();
 });
 
-async function openPage(hash = '') {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+async function openPage(hash = '', viewport = { width: 1400, height: 1000 }) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = [];
   const requests = [];
@@ -627,6 +627,8 @@ test('training view: share link round-trips, and a bad link value shows beside i
   // hashchange in the same page applies a training link too.
   await page.fill('#tr-num_gpus', '8');
   await page.evaluate((h) => {
+    // Share put this link in the address bar: clear it, so that setting it is a change again.
+    history.replaceState(null, '', location.pathname);
     location.hash = h;
   }, link.hash);
   await page.waitForFunction(() => document.getElementById('tr-num_gpus').value === '64');
@@ -1031,5 +1033,78 @@ test('Share follows the active view: disabled for invalid inference inputs only'
   assert.equal(await page.isDisabled('#share-button'), true);
   await page.fill('#batch_size', '2');
   assert.equal(await page.isDisabled('#share-button'), false);
+  await p.done();
+});
+
+// Issue 11: Share never updated the address bar, so a reload lost the setup. Share now puts the
+// link there (no history entry), and a reload opens the same tab with the same request.
+test('Share puts the link in the address bar; a reload restores the tab and its setup', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await page.fill('#batch_size', '8');
+  const entries = await page.evaluate(() => history.length);
+  await page.click('#share-button');
+  const inferenceLink = await page.inputValue('#share-url');
+  assert.equal(await page.evaluate(() => location.href), inferenceLink);
+  const inference = await page.evaluate(() => window.flopcast.request());
+  assert.equal(inference.workload.batch_size, 8);
+
+  await openTab(page, 'serving');
+  await page.fill('#sv-rate', '3');
+  await page.waitForFunction(() => window.flopcastViews.request('serving')?.workload?.arrival?.rate_per_s === 3);
+  const serving = await viewRequest(page, 'serving');
+  await page.click('#share-button');
+  const servingLink = await page.inputValue('#share-url');
+  assert.equal(await page.evaluate(() => location.href), servingLink);
+  assert.equal(await page.evaluate(() => history.length), entries, 'no history entry per share');
+
+  await page.reload();
+  await page.waitForFunction(() => window.flopcastViews?.active() === 'serving');
+  assert.deepEqual(await viewRequest(page, 'serving'), serving);
+  assert.equal(await page.getAttribute('#tab-serving', 'aria-selected'), 'true');
+  await p.done();
+});
+
+// Issue 11: a 300 KB link of nested JSON threw a RangeError and left the page blank. A link over
+// the module's limit (schema().limits, 1 MiB) is refused before it is copied into the module: the
+// message at once, and the default setup computed.
+test('a 1 MB link is refused with a message within 100 ms', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  // The time is the page's: its hashchange handler runs synchronously inside dispatchEvent (the
+  // browser's own parsing of a 1 MB address, ~70 ms in Chromium, happens before, in replaceState).
+  const took = await page.evaluate(() => {
+    history.replaceState(null, '', `#v=1&task=inference&model=${'['.repeat(1 << 20)}`);
+    const t0 = performance.now();
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    return performance.now() - t0;
+  });
+  assert.ok(took < 100, `the message took ${took} ms`);
+  assert.match(
+    await page.textContent('#general-error'),
+    /^From the link: link: 1048601 characters, more than the 1048576 a link may have$/,
+  );
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.status), 'ready');
+  assert.equal((await page.evaluate(() => window.flopcast.request())).model, 'llama-2-7b');
+  await p.done();
+});
+
+// Issue 11: on a 390 px phone the page was 441 px wide (the tab strip overflowed, units spilled
+// out of cards). Every tab fits the width of a phone: no horizontal scroll.
+test('on a 390 px phone no tab scrolls sideways', async () => {
+  const p = await openPage('', { width: 390, height: 844 });
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  for (const tab of ['inference', 'training', 'serving', 'collective']) {
+    if (tab !== 'inference') await openTab(page, tab);
+    const width = await page.evaluate(() => ({
+      doc: document.documentElement.scrollWidth,
+      body: document.body.scrollWidth,
+      view: window.innerWidth,
+    }));
+    assert.ok(width.doc <= width.view && width.body <= width.view, `${tab}: ${JSON.stringify(width)}`);
+  }
   await p.done();
 });

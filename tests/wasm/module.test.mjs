@@ -96,7 +96,7 @@ test('presets lists 44 models, 37 hardware, 10 scenarios, 4 engines', () => {
 
 // The page builds its precision, MoE-dispatch and recomputation choices from schema(), the core's
 // own tables: 13 weight types (5 of them GGUF), 8 attention types, 5 KV-cache types, 5 training
-// compute types.
+// compute types; and the longest request or link read, 1 MiB.
 test('schema gives the choice lists of the core', () => {
   const out = call('schema');
   assert.equal(out.ok, true);
@@ -108,6 +108,7 @@ test('schema gives the choice lists of the core', () => {
   assert.deepEqual(p.compute, ['bf16', 'fp16', 'fp8', 'mxfp8', 'fp4']);
   assert.deepEqual(out.result.parallelism.moe_dispatch, ['all_reduce', 'all_to_all']);
   assert.deepEqual(out.result.workload.recompute, ['none', 'selective', 'op', 'full']);
+  assert.deepEqual(out.result.limits, { request_bytes: 1048576 });
   // Every listed weight type is one a request may name: an estimate with it is no bad-value error.
   for (const w of p.weights) {
     const r = call('estimate', { ...baseRequest, precision: { weights: w } });

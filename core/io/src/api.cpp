@@ -50,7 +50,10 @@ json schema() {
         {"compute", dtype_names_json(kTrainingComputeTypes)}}},
       {"parallelism", {{"moe_dispatch", names_json(kMoeDispatchNames)}}},
       {"workload",
-       {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}}};
+       {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}},
+      // The longest request (JSON bytes) or link (characters) read: the page refuses a longer
+      // link before handing it over (a megabyte costs ~12 ms to copy into the module).
+      {"limits", {{"request_bytes", kMaxRequestBytes}}}};
 }
 
 namespace {
