@@ -483,3 +483,26 @@ for (const [task, make] of Object.entries(generated)) {
     assert.ok(ok >= 20, `${task}: only ${ok} of 40 generated requests were valid`);
   });
 }
+
+// Issue 11: `flopcast link --request X` works for every task, and the page (the module's
+// decode_link, then its estimate) gets the numbers the CLI gives for X itself.
+const linked = {
+  inference: varied['tp 4 with 2 replicas'],
+  training: otherTasks['training, tp pp interleaved with selective recompute'],
+  serving: otherTasks['serving, simulate deepseek-r1 with dp attention, ep and an mtp draft'],
+  collective: otherTasks['collective, all-reduce across nodes'],
+};
+for (const [task, request] of Object.entries(linked)) {
+  test(`link: the CLI's ${task} link opens in the module with the CLI's numbers`, () => {
+    assert.equal(request?.task ?? 'inference', task);
+    const p = spawnSync(cli, ['link', '--request', '-'], { input: JSON.stringify(request), encoding: 'utf8' });
+    assert.equal(p.status, 0, p.stderr);
+    const url = new URL(p.stdout.trim());
+    const decoded = JSON.parse(M.decode_link(url.hash));
+    assert.equal(decoded.ok, true, JSON.stringify(decoded.error));
+    assert.deepEqual(decoded.result.errors, []);
+    const page = wasmEstimate(decoded.result.request);
+    assert.equal(page.ok, true, JSON.stringify(page.error));
+    assert.deepStrictEqual(page.result, runCli(request).envelope.result);
+  });
+}
