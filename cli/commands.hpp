@@ -222,17 +222,15 @@ int run_collective(const CollectiveOptions& o);
 struct TrainOptions {
   std::string request_file, model_file, hf_config, hardware_file;
   std::vector<std::string> what_if;
-  std::string model = "llama-2-7b";
-  std::string hardware = "h100-sxm";
-  int num_gpus = 8;
+  std::string model, hardware;
+  // No defaults: a training estimate is of the run the user names (issue 11).
+  std::optional<int> num_gpus, seq_len, global_batch_size;
   std::optional<int> gpus_per_node, tp, pp, dp, cp, ep, vpp, zero, micro_batch_size, lora_rank,
       mtp_layers, bf16_last_layers;
   std::optional<int> first_stage_layers, last_stage_layers;
   std::optional<int> max_tier;
   bool sp = false;
   std::string fsdp, recompute, precision, optimizer, lora, framework;
-  int seq_len = 4096;
-  int global_batch_size = 256;
   std::optional<double> total_tokens, cost_per_gpu_hour_usd;
   // The keys that had needed --request (issue 11: every input as a flag).
   bool tp_comm_overlap = false;

@@ -15,13 +15,14 @@ namespace {
 json build_train_request(const TrainOptions& o) {
   if (!o.request_file.empty()) return read_json_file(o.request_file);
   json r{{"task", "training"}};
-  // --model and --hardware have defaults; a file or config given instead replaces them.
-  const bool model_given = !o.model_file.empty() || !o.hf_config.empty();
-  put_model_and_hardware(r,
-                         {model_given ? "" : o.model, o.model_file, o.hf_config,
-                          o.hardware_file.empty() ? o.hardware : "", o.hardware_file, o.what_if},
-                         false, false);
-  r["num_gpus"] = o.num_gpus;
+  put_model_and_hardware(
+      r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if}, false,
+      false);
+  if (!o.num_gpus) throw SpecError("num_gpus", "give --num-gpus");
+  if (!o.seq_len || !o.global_batch_size) {
+    throw SpecError("workload", "give --seq-len and --global-batch-size");
+  }
+  r["num_gpus"] = *o.num_gpus;
   if (o.gpus_per_node) r["gpus_per_node"] = *o.gpus_per_node;
   json par = json::object();
   for (const auto& [key, value] : {std::pair{"tp", o.tp},
@@ -40,7 +41,7 @@ json build_train_request(const TrainOptions& o) {
   if (o.ep_comm_overlap) par["ep_comm_overlap"] = true;
   if (!o.fsdp.empty()) par["fsdp"] = o.fsdp;
   if (!par.empty()) r["parallelism"] = par;
-  json wl{{"seq_len", o.seq_len}, {"global_batch_size", o.global_batch_size}};
+  json wl{{"seq_len", *o.seq_len}, {"global_batch_size", *o.global_batch_size}};
   if (o.micro_batch_size) wl["micro_batch_size"] = *o.micro_batch_size;
   if (o.total_tokens) wl["total_tokens"] = *o.total_tokens;
   if (!o.recompute.empty()) wl["recompute"] = o.recompute;
@@ -222,13 +223,13 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "train", "Training step time, tokens/s, MFU, total time and memory per GPU");
   sub->add_option("--request", o.request_file, "A task \"training\" request (file or -)");
-  sub->add_option("--model", o.model, "Model preset id")->capture_default_str();
+  sub->add_option("--model", o.model, "Model preset id");
   sub->add_option("--model-file", o.model_file, "Model object (JSON file)");
   sub->add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
-  sub->add_option("--hardware", o.hardware, "Hardware preset id")->capture_default_str();
+  sub->add_option("--hardware", o.hardware, "Hardware preset id");
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(*sub, o.what_if);
-  sub->add_option("--num-gpus", o.num_gpus, "GPUs in the run")->capture_default_str();
+  sub->add_option("--num-gpus", o.num_gpus, "GPUs in the run");
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: the hardware's)");
   sub->add_option("--tp", o.tp, "Tensor parallelism");
   sub->add_option("--pp", o.pp, "Pipeline stages");
@@ -243,9 +244,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_flag("--sp", o.sp, "Sequence parallelism with TP");
   sub->add_option("--zero", o.zero, "ZeRO stage 0-3");
   sub->add_option("--fsdp", o.fsdp, "FSDP: full_shard, shard_grad_op, hybrid_shard, no_shard");
-  sub->add_option("--seq-len", o.seq_len, "Tokens per sequence")->capture_default_str();
-  sub->add_option("--global-batch-size", o.global_batch_size, "Sequences per optimizer step")
-      ->capture_default_str();
+  sub->add_option("--seq-len", o.seq_len, "Tokens per sequence");
+  sub->add_option("--global-batch-size", o.global_batch_size, "Sequences per optimizer step");
   sub->add_option("--micro-batch-size", o.micro_batch_size,
                   "Sequences per micro-batch (default: searched)");
   sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
