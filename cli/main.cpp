@@ -6,7 +6,9 @@
 
 int main(int argc, char** argv) {
   using namespace flopcast::cli;
-  CLI::App app{"flopcast: LLM inference, serving, training and collective performance and memory estimates from a model and GPUs"};
+  CLI::App app{
+      "flopcast: LLM inference, serving, training and collective performance and memory estimates "
+      "from a model and GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", flopcast::io::version());
 
