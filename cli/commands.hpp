@@ -30,6 +30,9 @@ struct FileError : std::runtime_error {
 std::string read_text(const std::string& path);
 /// Parses a JSON file; malformed JSON is a SpecError naming the file.
 json read_json_file(const std::string& path);
+/// A --request file: a request document, or a scenario preset (presets/scenarios/*.json) whose
+/// "request" it returns.
+json read_request_file(const std::string& path);
 
 /// Where a request's model and hardware come from: exactly one model source (a preset id, a
 /// model object file or a Hugging Face config.json) and one hardware source (id or file).

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
@@ -25,6 +26,22 @@ std::string read_text(const std::string& path) {
 
 json read_json_file(const std::string& path) {
   return io::parse_json(read_text(path), path == "-" ? std::string("stdin") : path);
+}
+
+json read_request_file(const std::string& path) {
+  json doc = read_json_file(path);
+  // A scenario preset (presets/scenarios/*.json) holds its request under "request", beside the
+  // head every preset has; any other key is an error, as in a request.
+  if (!doc.is_object() || doc.contains("task") || !doc.contains("request")) return doc;
+  for (const auto& [key, value] : doc.items()) {
+    static const std::set<std::string> kHead{"schema_version", "id",    "name",
+                                             "source",         "notes", "request"};
+    if (!kHead.count(key)) {
+      throw SpecError(key, "unknown key in a scenario file (it holds schema_version, id, name, "
+                           "source, notes and request)");
+    }
+  }
+  return std::move(doc.at("request"));
 }
 
 bool EngineFlags::any() const {
@@ -232,7 +249,7 @@ json build_request(const RequestOptions& o) {
                       "--request cannot be combined with request flags such as --model; "
                       "edit the request file instead");
     }
-    return read_json_file(o.request_file);
+    return read_request_file(o.request_file);
   }
   json r{{"task", "inference"}};
   put_model_and_hardware(
