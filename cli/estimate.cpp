@@ -37,8 +37,9 @@ json read_request_file(const std::string& path) {
     static const std::set<std::string> kHead{"schema_version", "id",    "name",
                                              "source",         "notes", "request"};
     if (!kHead.count(key)) {
-      throw SpecError(key, "unknown key in a scenario file (it holds schema_version, id, name, "
-                           "source, notes and request)");
+      throw SpecError(key,
+                      "unknown key in a scenario file (it holds schema_version, id, name, "
+                      "source, notes and request)");
     }
   }
   return std::move(doc.at("request"));
