@@ -1018,6 +1018,8 @@ function wire() {
   state.form = new Form({ prefix: '', M: state.M, presets: state.presets, fields: FIELDS });
   state.form.adopt('model');
   state.form.adopt('hardware');
+  // Replicas of TP × PP GPUs: a larger replica raises the GPU count.
+  state.form.keepCount('num_gpus', ['tp', 'pp']);
   state.form.whatIf.element.addEventListener('input', (e) => {
     clearLinkError(e.target.id);
     $('scenario').value = '';

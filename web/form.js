@@ -117,6 +117,53 @@ export class Form {
     return div;
   }
 
+  /**
+   * Keeps a count valid while the user edits what it must hold (issue 11: TP 4 with one GPU was an
+   * error to fix by hand): an edit of one of `factorKeys` raises `countKey` to the smallest
+   * multiple of the factors' product at or above it (an empty optional factor counts 1). Where
+   * `exactKey` (e.g. training's DP) is set, the count is the product itself. Registered before the
+   * view's own listeners, so the view computes with the adjusted count.
+   */
+  keepCount(countKey, factorKeys, exactKey) {
+    const idOf = (key) => this.id(this.fields.find((f) => f.key === key));
+    const int = (key) => {
+      const v = $(idOf(key)).value.trim();
+      return v === '' ? null : Number(v);
+    };
+    const factorIds = new Set(factorKeys.map(idOf));
+    // The count the user chose (typed, or from a link): adjustments start from it, so that TP 3
+    // then TP 2 on 8 GPUs gives 9 and then 8, not 10.
+    let chosen = null;
+    (this.onApply ||= []).push(() => (chosen = null));
+    this.beforeInput((target) => {
+      if (target.id === idOf(countKey)) chosen = null;
+      if (!factorIds.has(target.id)) return;
+      const factors = factorKeys.map((k) => int(k) ?? 1);
+      const count = int(countKey);
+      if (![count, ...factors].every((v) => Number.isInteger(v) && v >= 1)) return;
+      const from = chosen ?? count;
+      const product = factors.reduce((a, b) => a * b, 1);
+      const want = exactKey && int(exactKey) !== null ? product : Math.ceil(from / product) * product;
+      if (want === count) return;
+      chosen = from;
+      $(idOf(countKey)).value = String(want);
+    });
+  }
+
+  /** Sets `key` to `value` when an edit of `whenKey` makes it `whenValue` (PP back to 1: one
+   *  virtual stage). */
+  resetWith(key, whenKey, whenValue, value) {
+    const idOf = (k) => this.id(this.fields.find((f) => f.key === k));
+    this.beforeInput((target) => {
+      if (target.id === idOf(whenKey) && target.value.trim() === String(whenValue)) $(idOf(key)).value = String(value);
+    });
+  }
+
+  /** Runs `fn(target)` on every input event before the views' own listeners (capture phase). */
+  beforeInput(fn) {
+    document.addEventListener('input', (e) => fn(e.target), true);
+  }
+
   /** Wires a spec field whose select, custom box and textarea are already in the page. */
   adopt(key) {
     const f = this.fields.find((x) => x.key === key);
@@ -229,6 +276,7 @@ export class Form {
   apply(request) {
     const problems = [];
     this.extras = {};
+    for (const f of this.onApply || []) f();
     for (const [path, value] of Object.entries(flatten(request))) {
       if (path === 'task' || path === 'schema_version' || path === 'mode') continue;
       const f = this.fields.find(

@@ -361,6 +361,8 @@ export class ServingView {
         el('p', { class: 'hint', id: `${P}-extras` }),
       ),
     );
+    // Replicas of TP × PP GPUs: a larger replica raises the GPU count.
+    this.form.keepCount('num_gpus', ['tp', 'pp']);
     wireForm(form, this, () => {
       this.simError = null;
       this.recompute();

@@ -285,6 +285,9 @@ export class TrainingView {
       ),
     );
     wireForm(form, this, () => this.recompute());
+    // TP × PP × CP × DP GPUs: a larger layout raises the GPU count; PP back to 1, one virtual stage.
+    this.form.keepCount('num_gpus', ['tp', 'pp', 'cp', 'dp'], 'dp');
+    this.form.resetWith('vpp', 'pp', 1, 1);
 
     const metrics = el(
       'div',

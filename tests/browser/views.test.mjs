@@ -1108,3 +1108,44 @@ test('on a 390 px phone no tab scrolls sideways', async () => {
   }
   await p.done();
 });
+
+// Issue 11: dependent fields blocked instead of adjusting: TP 4 with one GPU was an error, and PP
+// back to 1 left 2 virtual stages, an error. A larger layout raises the GPU count to the next
+// multiple of TP x PP (training: TP x PP x CP x DP), and PP 1 means one virtual stage.
+test('dependent fields adjust: the GPU count follows the layout, PP 1 resets virtual stages', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  assert.equal(await page.inputValue('#num_gpus'), '1');
+  await page.fill('#tp', '4');
+  assert.equal(await page.inputValue('#num_gpus'), '4', 'TP 4 needs 4 GPUs');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.status), 'ready');
+  assert.equal((await page.evaluate(() => window.flopcast.request())).num_gpus, 4);
+  // 6 GPUs at TP 4 is no whole number of replicas: 8, two replicas.
+  await page.fill('#num_gpus', '6');
+  await page.fill('#tp', '2');
+  await page.fill('#tp', '4');
+  assert.equal(await page.inputValue('#num_gpus'), '8');
+
+  await openTab(page, 'training');
+  await page.fill('#tr-pp', '2');
+  await page.fill('#tr-vpp', '2');
+  await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  await page.fill('#tr-pp', '1');
+  assert.equal(await page.inputValue('#tr-vpp'), '1');
+  await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  // Adjustments start from the count the user chose: TP 3 on 8 GPUs gives 9, TP 2 then 8 again.
+  await page.fill('#tr-tp', '3');
+  assert.equal(await page.inputValue('#tr-num_gpus'), '9');
+  await page.fill('#tr-tp', '2');
+  assert.equal(await page.inputValue('#tr-num_gpus'), '8');
+  // The default 8 GPUs cannot hold TP 16: 16 GPUs; with DP set, exactly TP x PP x CP x DP.
+  await page.fill('#tr-tp', '16');
+  assert.equal(await page.inputValue('#tr-num_gpus'), '16');
+  await page.fill('#tr-dp', '2');
+  await page.fill('#tr-tp', '8');
+  assert.equal(await page.inputValue('#tr-num_gpus'), '16', 'TP 8 x DP 2');
+  await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  assert.equal((await viewRequest(page, 'training')).num_gpus, 16);
+  await p.done();
+});
