@@ -13,6 +13,7 @@ import * as views from './views.js';
 import { Form } from './form.js';
 import { WhatIf } from './what-if.js';
 import {
+  announceHeadline,
   energyText,
   $,
   CUSTOM,
@@ -261,6 +262,7 @@ function recompute() {
     scheduleBatchSweep(req, result);
   }
   setStale(blocked);
+  if (!blocked) announceHeadline($('results'), $('announce'));
   renderErrors();
   $('share-button').disabled = state.inputErrors.size > 0;
 }
@@ -303,6 +305,19 @@ function setBand(id, band, kind) {
   node.dataset.high = String(band.high);
 }
 
+// Where the numbers come from, in words (docs/model.md: Tier 0 public efficiencies, Tier 1 a fitted
+// engine profile, Tier 2 fits to this GPU's measured kernels); the tier number is in the title.
+function pricedBy(res) {
+  const share = Math.round(100 * (res.tier2_time_share ?? 0));
+  const what =
+    share >= 100
+      ? "priced from this GPU's measured kernels"
+      : share > 0
+        ? `${share}% of the time priced from this GPU's measured kernels, the rest from public efficiencies`
+        : 'priced from public efficiencies (no measured kernels of this GPU)';
+  return res.tier === 1 ? `${what}; fitted engine overheads` : what;
+}
+
 function renderResult(res) {
   state.renders += 1;
   document.documentElement.dataset.renders = String(state.renders);
@@ -317,10 +332,8 @@ function renderResult(res) {
     ` · TP ${tp}${getPath(state.request, 'parallelism.dp_attention') ? ' (DP attention)' : ''}` +
     `${(getPath(state.request, 'parallelism.ep') ?? 1) > 1 ? ` · EP ${getPath(state.request, 'parallelism.ep')}` : ''}` +
     `${pp > 1 ? ` · PP ${pp}` : ''} · ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}` +
-    (res.tier !== undefined ? ` · accuracy tier ${res.tier}` : '') +
-    (res.tier === 0 && res.tier2_time_share > 0
-      ? ` (Tier-2 fits price ${Math.round(100 * res.tier2_time_share)}% of the time)`
-      : '');
+    ` · ${pricedBy(res)}`;
+  $('results-subtitle').title = res.tier === undefined ? '' : `accuracy tier ${res.tier} (docs/model.md)`;
 
   setMetric('ttft', res.ttft_ms, 'duration');
   setMetric('tpot', res.tpot_ms, 'duration');

@@ -104,6 +104,7 @@ export class Form {
       box.hidden = true;
       box.id = `${id}-custom-box`;
       box.lastChild.before(el('p', { class: 'hint', id: `${id}-custom-info` }));
+      ta.setAttribute('aria-describedby', `err-${id}-custom ${id}-custom-info`);
       this.wireSpec(f, sel, ta, box);
       return el('div', null, field(id, f.label, sel), f.path === 'hardware' ? this.whatIf.element : null, box);
     }

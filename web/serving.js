@@ -21,6 +21,7 @@ import {
   setMetric,
   showWarnings,
   warningsPanel,
+  setRunButtons,
   wireForm,
   showSearchStaleness,
   runSearch,
@@ -371,7 +372,7 @@ export class ServingView {
     const m = (id, label, sub) => metric(P, id, label, { sub });
     const results = el(
       'section',
-      { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      { class: 'results', id: `${P}-results` },
       el(
         'div',
         { class: 'results-head' },
@@ -728,8 +729,7 @@ export class ServingView {
     clearInterval(this.sim.timer);
     this.sim.busy = running;
     $(`${P}-progress`).hidden = !running;
-    $(`${P}-cancel`).hidden = !running;
-    $(`${P}-simulate`).disabled = running || this.root.dataset.status !== 'ready';
+    setRunButtons($(`${P}-simulate`), $(`${P}-cancel`), running, this.root.dataset.status !== 'ready');
     $(`${P}-sim-status`).textContent = message;
     $(`${P}-sim`).dataset.state = running ? 'running' : 'idle';
   }

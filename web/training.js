@@ -296,7 +296,7 @@ export class TrainingView {
     );
     const results = el(
       'section',
-      { class: 'results', id: `${P}-results`, 'aria-live': 'polite' },
+      { class: 'results', id: `${P}-results` },
       el(
         'div',
         { class: 'results-head' },

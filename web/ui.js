@@ -266,16 +266,18 @@ function niceMax(v) {
 // ------------------------------------------------------------------ form pieces
 
 /** A labelled field with its error box `err-<id>` (the error of the request path it owns). */
+// The error under a field is no alert (issue 11: 66 of them spoke on every keystroke): the field
+// is aria-invalid and described by its error and hint, which a screen reader reads on focus.
 export function field(id, label, control, hint) {
   control.id = id;
-  control.setAttribute('aria-describedby', `err-${id}`);
+  control.setAttribute('aria-describedby', hint ? `err-${id} hint-${id}` : `err-${id}`);
   return el(
     'div',
     { class: 'field' },
     el('label', { for: id, text: label }),
     control,
-    hint ? el('p', { class: 'hint', text: hint }) : null,
-    el('div', { class: 'field-error', id: `err-${id}`, role: 'alert' }),
+    hint ? el('p', { class: 'hint', id: `hint-${id}`, text: hint }) : null,
+    el('div', { class: 'field-error', id: `err-${id}` }),
   );
 }
 
@@ -495,12 +497,34 @@ export function setMetric(prefix, id, value, [text, unit], sub) {
 export const banners = (prefix, staleText) => [
   el('div', { class: 'general-error', id: `${prefix}-general-error`, role: 'alert', hidden: true }),
   el('div', { class: 'stale-banner', id: `${prefix}-stale`, role: 'status', hidden: true, text: staleText }),
+  el('p', { class: 'visually-hidden', id: `${prefix}-announce`, role: 'status' }),
 ];
 
 export function markStale(view, prefix, stale) {
   view.root.classList.toggle('stale', stale);
   view.root.dataset.status = stale ? 'stale' : 'ready';
   $(`${prefix}-stale`).hidden = !stale;
+  // After the view has drawn its numbers (the rest of this recompute).
+  if (!stale) queueMicrotask(() => announceHeadline(view.root, $(`${prefix}-announce`)));
+}
+
+/**
+ * Screen readers hear one short line per recompute, the headline numbers ("TTFT 6.51 ms, TPOT
+ * 5.96 ms, …"), from a small status region; the results sections are not live regions (issue 11:
+ * each was ~5,000 characters re-read on every keystroke). Nothing when the headline is hidden (a
+ * setup that does not fit: its verdict is a status of its own).
+ */
+export function announceHeadline(root, status) {
+  const headline = root.querySelector('.headline');
+  if (!status || !headline || headline.hidden) return;
+  const text = [...headline.querySelectorAll('.metric')]
+    .map((m) =>
+      [m.querySelector('.metric-label'), m.querySelector('.metric-value')]
+        .map((e) => (e?.textContent ?? '').replace(/\s+/g, ' ').trim())
+        .join(' '),
+    )
+    .join(', ');
+  if (status.textContent !== text) status.textContent = text;
 }
 
 export const warningsPanel = (prefix) =>
@@ -627,11 +651,22 @@ export function takeWorker() {
   return w;
 }
 
+/**
+ * Shows a run's buttons: `run` disabled (also when `blocked`) and `cancel` shown while it runs.
+ * The keyboard focus follows from the one pressed to the other (issue 11: it was lost when the
+ * pressed button was disabled).
+ */
+export function setRunButtons(run, cancel, running, blocked = false) {
+  const focused = document.activeElement === run || document.activeElement === cancel;
+  run.disabled = running || blocked;
+  cancel.hidden = !running;
+  if (focused) (running ? cancel : run).focus();
+}
+
 function setSearchRunning(P, running, state) {
   clearInterval(search.timer);
   search.timer = null;
-  $(`${P}-search-run`).disabled = running;
-  $(`${P}-search-cancel`).hidden = !running;
+  setRunButtons($(`${P}-search-run`), $(`${P}-search-cancel`), running);
   $(`${P}-search`).dataset.state = state;
   search.P = running ? P : null;
 }

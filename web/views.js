@@ -20,10 +20,14 @@ export function init({ M, presets, wasmModule }) {
     const tab = $(`tab-${name}`);
     tab.disabled = false;
     tab.addEventListener('click', () => show(name));
+    // The WAI-ARIA tabs pattern: arrows move to the neighbouring tab (wrapping), Home and End to
+    // the first and the last.
     tab.addEventListener('keydown', (e) => {
-      const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
-      if (!step) return;
-      const next = TABS[(TABS.indexOf(name) + step + TABS.length) % TABS.length];
+      const at = TABS.indexOf(name);
+      const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: TABS.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      const next = TABS[(to + TABS.length) % TABS.length];
       show(next);
       $(`tab-${next}`).focus();
     });

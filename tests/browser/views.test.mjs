@@ -876,6 +876,9 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'running');
   assert.equal(await page.isVisible('#sv-progress'), true);
   assert.equal(await page.isVisible('#sv-cancel'), true);
+  // Issue 11: the focus moves from Simulate (disabled while it runs) to Cancel, and back after.
+  const focused = () => page.evaluate(() => document.activeElement?.id);
+  assert.equal(await focused(), 'sv-cancel');
   await page.waitForFunction(() => document.getElementById('sv-elapsed').textContent !== '0.0 s');
   const workers = page.workers();
   assert.equal(workers.length, 2, 'the simulation worker and the search worker');
@@ -890,6 +893,7 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   assert.equal(await page.getAttribute('#sv-sim', 'data-state'), 'cancelled');
   assert.equal(await page.isVisible('#sv-progress'), false);
   assert.equal(await page.textContent('#sv-sim-status'), 'Cancelled.');
+  assert.equal(await focused(), 'sv-simulate');
   // The page stayed responsive during the run, and a new run works after a cancel.
   await page.fill('#sv-num_requests', '300');
   await page.click('#sv-simulate');
@@ -1147,5 +1151,53 @@ test('dependent fields adjust: the GPU count follows the layout, PP 1 resets vir
   assert.equal(await page.inputValue('#tr-num_gpus'), '16', 'TP 8 x DP 2');
   await page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
   assert.equal((await viewRequest(page, 'training')).num_gpus, 16);
+  await p.done();
+});
+
+// Issue 11's accessibility findings beyond axe: each results section was an aria-live region of
+// ~5,000 characters re-read on every keystroke, 66 field errors were role=alert, hints were not
+// tied to their fields, and the tabs had no Home/End.
+test('screen readers: one short status line per recompute, quiet field errors, linked hints, Home/End tabs', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await page.fill('#batch_size', '4');
+  // The headline numbers as shown, one line: "TTFT 12.3 ms, TPOT 6.1 ms, …".
+  const line = await page.textContent('#announce');
+  const ttft = await page.textContent('#ttft');
+  assert.match(line, new RegExp(`^TTFT ${ttft.replace('.', '\\.')} m?s, TPOT `));
+  assert.ok(line.length < 200, line);
+  await openTab(page, 'training');
+  await page.waitForFunction(() => document.getElementById('tr-announce').textContent.length > 0);
+  for (const tab of ['inference', 'training']) {
+    await page.click(`#tab-${tab}`);
+    const a11y = await page.evaluate((t) => {
+      const view = document.getElementById(`view-${t}`);
+      const describedBy = (c) => (c.getAttribute('aria-describedby') || '').split(/\s+/);
+      return {
+        live: [...view.querySelectorAll('[aria-live]')].map((e) => e.id),
+        alerts: [...view.querySelectorAll('[role=alert]')].map((e) => e.id),
+        unlinkedHints: [...view.querySelectorAll('.field > .hint')]
+          .filter((h) => {
+            const c = h.parentElement.querySelector('input, select, textarea');
+            return c && !describedBy(c).includes(h.id);
+          })
+          .map((h) => h.textContent.slice(0, 40)),
+      };
+    }, tab);
+    assert.deepEqual(a11y.live, [], `${tab}: no aria-live region around the results`);
+    assert.ok(
+      a11y.alerts.every((id) => id.endsWith('general-error')),
+      `${tab}: only the banner is an alert: ${a11y.alerts}`,
+    );
+    assert.deepEqual(a11y.unlinkedHints, [], `${tab}: every hint describes its field`);
+  }
+  await page.focus('#tab-training');
+  await page.keyboard.press('End');
+  assert.equal(await page.evaluate(() => window.flopcastViews.active()), 'collective');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'tab-collective');
+  await page.keyboard.press('Home');
+  assert.equal(await page.evaluate(() => window.flopcastViews.active()), 'inference');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'tab-inference');
   await p.done();
 });
