@@ -13,54 +13,18 @@
 namespace flopcast::cli {
 namespace {
 
-/// A size with an optional unit: B, KB/MB/GB/TB (1e3^k) or KiB/MiB/GiB/TiB (1024^k).
-std::optional<double> parse_size(const std::string& text, std::string& why) {
-  std::size_t end = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &end);
-  } catch (const std::exception&) {
-    why = "must be a size such as 4096, 64MiB or 1GB (got \"" + text + "\")";
-    return std::nullopt;
-  }
-  const std::string unit = text.substr(end);
-  static const std::pair<const char*, double> kUnits[] = {{"", 1},
-                                                          {"B", 1},
-                                                          {"KB", 1e3},
-                                                          {"MB", 1e6},
-                                                          {"GB", 1e9},
-                                                          {"TB", 1e12},
-                                                          {"KiB", 1024.0},
-                                                          {"MiB", 1048576.0},
-                                                          {"GiB", 1073741824.0},
-                                                          {"TiB", 1099511627776.0}};
-  for (const auto& [name, scale] : kUnits) {
-    if (unit == name) {
-      const double bytes = v * scale;
-      if (!std::isfinite(bytes) || bytes < 0 || bytes > 1e15) {
-        why = "must be between 0 and 1e15 bytes (got \"" + text + "\")";
-        return std::nullopt;
-      }
-      return bytes;
-    }
-  }
-  why = "unknown size unit \"" + unit + "\"; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (got \"" +
-        text + "\")";
-  return std::nullopt;
-}
-
 std::string size_check(const std::string& text) {
   std::string why;
-  return parse_size(text, why) ? std::string() : why;
+  return io::parse_size(text, why) ? std::string() : why;
 }
 
 std::string sweep_check(const std::string& text) {
   const std::size_t colon = text.find(':');
   if (colon == std::string::npos) return "must be FROM:TO, e.g. 1KiB:1GiB (got \"" + text + "\")";
   std::string why;
-  const auto lo = parse_size(text.substr(0, colon), why);
+  const auto lo = io::parse_size(text.substr(0, colon), why);
   if (!lo) return why;
-  const auto hi = parse_size(text.substr(colon + 1), why);
+  const auto hi = io::parse_size(text.substr(colon + 1), why);
   if (!hi) return why;
   if (!(*lo > 0) || *hi < *lo) {
     return "needs 0 < FROM <= TO (got \"" + text + "\")";
@@ -158,12 +122,12 @@ int run_collective(const CollectiveOptions& o) {
     if (!o.sweep.empty()) {
       std::string why;
       const std::size_t colon = o.sweep.find(':');
-      const double lo = *parse_size(o.sweep.substr(0, colon), why);
-      const double hi = *parse_size(o.sweep.substr(colon + 1), why);
+      const double lo = *io::parse_size(o.sweep.substr(0, colon), why);
+      const double hi = *io::parse_size(o.sweep.substr(colon + 1), why);
       for (double s = lo; s <= hi * (1 + 1e-12); s *= 2) sizes.push_back(s);
     } else if (!o.bytes.empty()) {
       std::string why;
-      sizes.push_back(*parse_size(o.bytes, why));
+      sizes.push_back(*io::parse_size(o.bytes, why));
     }
     if (o.request_file.empty()) {
       if (o.op.empty()) throw SpecError("--op", "required (or give --request)");

@@ -45,6 +45,16 @@ std::string hardware_object(const std::string& hardware) {
   return enveloped([&] { return flopcast::io::hardware_object(parse(hardware, "hardware")); });
 }
 
+/// The bytes of a size such as "64MiB" (the page's message-size field), or the error.
+std::string parse_size(const std::string& text) {
+  return enveloped([&] {
+    std::string why;
+    const auto bytes = flopcast::io::parse_size(text, why);
+    if (!bytes) throw flopcast::SpecError("", why);
+    return json(*bytes);
+  });
+}
+
 std::string version() { return flopcast::io::version(); }
 
 }  // namespace
@@ -57,5 +67,6 @@ EMSCRIPTEN_BINDINGS(flopcast) {
   emscripten::function("decode_link", &decode_link);
   emscripten::function("model_from_hf_config", &model_from_hf_config);
   emscripten::function("hardware_object", &hardware_object);
+  emscripten::function("parse_size", &parse_size);
   emscripten::function("version", &version);
 }

@@ -33,10 +33,9 @@ const FIELDS = [
   {
     key: 'bytes',
     path: 'collective.bytes',
-    kind: 'num',
-    label: 'Message size (bytes)',
-    min: 1,
-    hint: '67108864 = 64 MiB',
+    kind: 'size',
+    label: 'Message size (bytes, or 64MiB, 1GB)',
+    hint: 'Units as the CLI reads them: KB, MB, GB (1000ⁿ), KiB, MiB, GiB (1024ⁿ)',
   },
   { key: 'ranks', path: 'collective.ranks', kind: 'int', label: 'Ranks (GPUs)', min: 1 },
   {

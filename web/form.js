@@ -23,7 +23,7 @@ import {
 import { ModelFields } from './model-fields.js';
 import { WhatIf } from './what-if.js';
 
-// Kinds: int, num, text, bool (a checkbox, or a select of '' and 'true'), choice, spec (model
+// Kinds: int, num, size (bytes, as "64MiB" or 4096), text, bool (a checkbox, or a select of '' and 'true'), choice, spec (model
 // or hardware: preset select plus a custom JSON box), pick (one select that sets one of several
 // paths, e.g. parallelism.zero or parallelism.fsdp: option values are "path=json").
 // Options: `optional` (an empty input leaves the key out), `omitIf` (this value leaves the key
@@ -111,7 +111,7 @@ export class Form {
     let control;
     if (f.kind === 'bool') control = el('input', { type: 'checkbox' });
     else if (f.kind === 'choice' || f.kind === 'pick') control = select(f.choices);
-    else if (f.kind === 'text') control = el('input', { type: 'text' });
+    else if (f.kind === 'text' || f.kind === 'size') control = el('input', { type: 'text', spellcheck: 'false' });
     else control = numberInput({ min: f.min ?? 0, step: f.kind === 'int' ? 1 : 'any', placeholder: f.placeholder });
     const div = field(id, f.label, control, f.hint);
     if (f.kind === 'bool') div.classList.add('check');
@@ -243,6 +243,14 @@ export class Form {
         const [path, json] = input.value.split('=');
         setPath(req, path, JSON.parse(json));
         continue;
+      } else if (f.kind === 'size') {
+        // "64MiB", "1GB" or 4096, read by the module as the CLI reads --bytes.
+        const r = call(this.M, 'parse_size', input.value.trim());
+        if (!r.ok) {
+          errors.set(id, `${f.path}: ${r.error.message}`);
+          continue;
+        }
+        value = r.result;
       } else if (f.kind === 'choice' || f.kind === 'text') {
         value = f.kind === 'text' ? input.value.trim() : input.value;
         if (value === '' && f.optional) continue;

@@ -1016,6 +1016,14 @@ test('collective view: time and bus bandwidth equal the module, size sweep drawn
   await page.fill('#co-ranks', '0');
   assert.match(await fieldError(page, 'co-ranks'), /collective\.ranks/);
   await page.fill('#co-ranks', '16');
+  // Issue 11: the size field took bytes only where the CLI takes "64MiB"; both read it the same way.
+  await page.fill('#co-bytes', '1GiB');
+  assert.equal((await viewRequest(page, 'collective')).collective.bytes, 1073741824);
+  await page.fill('#co-bytes', '64XB');
+  assert.match(await fieldError(page, 'co-bytes'), /^collective\.bytes: unknown size unit "XB"/);
+  await page.fill('#co-bytes', '64MiB');
+  assert.equal(await fieldError(page, 'co-bytes'), '');
+  assert.deepEqual(await viewRequest(page, 'collective'), req);
   const link = await shareLink(page);
   assert.match(link.hash, /[#&]task=collective(&|$)/);
   const q = await openPage(link.hash.slice(1));

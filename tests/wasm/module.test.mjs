@@ -116,6 +116,16 @@ test('schema gives the choice lists of the core', () => {
   }
 });
 
+// The page's message-size field reads sizes as the CLI's --bytes does: 64 MiB = 64 * 2^20.
+test('parse_size reads a size with its unit', () => {
+  assert.deepEqual(call('parse_size', '64MiB'), { ok: true, result: 67108864 });
+  assert.deepEqual(call('parse_size', '1.5GB'), { ok: true, result: 1.5e9 });
+  assert.deepEqual(call('parse_size', '4096'), { ok: true, result: 4096 });
+  const bad = call('parse_size', '64XB');
+  assert.equal(bad.ok, false);
+  assert.match(bad.error.message, /unknown size unit "XB"; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB/);
+});
+
 test('link round trip', () => {
   const enc = call('encode_link', baseRequest);
   assert.equal(enc.ok, true);

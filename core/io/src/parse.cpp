@@ -3,7 +3,11 @@
 // nesting limit (its recursive destructor and serializer overflow the stack on deep documents:
 // ~65,000 levels natively, ~4,800 in WebAssembly) and duplicate keys rejected (the DOM parser
 // keeps the last silently).
+#include <cmath>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "flopcast/error.hpp"
@@ -107,6 +111,41 @@ json parse_json(std::string_view text, std::string_view where) {
     throw SpecError("", "malformed JSON" + in + ": " + e.what());
   }  // a SpecError (depth, duplicate key) goes on as it is
   return out;
+}
+
+std::optional<double> parse_size(const std::string& text, std::string& why) {
+  std::size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &end);
+  } catch (const std::exception&) {
+    why = "must be a size such as 4096, 64MiB or 1GB (got \"" + text + "\")";
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(end);
+  static const std::pair<const char*, double> kUnits[] = {{"", 1},
+                                                          {"B", 1},
+                                                          {"KB", 1e3},
+                                                          {"MB", 1e6},
+                                                          {"GB", 1e9},
+                                                          {"TB", 1e12},
+                                                          {"KiB", 1024.0},
+                                                          {"MiB", 1048576.0},
+                                                          {"GiB", 1073741824.0},
+                                                          {"TiB", 1099511627776.0}};
+  for (const auto& [name, scale] : kUnits) {
+    if (unit == name) {
+      const double bytes = v * scale;
+      if (!std::isfinite(bytes) || bytes < 0 || bytes > 1e15) {
+        why = "must be between 0 and 1e15 bytes (got \"" + text + "\")";
+        return std::nullopt;
+      }
+      return bytes;
+    }
+  }
+  why = "unknown size unit \"" + unit + "\"; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (got \"" +
+        text + "\")";
+  return std::nullopt;
 }
 
 }  // namespace flopcast::io

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -66,6 +67,12 @@ std::string enveloped(F&& f) {
 
 /// Never throws: the envelope of run_text(request_text).
 std::string handle(std::string_view request_text);
+
+/// A size as people write it: a number with an optional unit, B, KB/MB/GB/TB (1000^k) or
+/// KiB/MiB/GiB/TiB (1024^k), between 0 and 1e15 bytes ("64MiB" is 67,108,864). The bytes, or
+/// nullopt with `why` set to the rule and the text. The CLI's --bytes and --sweep and the page's
+/// message-size field read sizes through this one function.
+std::optional<double> parse_size(const std::string& text, std::string& why);
 
 /// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
 const json& presets();
