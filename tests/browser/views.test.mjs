@@ -8,8 +8,13 @@
 // host other than localhost.
 
 import { test, before, after } from 'node:test';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { LOCAL_HOSTS, settle, shot, startSite } from './harness.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let site;
 let baseUrl;
@@ -203,34 +208,23 @@ test('serving view: a dropped Hugging Face config.json becomes the custom model,
   const { page } = p;
   await openTab(page, 'serving');
   await page.selectOption('#sv-model', '__custom__');
-  // Llama-2-7B's config.json (its published shape): 32 layers, hidden 4096, 32 heads (MHA).
-  const config = {
-    architectures: ['LlamaForCausalLM'],
-    hidden_size: 4096,
-    intermediate_size: 11008,
-    max_position_embeddings: 4096,
-    model_type: 'llama',
-    num_attention_heads: 32,
-    num_hidden_layers: 32,
-    num_key_value_heads: 32,
-    rms_norm_eps: 1e-5,
-    tie_word_embeddings: false,
-    vocab_size: 32000,
-  };
+  // Qwen3-8B's config.json as published (tests/fixtures/hf): 36 layers, hidden 4096, 32 heads,
+  // 8 KV heads, no _name_or_path (so the file names the model).
+  const config = readFileSync(path.join(repoRoot, 'tests/fixtures/hf/qwen3-8b.json'), 'utf8');
   await page.evaluate((text) => {
     const dt = new DataTransfer();
-    dt.items.add(new File([text], 'my-llama.json', { type: 'application/json' }));
+    dt.items.add(new File([text], 'qwen3-8b.json', { type: 'application/json' }));
     const ta = document.getElementById('sv-model-custom');
     ta.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-  }, JSON.stringify(config));
-  await page.waitForFunction(() => window.flopcastViews.request('serving').model?.name === 'my-llama');
+  }, config);
+  await page.waitForFunction(() => window.flopcastViews.request('serving').model?.name === 'qwen3-8b');
   const model = (await viewRequest(page, 'serving')).model;
-  assert.equal(model.num_layers, 32);
-  assert.equal(model.num_kv_heads, 32);
+  assert.equal(model.num_layers, 36);
+  assert.equal(model.num_kv_heads, 8);
   assert.equal(await fieldError(page, 'sv-model-custom'), '');
   assert.equal(
     await page.textContent('#sv-model-custom-info'),
-    'Converted from a Hugging Face config.json (my-llama): 32 layers, hidden size 4096, 32 heads / 32 KV heads.',
+    'Converted from a Hugging Face config.json (qwen3-8b): 36 layers, hidden size 4096, 32 heads / 8 KV heads.',
   );
   assert.equal(await viewStatus(page, 'serving'), 'ready');
   await p.done();
