@@ -23,9 +23,10 @@ import {
 import { ModelFields } from './model-fields.js';
 import { WhatIf } from './what-if.js';
 
-// Kinds: int, num, size (bytes, as "64MiB" or 4096), text, bool (a checkbox, or a select of '' and 'true'), choice, spec (model
-// or hardware: preset select plus a custom JSON box), pick (one select that sets one of several
-// paths, e.g. parallelism.zero or parallelism.fsdp: option values are "path=json").
+// Kinds: int, num, size (bytes, as "64MiB" or 4096, read by the module), text, bool (a checkbox,
+// or a select of '' and 'true'), choice, spec (model or hardware: preset select plus a custom
+// JSON box), pick (one select that sets one of several paths, e.g. parallelism.zero or
+// parallelism.fsdp: option values are "path=json").
 // Options: `optional` (an empty input leaves the key out), `omitIf` (this value leaves the key
 // out: the core's default, kept out of the request and the link), `owns` (more request paths
 // whose errors belong to this input, e.g. `hf_config` to the model).
@@ -65,6 +66,7 @@ export class Form {
     this.byId = new Map(fields.map((f) => [this.id(f), f]));
     this.lastPreset = {}; // per spec path: the preset a custom box starts from
     this.fileNames = {}; // per spec path: the file dropped on its custom box (a model's name fallback)
+    this.onApply = []; // run when a request is put into the inputs (keepCount's chosen counts)
   }
 
   id(f) {
@@ -122,8 +124,8 @@ export class Form {
    * Keeps a count valid while the user edits what it must hold (issue 11: TP 4 with one GPU was an
    * error to fix by hand): an edit of one of `factorKeys` raises `countKey` to the smallest
    * multiple of the factors' product at or above it (an empty optional factor counts 1). Where
-   * `exactKey` (e.g. training's DP) is set, the count is the product itself. Registered before the
-   * view's own listeners, so the view computes with the adjusted count.
+   * `exactKey` (e.g. training's DP) is set, the count is the product itself. It runs before the
+   * view's own listeners (beforeInput), so the view computes with the adjusted count.
    */
   keepCount(countKey, factorKeys, exactKey) {
     const idOf = (key) => this.id(this.fields.find((f) => f.key === key));
@@ -135,7 +137,7 @@ export class Form {
     // The count the user chose (typed, or from a link): adjustments start from it, so that TP 3
     // then TP 2 on 8 GPUs gives 9 and then 8, not 10.
     let chosen = null;
-    (this.onApply ||= []).push(() => (chosen = null));
+    this.onApply.push(() => (chosen = null));
     this.beforeInput((target) => {
       if (target.id === idOf(countKey)) chosen = null;
       if (!factorIds.has(target.id)) return;
@@ -285,7 +287,7 @@ export class Form {
   apply(request) {
     const problems = [];
     this.extras = {};
-    for (const f of this.onApply || []) f();
+    for (const f of this.onApply) f();
     for (const [path, value] of Object.entries(flatten(request))) {
       if (path === 'task' || path === 'schema_version' || path === 'mode') continue;
       const f = this.fields.find(
