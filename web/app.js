@@ -930,7 +930,9 @@ function applyLink(fragment) {
   }
   const { request = {}, errors = [] } = r.result || {};
   const problems = applyRequest(request);
-  const raw = rawLinkValues(fragment);
+  // The link's raw values, read only for an error an input can show its value for.
+  let rawValues = null;
+  const raw = () => (rawValues ??= rawLinkValues(fragment));
   const linkErrors = new Map();
   const restored = new Set();
   for (const e of [...errors, ...problems]) {
@@ -941,13 +943,13 @@ function applyLink(fragment) {
       continue;
     }
     const f = state.form.fieldAt(e.path);
-    if ((f?.kind === 'int' || f?.kind === 'num') && raw.has(e.path)) {
-      const v = raw.get(e.path);
+    if ((f?.kind === 'int' || f?.kind === 'num') && raw().has(e.path)) {
+      const v = raw().get(e.path);
       if (v.trim() !== '' && Number.isFinite(Number(v))) {
         $(f.key).value = v;
         restored.add(target);
       }
-    } else if (f?.kind === 'bool' && raw.get(e.path) === 'true') {
+    } else if (f?.kind === 'bool' && raw().get(e.path) === 'true') {
       $(f.key).value = 'true'; // a valid choice the estimator rejects in this setup
       restored.add(target);
     }

@@ -73,6 +73,11 @@ export class Form {
     return this.prefix ? `${this.prefix}-${f.key}` : f.key;
   }
 
+  /** The field of a key of the table. */
+  fieldOf(key) {
+    return this.fields.find((f) => f.key === key);
+  }
+
   /** The field that sets a request path, or undefined. */
   fieldAt(path) {
     return this.fields.find((f) => f.path === path);
@@ -89,7 +94,7 @@ export class Form {
 
   /** The <div class="field"> of one field; spec fields get their custom box too. */
   render(key) {
-    const f = this.fields.find((x) => x.key === key);
+    const f = this.fieldOf(key);
     const id = this.id(f);
     if (f.kind === 'spec') {
       const list = this.presets[f.path === 'model' ? 'models' : 'hardware'];
@@ -128,37 +133,39 @@ export class Form {
    * view's own listeners (beforeInput), so the view computes with the adjusted count.
    */
   keepCount(countKey, factorKeys, exactKey) {
-    const idOf = (key) => this.id(this.fields.find((f) => f.key === key));
-    const int = (key) => {
-      const v = $(idOf(key)).value.trim();
+    const countId = this.id(this.fieldOf(countKey));
+    const factorIds = factorKeys.map((k) => this.id(this.fieldOf(k)));
+    const exactId = exactKey && this.id(this.fieldOf(exactKey));
+    const int = (id) => {
+      const v = $(id).value.trim();
       return v === '' ? null : Number(v);
     };
-    const factorIds = new Set(factorKeys.map(idOf));
     // The count the user chose (typed, or from a link): adjustments start from it, so that TP 3
     // then TP 2 on 8 GPUs gives 9 and then 8, not 10.
     let chosen = null;
     this.onApply.push(() => (chosen = null));
     this.beforeInput((target) => {
-      if (target.id === idOf(countKey)) chosen = null;
-      if (!factorIds.has(target.id)) return;
-      const factors = factorKeys.map((k) => int(k) ?? 1);
-      const count = int(countKey);
+      if (target.id === countId) chosen = null;
+      if (!factorIds.includes(target.id)) return;
+      const factors = factorIds.map((id) => int(id) ?? 1);
+      const count = int(countId);
       if (![count, ...factors].every((v) => Number.isInteger(v) && v >= 1)) return;
       const from = chosen ?? count;
       const product = factors.reduce((a, b) => a * b, 1);
-      const want = exactKey && int(exactKey) !== null ? product : Math.ceil(from / product) * product;
+      const want = exactId && int(exactId) !== null ? product : Math.ceil(from / product) * product;
       if (want === count) return;
       chosen = from;
-      $(idOf(countKey)).value = String(want);
+      $(countId).value = String(want);
     });
   }
 
   /** Sets `key` to `value` when an edit of `whenKey` makes it `whenValue` (PP back to 1: one
    *  virtual stage). */
   resetWith(key, whenKey, whenValue, value) {
-    const idOf = (k) => this.id(this.fields.find((f) => f.key === k));
+    const id = this.id(this.fieldOf(key));
+    const whenId = this.id(this.fieldOf(whenKey));
     this.beforeInput((target) => {
-      if (target.id === idOf(whenKey) && target.value.trim() === String(whenValue)) $(idOf(key)).value = String(value);
+      if (target.id === whenId && target.value.trim() === String(whenValue)) $(id).value = String(value);
     });
   }
 
@@ -169,7 +176,7 @@ export class Form {
 
   /** Wires a spec field whose select, custom box and textarea are already in the page. */
   adopt(key) {
-    const f = this.fields.find((x) => x.key === key);
+    const f = this.fieldOf(key);
     const id = this.id(f);
     const box = $(`${id}-custom-box`);
     this.wireSpec(f, $(id), $(`${id}-custom`), box);
