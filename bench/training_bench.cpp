@@ -50,8 +50,8 @@ void BM_TrainingJsonEstimateWithSearch(benchmark::State& state) {
 BENCHMARK(BM_TrainingJsonEstimateWithSearch)->Unit(benchmark::kMicrosecond);
 
 /// Layout search (task "search"): Llama-3.1-405B on 1,024 H100, 2,048 sequences of 8,192 per
-/// step; every tp ≤ 16 (two nodes), pp ≤ 64, cp ≤ 8, ZeRO stage and recomputation (2,240
-/// layouts, each with its micro-batch search).
+/// step; every tp ≤ 16 (two nodes), pp ≤ 64 with its virtual stages, cp ≤ 8, ZeRO stage and
+/// recomputation (2,880 layouts, each with its micro-batch search: 4,875 step estimates).
 void BM_TrainingLayoutSearch405b(benchmark::State& state) {
   const std::string text = json{{"task", "search"},
                                 {"search", {{"target", "training"}}},
@@ -63,5 +63,20 @@ void BM_TrainingLayoutSearch405b(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_TrainingLayoutSearch405b)->Unit(benchmark::kMillisecond);
+
+/// A search near the work budget: Llama-3.1-70B on 1,024 B200, 2,048 × 8,192 tokens, with bf16,
+/// fp8 and mxfp8 tried (16,320 layouts, 69,711 step estimates).
+void BM_TrainingLayoutSearch70bThreeTypes(benchmark::State& state) {
+  const std::string text =
+      json{{"task", "search"},
+           {"search", {{"target", "training"}, {"compute", {"bf16", "fp8", "mxfp8"}}}},
+           {"model", "llama-3.1-70b"},
+           {"hardware", "b200"},
+           {"num_gpus", 1024},
+           {"workload", {{"seq_len", 8192}, {"global_batch_size", 2048}}}}
+          .dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_TrainingLayoutSearch70bThreeTypes)->Unit(benchmark::kMillisecond);
 
 }  // namespace

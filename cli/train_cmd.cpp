@@ -83,7 +83,7 @@ json build_search_request(const TrainOptions& o) {
   json search{{"target", "training"}};
   if (o.search_top) search["top"] = *o.search_top;
   const json par = r.value("parallelism", json::object());
-  for (const char* key : {"tp", "pp", "cp", "ep", "zero"}) {
+  for (const char* key : {"tp", "pp", "vpp", "cp", "ep", "zero"}) {
     if (par.contains(key)) search[key] = json::array({par.at(key)});
   }
   // An FSDP strategy pins the ZeRO stage it equals (full_shard = 3, shard_grad_op = 2); with
@@ -102,11 +102,11 @@ json build_search_request(const TrainOptions& o) {
         "parallelism.fsdp",
         "give parallelism.zero or parallelism.fsdp, not both (got " + par.at("fsdp").dump() + ")");
   }
-  for (const char* key : {"dp", "vpp", "fsdp", "sp", "first_stage_layers", "last_stage_layers"}) {
+  for (const char* key : {"dp", "fsdp", "sp", "first_stage_layers", "last_stage_layers"}) {
     if (par.contains(key) && !(std::string(key) == "fsdp" && fsdp_pinned)) {
       throw SpecError(std::string("parallelism.") + key,
-                      "not searched: --search sets dp from the GPUs, no interleaving or hybrid "
-                      "sharding, and sequence parallelism with every TP > 1 (got " +
+                      "not searched: --search sets dp from the GPUs, even pipeline stages, no "
+                      "hybrid sharding, and sequence parallelism with every TP > 1 (got " +
                           par.at(key).dump() + ")");
     }
   }
@@ -133,19 +133,21 @@ std::string num(const json& v) { return v.is_null() ? "-" : v.dump(); }
 void print_search_table(const json& r) {
   const json& q = r.at("request");
   std::printf(
-      "fastest layouts of %s x %s: %s considered, %s fit\n", num(q.at("num_gpus")).c_str(),
+      "fastest layouts of %s x %s: %s considered, %s fit, %s micro-batch sizes priced\n",
+      num(q.at("num_gpus")).c_str(),
       q.at("hardware").is_string() ? q.at("hardware").get<std::string>().c_str() : "hardware",
-      num(r.at("evaluated")).c_str(), num(r.at("fitting")).c_str());
-  std::printf("  %4s %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", "rank", "tp", "pp",
-              "dp", "cp", "ep", "zero", "recompute", "compute", "mb", "step_time_s", "tok/s/GPU",
-              "MFU", "mem_GB");
+      num(r.at("evaluated")).c_str(), num(r.at("fitting")).c_str(),
+      num(r.at("micro_batches_priced")).c_str());
+  std::printf("  %4s %3s %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", "rank", "tp",
+              "pp", "vpp", "dp", "cp", "ep", "zero", "recompute", "compute", "mb", "step_time_s",
+              "tok/s/GPU", "MFU", "mem_GB");
   int rank = 0;
   for (const json& c : r.at("candidates")) {
     const json& p = c.at("parallelism");
-    std::printf("  %4d %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", ++rank,
-                num(p.at("tp")).c_str(), num(p.at("pp")).c_str(), num(p.at("dp")).c_str(),
-                num(p.at("cp")).c_str(), num(p.at("ep")).c_str(), num(p.at("zero")).c_str(),
-                c.at("recompute").get<std::string>().c_str(),
+    std::printf("  %4d %3s %3s %3s %4s %3s %3s %4s %-9s %-7s %3s %12s %12s %8s %9s\n", ++rank,
+                num(p.at("tp")).c_str(), num(p.at("pp")).c_str(), num(p.at("vpp")).c_str(),
+                num(p.at("dp")).c_str(), num(p.at("cp")).c_str(), num(p.at("ep")).c_str(),
+                num(p.at("zero")).c_str(), c.at("recompute").get<std::string>().c_str(),
                 c.at("compute").get<std::string>().c_str(), num(c.at("micro_batch_size")).c_str(),
                 num(c.at("step_time_s")).c_str(), num(c.at("tokens_per_s_per_gpu")).c_str(),
                 num(c.at("mfu")).c_str(), num(c.at("memory_GB")).c_str());
@@ -287,8 +289,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd, "$ per GPU-hour");
   sub->add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0");
   sub->add_flag("--search", o.search,
-                "Search the layouts (tp, pp, cp, ep, ZeRO stage, recompute, micro-batch) for the "
-                "fastest that fit; --tp etc. pin a dimension");
+                "Search the layouts (tp, pp, vpp, cp, ep, ZeRO stage, recompute, micro-batch) for "
+                "the fastest that fit; --tp etc. pin a dimension");
   sub->add_option("--top", o.search_top, "With --search: layouts listed (default 10)");
   sub->add_option("--search-compute", o.search_compute,
                   "With --search: compute types to try, e.g. bf16,fp8 (default: --precision)")

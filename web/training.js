@@ -391,7 +391,8 @@ export class TrainingView {
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
     this.searchNote =
-      `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit.` +
+      `${fmtInt(res.evaluated)} layouts considered, ${fmtInt(res.fitting)} fit ` +
+      `(${fmtInt(res.micro_batches_priced)} micro-batch sizes priced).` +
       (res.candidates.length ? '' : ' None fits in memory: add GPUs or shorten the sequence.') +
       (rejected ? ` Rejected: ${rejected}.` : '') +
       ` Searched in ${seconds.toFixed(1)} s.`;
@@ -400,6 +401,7 @@ export class TrainingView {
       '#',
       'TP',
       'PP',
+      'Virtual stages',
       'DP',
       'CP',
       'EP',
@@ -421,7 +423,7 @@ export class TrainingView {
       (c) => {
         const p = c.parallelism;
         return [
-          ...[p.tp, p.pp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
+          ...[p.tp, p.pp, p.vpp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
           el('td', { text: c.recompute }),
           el('td', { text: c.compute }),
           el('td', { text: String(c.micro_batch_size) }),

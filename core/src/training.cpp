@@ -806,14 +806,18 @@ void add_weight_casts(Ledger& step, const TrainingSpec& s, const Shard& sh, doub
 }
 
 /// 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved, and the
-/// activations sent between stages.
+/// activations sent between stages. Steady-state sends overlap compute; the fill and the drain
+/// wait for theirs: the first micro-batch crosses the p·v − 1 boundaries between the model's
+/// chunks (every one a GPU boundary when interleaved, so v times the transfers: Narayanan et al.
+/// 2021, §2.2.2), and its gradient crosses them back.
 void add_pipeline(Ledger& step, const TrainingSpec& s, const Shard& sh, const MicroBatch& mb) {
   if (s.pp == 1) return;
   const double stage_s = mb.ledger.time() - mb.ends_s * s.compute_scale;
   step.add_time("pipeline", "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
   const double act = sh.tokens * sh.h * sh.a / (s.sp ? s.tp : 1);
   const double p2p = collective_s(s, CollectiveKind::send_recv, act, 2, s.tp * s.cp * s.dp);
-  step.add_time("communication", "pp_send_recv", 2 * (s.pp - 1.0) * p2p, Bound::communication);
+  step.add_time("communication", "pp_send_recv", 2 * (double(s.pp) * s.vpp - 1) * p2p,
+                Bound::communication);
 }
 
 /// Data-parallel gradient synchronisation once per step, overlapped with the last micro-batch's
@@ -996,11 +1000,13 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   TrainingResult best;
   bool found = false;
   int largest_fit = 0;
+  int priced = 0;
   for (int b : candidates) {
     const TrainingMemory mem = training_detail::training_memory(spec, b, per_rank / b);
     if (!mem.fits && spec.micro_batch_size == 0) break;  // memory grows with b
     if (mem.fits) largest_fit = b;
     TrainingResult r = estimate_step(spec, b);
+    ++priced;
     r.memory = mem;
     if (!found || r.step_time_s <= best.step_time_s * (1 + 1e-9)) {
       best = std::move(r);
@@ -1009,6 +1015,7 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   }
   if (!found) {  // not even one sequence per micro-batch fits: report b = 1
     best = estimate_step(spec, 1);
+    ++priced;
     best.memory = training_detail::training_memory(spec, 1, per_rank);
     best.warnings.push_back("does not fit: even micro_batch_size 1 needs " +
                             format_number(std::round(best.memory.total_bytes / kGB * 100) / 100) +
@@ -1025,6 +1032,7 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   }
   best.max_micro_batch_size = largest_fit;
   best.micro_batch_searched = spec.micro_batch_size == 0;
+  best.micro_batches_priced = priced;
   best.params = count_params(spec.model);
   best.trainable_params = training_detail::trainable_params(spec);
   best.assumptions = assumptions(spec);

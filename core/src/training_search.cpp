@@ -17,6 +17,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
   check_positive(space.tp, "tp");
   check_positive(space.pp, "pp");
+  check_positive(space.vpp, "vpp");
   check_positive(space.cp, "cp");
   check_positive(space.ep, "ep");
   const std::vector<int> tps =
@@ -43,21 +44,35 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
                               : space.recompute;
   const std::vector<DType> computes =
       space.compute.empty() ? std::vector<DType>{base.compute} : space.compute;
+  // Virtual stages per pipeline size: interleaving needs a pipeline, and by default every v up to
+  // 8 whose chunks split the layers evenly. A larger v saves less than an eighth of the
+  // non-interleaved bubble more while it multiplies the fill's and drain's transfers.
+  const auto virtual_stages = [&](int pp) {
+    if (pp == 1) return std::vector<int>{1};
+    if (!space.vpp.empty()) return space.vpp;
+    std::vector<int> out{1};
+    for (int v = 2; v <= 8 && base.model.num_layers % pp == 0; ++v) {
+      if ((base.model.num_layers / pp) % v == 0) out.push_back(v);
+    }
+    return out;
+  };
+  double pipelines = 0;  // (pp, vpp) pairs
+  for (const int pp : pps) pipelines += double(virtual_stages(pp).size());
 
   // Work budget: a layout costs up to ~0.3 ms natively (an MoE model with its micro-batch search),
   // so 20,000 keep any search within a few seconds, and within the page's budget in WebAssembly.
-  const double space_size = double(tps.size()) * pps.size() * cps.size() * eps.size() *
+  const double space_size = double(tps.size()) * pipelines * cps.size() * eps.size() *
                             shardings.size() * recomputes.size() * computes.size();
   if (space_size > kMaxSearchLayouts) {
     fail("search",
          "would consider more than 20,000 layouts; pin dimensions with search.tp, search.pp, "
-         "search.cp, search.ep, search.zero, search.recompute or search.compute",
+         "search.vpp, search.cp, search.ep, search.zero, search.recompute or search.compute",
          space_size);
   }
 
   // The layouts to price, in the order they are filed (what a serial search would do).
   struct Layout {
-    int tp, pp, cp, ep;
+    int tp, pp, vpp, cp, ep;
     Sharding sharding;
     Recompute recompute;
     DType compute;
@@ -66,19 +81,22 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   std::vector<Layout> layouts;
   for (const int tp : tps) {
     for (const int pp : pps) {
+      const std::vector<int> vpps = virtual_stages(pp);
       for (const int cp : cps) {
         if (base.num_gpus % (1LL * tp * pp * cp) != 0) {
-          const int skipped =
-              static_cast<int>(eps.size() * shardings.size() * recomputes.size() * computes.size());
+          const int skipped = static_cast<int>(vpps.size() * eps.size() * shardings.size() *
+                                               recomputes.size() * computes.size());
           out.evaluated += skipped;
           out.rejected["num_gpus: tp·pp·cp must divide it"] += skipped;
           continue;
         }
-        for (const int ep : eps) {
-          for (const Sharding sharding : shardings) {
-            for (const Recompute recompute : recomputes) {
-              for (const DType compute : computes) {
-                layouts.push_back({tp, pp, cp, ep, sharding, recompute, compute});
+        for (const int vpp : vpps) {
+          for (const int ep : eps) {
+            for (const Sharding sharding : shardings) {
+              for (const Recompute recompute : recomputes) {
+                for (const DType compute : computes) {
+                  layouts.push_back({tp, pp, vpp, cp, ep, sharding, recompute, compute});
+                }
               }
             }
           }
@@ -93,7 +111,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     s.cp = l.cp;
     s.dp = static_cast<int>(base.num_gpus / (1LL * l.tp * l.pp * l.cp));
     s.sp = l.tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
-    s.vpp = 1;
+    s.vpp = l.vpp;
     s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
     s.micro_batch_size = 0;  // the fastest that fits
     s.ep = l.ep;
@@ -127,6 +145,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   for (std::size_t i = 0; i < priced.size(); ++i) {
     Priced& p = priced[i];
     ++out.evaluated;
+    out.micro_batches_priced += p.result.micro_batches_priced;
     if (!p.rejected.empty()) {
       ++out.rejected[p.rejected];
       continue;

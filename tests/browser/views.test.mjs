@@ -300,14 +300,16 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   assert.match(
     note,
     new RegExp(
-      `^${res.evaluated.toLocaleString('en-US')} layouts considered, ${res.fitting.toLocaleString('en-US')} fit\\.`,
+      `^${res.evaluated.toLocaleString('en-US')} layouts considered, ${res.fitting.toLocaleString('en-US')} fit ` +
+        `\\(${res.micro_batches_priced.toLocaleString('en-US')} micro-batch sizes priced\\)\\.`,
     ),
   );
   // Use: the second layout goes into the form, and the estimate is that layout's.
   const second = res.candidates[1];
   await page.click('#tr-search-table button[data-rank="2"]');
   const req = await viewRequest(page, 'training');
-  for (const k of ['tp', 'pp', 'dp', 'cp', 'ep', 'zero']) assert.equal(req.parallelism[k], second.parallelism[k], k);
+  for (const k of ['tp', 'pp', 'vpp', 'dp', 'cp', 'ep', 'zero'])
+    assert.equal(req.parallelism[k], second.parallelism[k], k);
   assert.equal(req.workload.recompute, second.recompute);
   assert.equal(req.workload.micro_batch_size, second.micro_batch_size);
   assert.equal((await viewResult(page, 'training')).step_time_s, second.step_time_s);
@@ -342,9 +344,12 @@ test('training view: the layout search can try the compute types the GPU has', a
   });
   assert.equal(env.ok, true, JSON.stringify(env.error));
   const res = env.result;
-  const shown = await page.evaluate(() =>
-    [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => tr.children[8].textContent),
-  );
+  const shown = await page.evaluate(() => {
+    const column = [...document.querySelectorAll('#tr-search-table thead th')].findIndex(
+      (th) => th.textContent === 'Compute',
+    );
+    return [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => tr.children[column].textContent);
+  });
   assert.deepEqual(
     shown,
     res.candidates.map((c) => c.compute),

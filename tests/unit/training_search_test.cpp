@@ -27,9 +27,10 @@ json search_request() {
 }
 
 TEST(LayoutSearch, BestLayoutIsTheExhaustiveMinimum) {
-  // Exhaustive: every tp, pp, cp in 1, 2, 4, 8 with tp·pp·cp dividing 8, every ZeRO stage and
-  // recomputation, each priced as task "training" with its micro-batch searched; the fastest
-  // that fits must be the search's first.
+  // Exhaustive: every tp, pp, cp in 1, 2, 4, 8 with tp·pp·cp dividing 8, every number of
+  // virtual stages up to 8 that splits Llama-2-7B's 32 layers evenly (pp 2 and 4: 1, 2, 4, 8;
+  // pp 8: 1, 2, 4; pp 1: none), every ZeRO stage and recomputation, each priced as task
+  // "training" with its micro-batch searched; the fastest that fits must be the search's first.
   const json r = io::run(search_request());
   double best = std::numeric_limits<double>::infinity();
   int fitting = 0, priced = 0;
@@ -37,28 +38,35 @@ TEST(LayoutSearch, BestLayoutIsTheExhaustiveMinimum) {
     for (int pp : {1, 2, 4, 8}) {
       for (int cp : {1, 2, 4, 8}) {
         if (8 % (tp * pp * cp) != 0) continue;
-        for (int zero = 0; zero <= 3; ++zero) {
-          for (const char* rc : {"none", "selective", "op", "full"}) {
-            json q = search_request();
-            q.erase("search");
-            q["task"] = "training";
-            q["parallelism"] = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"sp", tp > 1}, {"zero", zero}};
-            q["workload"]["recompute"] = rc;
-            const json t = io::run(q);
-            ++priced;
-            if (!t["memory_per_gpu"]["fits"].get<bool>()) continue;
-            ++fitting;
-            best = std::min(best, t["step_time_s"].get<double>());
+        for (int vpp : {1, 2, 4, 8}) {
+          if (vpp > 1 && (pp == 1 || 32 % (pp * vpp) != 0)) continue;
+          for (int zero = 0; zero <= 3; ++zero) {
+            for (const char* rc : {"none", "selective", "op", "full"}) {
+              json q = search_request();
+              q.erase("search");
+              q["task"] = "training";
+              q["parallelism"] = {{"tp", tp}, {"pp", pp},     {"vpp", vpp},
+                                  {"cp", cp}, {"sp", tp > 1}, {"zero", zero}};
+              q["workload"]["recompute"] = rc;
+              const json t = io::run(q);
+              ++priced;
+              if (!t["memory_per_gpu"]["fits"].get<bool>()) continue;
+              ++fitting;
+              best = std::min(best, t["step_time_s"].get<double>());
+            }
           }
         }
       }
     }
   }
-  // 64 layouts: 4·4·4 = 64 (tp, pp, cp) triples of which 20 divide 8, × 4 stages × 4 recomputes
-  // = 320 priced; the rest (44 triples × 16) rejected for divisibility.
-  EXPECT_EQ(priced, 320);
-  EXPECT_EQ(r["evaluated"], 64 * 16);
+  // (tp, pp, cp) triples dividing 8, by pp: pp 1 10, pp 2 6, pp 4 3, pp 8 1; with their virtual
+  // stages 10·1 + 6·4 + 3·4 + 1·3 = 49 pipelines, × 4 stages × 4 recomputes = 784 priced. The
+  // space: 4 tp × (1 + 4 + 4 + 3) (pp, vpp) × 4 cp × 16 = 3,072 layouts, the rest rejected for
+  // divisibility.
+  EXPECT_EQ(priced, 784);
+  EXPECT_EQ(r["evaluated"], 4 * 12 * 4 * 16);
   EXPECT_EQ(r["fitting"], fitting);
+  EXPECT_GE(r["micro_batches_priced"].get<long long>(), 784);
   ASSERT_EQ(r["candidates"].size(), 5u);
   EXPECT_DOUBLE_EQ(r["candidates"][0]["step_time_s"].get<double>(), best);
   // Fastest first, and each candidate is one task-"training" request away.
@@ -131,13 +139,41 @@ TEST(LayoutSearch, RejectedLayoutsSayWhy) {
   const json r = io::run(q);
   EXPECT_TRUE(r["candidates"].empty());
   EXPECT_EQ(r["fitting"], 0);
-  // tp 1: pp 1, 2, 4, 8 priced and too big; tp 3 does not divide 8 (4 layouts).
+  // tp 1: pp 1, 2, 4, 8 with the virtual stages up to 8 that split 80 layers evenly (pp 1: 1;
+  // pp 2, 40 layers: 1, 2, 4, 5, 8; pp 4, 20: 1, 2, 4, 5; pp 8, 10: 1, 2, 5), 13 layouts priced
+  // and too big; tp 3 does not divide 8 (the same 13).
   ASSERT_EQ(r["rejected"].size(), 2u);
   EXPECT_EQ(r["rejected"][0]["reason"], "does not fit in memory at micro-batch 1");
-  EXPECT_EQ(r["rejected"][0]["count"], 4);
+  EXPECT_EQ(r["rejected"][0]["count"], 13);
   EXPECT_EQ(r["rejected"][1]["reason"], "num_gpus: tp·pp·cp must divide it");
-  EXPECT_EQ(r["rejected"][1]["count"], 4);
+  EXPECT_EQ(r["rejected"][1]["count"], 13);
   EXPECT_EQ(r["warnings"], json::array({"no layout fits in memory"}));
+}
+
+TEST(LayoutSearch, PinnedVirtualStages) {
+  // search.vpp [1, 3] on Llama-2-7B (32 layers), tp, cp, ZeRO and recomputation pinned, pp 1, 2
+  // and 8 (dp 8, 4, 1): pp 1 runs without interleaving (1 layout); pp 2 and 8 each try vpp 1
+  // and 3, and 3 splits neither 32/2 nor 32/8 layers evenly: 2 layouts rejected with the
+  // training model's rule, 3 priced.
+  json q = search_request();
+  q["search"]["top"] = 10;
+  q["search"]["tp"] = {1};
+  q["search"]["pp"] = {1, 2, 8};
+  q["search"]["vpp"] = {1, 3};
+  q["search"]["cp"] = {1};
+  q["search"]["zero"] = {1};
+  q["search"]["recompute"] = {"none"};
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 5);
+  ASSERT_EQ(r["rejected"].size(), 1u);
+  EXPECT_EQ(r["rejected"][0]["reason"],
+            "parallelism.pp: must divide model.num_layers with parallelism.vpp; pp·vpp");
+  EXPECT_EQ(r["rejected"][0]["count"], 2);
+  ASSERT_EQ(r["candidates"].size(), 3u);
+  for (const json& c : r["candidates"]) {
+    EXPECT_EQ(c["parallelism"]["vpp"], 1);
+    EXPECT_EQ(c["request"]["parallelism"]["vpp"], 1);
+  }
 }
 
 TEST(LayoutSearch, TensorParallelismUpToTwoNodes) {
@@ -200,8 +236,10 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   q = search_request();
   q.erase("search");
   EXPECT_EQ(failure_of(q).path, "search");
-  // Work budget: 64 tp x 8 pp x 8 cp x 4 ZeRO x 4 recompute x 1 ep = 65,536 layouts, refused up
-  // front (8 tp values would make 8,192 and run).
+  // Work budget: 64 tp x 17 (pp, vpp) x 8 cp x 4 ZeRO x 4 recompute x 1 ep = 139,264 layouts,
+  // refused up front. The 17: Llama-2-7B's 32 layers split evenly into pp·vpp chunks for pp 1
+  // (vpp 1), 2 (1, 2, 4, 8), 4 (1, 2, 4, 8), 8 (1, 2, 4), 16 (1, 2), 32 (1); pp 64 and 128
+  // leave layers uneven, vpp 1 only.
   q = search_request();
   json many = json::array();
   for (int i = 1; i <= 64; ++i) many.push_back(i);
@@ -212,8 +250,11 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   EXPECT_EQ(budget.path, "search");
   EXPECT_EQ(budget.message,
             "search: would consider more than 20,000 layouts; pin dimensions with search.tp, "
-            "search.pp, search.cp, search.ep, search.zero, search.recompute or search.compute (got "
-            "65536)");
+            "search.pp, search.vpp, search.cp, search.ep, search.zero, search.recompute or "
+            "search.compute (got 139264)");
+  q = search_request();
+  q["search"]["vpp"] = {1, 0};
+  EXPECT_EQ(failure_of(q).message, "search.vpp[1]: must be >= 1 (got 0)");
 }
 
 }  // namespace

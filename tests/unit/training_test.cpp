@@ -183,6 +183,17 @@ TEST(TrainingPipeline, BubbleOf1F1BAndInterleaving) {
   req["parallelism"]["vpp"] = 2;
   const json v2 = io::run(req);
   EXPECT_TRUE(near_rel(bubble_ms(v2), 1.5 / 16 * layer_compute_ms(v2), 1e-4));
+  // The fill and drain wait for their sends: the first micro-batch crosses p − 1 = 3 stage
+  // boundaries, and with v = 2 every one of the p·v − 1 = 7 chunk boundaries, each way. The same
+  // activations per transfer, so the exposed send/recv time grows by 7/3.
+  const auto send_recv_ms = [](const json& res) {
+    for (const json& b : res["breakdown"]) {
+      if (b["op"] == "pp_send_recv") return b["time_ms"].get<double>();
+    }
+    return 0.0;
+  };
+  ASSERT_GT(send_recv_ms(r), 0);
+  EXPECT_TRUE(near_rel(send_recv_ms(v2), 7.0 / 3 * send_recv_ms(r), 1e-4));
 }
 
 TEST(TrainingSearch, LargestFastestMicroBatch) {

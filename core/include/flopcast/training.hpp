@@ -207,7 +207,8 @@ struct TrainingResult {
   int micro_batch_size = 0;
   int max_micro_batch_size = 0;  ///< largest that fits (0: none)
   bool micro_batch_searched = false;
-  int num_micro_batches = 0;  ///< per data rank per step (gradient accumulation steps)
+  int micro_batches_priced = 0;  ///< micro-batch sizes whose step was priced (1 unless searched)
+  int num_micro_batches = 0;     ///< per data rank per step (gradient accumulation steps)
   double step_time_s = 0;
   double tokens_per_step = 0;
   double tokens_per_s = 0;

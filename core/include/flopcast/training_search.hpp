@@ -14,11 +14,13 @@
 namespace flopcast {
 
 /// The values each dimension may take; an empty list enumerates it: tp over the powers of two
-/// up to the GPUs of a node, pp over the powers of two up to the layers, cp over 1, 2, 4, 8,
-/// ep over the powers of two dividing the experts (MoE only), sharding over ZeRO 0-3,
-/// recompute over none, selective, op, full. dp is what the GPUs leave.
+/// up to the GPUs of two nodes, pp over the powers of two up to the layers, vpp (virtual stages
+/// per pipeline stage, interleaved 1F1B) over every v with pp·v dividing the layers, cp over 1,
+/// 2, 4, 8, ep over the powers of two dividing the experts (MoE only), sharding over ZeRO 0-3,
+/// recompute over none, selective, op, full. dp is what the GPUs leave; a layout without a
+/// pipeline (pp 1) is tried at vpp 1 only.
 struct TrainingSearchSpace {
-  std::vector<int> tp, pp, cp, ep;
+  std::vector<int> tp, pp, vpp, cp, ep;
   std::vector<Sharding> sharding;
   std::vector<Recompute> recompute;
   /// precision.compute types to try (bf16, fp8, mxfp8, fp4); empty: the request's own, since
@@ -37,12 +39,15 @@ struct TrainingSearchResult {
   std::vector<TrainingCandidate> best;
   int evaluated = 0;  ///< layouts considered (every combination of the space)
   int fitting = 0;    ///< of which fit in memory
+  /// Step estimates priced: every micro-batch size tried for every layout that was priced.
+  long long micro_batches_priced = 0;
   /// Layouts rejected, counted by reason: tp·pp·cp not dividing the GPUs, "does not fit in memory
   /// at micro-batch 1", or the rule the estimate's validation gave (path and rule, no value).
   std::map<std::string, int> rejected;
 };
 
-/// Layouts one search may consider (the product of the space's list sizes).
+/// Layouts one search may consider (the product of the space's list sizes, with vpp's counted
+/// per pipeline size).
 inline constexpr double kMaxSearchLayouts = 20000;
 
 /// Searches the layouts of `base` (model, hardware, GPUs, workload, precision and framework kept;

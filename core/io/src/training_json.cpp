@@ -293,7 +293,6 @@ json memory_json(const TrainingMemory& m) {
 
 json optional_number(bool present, double v) { return present ? json(round6(v)) : json(nullptr); }
 
-/// A non-empty list of at most 64 values at `search.<key>`, each read by `one`.
 }  // namespace
 
 json run_training_search(const json& request) {
@@ -302,7 +301,7 @@ json run_training_search(const json& request) {
                   "gpus_per_node", "workload", "precision", "optimizer", "lora", "moe", "framework",
                   "network", "cost_per_gpu_hour_usd", "max_tier"});
   ObjectReader sr(r.require("search"), "search",
-                  {"target", "top", "tp", "pp", "cp", "ep", "zero", "recompute", "compute"});
+                  {"target", "top", "tp", "pp", "vpp", "cp", "ep", "zero", "recompute", "compute"});
   const std::string target = sr.string("target");
   if (target != "training") {
     fail(sr.child("target"), "must be \"training\" or \"serving\"",
@@ -312,6 +311,7 @@ json run_training_search(const json& request) {
   TrainingSearchSpace space;
   space.tp = read_positive_list(sr, "tp");
   space.pp = read_positive_list(sr, "pp");
+  space.vpp = read_positive_list(sr, "vpp");
   space.cp = read_positive_list(sr, "cp");
   space.ep = read_positive_list(sr, "ep");
   space.sharding = read_list<Sharding>(sr, "zero", [](const json& v, const std::string& path) {
@@ -355,13 +355,9 @@ json run_training_search(const json& request) {
   for (const TrainingCandidate& c : found.best) {
     const TrainingSpec& s = c.spec;
     const TrainingResult& res = c.result;
-    json parallelism{{"tp", s.tp},
-                     {"pp", s.pp},
-                     {"dp", s.dp},
-                     {"cp", s.cp},
-                     {"ep", s.ep},
-                     {"sp", s.sp},
-                     {"zero", static_cast<int>(s.sharding)}};
+    json parallelism{
+        {"tp", s.tp}, {"pp", s.pp}, {"vpp", s.vpp}, {"dp", s.dp},
+        {"cp", s.cp}, {"ep", s.ep}, {"sp", s.sp},   {"zero", static_cast<int>(s.sharding)}};
     json one = base;
     one["parallelism"] = parallelism;
     one["workload"]["recompute"] = to_string(s.recompute);
@@ -394,6 +390,7 @@ json run_training_search(const json& request) {
               {"target", "training"},
               {"evaluated", found.evaluated},
               {"fitting", found.fitting},
+              {"micro_batches_priced", found.micro_batches_priced},
               {"candidates", candidates},
               {"rejected", rejected},
               {"warnings", found.best.empty() ? json::array({"no layout fits in memory"})
