@@ -149,9 +149,19 @@ void validate(const TrainingSpec& s) {
 
 // ---- Pricing ----
 
+/// The phase of the step an item belongs to (the breakdown's `phase`).
+enum class Phase { forward, backward, recompute, communication, pipeline, optimizer, overhead };
+
+constexpr const char* phase_name(Phase p) {
+  constexpr const char* kNames[] = {"forward",  "backward",  "recompute", "communication",
+                                    "pipeline", "optimizer", "overhead"};
+  return kNames[static_cast<int>(p)];
+}
+
 /// Time and FLOPs of one item of one micro-batch on one GPU.
 struct Item {
-  std::string phase, op;
+  Phase phase = Phase::forward;
+  std::string op;
   double time_s = 0;
   double flops = 0;
   Bound bound = Bound::compute;
@@ -161,9 +171,9 @@ struct Item {
 
 class Ledger {
  public:
-  void add(std::string phase, const OpCost& op, double scale = 1, const std::string& name = "") {
+  void add(Phase phase, const OpCost& op, double scale = 1, const std::string& name = "") {
     Item it;
-    it.phase = std::move(phase);
+    it.phase = phase;
     it.op = name.empty() ? op.name : name;
     it.time_s = op.time.value * scale;
     it.flops = op.flops.value * scale;
@@ -173,26 +183,25 @@ class Ledger {
     it.tier = op.tier;
     items_.push_back(std::move(it));
   }
-  void add_time(std::string phase, std::string op, double t, Bound bound) {
+  void add_time(Phase phase, std::string op, double t, Bound bound) {
     if (t <= 0) return;
     Item it;
-    it.phase = std::move(phase);
+    it.phase = phase;
     it.op = std::move(op);
     it.time_s = t;
     it.bound = bound;
     items_.push_back(std::move(it));
   }
-  [[nodiscard]] double time(std::string_view phase = "") const {
+  /// The time of every item.
+  [[nodiscard]] double time() const {
     double t = 0;
-    for (const Item& i : items_) {
-      if (phase.empty() || i.phase == phase) t += i.time_s;
-    }
+    for (const Item& i : items_) t += i.time_s;
     return t;
   }
-  [[nodiscard]] double time_of(std::string_view phase, std::string_view op) const {
+  [[nodiscard]] double time(Phase phase) const {
     double t = 0;
     for (const Item& i : items_) {
-      if (i.phase == phase && i.op == op) t += i.time_s;
+      if (i.phase == phase) t += i.time_s;
     }
     return t;
   }
@@ -207,14 +216,20 @@ class Ledger {
       i.flops *= k;
     }
   }
-  /// Appends `o` scaled by `k`, optionally moved into another phase.
-  void append(const Ledger& o, double k, const std::string& phase = "") {
-    for (Item i : o.items_) {
-      i.time_s *= k;
-      i.flops *= k;
-      if (!phase.empty()) i.phase = phase;
-      items_.push_back(std::move(i));
+  /// Appends `o` scaled by `k`.
+  void append(const Ledger& o, double k) {
+    items_.reserve(items_.size() + o.items_.size());
+    for (const Item& i : o.items_) {
+      items_.push_back(i);
+      items_.back().time_s *= k;
+      items_.back().flops *= k;
     }
+  }
+  /// Appends `o` scaled by `k`, moved into `phase`.
+  void append(const Ledger& o, double k, Phase phase) {
+    const std::size_t first = items_.size();
+    append(o, k);
+    for (std::size_t i = first; i < items_.size(); ++i) items_[i].phase = phase;
   }
 
  private:
@@ -224,12 +239,12 @@ class Ledger {
 /// Shapes of one GPU's shard of a layer.
 struct Shard {
   double h, d, hq, hkv, inter, vocab;
-  double tokens;       // T = b·s/cp: tokens of one micro-batch on this GPU
-  double b, s_full;    // sequences, full sequence length
-  double norm_tokens;  // tokens of the norms: T/tp under SP
-  std::vector<LayerKind> kinds;
-  GemmTypes linear;   // transformer linears (fp8 under the fp8 recipe)
-  GemmTypes dense16;  // LM head, router, LoRA adapters, wgrad outputs
+  double tokens;                        // T = b·s/cp: tokens of one micro-batch on this GPU
+  double b, s_full;                     // sequences, full sequence length
+  double norm_tokens;                   // tokens of the norms: T/tp under SP
+  const std::vector<LayerKind>* kinds;  // the model's, grouped (layer_kinds)
+  GemmTypes linear;                     // transformer linears (fp8 under the fp8 recipe)
+  GemmTypes dense16;                    // LM head, router, LoRA adapters, wgrad outputs
   DType attn_math;
   double a = 2;
 };
@@ -255,7 +270,7 @@ double bf16_tail_share(const TrainingSpec& s) {
   return double(s.bf16_last_layers) / s.model.num_layers;
 }
 
-Shard make_shard(const TrainingSpec& s, int b) {
+Shard make_shard(const TrainingSpec& s, int b, const std::vector<LayerKind>& kinds) {
   const ModelSpec& m = s.model;
   Shard sh{};
   sh.h = m.hidden_size;
@@ -268,7 +283,7 @@ Shard make_shard(const TrainingSpec& s, int b) {
   sh.s_full = s.seq_len;
   sh.tokens = double(b) * s.seq_len / s.cp;
   sh.norm_tokens = s.sp ? sh.tokens / s.tp : sh.tokens;
-  sh.kinds = layer_kinds(m);
+  sh.kinds = &kinds;
   const bool low = low_precision_recipe(s.compute);
   const DType half = low ? (s.hardware.peak(DType::bf16) ? DType::bf16 : DType::fp16) : s.compute;
   sh.a = 2;
@@ -384,37 +399,38 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     const LinearCosts c = price_linear(s, sh, l, full, base);
     if (op_sac)
       p.recompute.add(
-          "recompute", c.fwd,
+          Phase::recompute, c.fwd,
           sac.recomputed_share.at(training_detail::op_sac_key(l.name, l.name != previous)));
     previous = l.name;
-    p.fwd.add("forward", c.fwd);
-    p.bwd.add("backward", c.dgrad);
-    if (c.has_wgrad) p.bwd.add("backward", c.wgrad);
+    p.fwd.add(Phase::forward, c.fwd);
+    p.bwd.add(Phase::backward, c.dgrad);
+    if (c.has_wgrad) p.bwd.add(Phase::backward, c.wgrad);
     p.gemm_fwd_s += c.fwd.time.value;
     p.gemm_bwd_s += c.dgrad.time.value + (c.has_wgrad ? c.wgrad.time.value : 0);
   }
   if (kind.moe) {
     const LinearCosts router =
         price_linear(s, sh, {"moe_router", double(m.num_experts), sh.h}, full, sh.dense16);
-    if (op_sac) p.recompute.add("recompute", router.fwd, sac.recomputed_share.at("moe_router"));
-    p.fwd.add("forward", router.fwd);
-    p.bwd.add("backward", router.dgrad);
-    if (router.has_wgrad) p.bwd.add("backward", router.wgrad);
+    if (op_sac)
+      p.recompute.add(Phase::recompute, router.fwd, sac.recomputed_share.at("moe_router"));
+    p.fwd.add(Phase::forward, router.fwd);
+    p.bwd.add(Phase::backward, router.dgrad);
+    if (router.has_wgrad) p.bwd.add(Phase::backward, router.wgrad);
   }
   if (!full) {
     for (const Linear& l : lora_adapters(s, sh)) {
       const LinearCosts c = price_linear(s, sh, l, true, sh.dense16);
-      p.fwd.add("forward", c.fwd);
-      p.bwd.add("backward", c.dgrad);
-      p.bwd.add("backward", c.wgrad);
+      p.fwd.add(Phase::forward, c.fwd);
+      p.bwd.add(Phase::backward, c.dgrad);
+      p.bwd.add(Phase::backward, c.wgrad);
     }
   }
   if (s.finetune == Finetune::qlora) {
     // NF4 → bf16 dequantization of the base weights, forward and again for dgrad.
     const double w = layer_params(s).linear;
     const OpCost deq = memory_op("dequantize", hw, km, Flops(0), Bytes(w * (0.53 + 2)), 4);
-    p.fwd.add("forward", deq);
-    p.bwd.add("backward", deq);
+    p.fwd.add(Phase::forward, deq);
+    p.bwd.add(Phase::backward, deq);
   }
 
   // Attention core: each CP rank computes its 1/cp share of the causal score matrix.
@@ -424,14 +440,14 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   attn.time = attn.time * s.attention_scale;
   p.attention_fwd_s = attn.time.value / s.cp;
   p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;
-  p.fwd.add("forward", attn, 1.0 / s.cp);
-  p.bwd.add("backward", attn, kAttentionBackwardFactor / s.cp);
+  p.fwd.add(Phase::forward, attn, 1.0 / s.cp);
+  p.bwd.add(Phase::backward, attn, kAttentionBackwardFactor / s.cp);
   if (!s.flash_attention) {
     // Unfused attention writes and reads the scores and probabilities (2 bytes each) in HBM.
     const double elems = sh.b * sh.hq * sh.s_full * sh.s_full / s.cp;
     const OpCost scores = memory_op("attention", hw, km, Flops(0), Bytes(8 * elems), 3);
-    p.fwd.add("forward", scores);
-    p.bwd.add("backward", scores, 2);
+    p.fwd.add(Phase::forward, scores);
+    p.bwd.add(Phase::backward, scores, 2);
   }
 
   // Elementwise: two fused residual-add + norm (read x, residual; write both), rotary on q and
@@ -443,8 +459,8 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   if (sh.linear.math != sh.dense16.math)
     bytes += cast_bytes_per_element(s.compute) * sh.tokens * cast_elems;
   const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
-  p.fwd.add("forward", elementwise);
-  p.bwd.add("backward", elementwise, 2);
+  p.fwd.add(Phase::forward, elementwise);
+  p.bwd.add(Phase::backward, elementwise, 2);
 
   // MoE token permutation (Megatron's and torchtitan's token dispatchers): the routed copies of
   // the layer's tokens are gathered into expert order before the grouped GEMMs (read T·h, write
@@ -455,19 +471,19 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     const double routed = sh.tokens * m.experts_per_token * s.moe_capacity_factor;
     permute = memory_op("moe_permute", hw, km, Flops(0),
                         Bytes(2 * (sh.tokens + routed) * sh.h * sh.a), 4);
-    p.fwd.add("forward", permute);
-    p.bwd.add("backward", permute);
+    p.fwd.add(Phase::forward, permute);
+    p.bwd.add(Phase::backward, permute);
   }
 
   // Recomputation in the backward: the whole forward (full), the attention core (selective), or
   // the elementwise ops beside the matmuls op-level checkpointing recomputes (above).
   if (s.recompute == Recompute::full) {
-    p.recompute.append(p.fwd, 1, "recompute");
+    p.recompute.append(p.fwd, 1, Phase::recompute);
   } else if (s.recompute == Recompute::selective) {
-    p.recompute.add("recompute", attn, 1.0 / s.cp);
+    p.recompute.add(Phase::recompute, attn, 1.0 / s.cp);
   } else if (op_sac) {
-    p.recompute.add("recompute", elementwise);
-    if (kind.moe) p.recompute.add("recompute", permute);  // gathers are not saved either
+    p.recompute.add(Phase::recompute, elementwise);
+    if (kind.moe) p.recompute.add(Phase::recompute, permute);  // gathers are not saved either
   }
   return p;
 }
@@ -485,7 +501,7 @@ LayerPass price_mean_layer(const TrainingSpec& s, const Shard& sh) {
     sh16.linear = sh.dense16;
   }
   std::vector<std::pair<LayerPass, double>> passes;
-  for (const LayerKind& kind : sh.kinds) {
+  for (const LayerKind& kind : *sh.kinds) {
     const double share = double(kind.count) / s.model.num_layers;
     if (tail < 1) passes.emplace_back(price_layer(s, sh, kind), share * (1 - tail));
     if (tail > 0) passes.emplace_back(price_layer(s, sh16, kind), share * tail);
@@ -510,21 +526,21 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
   if (first) {
     const OpCost emb =
         memory_op("embedding", hw, km, Flops(0), Bytes(2 * sh.tokens * sh.h * sh.a), 1);
-    l.add("forward", emb);
-    l.add("backward", emb, 2);  // scatter-add of the gradient
+    l.add(Phase::forward, emb);
+    l.add(Phase::backward, emb, 2);  // scatter-add of the gradient
   }
   if (last) {
     const bool trains = s.finetune == Finetune::full;
     const LinearCosts head = price_linear(s, sh, {"lm_head", sh.vocab, sh.h}, trains, sh.dense16);
-    l.add("forward", head.fwd);
-    l.add("backward", head.dgrad);
-    if (head.has_wgrad) l.add("backward", head.wgrad);
+    l.add(Phase::forward, head.fwd);
+    l.add(Phase::backward, head.dgrad);
+    if (head.has_wgrad) l.add(Phase::backward, head.wgrad);
     // Final norm, then fp32 logits, softmax and the gradient of the cross-entropy.
     const double logits = sh.tokens * sh.vocab;
     const OpCost loss =
         memory_op("lm_head", hw, km, Flops(0), Bytes(4 * sh.tokens * sh.h * sh.a + 10 * logits), 3);
-    l.add("forward", loss);
-    l.add("backward", loss);
+    l.add(Phase::forward, loss);
+    l.add(Phase::backward, loss);
   }
   return l;
 }
@@ -536,8 +552,8 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
 Ledger price_mtp(const TrainingSpec& s, const Shard& sh) {
   Ledger l;
   if (s.mtp_layers == 0) return l;
-  const LayerKind* last = &sh.kinds.back();
-  for (const LayerKind& k : sh.kinds) {
+  const LayerKind* last = &sh.kinds->back();
+  for (const LayerKind& k : *sh.kinds) {
     if (k.moe == s.model.is_moe() && !k.local) last = &k;
   }
   const LayerPass layer = price_layer(s, sh, *last);
@@ -546,13 +562,13 @@ Ledger price_mtp(const TrainingSpec& s, const Shard& sh) {
   l.append(layer.recompute, 1);
   const LinearCosts proj =
       price_linear(s, sh, {"mtp_projection", sh.h / s.tp, 2 * sh.h}, true, sh.dense16);
-  l.add("forward", proj.fwd);
-  l.add("backward", proj.dgrad);
-  l.add("backward", proj.wgrad);
+  l.add(Phase::forward, proj.fwd);
+  l.add(Phase::backward, proj.dgrad);
+  l.add(Phase::backward, proj.wgrad);
   const OpCost norms = memory_op("norm_elementwise", s.hardware, s.kernel, Flops(0),
                                  Bytes(2 * 4 * sh.norm_tokens * sh.h * sh.a), 2);
-  l.add("forward", norms);
-  l.add("backward", norms, 2);
+  l.add(Phase::forward, norms);
+  l.add(Phase::backward, norms, 2);
   l.append(price_ends(s, sh, true, true), 1);
   l.rename("mtp_module");
   Ledger out;
@@ -763,31 +779,31 @@ MicroBatch price_micro_batch(const TrainingSpec& s, const Shard& sh, const Layer
   Ledger& mb = out.ledger;
   mb.append(lp.fwd, st.layers);
   mb.append(lp.bwd, st.layers);
-  mb.append(lp.recompute, st.layers, "recompute");
+  mb.append(lp.recompute, st.layers, Phase::recompute);
   out.ends_s = st.ends.time();
   if (!st.ends.items().empty()) mb.append(st.ends, 1);
   mb.scale(s.compute_scale);
-  out.fwd_s = mb.time("forward");
-  out.bwd_s = mb.time("backward") + mb.time("recompute");
+  out.fwd_s = mb.time(Phase::forward);
+  out.bwd_s = mb.time(Phase::backward) + mb.time(Phase::recompute);
 
   // The last stage's MTP layers communicate as its other layers do.
   const MicroComm mc = micro_comm(s, sh, lp, st.layers + (st.is_last ? s.mtp_layers : 0));
-  mb.add_time("communication", "tp_collectives", mc.tp_exposed_s, Bound::communication);
-  mb.add_time("communication", "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
+  mb.add_time(Phase::communication, "tp_collectives", mc.tp_exposed_s, Bound::communication);
+  mb.add_time(Phase::communication, "cp_ring_exchange", mc.cp_exposed_s, Bound::communication);
   // The all-to-alls sit between attention and experts of their own micro-batch; only a schedule
   // that runs two micro-batches at once on the stage (DualPipe, Megatron-Core's EP overlap) hides
   // them, behind the other one's compute, and only when the stage has another micro-batch.
   const bool two_in_flight = micro > 1 || s.pp > 1;
   const double ep_hide = s.ep_comm_overlap && two_in_flight ? ov * (out.fwd_s + out.bwd_s) : 0;
-  mb.add_time("communication", "ep_all_to_all", std::max(0.0, mc.ep_s - ep_hide),
+  mb.add_time(Phase::communication, "ep_all_to_all", std::max(0.0, mc.ep_s - ep_hide),
               Bound::communication);
   if (mc.fsdp_fwd_s > 0 || mc.fsdp_bwd_s > 0) {
     // Prefetch hides each layer's gather behind the previous layer's compute; the first gather
     // and the last reduce-scatter have nothing to hide behind.
     const double first = mc.fsdp_fwd_s / st.layers;
-    mb.add_time("communication", "fsdp_forward",
+    mb.add_time(Phase::communication, "fsdp_forward",
                 std::max(0.0, mc.fsdp_fwd_s - ov * out.fwd_s) + first, Bound::communication);
-    mb.add_time("communication", "fsdp_backward",
+    mb.add_time(Phase::communication, "fsdp_backward",
                 std::max(0.0, mc.fsdp_bwd_s - ov * out.bwd_s) + first, Bound::communication);
   }
   return out;
@@ -802,7 +818,7 @@ void add_weight_casts(Ledger& step, const TrainingSpec& s, const Shard& sh, doub
   const OpCost cast =
       memory_op(op, s.hardware, s.kernel, Flops(0),
                 Bytes(cast_bytes_per_element(s.compute) * layer_params(s).linear), 1);
-  step.add("forward", cast, layers * (1 - bf16_tail_share(s)) * s.compute_scale);
+  step.add(Phase::forward, cast, layers * (1 - bf16_tail_share(s)) * s.compute_scale);
 }
 
 /// 1F1B: (p − 1) micro-batch slots of fill and drain, divided by v when interleaved, and the
@@ -813,10 +829,10 @@ void add_weight_casts(Ledger& step, const TrainingSpec& s, const Shard& sh, doub
 void add_pipeline(Ledger& step, const TrainingSpec& s, const Shard& sh, const MicroBatch& mb) {
   if (s.pp == 1) return;
   const double stage_s = mb.ledger.time() - mb.ends_s * s.compute_scale;
-  step.add_time("pipeline", "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
+  step.add_time(Phase::pipeline, "bubble", (s.pp - 1.0) / s.vpp * stage_s, Bound::overhead);
   const double act = sh.tokens * sh.h * sh.a / (s.sp ? s.tp : 1);
   const double p2p = collective_s(s, CollectiveKind::send_recv, act, 2, s.tp * s.cp * s.dp);
-  step.add_time("communication", "pp_send_recv", 2 * (double(s.pp) * s.vpp - 1) * p2p,
+  step.add_time(Phase::communication, "pp_send_recv", 2 * (double(s.pp) * s.vpp - 1) * p2p,
                 Bound::communication);
 }
 
@@ -829,21 +845,21 @@ void add_gradient_sync(Ledger& step, const TrainingSpec& s, const StageParams& s
   if (s.sharding == Sharding::none) {
     const double ar =
         collective_s(s, CollectiveKind::all_reduce, s.grad_reduce_bytes * sp.trainable, nd, s.tp);
-    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
+    step.add_time(Phase::communication, "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
                   Bound::communication);
   } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
     const double rs = collective_s(s, CollectiveKind::reduce_scatter,
                                    s.grad_reduce_bytes * sp.trainable, nd, s.tp);
     const double ag = collective_s(s, CollectiveKind::all_gather, 2 * sp.trainable, nd, s.tp);
-    step.add_time("communication", "dp_reduce_scatter", std::max(0.0, rs - ov * mb.bwd_s),
+    step.add_time(Phase::communication, "dp_reduce_scatter", std::max(0.0, rs - ov * mb.bwd_s),
                   Bound::communication);
-    step.add_time("communication", "dp_all_gather", std::max(0.0, ag - ov * mb.fwd_s),
+    step.add_time(Phase::communication, "dp_all_gather", std::max(0.0, ag - ov * mb.fwd_s),
                   Bound::communication);
   } else if (s.sharding == Sharding::hybrid_shard && nd > hybrid_group(s)) {
     const int g = hybrid_group(s);
     const double ar = collective_s(s, CollectiveKind::all_reduce,
                                    s.grad_reduce_bytes * sp.trainable / g, nd / g, s.tp * g);
-    step.add_time("communication", "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
+    step.add_time(Phase::communication, "dp_all_reduce", std::max(0.0, ar - ov * mb.bwd_s),
                   Bound::communication);
   }
 }
@@ -852,19 +868,25 @@ void add_gradient_sync(Ledger& step, const TrainingSpec& s, const StageParams& s
 /// fixed time per step.
 void add_optimizer_and_overhead(Ledger& step, const TrainingSpec& s, const StageParams& sp) {
   const double opt_params = sp.trainable / shard_divisors(s).optimizer;
-  step.add("optimizer",
+  step.add(Phase::optimizer,
            memory_op("optimizer_step", s.hardware, s.kernel, Flops(0),
                      Bytes(opt_params * (optimizer_update_bytes(s.optimizer) + 2)), 4));
-  step.add_time("overhead", "framework", s.step_overhead_s, Bound::overhead);
+  step.add_time(Phase::overhead, "framework", s.step_overhead_s, Bound::overhead);
 }
 
+/// What every micro-batch size of one request shares: the model's layers grouped by kind and
+/// the FLOPs per token MFU and HFU count.
+struct RequestConstants {
+  std::vector<LayerKind> kinds;
+  TokenFlops flops;
+};
+
 /// Rates, MFU, HFU and totals of a priced step.
-void fill_rates(TrainingResult& r, const TrainingSpec& s, double step_s) {
+void fill_rates(TrainingResult& r, const TrainingSpec& s, double step_s, const TokenFlops& f) {
   r.step_time_s = step_s;
   r.tokens_per_step = double(s.global_batch_size) * s.seq_len;
   r.tokens_per_s = r.tokens_per_step / r.step_time_s;
   r.tokens_per_s_per_gpu = r.tokens_per_s / s.num_gpus;
-  const TokenFlops f = flops_per_token(s);
   r.model_flops_per_token = f.model;
   r.hardware_flops_per_token = f.hardware;
   r.peak_flops_per_gpu = s.hardware.peak(math_type(s.compute))->value;
@@ -880,16 +902,16 @@ void fill_rates(TrainingResult& r, const TrainingSpec& s, double step_s) {
 /// Breakdown: one line per (phase, op), in order of first appearance; the tier is 2 only when
 /// every priced kernel was.
 void fill_breakdown(TrainingResult& r, const TrainingSpec& s, const Ledger& step) {
-  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  std::map<std::pair<Phase, std::string>, std::size_t> index;
   bool all_tier2 = true;
   for (const Item& i : step.items()) {
     if (i.priced_kernel && i.tier != 2) all_tier2 = false;
-    const auto key = std::make_pair(i.phase, i.op);
+    auto key = std::make_pair(i.phase, i.op);
     auto it = index.find(key);
     if (it == index.end()) {
-      it = index.emplace(key, r.breakdown.size()).first;
+      it = index.emplace(std::move(key), r.breakdown.size()).first;
       TrainingBreakdownItem item;
-      item.phase = i.phase;
+      item.phase = phase_name(i.phase);
       item.op = i.op;
       item.bound = i.bound;
       r.breakdown.push_back(item);
@@ -902,9 +924,15 @@ void fill_breakdown(TrainingResult& r, const TrainingSpec& s, const Ledger& step
   r.tier = all_tier2 ? 2 : (s.framework_fitted ? 1 : 0);
 }
 
-/// Everything of one step at micro-batch `b` except the memory.
-TrainingResult estimate_step(const TrainingSpec& s, int b) {
-  const Shard sh = make_shard(s, b);
+/// One step at micro-batch `b`: its result without the memory and the breakdown, and the
+/// ledger the breakdown comes from (filled only for the micro-batch the estimate reports).
+struct Step {
+  TrainingResult result;
+  Ledger ledger;
+};
+
+Step estimate_step(const TrainingSpec& s, int b, const RequestConstants& rc) {
+  const Shard sh = make_shard(s, b, rc.kinds);
   const LayerPass lp = price_mean_layer(s, sh);
   const int micro = s.global_batch_size / (s.dp * b);
   const SlowestStage stage =
@@ -919,13 +947,13 @@ TrainingResult estimate_step(const TrainingSpec& s, int b) {
   add_gradient_sync(step, s, sp, mb);
   add_optimizer_and_overhead(step, s, sp);
 
-  TrainingResult r;
+  Step out{TrainingResult{}, std::move(step)};
+  TrainingResult& r = out.result;
   r.micro_batch_size = b;
   r.num_micro_batches = micro;
-  fill_rates(r, s, step.time());
-  r.bubble_fraction = step.time("pipeline") / r.step_time_s;
-  fill_breakdown(r, s, step);
-  return r;
+  fill_rates(r, s, out.ledger.time(), rc.flops);
+  r.bubble_fraction = out.ledger.time(Phase::pipeline) / r.step_time_s;
+  return out;
 }
 
 std::vector<int> divisors(int n) {
@@ -997,7 +1025,9 @@ TrainingResult estimate_training(const TrainingSpec& request) {
   std::vector<int> candidates{spec.micro_batch_size};
   if (spec.micro_batch_size == 0) candidates = divisors(per_rank);
 
-  TrainingResult best;
+  const RequestConstants rc{layer_kinds(spec.model), flops_per_token(spec)};
+  Step chosen;
+  TrainingResult& best = chosen.result;
   bool found = false;
   int largest_fit = 0;
   int priced = 0;
@@ -1005,16 +1035,16 @@ TrainingResult estimate_training(const TrainingSpec& request) {
     const TrainingMemory mem = training_detail::training_memory(spec, b, per_rank / b);
     if (!mem.fits && spec.micro_batch_size == 0) break;  // memory grows with b
     if (mem.fits) largest_fit = b;
-    TrainingResult r = estimate_step(spec, b);
+    Step step = estimate_step(spec, b, rc);
     ++priced;
-    r.memory = mem;
-    if (!found || r.step_time_s <= best.step_time_s * (1 + 1e-9)) {
-      best = std::move(r);
+    step.result.memory = mem;
+    if (!found || step.result.step_time_s <= best.step_time_s * (1 + 1e-9)) {
+      chosen = std::move(step);
       found = true;
     }
   }
   if (!found) {  // not even one sequence per micro-batch fits: report b = 1
-    best = estimate_step(spec, 1);
+    chosen = estimate_step(spec, 1, rc);
     ++priced;
     best.memory = training_detail::training_memory(spec, 1, per_rank);
     best.warnings.push_back("does not fit: even micro_batch_size 1 needs " +
@@ -1030,6 +1060,7 @@ TrainingResult estimate_training(const TrainingSpec& request) {
       largest_fit = b;
     }
   }
+  fill_breakdown(best, spec, chosen.ledger);
   best.max_micro_batch_size = largest_fit;
   best.micro_batch_searched = spec.micro_batch_size == 0;
   best.micro_batches_priced = priced;
@@ -1047,7 +1078,7 @@ TrainingResult estimate_training(const TrainingSpec& request) {
                             std::to_string(best.num_micro_batches) + ") to be a multiple of pp (" +
                             std::to_string(spec.pp) + ")");
   }
-  return best;
+  return std::move(chosen.result);
 }
 
 }  // namespace flopcast
