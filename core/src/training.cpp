@@ -192,10 +192,15 @@ class Ledger {
     it.bound = bound;
     items_.push_back(std::move(it));
   }
-  /// The time of every item.
-  [[nodiscard]] double time() const {
-    double t = 0;
+  /// The time of every item, added to `t`.
+  [[nodiscard]] double time(double t = 0) const {
     for (const Item& i : items_) t += i.time_s;
+    return t;
+  }
+  /// time() of the ledger append(*this, k) would make, bit for bit.
+  [[nodiscard]] double time_scaled(double k) const {
+    double t = 0;
+    for (const Item& i : items_) t += i.time_s * k;
     return t;
   }
   [[nodiscard]] double time(Phase phase) const {
@@ -925,10 +930,18 @@ void fill_breakdown(TrainingResult& r, const TrainingSpec& s, const Ledger& step
 }
 
 /// One step at micro-batch `b`: its result without the memory and the breakdown, and the
-/// ledger the breakdown comes from (filled only for the micro-batch the estimate reports).
+/// ledgers the breakdown comes from (built only for the micro-batch the estimate reports): the
+/// micro-batch's, `micro` times, then the step's own items.
 struct Step {
   TrainingResult result;
-  Ledger ledger;
+  Ledger micro_batch, rest;
+  /// The whole step's ledger.
+  [[nodiscard]] Ledger ledger() const {
+    Ledger step;
+    step.append(micro_batch, result.num_micro_batches);
+    step.append(rest, 1);
+    return step;
+  }
 };
 
 Step estimate_step(const TrainingSpec& s, int b, const RequestConstants& rc) {
@@ -937,22 +950,22 @@ Step estimate_step(const TrainingSpec& s, int b, const RequestConstants& rc) {
   const int micro = s.global_batch_size / (s.dp * b);
   const SlowestStage stage =
       slowest_stage(s, sh, lp.fwd.time() + lp.bwd.time() + lp.recompute.time());
-  const MicroBatch mb = price_micro_batch(s, sh, lp, stage, micro);
+  MicroBatch mb = price_micro_batch(s, sh, lp, stage, micro);
 
-  Ledger step;
-  step.append(mb.ledger, micro);
-  add_weight_casts(step, s, sh, stage.layers);
-  add_pipeline(step, s, sh, mb);
+  Ledger rest;
+  add_weight_casts(rest, s, sh, stage.layers);
+  add_pipeline(rest, s, sh, mb);
   const StageParams sp = stage_params(s);
-  add_gradient_sync(step, s, sp, mb);
-  add_optimizer_and_overhead(step, s, sp);
+  add_gradient_sync(rest, s, sp, mb);
+  add_optimizer_and_overhead(rest, s, sp);
 
-  Step out{TrainingResult{}, std::move(step)};
+  Step out{TrainingResult{}, std::move(mb.ledger), std::move(rest)};
   TrainingResult& r = out.result;
   r.micro_batch_size = b;
   r.num_micro_batches = micro;
-  fill_rates(r, s, out.ledger.time(), rc.flops);
-  r.bubble_fraction = out.ledger.time(Phase::pipeline) / r.step_time_s;
+  // The step's ledger's sum, in its order, without building it.
+  fill_rates(r, s, out.rest.time(out.micro_batch.time_scaled(micro)), rc.flops);
+  r.bubble_fraction = out.rest.time(Phase::pipeline) / r.step_time_s;
   return out;
 }
 
@@ -1060,7 +1073,7 @@ TrainingResult estimate_training(const TrainingSpec& request) {
       largest_fit = b;
     }
   }
-  fill_breakdown(best, spec, chosen.ledger);
+  fill_breakdown(best, spec, chosen.ledger());
   best.max_micro_batch_size = largest_fit;
   best.micro_batch_searched = spec.micro_batch_size == 0;
   best.micro_batches_priced = priced;
