@@ -510,13 +510,13 @@ export class ServingView {
       'TP',
       'PP',
       'EP',
-      'Attention',
+      'Attn',
       'Replicas',
       'Max seqs',
-      'Budget',
+      'Token budget',
       'Max req/s',
-      'Tok/s/GPU',
-      'Tok/s/user',
+      'Tok/s per GPU',
+      'Tok/s per user',
       'TTFT p90',
       'TPOT p90',
       '',
@@ -524,7 +524,7 @@ export class ServingView {
     fillCandidates(
       table,
       head,
-      8,
+      6,
       res.candidates,
       (c) => [
         ...[
@@ -535,9 +535,9 @@ export class ServingView {
             : (c.parallelism.ep ?? 1),
           c.parallelism.dp_attention ? 'DP' : 'TP',
           c.replicas,
-          c.max_num_seqs,
-          c.max_num_batched_tokens,
         ].map((v) => el('td', { text: String(v) })),
+        el('td', { class: 'num', text: String(c.max_num_seqs) }),
+        el('td', { class: 'num', text: String(c.max_num_batched_tokens) }),
         el('td', {
           class: 'num',
           'data-value': String(c.saturation_rate_per_s),
@@ -549,6 +549,7 @@ export class ServingView {
         el('td', { class: 'num', text: fmtMs(c.tpot_ms.p90).join(' ') }),
       ],
       (r) => this.applyRequest(r),
+      this.M,
     );
   }
 

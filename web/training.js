@@ -397,43 +397,49 @@ export class TrainingView {
       (rejected ? ` Rejected: ${rejected}.` : '') +
       ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
+    // The compute type is a column only when the search tried several.
+    const types = Boolean(q.search.compute);
     const head = [
       '#',
       'TP',
       'PP',
-      'Virtual stages',
+      'VPP',
       'DP',
       'CP',
       'EP',
       'ZeRO',
       'Recompute',
-      'Compute',
+      ...(types ? ['Compute'] : []),
       'Micro-batch',
       'Step time',
       'Tok/s per GPU',
       'MFU',
-      'Memory',
+      'Memory GB',
       '',
     ];
     fillCandidates(
       table,
       head,
-      10,
+      types ? 10 : 9,
       res.candidates,
       (c) => {
         const p = c.parallelism;
         return [
           ...[p.tp, p.pp, p.vpp, p.dp, p.cp, p.ep, p.zero].map((v) => el('td', { text: String(v) })),
           el('td', { text: c.recompute }),
-          el('td', { text: c.compute }),
-          el('td', { text: String(c.micro_batch_size) }),
+          ...(types ? [el('td', { text: c.compute })] : []),
+          el('td', { class: 'num', text: String(c.micro_batch_size) }),
           el('td', { class: 'num', 'data-value': String(c.step_time_s), text: fmtMs(c.step_time_s * 1e3).join(' ') }),
           el('td', { class: 'num', text: fmtNum(c.tokens_per_s_per_gpu) }),
           el('td', { class: 'num', text: fmtPct(c.mfu) }),
-          el('td', { class: 'num', text: `${fmtGB(c.memory_GB)} of ${fmtGB(c.capacity_GB)}` }),
+          el('td', {
+            class: 'num',
+            text: `${fmtGB(c.memory_GB).replace(' GB', '')} / ${fmtGB(c.capacity_GB).replace(' GB', '')}`,
+          }),
         ];
       },
       (r) => this.applyRequest(r),
+      this.M,
     );
   }
 

@@ -565,7 +565,7 @@ export function searchPanel(P, title, button, hint, ...extra) {
       cancel,
     ),
     el('p', { class: 'hint', id: `${P}-search-note`, text: hint }),
-    el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown' })),
+    el('div', { class: 'table-wrap' }, el('table', { id: `${P}-search-table`, class: 'breakdown candidates' })),
     ...extra,
   );
 }
@@ -573,7 +573,43 @@ export function searchPanel(P, title, button, hint, ...extra) {
 /** Fills a search's table: a header row (`head`; the columns from `firstNum` to the last but one
  *  are numbers) and a row per candidate with its rank, the cells `cells(c)` gives and a Use
  *  button that hands `c.request` to `use`. */
-export function fillCandidates(table, head, firstNum, candidates, cells, use) {
+/** Puts `text` in the header's box, selected, and on the clipboard where the browser allows. */
+export function offer(text, ready) {
+  const status = $('share-status');
+  const out = $('share-url');
+  out.value = text;
+  out.hidden = false;
+  out.focus();
+  out.select();
+  status.className = 'share-status';
+  status.textContent = ready;
+  if (navigator.clipboard?.writeText) {
+    navigator.clipboard.writeText(text).then(
+      () => {
+        status.textContent = 'Copied to clipboard';
+      },
+      () => {
+        status.textContent = `${ready} — copy it from the box`;
+      },
+    );
+  }
+}
+
+/** A shell word: single-quoted, embedded quotes closed and escaped. */
+const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** The command that prices `request` with the CLI (the request piped to `flopcast estimate`). */
+export function cliLine(request) {
+  return `echo ${shellQuote(JSON.stringify(request))} | flopcast estimate --request - --format json`;
+}
+
+/**
+ * Fills a search table: a header row of `head`, then one row per candidate, its rank, `cells(c)`
+ * and three actions on its `request`: Use (`use`: into the form), Link (the page's link to it)
+ * and CLI (the command that prices it), the last two offered in the header's box. Columns from
+ * `firstNum` on are numbers.
+ */
+export function fillCandidates(table, head, firstNum, candidates, cells, use, M) {
   const numeric = (i) => i >= firstNum && i < head.length - 1;
   table.dataset.stale = 'false';
   table.replaceChildren(
@@ -587,14 +623,28 @@ export function fillCandidates(table, head, firstNum, candidates, cells, use) {
       null,
       ...candidates.map((c, i) => {
         const rank = String(i + 1);
-        const button = el('button', { type: 'button', class: 'secondary', 'data-rank': rank, text: 'Use' });
-        button.addEventListener('click', () => use(c.request));
+        const action = (text, label, run) => {
+          const b = el('button', { type: 'button', class: 'secondary', 'data-rank': rank, 'data-action': text, text });
+          b.setAttribute('aria-label', `${label} ${rank}`);
+          b.addEventListener('click', run);
+          return b;
+        };
+        const link = () => {
+          const r = call(M, 'encode_link', JSON.stringify(c.request));
+          if (r.ok) offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
+        };
         return el(
           'tr',
           { 'data-rank': rank },
           el('th', { scope: 'row', text: rank }),
           ...cells(c),
-          el('td', null, button),
+          el(
+            'td',
+            { class: 'row-actions' },
+            action('Use', 'Use candidate', () => use(c.request)),
+            action('Link', 'Link to candidate', link),
+            action('CLI', 'CLI command for candidate', () => offer(cliLine(c.request), 'Command ready')),
+          ),
         );
       }),
     ),

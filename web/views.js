@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, SCHEMA, call, el, flatten, prewarmWorkers } from './ui.js';
+import { $, SCHEMA, call, cliLine, el, flatten, offer, prewarmWorkers } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -103,28 +103,6 @@ export function routeLink(fragment) {
   return null;
 }
 
-/** Puts `text` in the header's box, selected, and on the clipboard where the browser allows. */
-export function offer(text, ready) {
-  const status = $('share-status');
-  const out = $('share-url');
-  out.value = text;
-  out.hidden = false;
-  out.focus();
-  out.select();
-  status.className = 'share-status';
-  status.textContent = ready;
-  if (navigator.clipboard?.writeText) {
-    navigator.clipboard.writeText(text).then(
-      () => {
-        status.textContent = 'Copied to clipboard';
-      },
-      () => {
-        status.textContent = `${ready} — copy it from the box`;
-      },
-    );
-  }
-}
-
 /** Shares the active view's request when it is not the inference view; returns whether it did. */
 export function share() {
   const view = ctx.views[ctx.active];
@@ -147,9 +125,6 @@ export function offerLink(fragment) {
   offer(`${location.origin}${location.pathname}#${fragment}`, 'Link ready');
 }
 
-/** A shell word: single-quoted, embedded quotes closed and escaped. */
-const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
-
 /**
  * Export of the result on screen (`inferenceResult()` gives the inference view's): `cli`, the
  * command that reproduces it (its own resolved request piped to `flopcast estimate`); `request`,
@@ -166,7 +141,7 @@ export function exportActive(kind, inferenceResult) {
   }
   const request = result.request;
   if (kind === 'cli') {
-    offer(`echo ${shellQuote(JSON.stringify(request))} | flopcast estimate --request - --format json`, 'Command ready');
+    offer(cliLine(request), 'Command ready');
     return;
   }
   const csv = kind === 'csv';

@@ -304,9 +304,21 @@ test('training view: layout search lists the fastest layouts and Use loads one',
         `\\(${res.micro_batches_priced.toLocaleString('en-US')} micro-batch sizes priced\\)\\.`,
     ),
   );
+  // Link and CLI: each row's own request, as the page's link and as the command that prices it.
+  await page.click('#tr-search-table button[data-rank="3"][data-action="Link"]');
+  const url = new URL(await page.evaluate(() => document.getElementById('share-url').value));
+  const linked = await openPage(url.hash.slice(1));
+  await linked.page.waitForFunction(() => document.getElementById('view-training').dataset.status === 'ready');
+  assert.equal((await viewResult(linked.page, 'training')).step_time_s, res.candidates[2].step_time_s);
+  await linked.done();
+  await page.click('#tr-search-table button[data-rank="3"][data-action="CLI"]');
+  const cli = await page.evaluate(() => document.getElementById('share-url').value);
+  const m = cli.match(/^echo '(.*)' \| flopcast estimate --request - --format json$/);
+  assert.ok(m, cli);
+  assert.deepEqual(JSON.parse(m[1]), res.candidates[2].request);
   // Use: the second layout goes into the form, and the estimate is that layout's.
   const second = res.candidates[1];
-  await page.click('#tr-search-table button[data-rank="2"]');
+  await page.click('#tr-search-table button[data-rank="2"][data-action="Use"]');
   const req = await viewRequest(page, 'training');
   for (const k of ['tp', 'pp', 'vpp', 'dp', 'cp', 'ep', 'zero'])
     assert.equal(req.parallelism[k], second.parallelism[k], k);
@@ -356,7 +368,7 @@ test('training view: the layout search can try the compute types the GPU has', a
   );
   // On Blackwell the FP4 tensor cores (4x the bf16 peak) win for an 8B model.
   assert.equal(shown[0], 'fp4');
-  await page.click('#tr-search-table button[data-rank="1"]');
+  await page.click('#tr-search-table button[data-rank="1"][data-action="Use"]');
   assert.equal((await viewRequest(page, 'training')).precision.compute, res.candidates[0].compute);
   assert.equal((await viewResult(page, 'training')).step_time_s, res.candidates[0].step_time_s);
   await p.done();
@@ -757,7 +769,7 @@ test('serving view: setup search lists the best setups for the load and Use load
   assert.match(await page.textContent('#sv-frontier'), /^Frontier, capacity per GPU against speed per user: TP /);
   // Use: the second setup goes into the form, and the estimate is that setup's.
   const second = res.candidates[1];
-  await page.click('#sv-search-table button[data-rank="2"]');
+  await page.click('#sv-search-table button[data-rank="2"][data-action="Use"]');
   const req = await viewRequest(page, 'serving');
   assert.equal(req.parallelism.tp, second.parallelism.tp);
   assert.equal(req.engine.max_num_seqs, second.max_num_seqs);
