@@ -41,6 +41,8 @@ struct ModelHardwareFlags {
   std::string hardware, hardware_file;
   /// `--what-if KEY=X`: the preset with one of its figures scaled (`hardware.scale`).
   std::vector<std::string> what_if;
+  /// The hardware comes from elsewhere (serve --search-hardware): no hardware flag may be given.
+  bool hardware_elsewhere = false;
 };
 /// Adds `--what-if KEY=X` (repeatable) to a command that takes `--hardware`.
 void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if);
@@ -205,6 +207,8 @@ struct ServeOptions {
   std::optional<int> search_top;  ///< setups listed (search.top)
   std::string slo_percentile;     ///< search.slo_percentile (p50, p90, p99)
   std::vector<std::string> search_weights, search_kv_cache;  ///< search.weights, search.kv_cache
+  /// search.hardware as ID:GPUS:USD_PER_GPU_HOUR entries (GPU types compared at their prices).
+  std::vector<std::string> search_hardware;
   std::string format = "table";
 };
 void setup_serve(CLI::App& app, ServeOptions& o);

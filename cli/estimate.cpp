@@ -198,7 +198,11 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
     throw SpecError("model", "give exactly one of --model, --model-file, --hf-config");
   }
   const int hardware_sources = !f.hardware.empty() + !f.hardware_file.empty();
-  if (hardware_sources != 1) {
+  if (f.hardware_elsewhere) {
+    if (hardware_sources != 0 || !f.what_if.empty()) {
+      throw SpecError("hardware", "give --search-hardware or --hardware, not both");
+    }
+  } else if (hardware_sources != 1) {
     throw SpecError("hardware", "give exactly one of --hardware, --hardware-file");
   }
   if (!f.model.empty()) r["model"] = f.model;
@@ -230,6 +234,7 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
                     "scales a preset: give --hardware, not --hardware-file (a "
                     "hardware file states its figures itself)");
   }
+  if (f.hardware_elsewhere) return;
   if (!f.what_if.empty()) {
     r["hardware"] = what_if_hardware(f.hardware, f.what_if);
   } else {

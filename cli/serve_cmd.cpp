@@ -66,9 +66,10 @@ json read_trace(const std::string& path) {
 json build_serve_request(const ServeOptions& o) {
   if (!o.request_file.empty()) return read_request_file(o.request_file);
   json r{{"task", "serving"}};
-  put_model_and_hardware(
-      r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if},
-      !o.weights.empty(), !o.attention_weights.empty());
+  put_model_and_hardware(r,
+                         {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file,
+                          o.what_if, !o.search_hardware.empty()},
+                         !o.weights.empty(), !o.attention_weights.empty());
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
@@ -324,6 +325,11 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--search-kv-cache", o.search_kv_cache,
                   "With --search: KV-cache types to try, e.g. bf16,fp8 (default: the request's)")
       ->delimiter(',');
+  sub->add_option("--search-hardware", o.search_hardware,
+                  "With --search: GPU types to compare at their prices, ID:GPUS:USD_PER_GPU_HOUR, "
+                  "e.g. h100-sxm:8:2.49,h200-sxm:8:3.5 (instead of --hardware and --num-gpus; "
+                  "ranked by output tokens per dollar)")
+      ->delimiter(',');
   sub->add_option("--slo-percentile", o.slo_percentile,
                   "With --search: the percentile the SLOs hold at (default p90)")
       ->check(CLI::IsMember({"p50", "p90", "p99"}));
@@ -366,6 +372,32 @@ json build_serve_search_request(const ServeOptions& o) {
   }
   if (!o.search_weights.empty()) search["weights"] = o.search_weights;
   if (!o.search_kv_cache.empty()) search["kv_cache"] = o.search_kv_cache;
+  if (!o.search_hardware.empty()) {
+    if (r.contains("num_gpus") || r.contains("cost_per_gpu_hour_usd")) {
+      throw SpecError(r.contains("num_gpus") ? "--num-gpus" : "--cost-per-gpu-hour-usd",
+                      "is given per GPU type in --search-hardware ID:GPUS:USD_PER_GPU_HOUR");
+    }
+    search["hardware"] = json::array();
+    for (const std::string& entry : o.search_hardware) {
+      const std::size_t a = entry.find(':'), b = entry.rfind(':');
+      std::size_t gpus_end = 0, usd_end = 0;
+      json offer;
+      try {
+        if (a == std::string::npos || a == b) throw std::invalid_argument("parts");
+        const std::string gpus = entry.substr(a + 1, b - a - 1), usd = entry.substr(b + 1);
+        offer = {{"hardware", entry.substr(0, a)},
+                 {"num_gpus", std::stoi(gpus, &gpus_end)},
+                 {"cost_per_gpu_hour_usd", std::stod(usd, &usd_end)}};
+        if (gpus_end != gpus.size() || usd_end != usd.size()) throw std::invalid_argument("tail");
+      } catch (const std::logic_error&) {
+        throw SpecError(
+            "--search-hardware",
+            "each entry must be ID:GPUS:USD_PER_GPU_HOUR, e.g. h100-sxm:8:2.49 (got \"" + entry +
+                "\")");
+      }
+      search["hardware"].push_back(offer);
+    }
+  }
   r["task"] = "search";
   r["search"] = search;
   return r;
@@ -373,19 +405,30 @@ json build_serve_search_request(const ServeOptions& o) {
 
 void print_search_table(const json& r) {
   const json& q = r.at("request");
-  std::printf(
-      "serving setups of %s x %s: %s considered, %s keep up with the load, %s meet the SLOs\n",
-      fmt(q.at("num_gpus")).c_str(),
-      q.at("hardware").is_string() ? q.at("hardware").get<std::string>().c_str() : "hardware",
-      fmt(r.at("evaluated")).c_str(), fmt(r.at("keeping_up")).c_str(),
-      fmt(r.at("meeting_slo")).c_str());
-  const auto row = [](const char* label, int rank, const json& c) {
+  const json& offers = q.at("search").value("hardware", json());
+  const std::string on =
+      offers.is_array() ? std::to_string(offers.size()) + " GPU types at their prices"
+                        : fmt(q.at("num_gpus")) + " x " +
+                              (q.at("hardware").is_string() ? q.at("hardware").get<std::string>()
+                                                            : std::string("hardware"));
+  std::printf("serving setups of %s: %s considered, %s keep up with the load, %s meet the SLOs\n",
+              on.c_str(), fmt(r.at("evaluated")).c_str(), fmt(r.at("keeping_up")).c_str(),
+              fmt(r.at("meeting_slo")).c_str());
+  // With GPU types: which one, how many, and the output tokens a dollar buys at saturation.
+  const bool priced = offers.is_array();
+  const auto row = [priced](const char* label, int rank, const json& c) {
     const json& p = c.at("parallelism");
     // ep, and the redundant expert slots that make it divide the experts: "24+8".
     std::string ep = fmt(p.value("ep", json(1)));
     if (p.contains("redundant_experts")) ep += "+" + fmt(p.at("redundant_experts"));
-    std::printf("  %-8s %4d %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", label,
-                rank, fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
+    std::printf("  %-8s %4d", label, rank);
+    if (priced) {
+      const json& hw = c.at("hardware");
+      std::printf(" %-12s %4s %10s", hw.is_string() ? hw.get<std::string>().c_str() : "object",
+                  fmt(c.at("num_gpus")).c_str(), fmt(c.at("output_tokens_per_usd")).c_str());
+    }
+    std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n",
+                fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
                 p.value("dp_attention", false) ? "dp" : "tp",
                 c.at("weights").get<std::string>().c_str(),
                 c.at("kv_cache").get<std::string>().c_str(), fmt(c.at("replicas")).c_str(),
@@ -395,9 +438,11 @@ void print_search_table(const json& r) {
                 fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
                 fmt(c.at("tpot_ms").at("p90")).c_str());
   };
-  std::printf("  %-8s %4s %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "",
-              "rank", "tp", "pp", "ep", "att", "weights", "kv", "replicas", "max_seqs", "budget",
-              "max_req/s", "cap_tok/s/GPU", "tok/s/user", "ttft_p90", "tpot_p90");
+  std::printf("  %-8s %4s", "", "rank");
+  if (priced) std::printf(" %-12s %4s %10s", "hardware", "gpus", "tok/USD");
+  std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "tp", "pp", "ep",
+              "att", "weights", "kv", "replicas", "max_seqs", "budget", "max_req/s",
+              "cap_tok/s/GPU", "tok/s/user", "ttft_p90", "tpot_p90");
   int rank = 0;
   for (const json& c : r.at("candidates")) row("best", ++rank, c);
   rank = 0;
@@ -414,8 +459,11 @@ void print_search_table(const json& r) {
 
 int run_serve(const ServeOptions& o) {
   try {
-    if (!o.search && (!o.search_weights.empty() || !o.search_kv_cache.empty())) {
-      throw SpecError(o.search_weights.empty() ? "--search-kv-cache" : "--search-weights",
+    if (!o.search &&
+        (!o.search_weights.empty() || !o.search_kv_cache.empty() || !o.search_hardware.empty())) {
+      throw SpecError(!o.search_hardware.empty() ? "--search-hardware"
+                      : o.search_weights.empty() ? "--search-kv-cache"
+                                                 : "--search-weights",
                       "needs --search");
     }
     if (!o.search && (o.search_top || !o.slo_percentile.empty())) {

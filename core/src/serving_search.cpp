@@ -37,15 +37,90 @@ std::string slo_miss(const ServingResult& r, const Slo& slo, SloPercentile q) {
   return "";
 }
 
+/// The values each dimension takes for `base` (search_serving's defaults where a list is empty).
+struct Lists {
+  std::vector<int> tps, pps, seqs, budgets;
+  std::vector<bool> experts, dpas;
+  std::vector<DType> weights, kv_caches;
+  int two_nodes = 0;
+  [[nodiscard]] double size() const {
+    return double(tps.size()) * pps.size() * experts.size() * dpas.size() * seqs.size() *
+           budgets.size() * weights.size() * kv_caches.size();
+  }
+};
+
+Lists resolve(const ServingSpec& base, const ServingSearchSpace& space) {
+  // Before anything is enumerated from it (no GPUs would enumerate nothing, silently).
+  check_int("num_gpus", base.inference.num_gpus, 1, 1'000'000);
+  check_positive(space.tp, "tp");
+  check_positive(space.pp, "pp");
+  check_positive(space.max_num_seqs, "max_num_seqs");
+  check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
+  const int gpus = base.inference.num_gpus;
+  const bool moe = base.inference.model.is_moe();
+  Lists l;
+  l.tps = space.tp.empty() ? tensor_parallel_sizes(base.inference.hardware.gpus_per_node, gpus)
+                           : space.tp;
+  // A MoE model may also spread one replica over more than two nodes as wide expert parallelism
+  // (DP attention, ep = tp: only the routed tokens cross the network, moe_dispatch all_to_all);
+  // those group sizes are tried for that layout alone.
+  l.two_nodes = 2 * base.inference.hardware.gpus_per_node;
+  if (moe && space.tp.empty()) {
+    for (int t = 2 * (l.tps.empty() ? 1 : l.tps.back()); t <= gpus; t *= 2) {
+      if (t > l.two_nodes) l.tps.push_back(t);
+    }
+  }
+  l.pps = space.pp.empty() ? std::vector<int>{1} : space.pp;
+  l.seqs = space.max_num_seqs.empty() ? std::vector<int>{32, 64, 128, 256, 512, 1024}
+                                      : space.max_num_seqs;
+  l.budgets = space.max_num_batched_tokens.empty() ? std::vector<int>{2048, 4096, 8192, 16384}
+                                                   : space.max_num_batched_tokens;
+  const std::vector<bool> both{false, true}, off{false};
+  l.experts = !space.expert_parallel.empty() ? space.expert_parallel : moe ? both : off;
+  l.dpas = !space.dp_attention.empty() ? space.dp_attention : moe ? both : off;
+  l.weights = space.weights.empty() ? std::vector<DType>{base.inference.weights} : space.weights;
+  l.kv_caches =
+      space.kv_cache.empty() ? std::vector<DType>{base.inference.kv_cache} : space.kv_cache;
+  return l;
+}
+
+/// The setups no other beats in both `value` and tokens/s per user: by `value` (descending, ties:
+/// faster per user first), each one faster per user than every one before it.
+std::vector<ServingCandidate> pareto_frontier(std::vector<ServingCandidate> setups,
+                                              double ServingCandidate::*value) {
+  std::stable_sort(setups.begin(), setups.end(),
+                   [value](const ServingCandidate& a, const ServingCandidate& b) {
+                     if (a.*value != b.*value) return a.*value > b.*value;
+                     return a.tokens_per_s_per_user > b.tokens_per_s_per_user;
+                   });
+  // Faster by more than the reported 6 significant digits: setups that differ only in limits
+  // that do not bind at this load give the same TPOT up to rounding, not a better one.
+  std::vector<ServingCandidate> out;
+  double fastest = -1;
+  for (ServingCandidate& c : setups) {
+    if (c.tokens_per_s_per_user <= fastest * (1 + 1e-6)) continue;
+    fastest = c.tokens_per_s_per_user;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void check_budget(double setups) {
+  if (setups > kMaxServingSearchSetups) {
+    fail("search",
+         "would consider more than 20,000 setups; pin dimensions with search.tp, search.pp, "
+         "search.expert_parallel, search.dp_attention, search.max_num_seqs, "
+         "search.max_num_batched_tokens, search.weights or search.kv_cache",
+         setups);
+  }
+}
+
 }  // namespace
 
 ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
                                    int top, SloPercentile percentile) {
   if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
-  check_positive(space.tp, "tp");
-  check_positive(space.pp, "pp");
-  check_positive(space.max_num_seqs, "max_num_seqs");
-  check_positive(space.max_num_batched_tokens, "max_num_batched_tokens");
+  const Lists lists = resolve(base, space);
   if (base.inference.attention_tp != 1) {
     throw NotModelledError("parallelism.attention_tp",
                            "the search tries attention split over tp or data-parallel over "
@@ -53,47 +128,9 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                            "out (got " +
                                std::to_string(base.inference.attention_tp) + ")");
   }
+  check_budget(lists.size());
   const int gpus = base.inference.num_gpus;
-  const bool moe = base.inference.model.is_moe();
-  std::vector<int> tps = space.tp.empty()
-                             ? tensor_parallel_sizes(base.inference.hardware.gpus_per_node, gpus)
-                             : space.tp;
-  // A MoE model may also spread one replica over more than two nodes as wide expert parallelism
-  // (DP attention, ep = tp: only the routed tokens cross the network, moe_dispatch all_to_all);
-  // those group sizes are tried for that layout alone.
-  const int two_nodes = 2 * base.inference.hardware.gpus_per_node;
-  if (moe && space.tp.empty()) {
-    for (int t = 2 * (tps.empty() ? 1 : tps.back()); t <= gpus; t *= 2) {
-      if (t > two_nodes) tps.push_back(t);
-    }
-  }
-  const std::vector<int> pps = space.pp.empty() ? std::vector<int>{1} : space.pp;
-  const std::vector<int> seqs = space.max_num_seqs.empty()
-                                    ? std::vector<int>{32, 64, 128, 256, 512, 1024}
-                                    : space.max_num_seqs;
-  const std::vector<int> budgets = space.max_num_batched_tokens.empty()
-                                       ? std::vector<int>{2048, 4096, 8192, 16384}
-                                       : space.max_num_batched_tokens;
-  const std::vector<bool> both{false, true}, off{false};
-  const std::vector<bool> experts = !space.expert_parallel.empty() ? space.expert_parallel
-                                    : moe                          ? both
-                                                                   : off;
-  const std::vector<bool> dpas = !space.dp_attention.empty() ? space.dp_attention
-                                 : moe                       ? both
-                                                             : off;
-  const std::vector<DType> weights =
-      space.weights.empty() ? std::vector<DType>{base.inference.weights} : space.weights;
-  const std::vector<DType> kv_caches =
-      space.kv_cache.empty() ? std::vector<DType>{base.inference.kv_cache} : space.kv_cache;
-  const double space_size = double(tps.size()) * pps.size() * experts.size() * dpas.size() *
-                            seqs.size() * budgets.size() * weights.size() * kv_caches.size();
-  if (space_size > kMaxServingSearchSetups) {
-    fail("search",
-         "would consider more than 20,000 setups; pin dimensions with search.tp, search.pp, "
-         "search.expert_parallel, search.dp_attention, search.max_num_seqs, "
-         "search.max_num_batched_tokens, search.weights or search.kv_cache",
-         space_size);
-  }
+  const auto& [tps, pps, seqs, budgets, experts, dpas, weights, kv_caches, two_nodes] = lists;
 
   // The setups to price, in the order they are filed (what a serial search would do).
   ServingSearchResult out;
@@ -219,23 +256,78 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
     if (static_cast<int>(out.best.size()) > top) out.best.pop_back();
   }
 
-  // Pareto frontier: by capacity per GPU (descending, ties: faster per user first), keep each
-  // setup faster per user than every one with more capacity.
-  std::stable_sort(
-      keeping_up.begin(), keeping_up.end(),
-      [](const ServingCandidate& a, const ServingCandidate& b) {
-        if (a.capacity_output_tokens_per_s_per_gpu != b.capacity_output_tokens_per_s_per_gpu)
-          return a.capacity_output_tokens_per_s_per_gpu > b.capacity_output_tokens_per_s_per_gpu;
-        return a.tokens_per_s_per_user > b.tokens_per_s_per_user;
-      });
-  // Faster by more than the reported 6 significant digits: setups that differ only in limits
-  // that do not bind at this load give the same TPOT up to rounding, not a better one.
-  double fastest = -1;
-  for (ServingCandidate& c : keeping_up) {
-    if (c.tokens_per_s_per_user <= fastest * (1 + 1e-6)) continue;
-    fastest = c.tokens_per_s_per_user;
-    out.frontier.push_back(std::move(c));
+  // Pareto frontier of capacity per GPU against speed per user.
+  out.frontier = pareto_frontier(std::move(keeping_up),
+                                 &ServingCandidate::capacity_output_tokens_per_s_per_gpu);
+  return out;
+}
+
+ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offers,
+                                          const ServingSearchSpace& space, int top,
+                                          SloPercentile percentile) {
+  if (offers.empty() || offers.size() > std::size_t{kMaxServingOffers}) {
+    fail("search.hardware", "must list 1 to 16 GPU types", double(offers.size()));
   }
+  if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
+  double setups = 0;
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    check_int("search.hardware[" + std::to_string(i) + "].num_gpus",
+              offers[i].base.inference.num_gpus, 1, 1'000'000);
+    if (!(offers[i].usd_per_gpu_hour > 0)) {
+      fail("search.hardware[" + std::to_string(i) + "].cost_per_gpu_hour_usd", "must be > 0",
+           offers[i].usd_per_gpu_hour);
+    }
+    setups += resolve(offers[i].base, space).size();
+  }
+  check_budget(setups);
+
+  ServingSearchResult out;
+  std::vector<ServingCandidate> best, frontier;
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const ServingOffer& offer = offers[i];
+    ServingSearchResult one = search_serving(offer.base, space, top, percentile);
+    const HardwareSpec& hw = offer.base.inference.hardware;
+    const std::string name = hw.name + " x " + std::to_string(offer.base.inference.num_gpus);
+    // Output tokens per dollar: capacity per GPU (tokens/s) over the price of a GPU-second.
+    const auto priced = [&](ServingCandidate& c) {
+      c.offer = static_cast<int>(i);
+      c.output_tokens_per_usd =
+          c.capacity_output_tokens_per_s_per_gpu * 3600 / offer.usd_per_gpu_hour;
+    };
+    for (ServingCandidate& c : one.best) {
+      priced(c);
+      best.push_back(std::move(c));
+    }
+    for (ServingCandidate& c : one.frontier) {
+      priced(c);
+      frontier.push_back(std::move(c));
+    }
+    out.evaluated += one.evaluated;
+    out.keeping_up += one.keeping_up;
+    out.meeting_slo += one.meeting_slo;
+    for (const auto& [reason, count] : one.rejected) {
+      std::string key = name;
+      key.append(": ").append(reason);
+      out.rejected[key] += count;
+    }
+  }
+
+  // Most tokens per dollar first; stable, so ties keep the offers' and each search's order.
+  const auto ttft = [percentile](const ServingCandidate& c) {
+    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
+  };
+  std::stable_sort(best.begin(), best.end(),
+                   [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
+                     if (a.output_tokens_per_usd != b.output_tokens_per_usd)
+                       return a.output_tokens_per_usd > b.output_tokens_per_usd;
+                     return ttft(a) < ttft(b);
+                   });
+  if (static_cast<int>(best.size()) > top) best.resize(static_cast<std::size_t>(top));
+  out.best = std::move(best);
+
+  // Every offer's frontier holds the setups no other of its own beats; of their union, keep those
+  // that no setup of any offer beats in both tokens per dollar and tokens/s per user.
+  out.frontier = pareto_frontier(std::move(frontier), &ServingCandidate::output_tokens_per_usd);
   return out;
 }
 

@@ -15,6 +15,8 @@ using search_detail::tensor_parallel_sizes;
 TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
                                      int top) {
   if (top < 1 || top > 100) fail("search.top", "must be between 1 and 100", top);
+  // Before anything is enumerated from it (no GPUs would enumerate nothing, silently).
+  check_int("num_gpus", base.num_gpus, 1, 1'000'000);
   check_positive(space.tp, "tp");
   check_positive(space.pp, "pp");
   check_positive(space.vpp, "vpp");

@@ -783,6 +783,71 @@ test('serving view: setup search lists the best setups for the load and Use load
   await p.done();
 });
 
+// Issue 14: which GPU type serves this load for the fewest dollars. The box lists GPU types with
+// their counts and prices; the table is the module's answer to search.hardware, ranked by output
+// tokens per dollar, and Use loads a setup with its hardware, GPU count and price. A malformed
+// entry is shown beside the box and nothing runs.
+test('serving view: the setup search compares GPU types at their prices', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', 'llama-3.1-70b');
+  await page.fill('#sv-slo_tpot', '50');
+  await page.fill('#sv-search-hardware', 'h100-sxm:8');
+  await page.click('#sv-search-run');
+  assert.match(await page.textContent('#err-sv-search-hardware'), /"h100-sxm:8": expected id:GPUs:price/);
+  assert.equal(await page.getAttribute('#sv-search-hardware', 'aria-invalid'), 'true');
+  assert.equal(await page.textContent('#sv-search-note'), 'Fix the highlighted fields first.');
+  await page.fill('#sv-search-hardware', 'h100-sxm:8:2.49, b200:8:5.5');
+  await page.click('#sv-search-run');
+  await searchDone(page, 'sv');
+  assert.equal(await page.textContent('#err-sv-search-hardware'), '');
+  const q = await viewRequest(page, 'serving');
+  delete q.parallelism;
+  delete q.hardware;
+  delete q.num_gpus;
+  const env = await estimate(page, {
+    ...q,
+    task: 'search',
+    search: {
+      target: 'serving',
+      top: 10,
+      hardware: [
+        { hardware: 'h100-sxm', num_gpus: 8, cost_per_gpu_hour_usd: 2.49 },
+        { hardware: 'b200', num_gpus: 8, cost_per_gpu_hour_usd: 5.5 },
+      ],
+    },
+  });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) =>
+      [...tr.children].map((td) => td.textContent),
+    ),
+  );
+  assert.equal(rows.length, res.candidates.length);
+  assert.ok(rows.length >= 2);
+  rows.forEach((cells, i) => {
+    const c = res.candidates[i];
+    assert.equal(cells[1], `${c.hardware} ×${c.num_gpus}`, `row ${i + 1}: GPU`);
+    if (i > 0)
+      assert.ok(c.output_tokens_per_usd <= res.candidates[i - 1].output_tokens_per_usd, 'most per dollar first');
+  });
+  assert.match(await page.textContent('#sv-frontier'), /^Frontier, tokens per dollar against speed per user: /);
+  // Use: the first setup's hardware, GPU count and price go into the form.
+  const first = res.candidates[0];
+  await page.click('#sv-search-table button[data-rank="1"][data-action="Use"]');
+  const req = await viewRequest(page, 'serving');
+  assert.equal(req.hardware, first.hardware);
+  assert.equal(req.num_gpus, first.num_gpus);
+  assert.equal(req.cost_per_gpu_hour_usd, first.cost_per_gpu_hour_usd);
+  assert.equal((await viewResult(page, 'serving')).saturation_rate_per_s, first.saturation_rate_per_s);
+  // Other GPU types in the box: the table no longer answers it.
+  await page.fill('#sv-search-hardware', 'h100-sxm:8:2');
+  assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'true');
+  await p.done();
+});
+
 // Issue 14: a search runs in its own worker (loaded with the page): the click returns at once and
 // the page shows the search running, Cancel ends it, a finished one says how long it took, and
 // the search makes no request.

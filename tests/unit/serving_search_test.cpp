@@ -388,5 +388,95 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   EXPECT_EQ(failure_of(q).message, "search.dp_attention[0]: must be true or false (got \"yes\")");
 }
 
+/// search_request() over GPU types at their prices (search.hardware) instead of one hardware.
+json offers_request(json offers) {
+  json q = search_request();
+  q.erase("hardware");
+  q.erase("num_gpus");
+  q["search"]["hardware"] = std::move(offers);
+  return q;
+}
+
+// Issue 14: which GPU type serves the load for the fewest dollars. The same 4 H100 offered at
+// $2 and at $4 an hour: every setup's output tokens per dollar is its capacity per GPU (tokens/s)
+// · 3600 / price, so the $2 offer's are exactly twice the $4 offer's, and the ranking lists the
+// $2 offer's setups first in the one-type search's order. The frontier (tokens per dollar
+// against tokens/s per user) is the $2 offer's alone: each of the $4 offer's setups is beaten by
+// its own twin.
+TEST(ServingSearch, GpuTypesAtTheirPricesRankByTokensPerDollar) {
+  const json one = io::run(search_request());
+  const json r = io::run(
+      offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
+                      {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 4}}}));
+  EXPECT_EQ(r["evaluated"], 2 * one["evaluated"].get<int>());
+  EXPECT_EQ(r["meeting_slo"], 2 * one["meeting_slo"].get<int>());
+  ASSERT_EQ(r["candidates"].size(), one["candidates"].size());
+  for (std::size_t i = 0; i < r["candidates"].size(); ++i) {
+    const json& c = r["candidates"][i];
+    const json& same = one["candidates"][i];
+    EXPECT_EQ(c["cost_per_gpu_hour_usd"], 2);
+    EXPECT_EQ(c["hardware"], "h100-sxm");
+    EXPECT_EQ(c["num_gpus"], 4);
+    EXPECT_EQ(c["parallelism"], same["parallelism"]);
+    EXPECT_EQ(c["max_num_seqs"], same["max_num_seqs"]);
+    // e.g. 1,000 tokens/s per GPU at $2 an hour: 1,000 · 3600 / 2 = 1.8 million tokens per dollar.
+    EXPECT_NEAR(c["output_tokens_per_usd"].get<double>(),
+                same["capacity_output_tokens_per_s_per_gpu"].get<double>() * 3600 / 2,
+                1e-5 * c["output_tokens_per_usd"].get<double>());
+    // One task-"serving" request away, priced: its cost per million output tokens is set.
+    const json t = io::run(c["request"]);
+    EXPECT_EQ(t["saturation_rate_per_s"], c["saturation_rate_per_s"]);
+    EXPECT_EQ(c["request"]["cost_per_gpu_hour_usd"], 2);
+  }
+  ASSERT_FALSE(r["frontier"].empty());
+  EXPECT_EQ(r["frontier"].size(), one["frontier"].size());
+  for (const json& c : r["frontier"]) EXPECT_EQ(c["cost_per_gpu_hour_usd"], 2);
+  // Rejections count per offer, named by the hardware and its GPU count.
+  int rejected = 0;
+  for (const json& x : r["rejected"]) {
+    EXPECT_EQ(x["reason"].get<std::string>().rfind("NVIDIA H100 SXM5 80GB x 4: ", 0), 0u)
+        << x["reason"];
+    rejected += x["count"].get<int>();
+  }
+  EXPECT_EQ(rejected, r["evaluated"].get<int>() - r["meeting_slo"].get<int>());
+  // The echoed request keeps the offers and has no hardware of its own.
+  EXPECT_FALSE(r["request"].contains("hardware"));
+  EXPECT_EQ(r["request"]["search"]["hardware"].size(), 2u);
+}
+
+TEST(ServingSearch, GpuTypesErrorsNameTheOffer) {
+  const json h100{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}};
+  json q = offers_request({h100});
+  q["hardware"] = "h100-sxm";
+  EXPECT_EQ(failure_of(q).message,
+            "hardware: is given per GPU type in search.hardware; leave it out (got \"h100-sxm\")");
+  q = offers_request({h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}}});
+  EXPECT_EQ(failure_of(q).message,
+            "search.hardware[1].cost_per_gpu_hour_usd: required key is missing");
+  q = offers_request(
+      {h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 0}}});
+  EXPECT_EQ(failure_of(q).message, "search.hardware[1].cost_per_gpu_hour_usd: must be > 0 (got 0)");
+  q = offers_request({{{"hardware", "h1000"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}});
+  EXPECT_EQ(failure_of(q).path, "search.hardware[0].hardware");
+  q = offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", -4}, {"cost_per_gpu_hour_usd", 2}}});
+  EXPECT_EQ(failure_of(q).path, "search.hardware[0].num_gpus");
+  q = offers_request(json::array());
+  EXPECT_EQ(failure_of(q).path, "search.hardware");
+  // No GPUs is an error, in one hardware's search too (it enumerated nothing before).
+  q = search_request();
+  q["num_gpus"] = 0;
+  EXPECT_EQ(failure_of(q).message, "num_gpus: must be between 1 and 1000000 (got 0)");
+  // The work budget counts every offer's setups: 12 each here, 20,000 in all at most.
+  json many = json::array();
+  for (int i = 0; i < 16; ++i) many.push_back(h100);
+  q = offers_request(many);
+  json seqs = json::array();
+  for (int i = 1; i <= 64; ++i) seqs.push_back(i);
+  q["search"]["max_num_seqs"] = seqs;
+  q["search"]["max_num_batched_tokens"] = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
+  // 3 tp × 64 × 7 = 1,344 setups per offer, × 16 = 21,504.
+  EXPECT_EQ(failure_of(q).path, "search");
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -58,6 +58,10 @@ struct ServingCandidate {
   double capacity_output_tokens_per_s_per_gpu = 0;
   /// 1 / mean TPOT at the offered load: what one user sees.
   double tokens_per_s_per_user = 0;
+  /// search_serving_offers: the offer deployed on (its index), and the output tokens one dollar
+  /// buys at the saturation rate (capacity per GPU · 3600 / the price of a GPU-hour).
+  int offer = 0;
+  double output_tokens_per_usd = 0;
 };
 
 struct ServingSearchResult {
@@ -87,5 +91,26 @@ inline constexpr double kMaxServingSearchSetups = 20000;
 /// kMaxServingSearchSetups setups (blaming `search`).
 ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
                                    int top, SloPercentile percentile);
+
+/// A GPU type the search may deploy on: the request on that hardware and GPU count, and the
+/// price of one GPU-hour (> 0).
+struct ServingOffer {
+  ServingSpec base;
+  double usd_per_gpu_hour = 0;
+};
+
+/// Offers one search may compare.
+inline constexpr int kMaxServingOffers = 16;
+
+/// The search over several GPU types at their prices: every offer's setups (search_serving's
+/// space on each), ranked by output tokens per dollar at saturation (ties: lower TTFT at the
+/// percentile, then offer and enumeration order); the frontier is that of tokens per dollar
+/// against tokens/s per user. Rejections are counted per offer, their reasons prefixed with the
+/// hardware's name and GPU count ("h100-sxm x 8: does not fit in memory"). Throws SpecError at
+/// `search.hardware` for no offer or more than kMaxServingOffers, and at `search` for more than
+/// kMaxServingSearchSetups setups in all.
+ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offers,
+                                          const ServingSearchSpace& space, int top,
+                                          SloPercentile percentile);
 
 }  // namespace flopcast

@@ -478,13 +478,15 @@ struct SearchAsked {
   ServingSearchSpace space;
   int top = 10;
   SloPercentile percentile = SloPercentile::p90;
+  const json* offers = nullptr;  ///< search.hardware: GPU types with their counts and prices
 };
 
 SearchAsked read_search(const ObjectReader& r) {
   ObjectReader sr(r.require("search"), "search",
                   {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "max_num_seqs",
-                   "max_num_batched_tokens", "weights", "kv_cache", "slo_percentile"});
+                   "max_num_batched_tokens", "weights", "kv_cache", "slo_percentile", "hardware"});
   SearchAsked out;
+  out.offers = sr.find("hardware");
   out.top = sr.integer("top", 10);
   ServingSearchSpace& space = out.space;
   space.tp = read_positive_list(sr, "tp");
@@ -604,6 +606,57 @@ json resolved_search(json resolved, const json& request, const SearchAsked& aske
 
 }  // namespace
 
+/// The keys of one search.hardware entry, set on the request it deploys.
+constexpr const char* kOfferKeys[] = {"hardware", "num_gpus", "cost_per_gpu_hour_usd"};
+
+/// parse_request(`base`) for the offer at `path` (search.hardware[i]): an error in what the offer
+/// set names the offer's field ("search.hardware[1].hardware.hbm_GB: ..."), not the request's.
+Parsed parse_offer(const json& base, const std::string& path) {
+  const auto in_offer = [&](const SpecError& e) {
+    for (const char* key : kOfferKeys) {
+      const std::string k = key;
+      if (e.path() == k || e.path().rfind(k + ".", 0) == 0) return true;
+    }
+    return false;
+  };
+  const auto rule = [](const SpecError& e) {
+    return std::string(e.what()).substr(e.path().size() + 2);
+  };
+  try {
+    return parse_request(base);
+  } catch (const NotModelledError& e) {
+    if (!in_offer(e)) throw;
+    throw NotModelledError(path + "." + e.path(), rule(e));
+  } catch (const SpecError& e) {
+    if (!in_offer(e)) throw;
+    throw SpecError(path + "." + e.path(), rule(e));
+  }
+}
+
+/// search.hardware: the request deployed on each listed GPU type, count and price.
+std::vector<std::pair<json, Parsed>> read_offers(const ObjectReader& r, const json& offers,
+                                                 const json& base) {
+  if (!offers.is_array() || offers.empty() || offers.size() > std::size_t{kMaxServingOffers}) {
+    fail("search.hardware", "must be a list of 1 to 16 {hardware, num_gpus, cost_per_gpu_hour_usd}",
+         describe_value(offers));
+  }
+  for (const char* key : kOfferKeys) {
+    if (const json* v = r.find(key)) {
+      fail(key, "is given per GPU type in search.hardware; leave it out", describe_value(*v));
+    }
+  }
+  std::vector<std::pair<json, Parsed>> out;
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const std::string path = "search.hardware[" + std::to_string(i) + "]";
+    const ObjectReader o(offers[i], path, {"hardware", "num_gpus", "cost_per_gpu_hour_usd"});
+    json one = base;
+    for (const char* key : kOfferKeys) one[key] = o.require(key);
+    Parsed p = parse_offer(one, path);
+    out.emplace_back(std::move(one), std::move(p));
+  }
+  return out;
+}
+
 json run_serving_search(const json& request) {
   ObjectReader r(request, "",
                  {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
@@ -614,23 +667,46 @@ json run_serving_search(const json& request) {
   json base = request;
   base.erase("search");
   base["task"] = "serving";
-  Parsed p = parse_request(base);
-  if (p.spec.arrival.kind == ArrivalKind::trace) {
+  // One request per GPU type (search.hardware), or the request as it is.
+  std::vector<std::pair<json, Parsed>> deployed;
+  if (asked.offers) {
+    deployed = read_offers(r, *asked.offers, base);
+  } else {
+    Parsed p = parse_request(base);
+    deployed.emplace_back(base, std::move(p));
+  }
+  if (deployed.front().second.spec.arrival.kind == ArrivalKind::trace) {
     // Each setup would price the whole trace again and echo it in its request: unbounded work
     // and output for a request of at most 1 MB.
     throw NotModelledError("workload.arrival.kind",
                            "a trace is not searched; give the load as a rate (or concurrency) "
                            "and length distributions, or price the setups with task \"serving\"");
   }
-  const ServingSearchResult found =
-      search_serving(p.spec, asked.space, asked.top, asked.percentile);
+  ServingSearchResult found;
+  if (asked.offers) {
+    std::vector<ServingOffer> offers;
+    for (const auto& [one, p] : deployed) offers.push_back({p.spec, p.usd_per_gpu_hour});
+    found = search_serving_offers(offers, asked.space, asked.top, asked.percentile);
+  } else {
+    found = search_serving(deployed.front().second.spec, asked.space, asked.top, asked.percentile);
+  }
 
+  const auto listed = [&](const ServingCandidate& c) {
+    const json& one = deployed[static_cast<std::size_t>(c.offer)].first;
+    json row = setup_json(c, one, asked.space);
+    if (asked.offers) {
+      for (const char* key : kOfferKeys) row[key] = one.at(key);
+      row["output_tokens_per_usd"] = round6(c.output_tokens_per_usd);
+    }
+    return row;
+  };
   json candidates = json::array();
-  for (const ServingCandidate& c : found.best)
-    candidates.push_back(setup_json(c, base, asked.space));
+  for (const ServingCandidate& c : found.best) candidates.push_back(listed(c));
   json frontier = json::array();
-  for (const ServingCandidate& c : found.frontier) {
-    frontier.push_back(setup_json(c, base, asked.space));
+  for (const ServingCandidate& c : found.frontier) frontier.push_back(listed(c));
+  Parsed& p = deployed.front().second;
+  if (asked.offers) {
+    for (const char* key : kOfferKeys) p.resolved.erase(key);
   }
   json warnings = json::array();
   if (found.best.empty()) {
