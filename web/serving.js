@@ -414,12 +414,33 @@ export class ServingView {
         'Best setups for this load',
         'Find the best setup',
         'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
+        el(
+          'div',
+          { class: 'field' },
+          el('label', {
+            for: `${P}-search-hardware`,
+            text: 'Compare GPU types at their prices (optional): id:GPUs:$ per GPU-hour, comma-separated',
+          }),
+          el('input', {
+            type: 'text',
+            id: `${P}-search-hardware`,
+            placeholder: 'h100-sxm:8:2.49, b200:8:5.5',
+            spellcheck: 'false',
+            autocomplete: 'off',
+            'aria-describedby': `err-${P}-search-hardware`,
+          }),
+          el('p', { class: 'field-error', id: `err-${P}-search-hardware` }),
+        ),
         el('p', { class: 'hint', id: `${P}-frontier` }),
       ),
       warningsPanel(P),
     );
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
+    // Other GPU types than the ones searched: the table no longer answers the box.
+    $(`${P}-search-hardware`).addEventListener('input', () => {
+      if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
+    });
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
@@ -477,7 +498,44 @@ export class ServingView {
       delete q.engine.max_num_seqs;
       delete q.engine.max_num_batched_tokens;
     }
-    return { ...q, task: 'search', search: { target: 'serving', top: 10 } };
+    const search = { target: 'serving', top: 10 };
+    const offers = this.searchOffers();
+    if (offers === null) return null;
+    if (offers.length) {
+      // The GPU types replace the setup's own hardware, GPU count and price.
+      delete q.hardware;
+      delete q.num_gpus;
+      delete q.cost_per_gpu_hour_usd;
+      search.hardware = offers;
+    }
+    return { ...q, task: 'search', search };
+  }
+
+  /** The box of GPU types to compare as search.hardware entries ([] when empty, null when an
+   * entry is not id:GPUs:price; the reason shows beside the box). */
+  searchOffers() {
+    const input = $(`${P}-search-hardware`);
+    const entries = (input?.value ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    let problem = '';
+    const offers = entries.map((entry) => {
+      const parts = entry.split(':').map((x) => x.trim());
+      const gpus = Number(parts[1]);
+      const usd = Number(parts[2]);
+      if (parts.length !== 3 || !parts[0] || !Number.isInteger(gpus) || !(gpus >= 1) || !(usd > 0)) {
+        problem ||= `"${entry}": expected id:GPUs:price, e.g. h100-sxm:8:2.49 (GPUs a whole number >= 1, price > 0)`;
+      }
+      return { hardware: parts[0], num_gpus: gpus, cost_per_gpu_hour_usd: usd };
+    });
+    if (input) {
+      $(`err-${P}-search-hardware`).textContent = problem;
+      input.classList.toggle('invalid', Boolean(problem));
+      if (problem) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+    return problem ? null : offers;
   }
 
   /** Task "search", target "serving": the setups with the most capacity that meet the SLOs, found
@@ -502,16 +560,29 @@ export class ServingView {
     note.textContent = this.searchNote;
     const layout = (c) =>
       `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.redundant_experts ? ` (+${c.parallelism.redundant_experts} redundant slots)` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
-    frontier.textContent = res.frontier.length
-      ? `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
-      : '';
+    // Several GPU types: which one, and the output tokens a dollar buys at capacity.
+    const priced = Boolean(q.search.hardware);
+    const gpu = (c) => `${typeof c.hardware === 'string' ? c.hardware : 'custom'} ×${c.num_gpus}`;
+    frontier.textContent = !res.frontier.length
+      ? ''
+      : priced
+        ? `Frontier, tokens per dollar against speed per user: ${res.frontier.map((c) => `${gpu(c)} ${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.output_tokens_per_usd)} tokens per $ at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
+        : `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`;
+    // The layout columns that vary: a dense model's rows all have PP 1, EP 1 and TP attention.
+    const varies = (f) => res.candidates.some((c) => f(c.parallelism));
+    const layoutColumns = [
+      ['TP', () => true, (p) => p.tp],
+      ['PP', varies((p) => (p.pp ?? 1) !== 1), (p) => p.pp ?? 1],
+      [
+        'EP',
+        varies((p) => (p.ep ?? 1) !== 1),
+        (p) => (p.redundant_experts ? `${p.ep}+${p.redundant_experts}` : (p.ep ?? 1)),
+      ],
+      ['Attn', varies((p) => p.dp_attention), (p) => (p.dp_attention ? 'DP' : 'TP')],
+    ].filter(([, shown]) => shown);
+    const before = ['#', ...(priced ? ['GPU', 'Tok per $'] : []), ...layoutColumns.map(([h]) => h), 'Replicas'];
     const head = [
-      '#',
-      'TP',
-      'PP',
-      'EP',
-      'Attn',
-      'Replicas',
+      ...before,
       'Max seqs',
       'Token budget',
       'Max req/s',
@@ -524,18 +595,14 @@ export class ServingView {
     fillCandidates(
       table,
       head,
-      6,
+      before.length,
       res.candidates,
       (c) => [
-        ...[
-          c.parallelism.tp,
-          c.parallelism.pp ?? 1,
-          c.parallelism.redundant_experts
-            ? `${c.parallelism.ep}+${c.parallelism.redundant_experts}`
-            : (c.parallelism.ep ?? 1),
-          c.parallelism.dp_attention ? 'DP' : 'TP',
-          c.replicas,
-        ].map((v) => el('td', { text: String(v) })),
+        ...(priced
+          ? [el('td', { text: gpu(c) }), el('td', { class: 'num', text: fmtNum(c.output_tokens_per_usd) })]
+          : []),
+        ...layoutColumns.map(([, , value]) => el('td', { text: String(value(c.parallelism)) })),
+        el('td', { text: String(c.replicas) }),
         el('td', { class: 'num', text: String(c.max_num_seqs) }),
         el('td', { class: 'num', text: String(c.max_num_batched_tokens) }),
         el('td', {

@@ -570,9 +570,6 @@ export function searchPanel(P, title, button, hint, ...extra) {
   );
 }
 
-/** Fills a search's table: a header row (`head`; the columns from `firstNum` to the last but one
- *  are numbers) and a row per candidate with its rank, the cells `cells(c)` gives and a Use
- *  button that hands `c.request` to `use`. */
 /** Puts `text` in the header's box, selected, and on the clipboard where the browser allows. */
 export function offer(text, ready) {
   const status = $('share-status');
