@@ -94,6 +94,20 @@ void validate(const HardwareSpec& h, const std::string& path) {
   }
 }
 
+std::string vendor_caveat(const HardwareSpec& h) {
+  if (h.vendor == "nvidia") return "";
+  const std::string borrowed = "Tier-0 efficiencies come from NVIDIA measurements; ";
+  if (h.vendor == "amd") {
+    // docs/validation.md: the AMD rows of the dstack sources, left one source out (median
+    // throughput 2.1x and 4.0x the measured, mean latencies 0.19x).
+    return borrowed +
+           "on AMD GPUs the end-to-end measurements they were checked against (dstack: vLLM and "
+           "SGLang on ROCm, MI300X, 2024-25) ran 2-5x slower than flopcast estimates";
+  }
+  return borrowed + "they are unvalidated on " +
+         (h.vendor.empty() ? std::string("this vendor") : h.vendor) + " hardware";
+}
+
 double HardwareSpec::power_clock_factor() const {
   if (power_limit_W <= 0 || tdp_W <= 0 || power_limit_W >= tdp_W) return 1.0;
   return std::cbrt(power_limit_W / tdp_W);

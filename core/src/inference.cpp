@@ -882,11 +882,8 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   fill_times(r, spec, pre, dec);
   add_pricing_warnings(r, spec);
   fill_memory(r, spec, sh);
-  if (spec.hardware.vendor != "nvidia") {
-    r.warnings.push_back(
-        "Tier-0 efficiencies come from NVIDIA measurements; they are unvalidated on " +
-        (spec.hardware.vendor.empty() ? std::string("this vendor") : spec.hardware.vendor) +
-        " hardware");
+  if (std::string caveat = vendor_caveat(spec.hardware); !caveat.empty()) {
+    r.warnings.push_back(std::move(caveat));
   }
   r.assumptions = assumptions_of(spec, pre.chunks, static_cast<double>(dec.bins));
   return r;

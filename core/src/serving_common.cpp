@@ -416,6 +416,9 @@ ServingSetup make_setup(const ServingSpec& spec) {
     const int k = spec.speculative.num_tokens;
     st.expected_tokens_per_step = (1 - std::pow(a, k + 1)) / (1 - a);
   }
+  if (std::string caveat = vendor_caveat(inf.hardware); !caveat.empty()) {
+    st.warnings.push_back(std::move(caveat));
+  }
   return st;
 }
 

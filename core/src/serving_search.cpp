@@ -259,6 +259,9 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   // Pareto frontier of capacity per GPU against speed per user.
   out.frontier = pareto_frontier(std::move(keeping_up),
                                  &ServingCandidate::capacity_output_tokens_per_s_per_gpu);
+  if (std::string caveat = vendor_caveat(base.inference.hardware); !caveat.empty()) {
+    out.warnings.push_back(std::move(caveat));
+  }
   return out;
 }
 
@@ -309,6 +312,11 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
       std::string key = name;
       key.append(": ").append(reason);
       out.rejected[key] += count;
+    }
+    for (const std::string& w : one.warnings) {
+      std::string said = name;
+      said.append(": ").append(w);
+      out.warnings.push_back(std::move(said));
     }
   }
 

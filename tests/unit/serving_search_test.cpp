@@ -444,6 +444,30 @@ TEST(ServingSearch, GpuTypesAtTheirPricesRankByTokensPerDollar) {
   EXPECT_EQ(r["request"]["search"]["hardware"].size(), 2u);
 }
 
+// The dstack MI300X rows (vLLM and SGLang on ROCm) ran 2-5x slower than flopcast's estimates,
+// whose Tier-0 efficiencies come from NVIDIA measurements: a comparison across vendors says so,
+// per GPU type, and so does every serving estimate on AMD hardware; NVIDIA's say nothing.
+TEST(ServingSearch, GpuTypesCarryTheVendorCaveat) {
+  const json r = io::run(
+      offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
+                      {{"hardware", "mi300x"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}}));
+  int amd = 0;
+  for (const json& w : r["warnings"]) {
+    const std::string text = w.get<std::string>();
+    EXPECT_EQ(text.rfind("AMD Instinct MI300X x 4: Tier-0 efficiencies come from NVIDIA", 0), 0u)
+        << text;
+    amd += text.find("ran 2-5x slower") != std::string::npos;
+  }
+  EXPECT_EQ(amd, 1);
+  json q = serving_request(2, 64, 2048);
+  q["hardware"] = "mi300x";
+  const json s = io::run(q);
+  EXPECT_NE(s["warnings"].dump().find("on AMD GPUs the end-to-end measurements"),
+            std::string::npos);
+  q["hardware"] = "h100-sxm";
+  EXPECT_EQ(io::run(q)["warnings"].dump().find("NVIDIA measurements"), std::string::npos);
+}
+
 TEST(ServingSearch, GpuTypesErrorsNameTheOffer) {
   const json h100{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}};
   json q = offers_request({h100});

@@ -83,6 +83,11 @@ struct HardwareSpec {
 
 void validate(const HardwareSpec& h, const std::string& path);
 
+/// What every estimate on non-NVIDIA hardware says about its Tier-0 efficiencies (fitted on
+/// NVIDIA measurements): for AMD, how far the end-to-end measurements it was validated on ran
+/// from its estimates; for other vendors, that they are unvalidated. Empty for NVIDIA.
+std::string vendor_caveat(const HardwareSpec& h);
+
 /// Fails at `path` unless `t` (mxfp8) finds tensor cores that apply its block scales
 /// (HardwareSpec::block_scaled_mma); other types pass. Inference and training share the rule.
 void check_block_scaled(const HardwareSpec& h, DType t, const std::string& path);

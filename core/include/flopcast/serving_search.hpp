@@ -77,6 +77,8 @@ struct ServingSearchResult {
   /// Setups rejected, counted by reason: tp·pp not dividing the GPUs, "does not fit in memory",
   /// "saturated at the offered load", "misses slo.ttft_ms at p90", or a validation rule.
   std::map<std::string, int> rejected;
+  /// What the hardware's estimates carry for every setup (vendor_caveat), per GPU type.
+  std::vector<std::string> warnings;
 };
 
 /// Setups one search may consider: an analytic serving estimate costs ~0.1-0.2 ms per core

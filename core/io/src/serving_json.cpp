@@ -708,7 +708,7 @@ json run_serving_search(const json& request) {
   if (asked.offers) {
     for (const char* key : kOfferKeys) p.resolved.erase(key);
   }
-  json warnings = json::array();
+  json warnings = found.warnings;
   if (found.best.empty()) {
     warnings.push_back(found.keeping_up == 0 ? "no setup fits and keeps up with the offered load"
                                              : "no setup meets the SLOs at " +
