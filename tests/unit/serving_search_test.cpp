@@ -405,9 +405,9 @@ json offers_request(json offers) {
 // its own twin.
 TEST(ServingSearch, GpuTypesAtTheirPricesRankByTokensPerDollar) {
   const json one = io::run(search_request());
-  const json r = io::run(
-      offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
-                      {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 4}}}));
+  const json r = io::run(offers_request(
+      json::array({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
+                   {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 4}}})));
   EXPECT_EQ(r["evaluated"], 2 * one["evaluated"].get<int>());
   EXPECT_EQ(r["meeting_slo"], 2 * one["meeting_slo"].get<int>());
   ASSERT_EQ(r["candidates"].size(), one["candidates"].size());
@@ -448,9 +448,9 @@ TEST(ServingSearch, GpuTypesAtTheirPricesRankByTokensPerDollar) {
 // whose Tier-0 efficiencies come from NVIDIA measurements: a comparison across vendors says so,
 // per GPU type, and so does every serving estimate on AMD hardware; NVIDIA's say nothing.
 TEST(ServingSearch, GpuTypesCarryTheVendorCaveat) {
-  const json r = io::run(
-      offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
-                      {{"hardware", "mi300x"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}}));
+  const json r = io::run(offers_request(
+      json::array({{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}},
+                   {{"hardware", "mi300x"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}})));
   int amd = 0;
   for (const json& w : r["warnings"]) {
     const std::string text = w.get<std::string>();
@@ -470,19 +470,21 @@ TEST(ServingSearch, GpuTypesCarryTheVendorCaveat) {
 
 TEST(ServingSearch, GpuTypesErrorsNameTheOffer) {
   const json h100{{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}};
-  json q = offers_request({h100});
+  json q = offers_request(json::array({h100}));
   q["hardware"] = "h100-sxm";
   EXPECT_EQ(failure_of(q).message,
             "hardware: is given per GPU type in search.hardware; leave it out (got \"h100-sxm\")");
-  q = offers_request({h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}}});
+  q = offers_request(json::array({h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}}}));
   EXPECT_EQ(failure_of(q).message,
             "search.hardware[1].cost_per_gpu_hour_usd: required key is missing");
-  q = offers_request(
-      {h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 0}}});
+  q = offers_request(json::array(
+      {h100, {{"hardware", "h100-sxm"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 0}}}));
   EXPECT_EQ(failure_of(q).message, "search.hardware[1].cost_per_gpu_hour_usd: must be > 0 (got 0)");
-  q = offers_request({{{"hardware", "h1000"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}});
+  q = offers_request(
+      json::array({{{"hardware", "h1000"}, {"num_gpus", 4}, {"cost_per_gpu_hour_usd", 2}}}));
   EXPECT_EQ(failure_of(q).path, "search.hardware[0].hardware");
-  q = offers_request({{{"hardware", "h100-sxm"}, {"num_gpus", -4}, {"cost_per_gpu_hour_usd", 2}}});
+  q = offers_request(
+      json::array({{{"hardware", "h100-sxm"}, {"num_gpus", -4}, {"cost_per_gpu_hour_usd", 2}}}));
   EXPECT_EQ(failure_of(q).path, "search.hardware[0].num_gpus");
   q = offers_request(json::array());
   EXPECT_EQ(failure_of(q).path, "search.hardware");
