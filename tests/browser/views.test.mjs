@@ -333,6 +333,42 @@ test('training view: layout search lists the fastest layouts and Use loads one',
   await p.done();
 });
 
+// Issue 14: virtual pipeline stages in the layout search. Llama-3.1-70B on 64 H100 (80 layers):
+// PP 2 layouts come with 1, 2, 4, 5 or 8 virtual stages, and one of them ranks in the top ten;
+// Use loads its PP and virtual stages together (PP first would reset the stages to 1).
+test('training view: a searched layout with virtual stages loads with them', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-model', 'llama-3.1-70b');
+  await page.fill('#tr-num_gpus', '64');
+  await page.click('#tr-search-run');
+  await searchDone(page, 'tr');
+  const q = await viewRequest(page, 'training');
+  delete q.parallelism;
+  delete q.workload.recompute;
+  delete q.workload.micro_batch_size;
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'training', top: 10 } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const rank = env.result.candidates.findIndex((c) => c.parallelism.vpp > 1) + 1;
+  assert.ok(rank > 0, 'a layout with virtual stages is among the ten fastest');
+  const chosen = env.result.candidates[rank - 1];
+  const vppColumn = await page.evaluate(() =>
+    [...document.querySelectorAll('#tr-search-table thead th')].findIndex((th) => th.textContent === 'VPP'),
+  );
+  const shown = await page.evaluate(
+    ([r, col]) => document.querySelector(`#tr-search-table tbody tr[data-rank="${r}"]`).children[col].textContent,
+    [rank, vppColumn],
+  );
+  assert.equal(shown, String(chosen.parallelism.vpp));
+  await page.click(`#tr-search-table button[data-rank="${rank}"][data-action="Use"]`);
+  const req = await viewRequest(page, 'training');
+  assert.equal(req.parallelism.pp, chosen.parallelism.pp);
+  assert.equal(req.parallelism.vpp, chosen.parallelism.vpp);
+  assert.equal((await viewResult(page, 'training')).step_time_s, chosen.step_time_s);
+  await p.done();
+});
+
 // Issue 14: the compute type as a search dimension on the page. On 8 B200 the box adds the
 // types the GPU runs (bf16, fp8, mxfp8, fp4); the table shows each row's type and Use loads it.
 test('training view: the layout search can try the compute types the GPU has', async () => {
