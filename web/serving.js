@@ -438,7 +438,9 @@ export class ServingView {
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
     // Other GPU types than the ones searched: the table no longer answers the box.
+    // Its error goes while it is edited (checked again at the next search).
     $(`${P}-search-hardware`).addEventListener('input', () => {
+      this.showOfferError('');
       if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
     });
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
@@ -490,7 +492,7 @@ export class ServingView {
    * The search request of a built setup (the form's, by default): tp, pp and the engine limits
    * left to the search; null while a field is invalid.
    */
-  searchRequest({ request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' })) {
+  searchRequest({ request, inputErrors } = this.form.build({ task: 'serving', mode: 'analytic' }), loud = false) {
     if (inputErrors.size > 0) return null;
     const q = clone(request);
     delete q.parallelism; // tp, pp, ep and DP attention are the search's
@@ -499,7 +501,7 @@ export class ServingView {
       delete q.engine.max_num_batched_tokens;
     }
     const search = { target: 'serving', top: 10 };
-    const offers = this.searchOffers();
+    const offers = this.searchOffers(loud);
     if (offers === null) return null;
     if (offers.length) {
       // The GPU types replace the setup's own hardware, GPU count and price.
@@ -512,8 +514,8 @@ export class ServingView {
   }
 
   /** The box of GPU types to compare as search.hardware entries ([] when empty, null when an
-   * entry is not id:GPUs:price; the reason shows beside the box). */
-  searchOffers() {
+   * entry is not id:GPUs:price; `loud`: the reason shows beside the box). */
+  searchOffers(loud) {
     const input = $(`${P}-search-hardware`);
     const entries = (input?.value ?? '')
       .split(',')
@@ -529,21 +531,34 @@ export class ServingView {
       }
       return { hardware: parts[0], num_gpus: gpus, cost_per_gpu_hour_usd: usd };
     });
-    if (input) {
-      $(`err-${P}-search-hardware`).textContent = problem;
-      input.classList.toggle('invalid', Boolean(problem));
-      if (problem) input.setAttribute('aria-invalid', 'true');
-      else input.removeAttribute('aria-invalid');
-    }
+    if (input && loud) this.showOfferError(problem);
     return problem ? null : offers;
+  }
+
+  /** Shows `problem` beside the GPU-type box (none: clears it). */
+  showOfferError(problem) {
+    const input = $(`${P}-search-hardware`);
+    $(`err-${P}-search-hardware`).textContent = problem;
+    input.classList.toggle('invalid', Boolean(problem));
+    if (problem) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
   }
 
   /** Task "search", target "serving": the setups with the most capacity that meet the SLOs, found
    * in the search worker. */
   search() {
-    const q = this.searchRequest();
+    const q = this.searchRequest(undefined, true);
     $(`${P}-frontier`).textContent = '';
-    runSearch(P, q, (res, seconds) => this.showSearch(q, res, seconds));
+    runSearch(
+      P,
+      q,
+      (res, seconds) => this.showSearch(q, res, seconds),
+      // An entry of the GPU-type box the module refused ("search.hardware[1].hardware: unknown
+      // hardware preset ...") is shown beside the box, as its own format errors are.
+      (error) => {
+        if (error.path?.startsWith('search.hardware')) this.showOfferError(error.message);
+      },
+    );
   }
 
   showSearch(q, res, seconds) {

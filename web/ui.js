@@ -731,10 +731,11 @@ export function cancelSearch(P, message = 'Search cancelled.') {
 
 /**
  * Runs a search panel's request `q` in the search worker, the note counting the seconds and
- * Cancel shown meanwhile; then `render(result, seconds)`, or the reason in the note and the table
- * emptied. A null `q` means invalid fields. A search started while another runs ends that one.
+ * Cancel shown meanwhile; then `render(result, seconds)`, or the reason in the note, the table
+ * emptied and the module's error handed to `refused` (a panel field it names shows it too). A
+ * null `q` means invalid fields. A search started while another runs ends that one.
  */
-export function runSearch(P, q, render) {
+export function runSearch(P, q, render, refused = () => {}) {
   const note = $(`${P}-search-note`);
   if (!q) {
     note.textContent = 'Fix the highlighted fields first.';
@@ -761,6 +762,7 @@ export function runSearch(P, q, render) {
     const env = workerEnvelope(e.data.out, 'search');
     if (!env.ok) {
       fail(env.error.message);
+      refused(env.error);
       return;
     }
     setSearchRunning(P, false, 'done');

@@ -834,6 +834,14 @@ test('serving view: the setup search compares GPU types at their prices', async 
   assert.match(await page.textContent('#err-sv-search-hardware'), /"h100-sxm:8": expected id:GPUs:price/);
   assert.equal(await page.getAttribute('#sv-search-hardware', 'aria-invalid'), 'true');
   assert.equal(await page.textContent('#sv-search-note'), 'Fix the highlighted fields first.');
+  // A GPU the module does not know: its error, naming the entry, beside the box too.
+  await page.fill('#sv-search-hardware', 'h100-sxm:8:2.49, h1000:8:3');
+  await page.click('#sv-search-run');
+  await page.waitForFunction(() => document.getElementById('sv-search').dataset.state === 'error');
+  assert.match(
+    await page.textContent('#err-sv-search-hardware'),
+    /^search\.hardware\[1\]\.hardware: unknown hardware preset "h1000"/,
+  );
   await page.fill('#sv-search-hardware', 'h100-sxm:8:2.49, b200:8:5.5');
   await page.click('#sv-search-run');
   await searchDone(page, 'sv');
