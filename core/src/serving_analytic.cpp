@@ -190,7 +190,7 @@ struct Model {
   double c_mean = 0;  // mean context of a decoding sequence
   /// step_at's answers so far: the searches for the batch and the saturation rate ask for the
   /// same few (decodes, prefill) pairs again and again (Llama-2-7B at 4 req/s: 324 asks, 74
-  /// pairs). Valid while c_mean and the spec stay what they were (set before the first ask).
+  /// pairs). Valid as c_mean and the spec do not change after construction.
   std::unordered_map<std::uint64_t, double> priced;
 
   /// Step with `decodes` decoding sequences and `prefill` prefill tokens (integers).
@@ -622,10 +622,9 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.warnings = setup.warnings;
   r.kv_capacity_tokens = setup.kv_capacity_tokens;
   Workload w = make_workload(spec, setup.instances);
-  Model m{spec, setup, coster, w, 1, 1, 0, {}};
-  m.E = setup.expected_tokens_per_step;
-  m.D = 1 + std::max(0.0, w.n_mean - 1) / m.E;
-  m.c_mean = w.p_mean + w.n_mean / 2;
+  const double E = setup.expected_tokens_per_step;
+  Model m{spec, setup, coster, w, E, 1 + std::max(0.0, w.n_mean - 1) / E, w.p_mean + w.n_mean / 2,
+          {}};
 
   const BatchLimit limit = batch_limit(spec, setup, m, w);
   const double b_max = limit.sequences;

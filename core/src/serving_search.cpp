@@ -25,6 +25,11 @@ double at(const Percentiles& p, SloPercentile q) {
   return p.p99;
 }
 
+/// A setup's TTFT at percentile `q`, the tie-breaker of both rankings (0 when it has none).
+double ttft_at(const ServingCandidate& c, SloPercentile q) {
+  return c.result.ttft_s ? at(*c.result.ttft_s, q) : 0.0;
+}
+
 /// The first SLO `r` misses at percentile `q` ("" when it meets them all).
 std::string slo_miss(const ServingResult& r, const Slo& slo, SloPercentile q) {
   const auto misses = [&](double limit_s, const std::optional<Percentiles>& p) {
@@ -217,13 +222,10 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
 
   // File them in order: rejected with their reason, kept, and among the best that meet the SLOs.
   std::vector<ServingCandidate> keeping_up;
-  const auto ttft = [percentile](const ServingCandidate& c) {
-    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
-  };
-  const auto better = [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
+  const auto better = [percentile](const ServingCandidate& a, const ServingCandidate& b) {
     if (a.result.saturation_rate_per_s != b.result.saturation_rate_per_s)
       return a.result.saturation_rate_per_s > b.result.saturation_rate_per_s;
-    return ttft(a) < ttft(b);
+    return ttft_at(a, percentile) < ttft_at(b, percentile);
   };
   for (std::size_t i = 0; i < setups.size(); ++i) {
     ServingCandidate& c = setups[i];
@@ -321,14 +323,11 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
   }
 
   // Most tokens per dollar first; stable, so ties keep the offers' and each search's order.
-  const auto ttft = [percentile](const ServingCandidate& c) {
-    return c.result.ttft_s ? at(*c.result.ttft_s, percentile) : 0.0;
-  };
   std::stable_sort(best.begin(), best.end(),
-                   [&ttft](const ServingCandidate& a, const ServingCandidate& b) {
+                   [percentile](const ServingCandidate& a, const ServingCandidate& b) {
                      if (a.output_tokens_per_usd != b.output_tokens_per_usd)
                        return a.output_tokens_per_usd > b.output_tokens_per_usd;
-                     return ttft(a) < ttft(b);
+                     return ttft_at(a, percentile) < ttft_at(b, percentile);
                    });
   if (static_cast<int>(best.size()) > top) best.resize(static_cast<std::size_t>(top));
   out.best = std::move(best);

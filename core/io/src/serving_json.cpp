@@ -604,8 +604,6 @@ json resolved_search(json resolved, const json& request, const SearchAsked& aske
   return resolved;
 }
 
-}  // namespace
-
 /// The keys of one search.hardware entry, set on the request it deploys.
 constexpr const char* kOfferKeys[] = {"hardware", "num_gpus", "cost_per_gpu_hour_usd"};
 
@@ -656,6 +654,8 @@ std::vector<std::pair<json, Parsed>> read_offers(const ObjectReader& r, const js
   }
   return out;
 }
+
+}  // namespace
 
 json run_serving_search(const json& request) {
   ObjectReader r(request, "",
