@@ -963,15 +963,7 @@ function applyLink(fragment) {
 }
 
 function share() {
-  if (views.share()) return;
-  const r = call(state.M, 'encode_link', JSON.stringify(state.request));
-  if (!r.ok) {
-    const status = $('share-status');
-    status.textContent = `Cannot share: ${(r.error && r.error.message) || 'unknown error'}`;
-    status.className = 'share-status bad';
-    return;
-  }
-  views.offerLink(r.result);
+  if (!views.share()) views.shareRequest(state.request);
 }
 
 // -------------------------------------------------------------- presets UI

@@ -19,6 +19,7 @@ import {
   presetIdFor,
   select,
   setPath,
+  showFieldError,
 } from './ui.js';
 import { ModelFields } from './model-fields.js';
 import { WhatIf } from './what-if.js';
@@ -421,13 +422,7 @@ export class Form {
     );
     if (this.modelFields) ids.push(...this.modelFields.ids());
     if (this.whatIf) ids.push(...this.whatIf.ids());
-    for (const id of ids) {
-      const msg = messages.get(id) || '';
-      $(`err-${id}`).textContent = msg;
-      $(id).classList.toggle('invalid', Boolean(msg));
-      if (msg) $(id).setAttribute('aria-invalid', 'true');
-      else $(id).removeAttribute('aria-invalid');
-    }
+    for (const id of ids) showFieldError(id, messages.get(id) || '');
     const g = $(this.bannerId);
     g.replaceChildren(...general.map((m) => el('p', { text: m })));
     g.hidden = general.length === 0;

@@ -30,6 +30,8 @@ import {
   Pin,
   searchPanel,
   fillCandidates,
+  field,
+  showFieldError,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -414,22 +416,15 @@ export class ServingView {
         'Best setups for this load',
         'Find the best setup',
         'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
-        el(
-          'div',
-          { class: 'field' },
-          el('label', {
-            for: `${P}-search-hardware`,
-            text: 'Compare GPU types at their prices (optional): id:GPUs:$ per GPU-hour, comma-separated',
-          }),
+        field(
+          `${P}-search-hardware`,
+          'Compare GPU types at their prices (optional): id:GPUs:$ per GPU-hour, comma-separated',
           el('input', {
             type: 'text',
-            id: `${P}-search-hardware`,
             placeholder: 'h100-sxm:8:2.49, b200:8:5.5',
             spellcheck: 'false',
             autocomplete: 'off',
-            'aria-describedby': `err-${P}-search-hardware`,
           }),
-          el('p', { class: 'field-error', id: `err-${P}-search-hardware` }),
         ),
         el('p', { class: 'hint', id: `${P}-frontier` }),
       ),
@@ -440,7 +435,7 @@ export class ServingView {
     // Other GPU types than the ones searched: the table no longer answers the box.
     // Its error goes while it is edited (checked again at the next search).
     $(`${P}-search-hardware`).addEventListener('input', () => {
-      this.showOfferError('');
+      showFieldError(`${P}-search-hardware`, '');
       if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
     });
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
@@ -531,17 +526,8 @@ export class ServingView {
       }
       return { hardware: parts[0], num_gpus: gpus, cost_per_gpu_hour_usd: usd };
     });
-    if (input && loud) this.showOfferError(problem);
+    if (input && loud) showFieldError(`${P}-search-hardware`, problem);
     return problem ? null : offers;
-  }
-
-  /** Shows `problem` beside the GPU-type box (none: clears it). */
-  showOfferError(problem) {
-    const input = $(`${P}-search-hardware`);
-    $(`err-${P}-search-hardware`).textContent = problem;
-    input.classList.toggle('invalid', Boolean(problem));
-    if (problem) input.setAttribute('aria-invalid', 'true');
-    else input.removeAttribute('aria-invalid');
   }
 
   /** Task "search", target "serving": the setups with the most capacity that meet the SLOs, found
@@ -556,7 +542,7 @@ export class ServingView {
       // An entry of the GPU-type box the module refused ("search.hardware[1].hardware: unknown
       // hardware preset ...") is shown beside the box, as its own format errors are.
       (error) => {
-        if (error.path?.startsWith('search.hardware')) this.showOfferError(error.message);
+        if (error.path?.startsWith('search.hardware')) showFieldError(`${P}-search-hardware`, error.message);
       },
     );
   }

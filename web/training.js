@@ -420,7 +420,7 @@ export class TrainingView {
     fillCandidates(
       table,
       head,
-      types ? 10 : 9,
+      head.indexOf('Micro-batch'),
       res.candidates,
       (c) => {
         const p = c.parallelism;

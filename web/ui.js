@@ -265,6 +265,14 @@ function niceMax(v) {
 
 // ------------------------------------------------------------------ form pieces
 
+/** Shows `message` in field `id`'s error box and marks the field invalid (an empty one clears both). */
+export function showFieldError(id, message) {
+  $(`err-${id}`).textContent = message;
+  $(id).classList.toggle('invalid', Boolean(message));
+  if (message) $(id).setAttribute('aria-invalid', 'true');
+  else $(id).removeAttribute('aria-invalid');
+}
+
 /** A labelled field with its error box `err-<id>` (the error of the request path it owns). */
 // The error under a field is no alert (issue 11: 66 of them spoke on every keystroke): the field
 // is aria-invalid and described by its error and hint, which a screen reader reads on focus.
@@ -592,6 +600,20 @@ export function offer(text, ready) {
   }
 }
 
+/** Offers the page's link to `request` in the header's box, or says why the module cannot encode
+ * it; returns the link's fragment (null when refused). */
+export function offerRequestLink(M, request) {
+  const r = call(M, 'encode_link', JSON.stringify(request));
+  if (!r.ok) {
+    const status = $('share-status');
+    status.className = 'share-status bad';
+    status.textContent = `Cannot share: ${r.error.message}`;
+    return null;
+  }
+  offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
+  return r.result;
+}
+
 /** A shell word: single-quoted, embedded quotes closed and escaped. */
 const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
@@ -626,10 +648,6 @@ export function fillCandidates(table, head, firstNum, candidates, cells, use, M)
           b.addEventListener('click', run);
           return b;
         };
-        const link = () => {
-          const r = call(M, 'encode_link', JSON.stringify(c.request));
-          if (r.ok) offer(`${location.origin}${location.pathname}#${r.result}`, 'Link ready');
-        };
         return el(
           'tr',
           { 'data-rank': rank },
@@ -639,7 +657,7 @@ export function fillCandidates(table, head, firstNum, candidates, cells, use, M)
             'td',
             { class: 'row-actions' },
             action('Use', 'Use candidate', () => use(c.request)),
-            action('Link', 'Link to candidate', link),
+            action('Link', 'Link to candidate', () => offerRequestLink(M, c.request)),
             action('CLI', 'CLI command for candidate', () => offer(cliLine(c.request), 'Command ready')),
           ),
         );

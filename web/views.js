@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, SCHEMA, call, cliLine, el, flatten, offer, prewarmWorkers } from './ui.js';
+import { $, SCHEMA, call, cliLine, el, flatten, offer, offerRequestLink, prewarmWorkers } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -107,22 +107,15 @@ export function routeLink(fragment) {
 export function share() {
   const view = ctx.views[ctx.active];
   if (ctx.active === 'inference' || !view) return false;
-  const r = call(ctx.M, 'encode_link', JSON.stringify(view.request));
-  if (!r.ok) {
-    const status = $('share-status');
-    status.className = 'share-status bad';
-    status.textContent = `Cannot share: ${r.error.message}`;
-    return true;
-  }
-  offerLink(r.result);
+  shareRequest(view.request);
   return true;
 }
 
-/** Offers the link of a request (its fragment) and puts it in the address bar, so that a reload
- *  or a bookmark keeps the setup and its tab (replaceState: no hashchange, no history entry). */
-export function offerLink(fragment) {
-  history.replaceState(null, '', `#${fragment}`);
-  offer(`${location.origin}${location.pathname}#${fragment}`, 'Link ready');
+/** Offers the link of a request and puts it in the address bar, so that a reload or a bookmark
+ *  keeps the setup and its tab (replaceState: no hashchange, no history entry). */
+export function shareRequest(request) {
+  const fragment = offerRequestLink(ctx.M, request);
+  if (fragment !== null) history.replaceState(null, '', `#${fragment}`);
 }
 
 /**
