@@ -287,7 +287,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--max-loras-per-batch", o.max_loras_per_batch,
                   "Multi-LoRA: adapters one step may hold (default 4)");
   sub->add_option("--prefill-instances", o.prefill_instances,
-                  "Disaggregated serving: prefill instances of --tp GPUs (with --simulate)");
+                  "Disaggregated serving: prefill instances of --tp GPUs");
   sub->add_option("--decode-instances", o.decode_instances,
                   "Disaggregated serving: decode instances of --tp GPUs");
   sub->add_option("--kv-link-GBps", o.kv_link_gbps,

@@ -270,6 +270,16 @@ TEST(ServingScenarioI5, I5_3DisaggregationRemovesPrefillInterference) {
   const json split = io::run(r);
   EXPECT_LT(at(split, "tpot_ms", "p90"), 0.8 * at(collocated, "tpot_ms", "p90"));
   EXPECT_EQ(split["simulation"]["completed"], 500);
+  // The analytic engine shows the same trade: decode steps without prefill chunks, and one
+  // prefill instance queueing every prompt.
+  r["mode"] = "analytic";
+  const json analytic_split = io::run(r);
+  r.erase("features");
+  const json analytic_collocated = io::run(r);
+  EXPECT_LT(at(analytic_split, "tpot_ms", "p90"), 0.8 * at(analytic_collocated, "tpot_ms", "p90"));
+  EXPECT_GT(at(analytic_split, "ttft_ms", "p90"), at(analytic_collocated, "ttft_ms", "p90"));
+  EXPECT_TRUE(
+      test::near_rel(at(analytic_split, "tpot_ms", "p90"), at(split, "tpot_ms", "p90"), 0.15));
 }
 
 TEST(ServingScenarioI5, I5_4Int4FitsOneA100) {

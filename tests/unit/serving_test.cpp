@@ -641,6 +641,104 @@ TEST(ServingAnalytic, ClosedLoopAgreesWithTheSimulator) {
   EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.15));
 }
 
+// ---- Analytic model: disaggregated prefill and decode pools ----
+
+/// Llama-2-7B on two A100s, one prefill and one decode instance, Poisson arrivals of 512 → 128.
+ServingSpec split_pools(double rate_per_s) {
+  ServingSpec s = poisson_4_per_s();
+  s.arrival.rate_per_s = rate_per_s;
+  s.inference.num_gpus = 2;
+  s.disaggregation.prefill_instances = 1;
+  s.disaggregation.decode_instances = 1;
+  return s;
+}
+
+double assumption(const ServingResult& r, const std::string& name) {
+  for (const Assumption& a : r.assumptions) {
+    if (a.name == name) return a.value;
+  }
+  ADD_FAILURE() << "no assumption " << name;
+  return -1;
+}
+
+TEST(ServingAnalyticPools, AgreesWithTheSimulator) {
+  // 8 req/s: the prefill instance busy ~35 % of the time, the decode batch ~13 sequences.
+  // 20,000 requests reach the steady state (3,000 understate the queue near saturation).
+  ServingSpec s = split_pools(8);
+  s.num_requests = 20000;
+  const ServingResult a = estimate_serving(s), d = simulate_serving(s);
+  ASSERT_FALSE(a.saturated);
+  EXPECT_TRUE(near_rel(a.ttft_s->mean, d.ttft_s->mean, 0.15));
+  EXPECT_TRUE(near_rel(a.ttft_s->p90, d.ttft_s->p90, 0.20));
+  EXPECT_TRUE(near_rel(a.tpot_s->mean, d.tpot_s->mean, 0.05));
+  EXPECT_TRUE(near_rel(a.e2e_s->mean, d.e2e_s->mean, 0.05));
+  EXPECT_TRUE(near_rel(a.e2e_s->p90, d.e2e_s->p90, 0.10));
+}
+
+TEST(ServingAnalyticPools, KvTransferCountsInTpotNotTtft) {
+  // Llama-2-7B keeps 2 (K, V) x 32 layers x 32 heads x 128 x 2 bytes = 524,288 bytes a token:
+  // a 512-token prompt is 268,435,456 bytes, 5.369 ms at 50 GB/s and 26.844 ms at 10 GB/s.
+  // Only the handoff moves: E2E grows by the 21.475 ms difference, TPOT by it / 127, TTFT and
+  // the decode batch not at all.
+  ServingSpec s = split_pools(4);
+  const ServingResult fast = estimate_serving(s);
+  s.disaggregation.kv_link_bytes_per_s = 10e9;
+  const ServingResult slow = estimate_serving(s);
+  const double delta = 268435456.0 / 10e9 - 268435456.0 / 50e9;
+  EXPECT_NEAR(slow.e2e_s->mean - fast.e2e_s->mean, delta, 1e-3 * delta);
+  EXPECT_NEAR(slow.tpot_s->mean - fast.tpot_s->mean, delta / 127, 1e-3 * delta / 127);
+  EXPECT_DOUBLE_EQ(slow.ttft_s->mean, fast.ttft_s->mean);
+  EXPECT_DOUBLE_EQ(slow.mean_batch_size, fast.mean_batch_size);
+  EXPECT_NEAR(assumption(slow, "kv_transfer_ms"), 10e-3 + 268435456.0 / 10e9 * 1e3, 1e-6);
+}
+
+TEST(ServingAnalyticPools, DecodeBatchFollowsLittlesLaw) {
+  // The decode instance holds each request for n − 1 = 127 decode steps: B = λ · 127 · τ.
+  const ServingResult r = estimate_serving(split_pools(4));
+  ASSERT_FALSE(r.saturated);
+  EXPECT_TRUE(near_rel(r.mean_batch_size, 4 * 127 * r.mean_step_time_s, 1e-6));
+  EXPECT_TRUE(near_rel(assumption(r, "decode_pool_batch"), r.mean_batch_size, 1e-12));
+}
+
+TEST(ServingAnalyticPools, TheNarrowerPoolSetsTheSaturationRate) {
+  // Capacity is the smaller pool's: a second decode instance doubles the decode pool's rate
+  // and leaves the prefill pool's as it was.
+  const ServingResult one = estimate_serving(split_pools(1));
+  const double prefill = assumption(one, "prefill_pool_saturation_rate");
+  const double decode = assumption(one, "decode_pool_saturation_rate");
+  EXPECT_DOUBLE_EQ(one.saturation_rate_per_s, std::min(prefill, decode));
+  ServingSpec s = split_pools(1);
+  s.inference.num_gpus = 3;
+  s.disaggregation.decode_instances = 2;
+  const ServingResult two = estimate_serving(s);
+  EXPECT_DOUBLE_EQ(assumption(two, "prefill_pool_saturation_rate"), prefill);
+  EXPECT_TRUE(near_rel(assumption(two, "decode_pool_saturation_rate"), 2 * decode, 1e-12));
+  EXPECT_DOUBLE_EQ(two.saturation_rate_per_s, std::min(prefill, 2 * decode));
+  // Past it, saturated, without latencies.
+  s.arrival.rate_per_s = 1.01 * two.saturation_rate_per_s;
+  const ServingResult over = estimate_serving(s);
+  EXPECT_TRUE(over.saturated);
+  EXPECT_FALSE(over.ttft_s.has_value());
+}
+
+TEST(ServingAnalyticPools, WhatItDoesNotModelIsAnError) {
+  ServingSpec s = split_pools(4);
+  s.arrival.kind = ArrivalKind::concurrency;
+  s.arrival.concurrency = 8;
+  EXPECT_THROW(estimate_serving(s), NotModelledError);
+  s = split_pools(4);
+  s.lora.num_adapters = 4;
+  EXPECT_THROW(estimate_serving(s), NotModelledError);
+  s = split_pools(4);
+  s.output = {LengthKind::fixed, 1, 1, 1, 0, 0};
+  try {
+    estimate_serving(s);
+    ADD_FAILURE() << "one output token was accepted";
+  } catch (const NotModelledError& e) {
+    EXPECT_EQ(e.path(), "workload.output_tokens");
+  }
+}
+
 // ---- JSON: bad input ----
 
 json serving_request() {
