@@ -131,9 +131,13 @@ json build_serve_request(const ServeOptions& o) {
     d["prefill_instances"] = *o.prefill_instances;
     d["decode_instances"] = *o.decode_instances;
     if (o.kv_link_gbps) d["kv_link_GBps"] = *o.kv_link_gbps;
+  } else if (o.kv_link_gbps && o.search_disaggregated) {
+    // The link of the disaggregated setups the search tries (it chooses the instances).
+    r["features"]["disaggregated"]["kv_link_GBps"] = *o.kv_link_gbps;
   } else if (o.kv_link_gbps) {
     throw SpecError("features.disaggregated",
-                    "--kv-link-GBps needs --prefill-instances and --decode-instances");
+                    "--kv-link-GBps needs --prefill-instances and --decode-instances (or "
+                    "--search --search-disaggregated)");
   }
   if (o.expert_parallel_all_to_all || o.moe_imbalance) {
     json& moe = r["features"]["moe"];
@@ -325,6 +329,9 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--search-kv-cache", o.search_kv_cache,
                   "With --search: KV-cache types to try, e.g. bf16,fp8 (default: the request's)")
       ->delimiter(',');
+  sub->add_flag("--search-disaggregated", o.search_disaggregated,
+                "With --search: also split the GPUs into prefill and decode instances (pp 1; "
+                "--kv-link-GBps sets their link)");
   sub->add_option("--search-hardware", o.search_hardware,
                   "With --search: GPU types to compare at their prices, ID:GPUS:USD_PER_GPU_HOUR, "
                   "e.g. h100-sxm:8:2.49,h200-sxm:8:3.5 (instead of --hardware and --num-gpus; "
@@ -372,6 +379,7 @@ json build_serve_search_request(const ServeOptions& o) {
   }
   if (!o.search_weights.empty()) search["weights"] = o.search_weights;
   if (!o.search_kv_cache.empty()) search["kv_cache"] = o.search_kv_cache;
+  if (o.search_disaggregated) search["disaggregated"] = json::array({false, true});
   if (!o.search_hardware.empty()) {
     if (r.contains("num_gpus") || r.contains("cost_per_gpu_hour_usd")) {
       throw SpecError(r.contains("num_gpus") ? "--num-gpus" : "--cost-per-gpu-hour-usd",
@@ -421,6 +429,11 @@ void print_search_table(const json& r) {
     // ep, and the redundant expert slots that make it divide the experts: "24+8".
     std::string ep = fmt(p.value("ep", json(1)));
     if (p.contains("redundant_experts")) ep += "+" + fmt(p.at("redundant_experts"));
+    // Replicas, or the prefill and decode instances of a disaggregated setup: "1P+3D".
+    const json& split = c.value("disaggregated", json());
+    const std::string replicas = split.is_object() ? fmt(split.at("prefill_instances")) + "P+" +
+                                                         fmt(split.at("decode_instances")) + "D"
+                                                   : fmt(c.at("replicas"));
     std::printf("  %-8s %4d", label, rank);
     if (priced) {
       const json& hw = c.at("hardware");
@@ -431,7 +444,7 @@ void print_search_table(const json& r) {
                 fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
                 p.value("dp_attention", false) ? "dp" : "tp",
                 c.at("weights").get<std::string>().c_str(),
-                c.at("kv_cache").get<std::string>().c_str(), fmt(c.at("replicas")).c_str(),
+                c.at("kv_cache").get<std::string>().c_str(), replicas.c_str(),
                 fmt(c.at("max_num_seqs")).c_str(), fmt(c.at("max_num_batched_tokens")).c_str(),
                 fmt(c.at("saturation_rate_per_s")).c_str(),
                 fmt(c.at("capacity_output_tokens_per_s_per_gpu")).c_str(),
@@ -459,9 +472,10 @@ void print_search_table(const json& r) {
 
 int run_serve(const ServeOptions& o) {
   try {
-    if (!o.search &&
-        (!o.search_weights.empty() || !o.search_kv_cache.empty() || !o.search_hardware.empty())) {
+    if (!o.search && (!o.search_weights.empty() || !o.search_kv_cache.empty() ||
+                      !o.search_hardware.empty() || o.search_disaggregated)) {
       throw SpecError(!o.search_hardware.empty() ? "--search-hardware"
+                      : o.search_disaggregated   ? "--search-disaggregated"
                       : o.search_weights.empty() ? "--search-kv-cache"
                                                  : "--search-weights",
                       "needs --search");

@@ -182,6 +182,11 @@ void check_length(const LengthDist& d, const std::string& path, int max_context)
 
 }  // namespace
 
+void validate_kv_link(const Disaggregation& d) {
+  check_real("features.disaggregated.kv_link_GBps", d.kv_link_bytes_per_s / 1e9, 1e-3, 1e5);
+  check_real("features.disaggregated.kv_link_latency_us", d.kv_link_latency_s * 1e6, 0, 1e6);
+}
+
 void validate(const ServingSpec& s) {
   const int max_context = s.inference.model.max_context_tokens;
   validate(s.inference.engine, "engine");
@@ -251,10 +256,7 @@ void validate(const ServingSpec& s) {
                kMaxReplicas);
     check_real("features.disaggregated.decode_instances", s.disaggregation.decode_instances, 1,
                kMaxReplicas);
-    check_real("features.disaggregated.kv_link_GBps", s.disaggregation.kv_link_bytes_per_s / 1e9,
-               1e-3, 1e5);
-    check_real("features.disaggregated.kv_link_latency_us",
-               s.disaggregation.kv_link_latency_s * 1e6, 0, 1e6);
+    validate_kv_link(s.disaggregation);
     const long long need = static_cast<long long>(s.disaggregation.prefill_instances +
                                                   s.disaggregation.decode_instances) *
                            tp;

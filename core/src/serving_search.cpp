@@ -45,12 +45,38 @@ std::string slo_miss(const ServingResult& r, const Slo& slo, SloPercentile q) {
 /// The values each dimension takes for `base` (search_serving's defaults where a list is empty).
 struct Lists {
   std::vector<int> tps, pps, seqs, budgets;
-  std::vector<bool> experts, dpas;
+  std::vector<bool> experts, dpas, disaggs;
   std::vector<DType> weights, kv_caches;
   int two_nodes = 0;
+  int gpus = 0;
+
+  /// The prefill instance counts tried for instances of tp·pp GPUs, disaggregated: every split
+  /// of up to 64 instances, the fifteen at sixteenths of more; none where pp > 1 (not
+  /// modelled), tp does not divide the GPUs or they make one instance.
+  [[nodiscard]] std::vector<int> prefill_counts(int tp, int pp) const {
+    std::vector<int> out;
+    if (pp != 1 || gpus % tp != 0) return out;
+    const int n = gpus / tp;
+    for (int k = 1; k < std::min(n, 16); ++k) {
+      const int p = n <= 64 ? k : static_cast<int>(std::lround(n * k / 16.0));
+      if (out.empty() || p != out.back()) out.push_back(p);
+    }
+    for (int p = 16; n <= 64 && p < n; ++p) out.push_back(p);
+    return out;
+  }
+
+  /// Setups of the space: a layout that is rejected whole counts once, as it is filed.
   [[nodiscard]] double size() const {
-    return double(tps.size()) * pps.size() * experts.size() * dpas.size() * seqs.size() *
-           budgets.size() * weights.size() * kv_caches.size();
+    double layouts = 0;
+    for (const int tp : tps) {
+      for (const int pp : pps) {
+        for (const bool split : disaggs) {
+          layouts += split ? std::max<double>(1, prefill_counts(tp, pp).size()) : 1;
+        }
+      }
+    }
+    return layouts * experts.size() * dpas.size() * seqs.size() * budgets.size() * weights.size() *
+           kv_caches.size();
   }
 };
 
@@ -83,6 +109,8 @@ Lists resolve(const ServingSpec& base, const ServingSearchSpace& space) {
   const std::vector<bool> both{false, true}, off{false};
   l.experts = !space.expert_parallel.empty() ? space.expert_parallel : moe ? both : off;
   l.dpas = !space.dp_attention.empty() ? space.dp_attention : moe ? both : off;
+  l.disaggs = space.disaggregated.empty() ? off : space.disaggregated;
+  l.gpus = gpus;
   l.weights = space.weights.empty() ? std::vector<DType>{base.inference.weights} : space.weights;
   l.kv_caches =
       space.kv_cache.empty() ? std::vector<DType>{base.inference.kv_cache} : space.kv_cache;
@@ -114,8 +142,9 @@ void check_budget(double setups) {
   if (setups > kMaxServingSearchSetups) {
     fail("search",
          "would consider more than 20,000 setups; pin dimensions with search.tp, search.pp, "
-         "search.expert_parallel, search.dp_attention, search.max_num_seqs, "
-         "search.max_num_batched_tokens, search.weights or search.kv_cache",
+         "search.expert_parallel, search.dp_attention, search.disaggregated, "
+         "search.max_num_seqs, search.max_num_batched_tokens, search.weights or "
+         "search.kv_cache",
          setups);
   }
 }
@@ -134,8 +163,8 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
                                std::to_string(base.inference.attention_tp) + ")");
   }
   check_budget(lists.size());
-  const int gpus = base.inference.num_gpus;
-  const auto& [tps, pps, seqs, budgets, experts, dpas, weights, kv_caches, two_nodes] = lists;
+  const auto& [tps, pps, seqs, budgets, experts, dpas, disaggs, weights, kv_caches, two_nodes,
+               gpus] = lists;
 
   // The setups to price, in the order they are filed (what a serial search would do).
   ServingSearchResult out;
@@ -146,46 +175,60 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
     for (const int pp : pps) {
       for (const bool expert : experts) {
         for (const bool dpa : dpas) {
-          if (gpus % (1LL * tp * pp) != 0) {
-            out.evaluated += per_layout;
-            out.rejected["num_gpus: tp·pp must divide it"] += per_layout;
-            continue;
-          }
-          if ((expert || dpa) && tp == 1) {
-            out.evaluated += per_layout;
-            out.rejected["expert parallelism and DP attention need tp > 1"] += per_layout;
-            continue;
-          }
-          if (space.tp.empty() && tp > two_nodes && !(expert && dpa)) {
-            out.evaluated += per_layout;
-            out.rejected
-                ["beyond two nodes only as wide expert parallelism (DP attention, ep = tp)"] +=
-                per_layout;
-            continue;
-          }
-          // Whole experts over ep = tp GPUs: the fewest replicas that make the slots divide.
-          const int routed = base.inference.model.num_experts;
-          const int redundant = expert ? (tp - routed % tp) % tp : 0;
-          for (const DType w : weights) {
-            for (const DType kv : kv_caches) {
-              for (const int max_seqs : seqs) {
-                for (const int budget : budgets) {
-                  // Under DP attention each of the tp ranks schedules its own batch (vLLM's
-                  // data-parallel engines, TensorRT-LLM's attention DP): the values searched
-                  // are per rank, the replica's tp times as large.
-                  const int ranks = dpa ? tp : 1;
-                  setups.push_back({tp,
-                                    pp,
-                                    expert ? tp : 1,
-                                    dpa,
-                                    max_seqs * ranks,
-                                    budget * ranks,
-                                    w,
-                                    kv,
-                                    redundant,
-                                    {},
-                                    0,
-                                    0});
+          for (const bool split : disaggs) {
+            const auto reject = [&](const std::string& reason) {
+              out.evaluated += per_layout;
+              out.rejected[reason] += per_layout;
+            };
+            if (gpus % (1LL * tp * pp) != 0) {
+              reject("num_gpus: tp·pp must divide it");
+              continue;
+            }
+            if ((expert || dpa) && tp == 1) {
+              reject("expert parallelism and DP attention need tp > 1");
+              continue;
+            }
+            if (space.tp.empty() && tp > two_nodes && !(expert && dpa)) {
+              reject("beyond two nodes only as wide expert parallelism (DP attention, ep = tp)");
+              continue;
+            }
+            if (split && pp != 1) {
+              reject("disaggregated pools need pp = 1");
+              continue;
+            }
+            const std::vector<int> prefill =
+                split ? lists.prefill_counts(tp, pp) : std::vector<int>{0};
+            if (prefill.empty()) {
+              reject("disaggregated pools need two instances of tp GPUs or more");
+              continue;
+            }
+            // Whole experts over ep = tp GPUs: the fewest replicas that make the slots divide.
+            const int routed = base.inference.model.num_experts;
+            const int redundant = expert ? (tp - routed % tp) % tp : 0;
+            for (const int p : prefill) {
+              for (const DType w : weights) {
+                for (const DType kv : kv_caches) {
+                  for (const int max_seqs : seqs) {
+                    for (const int budget : budgets) {
+                      // Under DP attention each of the tp ranks schedules its own batch (vLLM's
+                      // data-parallel engines, TensorRT-LLM's attention DP): the values searched
+                      // are per rank, the replica's tp times as large.
+                      const int ranks = dpa ? tp : 1;
+                      ServingCandidate c;
+                      c.tp = tp;
+                      c.pp = pp;
+                      c.ep = expert ? tp : 1;
+                      c.dp_attention = dpa;
+                      c.max_num_seqs = max_seqs * ranks;
+                      c.max_num_batched_tokens = budget * ranks;
+                      c.weights = w;
+                      c.kv_cache = kv;
+                      c.redundant_experts = redundant;
+                      c.prefill_instances = p;
+                      c.decode_instances = split ? gpus / tp - p : 0;
+                      setups.push_back(std::move(c));
+                    }
+                  }
                 }
               }
             }
@@ -213,6 +256,8 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
     spec.inference.attention_weights =
         c.weights == base.inference.weights ? base.inference.attention_weights : std::nullopt;
     spec.inference.kv_cache = c.kv_cache;
+    spec.disaggregation.prefill_instances = c.prefill_instances;
+    spec.disaggregation.decode_instances = c.decode_instances;
     try {
       c.result = estimate_serving(spec);
     } catch (const SpecError& e) {

@@ -126,6 +126,97 @@ TEST(ServingSearch, FrontierHoldsNoDominatedSetup) {
   }
 }
 
+TEST(ServingSearch, DisaggregatedSplitsAreSearchedWhenAsked) {
+  // 4 GPUs, tp 1, 2, 4, 2 max_num_seqs x 2 budgets: 12 collocated setups, and with the pools
+  // split tp 1 gives 1P+3D, 2P+2D and 3P+1D (12 setups), tp 2 gives 1P+1D (4), tp 4 makes one
+  // instance (4 rejected): 32 in all. The best is the exhaustive maximum over all 28 priced one
+  // by one, and each disaggregated row reproduces with its instances and the request's link.
+  json q = search_request();
+  q["search"]["disaggregated"] = {false, true};
+  q["search"]["top"] = 100;
+  q["features"] = {{"disaggregated", {{"kv_link_GBps", 100}}}};
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 32);
+  EXPECT_EQ(r["request"]["features"]["disaggregated"],
+            json({{"kv_link_GBps", 100.0}, {"kv_link_latency_us", 10.0}}));
+  int need_two = 0;
+  for (const json& x : r["rejected"]) {
+    if (x["reason"] == "disaggregated pools need two instances of tp GPUs or more") {
+      need_two = x["count"];
+    }
+  }
+  EXPECT_EQ(need_two, 4);
+  double best = -1;
+  int meeting = 0;
+  for (const auto& [tp, prefill] :
+       std::vector<std::pair<int, int>>{{1, 0}, {2, 0}, {4, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 1}}) {
+    for (int seqs : {64, 256}) {
+      for (int budget : {2048, 8192}) {
+        json one = serving_request(tp, seqs, budget);
+        if (prefill > 0) {
+          one["features"] = {{"disaggregated",
+                              {{"prefill_instances", prefill},
+                               {"decode_instances", 4 / tp - prefill},
+                               {"kv_link_GBps", 100}}}};
+        }
+        const json s = io::run(one);
+        if (!s["fits"].get<bool>() || s["saturated"].get<bool>() ||
+            s["ttft_ms"]["p90"].get<double>() > 150 || s["tpot_ms"]["p90"].get<double>() > 9) {
+          continue;
+        }
+        ++meeting;
+        best = std::max(best, s["saturation_rate_per_s"].get<double>());
+      }
+    }
+  }
+  EXPECT_EQ(r["meeting_slo"], meeting);
+  ASSERT_FALSE(r["candidates"].empty());
+  EXPECT_DOUBLE_EQ(r["candidates"][0]["saturation_rate_per_s"].get<double>(), best);
+  int split_rows = 0;
+  for (const json& c : r["candidates"]) {
+    ASSERT_TRUE(c.contains("disaggregated"));  // asked for: null on collocated rows
+    const json s = io::run(c["request"]);
+    EXPECT_EQ(s["saturation_rate_per_s"], c["saturation_rate_per_s"]);
+    EXPECT_EQ(s["ttft_ms"], c["ttft_ms"]);
+    EXPECT_EQ(s["tpot_ms"], c["tpot_ms"]);
+    if (c["disaggregated"].is_null()) continue;
+    ++split_rows;
+    const json& d = c["request"]["features"]["disaggregated"];
+    EXPECT_EQ(d["prefill_instances"], c["disaggregated"]["prefill_instances"]);
+    EXPECT_EQ(d["kv_link_GBps"], 100.0);
+    EXPECT_EQ((d["prefill_instances"].get<int>() + d["decode_instances"].get<int>()) *
+                  c["parallelism"]["tp"].get<int>(),
+              4);
+  }
+  EXPECT_GT(split_rows, 0);
+}
+
+TEST(ServingSearch, DisaggregatedSplitsOfManyInstancesAreSixteenths) {
+  // 128 instances of one GPU: the fifteen splits at sixteenths, 8P+120D … 120P+8D; pp 2 is
+  // not modelled disaggregated, one layout rejected with its reason.
+  json q = search_request();
+  q["num_gpus"] = 128;
+  q["search"] = {{"target", "serving"},        {"top", 100},
+                 {"tp", {1}},                  {"pp", {1, 2}},
+                 {"disaggregated", {true}},    {"max_num_seqs", {256}},
+                 {"max_num_batched_tokens", {8192}}};
+  q["workload"]["arrival"]["rate_per_s"] = 100;
+  q.erase("slo");
+  const json r = io::run(q);
+  EXPECT_EQ(r["evaluated"], 16);
+  ASSERT_FALSE(r["candidates"].empty());
+  for (const json& c : r["candidates"]) {
+    const int p = c["disaggregated"]["prefill_instances"];
+    EXPECT_EQ(p % 8, 0);
+    EXPECT_EQ(p + c["disaggregated"]["decode_instances"].get<int>(), 128);
+  }
+  bool pp_reason = false;
+  for (const json& x : r["rejected"]) {
+    pp_reason = pp_reason || (x["reason"] == "disaggregated pools need pp = 1" && x["count"] == 1);
+  }
+  EXPECT_TRUE(pp_reason);
+}
+
 TEST(ServingSearch, MixtureOfExpertsSearchesExpertParallelismAndDpAttention) {
   // Mixtral-8x7B on 4 H100: for a MoE model the search also tries ep = tp (whole experts per GPU
   // group) against ep = 1, and attention data-parallel against tensor-parallel: 3 tp × 2 × 2 ×
@@ -353,11 +444,21 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   q = search_request();
   q["mode"] = "simulate";
   EXPECT_EQ(failure_of(q).path, "mode");
+  // The KV link of disaggregated setups is the request's; their instances are the search's.
   q = search_request();
-  q["features"] = {{"disaggregated", {{"prefill_instances", 1}, {"decode_instances", 1}}}};
-  const test::Failure d = failure_of(q);
-  EXPECT_EQ(d.code, "not_modelled");
-  EXPECT_EQ(d.path, "features.disaggregated");
+  q["features"] = {{"disaggregated", {{"kv_link_GBps", 100}}}};
+  EXPECT_EQ(failure_of(q).path, "features.disaggregated");  // without search.disaggregated
+  q["search"]["disaggregated"] = {false, true};
+  q["features"]["disaggregated"]["prefill_instances"] = 1;
+  EXPECT_EQ(failure_of(q).path, "features.disaggregated.prefill_instances");
+  q["features"]["disaggregated"] = {{"kv_link_GBps", -1}};
+  EXPECT_EQ(failure_of(q).message,
+            "features.disaggregated.kv_link_GBps: must be between 0.001 and 100000 (got -1)");
+  q["features"]["disaggregated"] = {{"kv_link_gbps", 100}};
+  EXPECT_EQ(failure_of(q).path, "features.disaggregated.kv_link_gbps");
+  q = search_request();
+  q["search"]["disaggregated"] = {1};
+  EXPECT_EQ(failure_of(q).message, "search.disaggregated[0]: must be true or false (got 1)");
   q = search_request();
   q["workload"] = {
       {"arrival", {{"kind", "trace"}, {"requests", {{0.0, 512, 128}, {0.5, 256, 64}}}}}};
@@ -378,8 +479,9 @@ TEST(ServingSearch, BadSearchesNameTheField) {
   q["search"]["max_num_seqs"] = seqs;
   EXPECT_EQ(failure_of(q).message,
             "search: would consider more than 20,000 setups; pin dimensions with search.tp, "
-            "search.pp, search.expert_parallel, search.dp_attention, search.max_num_seqs, "
-            "search.max_num_batched_tokens, search.weights or search.kv_cache (got 65536)");
+            "search.pp, search.expert_parallel, search.dp_attention, search.disaggregated, "
+            "search.max_num_seqs, search.max_num_batched_tokens, search.weights or "
+            "search.kv_cache (got 65536)");
   q = search_request();
   q["parallelism"] = {{"ep", 2}};
   EXPECT_EQ(failure_of(q).path, "parallelism.ep");

@@ -241,6 +241,9 @@ struct ServingResult {
 /// Checks the spec; SpecError / NotModelledError with JSON paths of the serving request.
 void validate(const ServingSpec& spec);
 
+/// Checks the KV link of disaggregated pools (features.disaggregated.kv_link_*).
+void validate_kv_link(const Disaggregation& link);
+
 /// Analytic engine: steady-state decode batch B from Little's law, B = λ_r · n̄ · τ(B), with the
 /// step time τ(B) of a mixed step holding B decodes and B·p̄/n̄ prefill tokens; saturation where
 /// B reaches min(max_num_seqs, KV capacity); TTFT from a G/G/1 (Allen–Cunneen) queue of prefill

@@ -34,9 +34,13 @@ constexpr std::string_view to_string(SloPercentile p) noexcept {
 /// dp_attention over false and true, else false; weights and kv_cache over the request's own types
 /// only (a precision changes what the model answers, so the search varies it only when asked). A
 /// searched weights type other than the request's takes the attention projections with it.
+/// disaggregated over false only (collocated replicas); true adds, for every tp with pp = 1 and
+/// at least two instances of tp GPUs, the splits into P prefill and N decode instances: every P
+/// up to 64 instances, beyond that the fifteen at sixteenths of them. The KV link is the base
+/// spec's `disaggregation` (its instance counts are ignored).
 struct ServingSearchSpace {
   std::vector<int> tp, pp, max_num_seqs, max_num_batched_tokens;
-  std::vector<bool> expert_parallel, dp_attention;
+  std::vector<bool> expert_parallel, dp_attention, disaggregated;
   std::vector<DType> weights, kv_cache;
 };
 
@@ -53,6 +57,9 @@ struct ServingCandidate {
   /// With ep = tp not dividing the experts: the fewest extra expert slots that make it divide
   /// them (replicas of busy experts, SGLang's --ep-num-redundant-experts); else 0.
   int redundant_experts = 0;
+  /// Disaggregated: the prefill and decode instances (of tp GPUs each); 0 and 0 collocated.
+  int prefill_instances = 0;
+  int decode_instances = 0;
   ServingResult result;
   /// Output tokens/s per GPU at the saturation rate: the most this setup serves.
   double capacity_output_tokens_per_s_per_gpu = 0;

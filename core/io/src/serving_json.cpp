@@ -92,6 +92,20 @@ struct Parsed {
   json resolved;
 };
 
+/// features.disaggregated's KV link (kv_link_GBps, kv_link_latency_us), defaults kept.
+void read_kv_link(const ObjectReader& f, Disaggregation& d) {
+  d.kv_link_bytes_per_s = f.number("kv_link_GBps", d.kv_link_bytes_per_s / kGB) * kGB;
+  d.kv_link_latency_s = f.number("kv_link_latency_us", d.kv_link_latency_s / kMicro) * kMicro;
+}
+
+/// features.disaggregated as echoed: the instances and the KV link.
+json disaggregation_json(const Disaggregation& d) {
+  return {{"prefill_instances", d.prefill_instances},
+          {"decode_instances", d.decode_instances},
+          {"kv_link_GBps", round6(d.kv_link_bytes_per_s / kGB)},
+          {"kv_link_latency_us", round6(d.kv_link_latency_s / kMicro)}};
+}
+
 /// `workload`: the arrival process and the request lengths (or a trace). Returns the echo of
 /// the resolved workload.
 json read_workload(const ObjectReader& r, ServingSpec& s) {
@@ -247,12 +261,8 @@ json read_features(const ObjectReader& r, ServingSpec& s) {
     Disaggregation& d = s.disaggregation;
     d.prefill_instances = f.integer("prefill_instances");
     d.decode_instances = f.integer("decode_instances");
-    d.kv_link_bytes_per_s = f.number("kv_link_GBps", d.kv_link_bytes_per_s / kGB) * kGB;
-    d.kv_link_latency_s = f.number("kv_link_latency_us", d.kv_link_latency_s / kMicro) * kMicro;
-    features["disaggregated"] = {{"prefill_instances", d.prefill_instances},
-                                 {"decode_instances", d.decode_instances},
-                                 {"kv_link_GBps", round6(d.kv_link_bytes_per_s / kGB)},
-                                 {"kv_link_latency_us", round6(d.kv_link_latency_s / kMicro)}};
+    read_kv_link(f, d);
+    features["disaggregated"] = disaggregation_json(d);
   }
   if (const json* v = fe.find("lora")) {
     ObjectReader f(*v, "features.lora", {"num_adapters", "rank", "max_loras_per_batch", "load_ms"});
@@ -479,12 +489,14 @@ struct SearchAsked {
   int top = 10;
   SloPercentile percentile = SloPercentile::p90;
   const json* offers = nullptr;  ///< search.hardware: GPU types with their counts and prices
+  Disaggregation link;           ///< the KV link of disaggregated setups (features.disaggregated)
 };
 
 SearchAsked read_search(const ObjectReader& r) {
   ObjectReader sr(r.require("search"), "search",
-                  {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "max_num_seqs",
-                   "max_num_batched_tokens", "weights", "kv_cache", "slo_percentile", "hardware"});
+                  {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "disaggregated",
+                   "max_num_seqs", "max_num_batched_tokens", "weights", "kv_cache",
+                   "slo_percentile", "hardware"});
   SearchAsked out;
   out.offers = sr.find("hardware");
   out.top = sr.integer("top", 10);
@@ -499,6 +511,7 @@ SearchAsked read_search(const ObjectReader& r) {
   };
   space.expert_parallel = read_list<bool>(sr, "expert_parallel", boolean);
   space.dp_attention = read_list<bool>(sr, "dp_attention", boolean);
+  space.disaggregated = read_list<bool>(sr, "disaggregated", boolean);
   const auto dtype = [](const json& v, const std::string& path) {
     const auto t = v.is_string() ? parse_dtype(v.get<std::string>()) : std::nullopt;
     if (!t) fail(path, "must be a data type name such as bf16, fp8, int4", describe_value(v));
@@ -544,16 +557,48 @@ void check_left_to_search(const ObjectReader& r, const ServingSearchSpace& space
     fail("mode", "must be \"analytic\" in a search (every setup is priced by the analytic engine)",
          describe_value(*m));
   }
-  if (const json* f = r.find("features"); f && f->is_object() && f->contains("disaggregated")) {
-    throw NotModelledError("features.disaggregated",
-                           "the search does not vary disaggregated pools yet; search collocated "
-                           "setups, or price a disaggregated one with task \"serving\"");
+}
+
+/// Searching disaggregated setups (search.disaggregated holds true): the KV link they share,
+/// from features.disaggregated, whose instance counts the search chooses; and the request
+/// without it, for every setup sets its own.
+Disaggregation read_search_link(json& base, const ServingSearchSpace& space) {
+  Disaggregation link;
+  json* features = base.contains("features") ? &base["features"] : nullptr;
+  const json* given = features && features->is_object() && features->contains("disaggregated")
+                          ? &features->at("disaggregated")
+                          : nullptr;
+  const bool asked = std::find(space.disaggregated.begin(), space.disaggregated.end(), true) !=
+                     space.disaggregated.end();
+  if (!given) return link;
+  if (!asked) {
+    fail("features.disaggregated",
+         "sets the KV link of the disaggregated setups a search tries; ask for them with "
+         "search.disaggregated [false, true], or remove it",
+         describe_value(*given));
   }
+  const ObjectReader f(
+      *given, "features.disaggregated",
+      {"prefill_instances", "decode_instances", "kv_link_GBps", "kv_link_latency_us"});
+  for (const char* key : {"prefill_instances", "decode_instances"}) {
+    if (const json* v = f.find(key)) {
+      fail(std::string("features.disaggregated.") + key,
+           "is searched by task \"search\" (search.disaggregated); give only kv_link_GBps and "
+           "kv_link_latency_us",
+           describe_value(*v));
+    }
+  }
+  read_kv_link(f, link);
+  validate_kv_link(link);
+  features->erase("disaggregated");
+  if (features->empty()) base.erase("features");
+  return link;
 }
 
 /// One listed setup: what the search chose, its figures, and the task-"serving" request (`base`
 /// with the setup's choices) that reproduces it.
-json setup_json(const ServingCandidate& c, const json& base, const ServingSearchSpace& space) {
+json setup_json(const ServingCandidate& c, const json& base, const ServingSearchSpace& space,
+                const Disaggregation& link) {
   json parallelism{{"tp", c.tp}};
   if (c.pp != 1) parallelism["pp"] = c.pp;
   if (c.ep != 1) parallelism["ep"] = c.ep;
@@ -568,23 +613,34 @@ json setup_json(const ServingCandidate& c, const json& base, const ServingSearch
   if (!space.weights.empty()) precision["weights"] = to_string(c.weights);
   if (!space.kv_cache.empty()) precision["kv_cache"] = to_string(c.kv_cache);
   if (!precision.empty()) one["precision"].update(precision);
+  json disaggregated = nullptr;
+  if (c.prefill_instances > 0) {
+    Disaggregation d = link;
+    d.prefill_instances = c.prefill_instances;
+    d.decode_instances = c.decode_instances;
+    one["features"]["disaggregated"] = disaggregation_json(d);
+    disaggregated = {{"prefill_instances", d.prefill_instances},
+                     {"decode_instances", d.decode_instances}};
+  }
   const ServingResult& res = c.result;
-  return json{
-      {"parallelism", std::move(parallelism)},
-      {"replicas", res.replicas},
-      {"max_num_seqs", c.max_num_seqs},
-      {"max_num_batched_tokens", c.max_num_batched_tokens},
-      {"weights", to_string(c.weights)},
-      {"kv_cache", to_string(c.kv_cache)},
-      {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
-      {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
-      {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
-      {"utilization", round6(res.utilization)},
-      {"ttft_ms", ms(res.ttft_s)},
-      {"tpot_ms", ms(res.tpot_s)},
-      {"e2e_ms", ms(res.e2e_s)},
-      {"tier", res.tier},
-      {"request", std::move(one)}};
+  json row{{"parallelism", std::move(parallelism)},
+           {"replicas", res.replicas},
+           {"max_num_seqs", c.max_num_seqs},
+           {"max_num_batched_tokens", c.max_num_batched_tokens},
+           {"weights", to_string(c.weights)},
+           {"kv_cache", to_string(c.kv_cache)},
+           {"saturation_rate_per_s", round6(res.saturation_rate_per_s)},
+           {"capacity_output_tokens_per_s_per_gpu", round6(c.capacity_output_tokens_per_s_per_gpu)},
+           {"tokens_per_s_per_user", round6(c.tokens_per_s_per_user)},
+           {"utilization", round6(res.utilization)},
+           {"ttft_ms", ms(res.ttft_s)},
+           {"tpot_ms", ms(res.tpot_s)},
+           {"e2e_ms", ms(res.e2e_s)},
+           {"tier", res.tier},
+           {"request", std::move(one)}};
+  // Asked for: a row says whether it splits the pools (null: collocated replicas).
+  if (!space.disaggregated.empty()) row["disaggregated"] = std::move(disaggregated);
+  return row;
 }
 
 /// The request echoed: the serving request with every default filled in, less what the search
@@ -601,6 +657,13 @@ json resolved_search(json resolved, const json& request, const SearchAsked& aske
   if (!asked.space.kv_cache.empty()) resolved["precision"].erase("kv_cache");
   resolved["search"] = request.at("search");
   resolved["search"]["slo_percentile"] = std::string(to_string(asked.percentile));
+  if (std::find(asked.space.disaggregated.begin(), asked.space.disaggregated.end(), true) !=
+      asked.space.disaggregated.end()) {
+    json link = disaggregation_json(asked.link);
+    link.erase("prefill_instances");
+    link.erase("decode_instances");
+    resolved["features"]["disaggregated"] = std::move(link);
+  }
   return resolved;
 }
 
@@ -662,11 +725,12 @@ json run_serving_search(const json& request) {
                  {"schema_version", "task", "search", "mode", "model", "hardware", "num_gpus",
                   "parallelism", "precision", "max_tier", "workload", "engine", "features",
                   "router", "slo", "output", "cost_per_gpu_hour_usd"});
-  const SearchAsked asked = read_search(r);
+  SearchAsked asked = read_search(r);
   check_left_to_search(r, asked.space);
   json base = request;
   base.erase("search");
   base["task"] = "serving";
+  asked.link = read_search_link(base, asked.space);
   // One request per GPU type (search.hardware), or the request as it is.
   std::vector<std::pair<json, Parsed>> deployed;
   if (asked.offers) {
@@ -683,6 +747,7 @@ json run_serving_search(const json& request) {
                            "and length distributions, or price the setups with task \"serving\"");
   }
   ServingSearchResult found;
+  for (auto& [one, p] : deployed) p.spec.disaggregation = asked.link;
   if (asked.offers) {
     std::vector<ServingOffer> offers;
     for (const auto& [one, p] : deployed) offers.push_back({p.spec, p.usd_per_gpu_hour});
@@ -693,7 +758,7 @@ json run_serving_search(const json& request) {
 
   const auto listed = [&](const ServingCandidate& c) {
     const json& one = deployed[static_cast<std::size_t>(c.offer)].first;
-    json row = setup_json(c, one, asked.space);
+    json row = setup_json(c, one, asked.space, asked.link);
     if (asked.offers) {
       for (const char* key : kOfferKeys) row[key] = one.at(key);
       row["output_tokens_per_usd"] = round6(c.output_tokens_per_usd);
