@@ -250,6 +250,32 @@ const FIELDS = [
     placeholder: '0.85',
     min: 0,
   },
+  {
+    key: 'prefill_instances',
+    path: 'features.disaggregated.prefill_instances',
+    kind: 'int',
+    label: 'Prefill instances',
+    optional: true,
+    placeholder: 'collocated',
+    min: 1,
+  },
+  {
+    key: 'decode_instances',
+    path: 'features.disaggregated.decode_instances',
+    kind: 'int',
+    label: 'Decode instances',
+    optional: true,
+    placeholder: 'collocated',
+    min: 1,
+  },
+  {
+    key: 'kv_link',
+    path: 'features.disaggregated.kv_link_GBps',
+    kind: 'num',
+    label: 'KV link (GB/s)',
+    optional: true,
+    placeholder: '50',
+  },
   { key: 'slo_ttft', path: 'slo.ttft_ms', kind: 'num', label: 'SLO: TTFT (ms)', optional: true, placeholder: 'none' },
   { key: 'slo_tpot', path: 'slo.tpot_ms', kind: 'num', label: 'SLO: TPOT (ms)', optional: true, placeholder: 'none' },
   {
@@ -336,6 +362,7 @@ export class ServingView {
         row('three', f('ep'), f('dp_attention'), f('moe_dispatch')),
         row('', f('attention_tp'), f('redundant_experts')),
         row('three', f('weights'), f('attention_weights'), f('kv_cache')),
+        row('three', f('prefill_instances'), f('decode_instances'), f('kv_link')),
       ),
       el(
         'fieldset',
@@ -416,6 +443,12 @@ export class ServingView {
         'Best setups for this load',
         'Find the best setup',
         'Prices every tensor and pipeline parallel size these GPUs allow (the rest as replicas; for a MoE model also expert parallelism and DP attention), max sequences and token budget with the analytic model at this load, and lists those that keep up and meet the SLOs (p90) with the most capacity first: max req/s is the saturation rate, tok/s/GPU the output tokens per GPU there, tok/s/user one over the mean TPOT at this load.',
+        el(
+          'label',
+          { class: 'check' },
+          el('input', { type: 'checkbox', id: `${P}-search-disagg` }),
+          ' Also try disaggregated prefill and decode instances (every split of the GPUs, pp 1)',
+        ),
         field(
           `${P}-search-hardware`,
           'Compare GPU types at their prices (optional): id:GPUs:$ per GPU-hour, comma-separated',
@@ -436,6 +469,9 @@ export class ServingView {
     // Its error goes while it is edited (checked again at the next search).
     $(`${P}-search-hardware`).addEventListener('input', () => {
       showFieldError(`${P}-search-hardware`, '');
+      if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
+    });
+    $(`${P}-search-disagg`).addEventListener('change', () => {
       if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
     });
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
@@ -496,6 +532,15 @@ export class ServingView {
       delete q.engine.max_num_batched_tokens;
     }
     const search = { target: 'serving', top: 10 };
+    // The search splits the GPUs itself: the setup's instances go, its KV link stays for the
+    // splits it tries (and goes with them when they are not tried).
+    const link = q.features?.disaggregated?.kv_link_GBps;
+    if (q.features) delete q.features.disaggregated;
+    if ($(`${P}-search-disagg`)?.checked) {
+      search.disaggregated = [false, true];
+      if (link !== undefined) q.features = { ...q.features, disaggregated: { kv_link_GBps: link } };
+    }
+    if (q.features && Object.keys(q.features).length === 0) delete q.features;
     const offers = this.searchOffers(loud);
     if (offers === null) return null;
     if (offers.length) {
@@ -559,8 +604,13 @@ export class ServingView {
       (rejected ? ` Rejected: ${rejected}.` : '') +
       ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
+    // Replicas, or a disaggregated setup's prefill and decode instances.
+    const instances = (c) =>
+      c.disaggregated
+        ? `${c.disaggregated.prefill_instances} prefill + ${c.disaggregated.decode_instances} decode`
+        : String(c.replicas);
     const layout = (c) =>
-      `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.redundant_experts ? ` (+${c.parallelism.redundant_experts} redundant slots)` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.replicas} replica${c.replicas > 1 ? 's' : ''}`;
+      `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.redundant_experts ? ` (+${c.parallelism.redundant_experts} redundant slots)` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.disaggregated ? `${instances(c)} instances` : `${c.replicas} replica${c.replicas > 1 ? 's' : ''}`}`;
     // Several GPU types: which one, and the output tokens a dollar buys at capacity.
     const priced = Boolean(q.search.hardware);
     const gpu = (c) => `${typeof c.hardware === 'string' ? c.hardware : 'custom'} ×${c.num_gpus}`;
@@ -603,7 +653,7 @@ export class ServingView {
           ? [el('td', { text: gpu(c) }), el('td', { class: 'num', text: fmtNum(c.output_tokens_per_usd) })]
           : []),
         ...layoutColumns.map(([, , value]) => el('td', { text: String(value(c.parallelism)) })),
-        el('td', { text: String(c.replicas) }),
+        el('td', { text: instances(c) }),
         el('td', { class: 'num', text: String(c.max_num_seqs) }),
         el('td', { class: 'num', text: String(c.max_num_batched_tokens) }),
         el('td', {
@@ -655,9 +705,13 @@ export class ServingView {
 
   renderHeadline(res) {
     this.root.dataset.renders = String(Number(this.root.dataset.renders || 0) + 1);
+    const split = this.request.features?.disaggregated;
+    const instances = split
+      ? `${split.prefill_instances} prefill + ${split.decode_instances} decode instances`
+      : `${res.replicas} ${res.replicas === 1 ? 'replica' : 'replicas'}`;
     $(`${P}-subtitle`).textContent =
-      `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${res.replicas} ` +
-      `${res.replicas === 1 ? 'replica' : 'replicas'} · ${res.engine?.name} · at ${fmtNum(this.request.workload.arrival.rate_per_s)} req/s`;
+      `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${instances} · ` +
+      `${res.engine?.name} · at ${fmtNum(this.request.workload.arrival.rate_per_s)} req/s`;
     const badge = $(`${P}-saturated`);
     badge.className = `badge ${res.saturated ? 'bad' : 'ok'}`;
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';

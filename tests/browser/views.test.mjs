@@ -819,6 +819,75 @@ test('serving view: setup search lists the best setups for the load and Use load
   await p.done();
 });
 
+// Issue 14: aggregated or disaggregated. The form prices a split into prefill and decode
+// instances (an incomplete one is an error beside its field); the search tries every split when
+// asked, keeping the form's KV link, and Use loads a split with its instances.
+test('serving view: disaggregated pools in the form and in the setup search', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', 'llama-3.1-8b');
+  await page.fill('#sv-num_gpus', '4');
+  await page.fill('#sv-rate', '20');
+  await page.fill('#sv-prompt_tokens', '2048');
+  await page.fill('#sv-output_tokens', '256');
+  await page.fill('#sv-slo_tpot', '9');
+  await page.fill('#sv-prefill_instances', '2');
+  assert.match(await fieldError(page, 'sv-decode_instances'), /^features\.disaggregated\.decode_instances: /);
+  assert.equal(await viewStatus(page, 'serving'), 'stale');
+  await page.fill('#sv-decode_instances', '2');
+  await page.fill('#sv-kv_link', '100');
+  await sweepDone(page);
+  assert.equal(await viewStatus(page, 'serving'), 'ready');
+  assert.match(await page.textContent('#sv-subtitle'), / · 2 prefill \+ 2 decode instances · /);
+
+  await page.check('#sv-search-disagg');
+  await page.click('#sv-search-run');
+  await searchDone(page, 'sv');
+  // The module's answer to the search of this setup: its instances left to the search, its link kept.
+  const q = await viewRequest(page, 'serving');
+  delete q.parallelism;
+  q.features.disaggregated = { kv_link_GBps: 100 };
+  const env = await estimate(page, {
+    ...q,
+    task: 'search',
+    search: { target: 'serving', top: 10, disaggregated: [false, true] },
+  });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) =>
+      [...tr.children].map((td) => td.textContent),
+    ),
+  );
+  assert.equal(rows.length, res.candidates.length);
+  const head = await page.evaluate(() =>
+    [...document.querySelectorAll('#sv-search-table thead th')].map((th) => th.textContent),
+  );
+  const column = head.indexOf('Replicas');
+  let split = 0;
+  rows.forEach((cells, i) => {
+    const c = res.candidates[i];
+    const want = c.disaggregated
+      ? `${c.disaggregated.prefill_instances} prefill + ${c.disaggregated.decode_instances} decode`
+      : String(c.replicas);
+    assert.equal(cells[column], want, `row ${i + 1}: instances`);
+    if (c.disaggregated) split = split || i + 1;
+  });
+  assert.ok(split > 0, 'a disaggregated setup is listed');
+  // Use: its instances and link go into the form, and the estimate is that setup's.
+  const chosen = res.candidates[split - 1];
+  await page.click(`#sv-search-table button[data-rank="${split}"][data-action="Use"]`);
+  const req = await viewRequest(page, 'serving');
+  assert.deepEqual(req.features.disaggregated, chosen.request.features.disaggregated);
+  assert.equal(req.features.disaggregated.kv_link_GBps, 100);
+  assert.equal((await viewResult(page, 'serving')).saturation_rate_per_s, chosen.saturation_rate_per_s);
+  // Without the splits the table no longer answers the search.
+  await page.uncheck('#sv-search-disagg');
+  assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'true');
+  await p.done();
+});
+
 // Issue 14: which GPU type serves this load for the fewest dollars. The box lists GPU types with
 // their counts and prices; the table is the module's answer to search.hardware, ranked by output
 // tokens per dollar, and Use loads a setup with its hardware, GPU count and price. A malformed
