@@ -196,9 +196,12 @@ TEST(ServingSearch, DisaggregatedSplitsOfManyInstancesAreSixteenths) {
   // not modelled disaggregated, one layout rejected with its reason.
   json q = search_request();
   q["num_gpus"] = 128;
-  q["search"] = {{"target", "serving"},        {"top", 100},
-                 {"tp", {1}},                  {"pp", {1, 2}},
-                 {"disaggregated", {true}},    {"max_num_seqs", {256}},
+  q["search"] = {{"target", "serving"},
+                 {"top", 100},
+                 {"tp", {1}},
+                 {"pp", {1, 2}},
+                 {"disaggregated", {true}},
+                 {"max_num_seqs", {256}},
                  {"max_num_batched_tokens", {8192}}};
   q["workload"]["arrival"]["rate_per_s"] = 100;
   q.erase("slo");
