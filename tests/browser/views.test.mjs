@@ -80,6 +80,19 @@ const fieldError = (page, id) => page.evaluate((i) => document.getElementById(`e
 const value = (page, id) => page.evaluate((i) => Number(document.getElementById(i).dataset.value), id);
 const viewRequest = (page, name) => page.evaluate((n) => window.flopcastViews.request(n), name);
 const viewResult = (page, name) => page.evaluate((n) => window.flopcastViews.lastResult(n), name);
+/** The texts under `header` in view P's search table, row by row. */
+const searchColumn = (page, P, header) =>
+  page.evaluate(
+    ([p, h]) => {
+      const column = [...document.querySelectorAll(`#${p}-search-table thead th`)].findIndex(
+        (th) => th.textContent === h,
+      );
+      return [...document.querySelectorAll(`#${p}-search-table tbody tr`)].map(
+        (tr) => tr.children[column]?.textContent,
+      );
+    },
+    [P, header],
+  );
 const estimate = (page, request) =>
   page.evaluate((r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))), request);
 
@@ -353,14 +366,7 @@ test('training view: a searched layout with virtual stages loads with them', asy
   const rank = env.result.candidates.findIndex((c) => c.parallelism.vpp > 1) + 1;
   assert.ok(rank > 0, 'a layout with virtual stages is among the ten fastest');
   const chosen = env.result.candidates[rank - 1];
-  const vppColumn = await page.evaluate(() =>
-    [...document.querySelectorAll('#tr-search-table thead th')].findIndex((th) => th.textContent === 'VPP'),
-  );
-  const shown = await page.evaluate(
-    ([r, col]) => document.querySelector(`#tr-search-table tbody tr[data-rank="${r}"]`).children[col].textContent,
-    [rank, vppColumn],
-  );
-  assert.equal(shown, String(chosen.parallelism.vpp));
+  assert.equal((await searchColumn(page, 'tr', 'VPP'))[rank - 1], String(chosen.parallelism.vpp));
   await page.click(`#tr-search-table button[data-rank="${rank}"][data-action="Use"]`);
   const req = await viewRequest(page, 'training');
   assert.equal(req.parallelism.pp, chosen.parallelism.pp);
@@ -392,12 +398,7 @@ test('training view: the layout search can try the compute types the GPU has', a
   });
   assert.equal(env.ok, true, JSON.stringify(env.error));
   const res = env.result;
-  const shown = await page.evaluate(() => {
-    const column = [...document.querySelectorAll('#tr-search-table thead th')].findIndex(
-      (th) => th.textContent === 'Compute',
-    );
-    return [...document.querySelectorAll('#tr-search-table tbody tr')].map((tr) => tr.children[column].textContent);
-  });
+  const shown = await searchColumn(page, 'tr', 'Compute');
   assert.deepEqual(
     shown,
     res.candidates.map((c) => c.compute),
@@ -855,25 +856,16 @@ test('serving view: disaggregated pools in the form and in the setup search', as
   });
   assert.equal(env.ok, true, JSON.stringify(env.error));
   const res = env.result;
-  const rows = await page.evaluate(() =>
-    [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) =>
-      [...tr.children].map((td) => td.textContent),
+  const shown = await searchColumn(page, 'sv', 'Replicas');
+  assert.deepEqual(
+    shown,
+    res.candidates.map((c) =>
+      c.disaggregated
+        ? `${c.disaggregated.prefill_instances} prefill + ${c.disaggregated.decode_instances} decode`
+        : String(c.replicas),
     ),
   );
-  assert.equal(rows.length, res.candidates.length);
-  const head = await page.evaluate(() =>
-    [...document.querySelectorAll('#sv-search-table thead th')].map((th) => th.textContent),
-  );
-  const column = head.indexOf('Replicas');
-  let split = 0;
-  rows.forEach((cells, i) => {
-    const c = res.candidates[i];
-    const want = c.disaggregated
-      ? `${c.disaggregated.prefill_instances} prefill + ${c.disaggregated.decode_instances} decode`
-      : String(c.replicas);
-    assert.equal(cells[column], want, `row ${i + 1}: instances`);
-    if (c.disaggregated) split = split || i + 1;
-  });
+  const split = res.candidates.findIndex((c) => c.disaggregated) + 1;
   assert.ok(split > 0, 'a disaggregated setup is listed');
   // Use: its instances and link go into the form, and the estimate is that setup's.
   const chosen = res.candidates[split - 1];
@@ -933,16 +925,12 @@ test('serving view: the setup search compares GPU types at their prices', async 
   });
   assert.equal(env.ok, true, JSON.stringify(env.error));
   const res = env.result;
-  const rows = await page.evaluate(() =>
-    [...document.querySelectorAll('#sv-search-table tbody tr')].map((tr) =>
-      [...tr.children].map((td) => td.textContent),
-    ),
+  assert.ok(res.candidates.length >= 2);
+  assert.deepEqual(
+    await searchColumn(page, 'sv', 'GPU'),
+    res.candidates.map((c) => `${c.hardware} ×${c.num_gpus}`),
   );
-  assert.equal(rows.length, res.candidates.length);
-  assert.ok(rows.length >= 2);
-  rows.forEach((cells, i) => {
-    const c = res.candidates[i];
-    assert.equal(cells[1], `${c.hardware} ×${c.num_gpus}`, `row ${i + 1}: GPU`);
+  res.candidates.forEach((c, i) => {
     if (i > 0)
       assert.ok(c.output_tokens_per_usd <= res.candidates[i - 1].output_tokens_per_usd, 'most per dollar first');
   });
