@@ -40,6 +40,17 @@ void BM_ServingAnalytic(benchmark::State& state) {
 }
 BENCHMARK(BM_ServingAnalytic)->Unit(benchmark::kMicrosecond);
 
+/// The same load on two H100s split into one prefill and one decode instance (each pool an
+/// engine of its own, the KV cache over the link).
+void BM_ServingAnalyticDisaggregated(benchmark::State& state) {
+  json r = serving_request("analytic", near_saturation_rate(), 1000);
+  r["num_gpus"] = 2;
+  r["features"] = {{"disaggregated", {{"prefill_instances", 1}, {"decode_instances", 1}}}};
+  const std::string text = r.dump();
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_ServingAnalyticDisaggregated)->Unit(benchmark::kMicrosecond);
+
 /// A serving setup search (task "search") over `search`'s space: Llama-3.1-70B on 8 H100 at 10
 /// requests/s of 1,024 / 256 tokens under TTFT ≤ 500 ms and TPOT ≤ 50 ms.
 std::string search_70b(json search) {
@@ -80,5 +91,13 @@ void BM_ServingSearch70b10k(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
 }
 BENCHMARK(BM_ServingSearch70b10k)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+/// Aggregated or disaggregated: the default space with every prefill/decode split of the 8 GPUs
+/// (tp 1: 7 splits, tp 2: 3, tp 4: 1) added, 384 setups.
+void BM_ServingSearch70bDisaggregated(benchmark::State& state) {
+  const std::string text = search_70b({{"disaggregated", {false, true}}});
+  for (auto _ : state) benchmark::DoNotOptimize(flopcast::io::handle(text));
+}
+BENCHMARK(BM_ServingSearch70bDisaggregated)->Unit(benchmark::kMillisecond);
 
 }  // namespace
