@@ -172,13 +172,34 @@ std::string fmt(const json& v) {
   return s.str();
 }
 
+/// The value of the result's assumption `name` (null when it has none).
+json assumption(const json& r, const char* name) {
+  for (const json& a : r.at("assumptions")) {
+    if (a.at("name") == name) return a.at("value");
+  }
+  return nullptr;
+}
+
 void print_table(const json& r) {
-  std::cout << "serving (" << r.at("mode").get<std::string>() << "), " << r.at("replicas")
-            << " replica(s), engine " << r.at("engine").at("name").get<std::string>() << "\n";
+  // Replicas, or the prefill and decode instances of disaggregated pools.
+  const json& split = r.at("request").at("features").value("disaggregated", json());
+  const std::string instances =
+      split.is_object() ? fmt(split.at("prefill_instances")) + " prefill + " +
+                              fmt(split.at("decode_instances")) + " decode instances"
+                        : fmt(r.at("replicas")) + " replica(s)";
+  std::cout << "serving (" << r.at("mode").get<std::string>() << "), " << instances << ", engine "
+            << r.at("engine").at("name").get<std::string>() << "\n";
   std::cout << "saturated: " << (r.at("saturated").get<bool>() ? "yes" : "no");
   if (!r.at("saturation_rate_per_s").is_null()) {
     std::cout << "  saturation rate: " << fmt(r.at("saturation_rate_per_s"))
               << " req/s  utilization: " << fmt(r.at("utilization"));
+  }
+  // Which pool binds: the one whose rate the system's saturation rate is.
+  const json prefill = assumption(r, "prefill_pool_saturation_rate");
+  const json decode = assumption(r, "decode_pool_saturation_rate");
+  if (prefill.is_number() && decode.is_number()) {
+    std::cout << "\n  pools saturate at " << fmt(prefill) << " req/s (prefill), " << fmt(decode)
+              << " req/s (decode)";
   }
   std::cout << "\n\n  metric            mean        p50        p90        p99\n";
   for (const char* key : {"ttft_ms", "tpot_ms", "e2e_ms", "queueing_ms"}) {

@@ -736,11 +736,15 @@ export class ServingView {
           : '') +
         energyText(res.energy),
     );
+    // Disaggregated: the rate at which each pool saturates (the system's is the smaller).
+    const pool = (name) => res.assumptions?.find((a) => a.name === `${name}_pool_saturation_rate`)?.value;
     set(
       'sat',
       res.saturation_rate_per_s,
       [fmtNum(res.saturation_rate_per_s), 'req/s'],
-      `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`,
+      pool('prefill') === undefined
+        ? `decode batch ${fmtNum(res.batch?.mean_size)} at your rate`
+        : `prefill pool ${fmtNum(pool('prefill'))}, decode pool ${fmtNum(pool('decode'))} req/s`,
     );
     set('util', res.utilization, [fmtPct(res.utilization), '']);
     this.pin.render(res);

@@ -841,6 +841,14 @@ test('serving view: disaggregated pools in the form and in the setup search', as
   await sweepDone(page);
   assert.equal(await viewStatus(page, 'serving'), 'ready');
   assert.match(await page.textContent('#sv-subtitle'), / · 2 prefill \+ 2 decode instances · /);
+  // Which pool binds: the module's pool saturation rates under the headline's.
+  const pools = Object.fromEntries(
+    (await viewResult(page, 'serving')).assumptions
+      .filter((a) => a.name.endsWith('_pool_saturation_rate'))
+      .map((a) => [a.name, a.value]),
+  );
+  assert.equal(Object.keys(pools).length, 2);
+  assert.match(await page.textContent('#sv-sat-sub'), /prefill pool [0-9.,]+, decode pool [0-9.,]+ req\/s/);
 
   await page.check('#sv-search-disagg');
   await page.click('#sv-search-run');
