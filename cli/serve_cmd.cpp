@@ -183,10 +183,10 @@ json assumption(const json& r, const char* name) {
 void print_table(const json& r) {
   // Replicas, or the prefill and decode instances of disaggregated pools.
   const json& split = r.at("request").at("features").value("disaggregated", json());
-  const std::string instances =
-      split.is_object() ? fmt(split.at("prefill_instances")) + " prefill + " +
-                              fmt(split.at("decode_instances")) + " decode instances"
-                        : fmt(r.at("replicas")) + " replica(s)";
+  const std::string instances = split.is_object()
+                                    ? fmt(split.at("prefill_instances")) + " prefill + " +
+                                          fmt(split.at("decode_instances")) + " decode instances"
+                                    : fmt(r.at("replicas")) + " replica(s)";
   std::cout << "serving (" << r.at("mode").get<std::string>() << "), " << instances << ", engine "
             << r.at("engine").at("name").get<std::string>() << "\n";
   std::cout << "saturated: " << (r.at("saturated").get<bool>() ? "yes" : "no");
