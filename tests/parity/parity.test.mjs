@@ -360,6 +360,27 @@ const otherTasks = {
     workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 1024, output_tokens: 256 },
     slo: { ttft_ms: 500, tpot_ms: 50 },
   },
+  'serving, analytic disaggregated pools with log-normal lengths and bursts': {
+    task: 'serving',
+    model: 'llama-3.1-8b',
+    hardware: 'h100-sxm',
+    num_gpus: 3,
+    workload: {
+      arrival: { kind: 'gamma', rate_per_s: 10, cv: 2 },
+      prompt_tokens: { kind: 'lognormal', mean: 2000, sigma: 0.8 },
+      output_tokens: { kind: 'lognormal', mean: 300, sigma: 0.8 },
+    },
+    features: { disaggregated: { prefill_instances: 1, decode_instances: 2, kv_link_GBps: 100 } },
+  },
+  'search, serving setups with disaggregated splits': {
+    task: 'search',
+    model: 'llama-3.1-8b',
+    hardware: 'h100-sxm',
+    num_gpus: 4,
+    search: { target: 'serving', top: 5, disaggregated: [false, true] },
+    workload: { arrival: { kind: 'poisson', rate_per_s: 20 }, prompt_tokens: 2048, output_tokens: 256 },
+    slo: { tpot_ms: 9 },
+  },
   'collective, all-reduce across nodes': {
     task: 'collective',
     hardware: 'h100-sxm',
