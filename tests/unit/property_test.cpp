@@ -147,6 +147,22 @@ json serving(Draw& d) {
   return r;
 }
 
+/// A serving request split into prefill and decode pools (an open loop: the analytic engine
+/// refuses a closed one with disaggregation, by name).
+json serving_pools(Draw& d) {
+  json r = serving(d);
+  if (r["workload"]["arrival"]["kind"] == "concurrency") {
+    r["workload"]["arrival"] = {{"kind", "poisson"}, {"rate_per_s", d.log_between(0.01, 200)}};
+  }
+  const int tp = r["parallelism"]["tp"].get<int>(), prefill = d.between(1, 3),
+            decode = d.between(1, 3);
+  r["num_gpus"] = tp * (prefill + decode);
+  r["features"]["disaggregated"] = {{"prefill_instances", prefill},
+                                    {"decode_instances", decode},
+                                    {"kv_link_GBps", d.log_between(1, 1000)}};
+  return r;
+}
+
 json collective(Draw& d) {
   return json{{"task", "collective"},
               {"hardware", d.pick(kHardware)},
@@ -257,6 +273,7 @@ void check_task(const char* task, json (*make)(Draw&), std::uint64_t seed) {
 TEST(Property, InferenceRequests) { check_task("inference", inference, 1); }
 TEST(Property, TrainingRequests) { check_task("training", training, 2); }
 TEST(Property, ServingRequests) { check_task("serving", serving, 3); }
+TEST(Property, DisaggregatedServingRequests) { check_task("serving", serving_pools, 7); }
 TEST(Property, CollectiveRequests) { check_task("collective", collective, 4); }
 TEST(Property, SearchRequests) { check_task("search", search, 5); }
 TEST(Property, ServingSearchRequests) { check_task("search", serving_search, 6); }
