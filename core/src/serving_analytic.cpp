@@ -517,6 +517,12 @@ struct Batch {
   bool closed;
 };
 
+/// A wait at quantile q that is 0 with probability 1 − p and otherwise exponential with mean
+/// mean / p (so that its mean is `mean`).
+double wait_quantile(double q, double mean, double p) {
+  return q < 1 - p ? 0.0 : mean / p * std::log(p / (1 - q));
+}
+
 /// A request's wait before its prefill starts and what it is made of.
 struct Waits {
   Dist wait;
@@ -560,7 +566,7 @@ Waits queue_waits(const ServingSpec& spec, const Model& m, const Workload& w,
   out.wait = from_quantile(
       [&](double q) {
         if (closed) return closed_wait(q, clients, B, w.lambda, spec.num_requests, setup.instances);
-        return q < 1 - p_wait ? 0.0 : w_mean / p_wait * std::log(p_wait / (1 - q));
+        return wait_quantile(q, w_mean, p_wait);
       },
       64);
   return out;
@@ -587,6 +593,14 @@ void check_analytic(const ServingSpec& spec, const detail::ServingSetup& setup) 
                            "the analytic engine models continuous batching only; use mode "
                            "\"simulate\" for static batching");
   }
+}
+
+/// No request fits (see the setup's warning): nothing is served and no latency exists; any rate
+/// exceeds the saturation rate of 0.
+void set_does_not_fit(ServingResult& r) {
+  r.saturated = true;
+  r.saturation_rate_per_s = 0;
+  r.utilization = 0;
 }
 
 struct Latencies {
@@ -733,9 +747,7 @@ void estimate_pools(ServingResult& r, const ServingSpec& spec, const detail::Ser
        "min(max_num_seqs, KV capacity at the mean context, token budget)"},
   };
   if (!setup.fits) {
-    r.saturated = true;
-    r.saturation_rate_per_s = 0;
-    r.utilization = 0;
+    set_does_not_fit(r);
     return;
   }
   if (sat_p <= 0 || sat_d <= 0 || wp.lambda >= sat_p || wd.lambda >= sat_d) {
@@ -757,11 +769,8 @@ void estimate_pools(ServingResult& r, const ServingSpec& spec, const detail::Ser
       wp.p_new_mean > 0 ? std::max(0.0, wp.p_new_m2 / (wp.p_new_mean * wp.p_new_mean) - 1) : 0;
   const double queued_mean = (wp.ca2 + cs2) / 2 * rho_p * rho_p / (1 - rho_p) / sat_p;
   const double p_queued = std::clamp(busy_p * rho_p, 1e-9, 1.0);
-  const Dist queued = from_quantile(
-      [&](double q) {
-        return q < 1 - p_queued ? 0.0 : queued_mean / p_queued * std::log(p_queued / (1 - q));
-      },
-      64);
+  const Dist queued =
+      from_quantile([&](double q) { return wait_quantile(q, queued_mean, p_queued); }, 64);
   Dist queueing = convolve(queued, step_phase(busy_p, tau_p));
   // A prompt's steps, each holding its chunk (exactly priced) and the others' prompts: B - 1 of
   // them when the instance runs back to back, else those that arrived during the step it waited
@@ -902,11 +911,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
                              "Little's law"});
   }
   if (!setup.fits) {
-    // No request fits (see the warning): nothing is served and no latency exists; any rate
-    // exceeds the saturation rate of 0.
-    r.saturated = true;
-    r.saturation_rate_per_s = 0;
-    r.utilization = 0;
+    set_does_not_fit(r);
     return r;
   }
   if (lambda_sat <= 0 || (!closed && w.lambda >= lambda_sat)) {

@@ -98,12 +98,18 @@ void read_kv_link(const ObjectReader& f, Disaggregation& d) {
   d.kv_link_latency_s = f.number("kv_link_latency_us", d.kv_link_latency_s / kMicro) * kMicro;
 }
 
+/// The KV link as echoed (what read_kv_link reads).
+json kv_link_json(const Disaggregation& d) {
+  return {{"kv_link_GBps", round6(d.kv_link_bytes_per_s / kGB)},
+          {"kv_link_latency_us", round6(d.kv_link_latency_s / kMicro)}};
+}
+
 /// features.disaggregated as echoed: the instances and the KV link.
 json disaggregation_json(const Disaggregation& d) {
-  return {{"prefill_instances", d.prefill_instances},
-          {"decode_instances", d.decode_instances},
-          {"kv_link_GBps", round6(d.kv_link_bytes_per_s / kGB)},
-          {"kv_link_latency_us", round6(d.kv_link_latency_s / kMicro)}};
+  json out = kv_link_json(d);
+  out["prefill_instances"] = d.prefill_instances;
+  out["decode_instances"] = d.decode_instances;
+  return out;
 }
 
 /// `workload`: the arrival process and the request lengths (or a trace). Returns the echo of
@@ -559,6 +565,12 @@ void check_left_to_search(const ObjectReader& r, const ServingSearchSpace& space
   }
 }
 
+/// Whether the search tries disaggregated setups (search.disaggregated holds true).
+bool tries_splits(const ServingSearchSpace& space) {
+  return std::find(space.disaggregated.begin(), space.disaggregated.end(), true) !=
+         space.disaggregated.end();
+}
+
 /// Searching disaggregated setups (search.disaggregated holds true): the KV link they share,
 /// from features.disaggregated, whose instance counts the search chooses; and the request
 /// without it, for every setup sets its own.
@@ -568,10 +580,8 @@ Disaggregation read_search_link(json& base, const ServingSearchSpace& space) {
   const json* given = features && features->is_object() && features->contains("disaggregated")
                           ? &features->at("disaggregated")
                           : nullptr;
-  const bool asked = std::find(space.disaggregated.begin(), space.disaggregated.end(), true) !=
-                     space.disaggregated.end();
   if (!given) return link;
-  if (!asked) {
+  if (!tries_splits(space)) {
     fail("features.disaggregated",
          "sets the KV link of the disaggregated setups a search tries; ask for them with "
          "search.disaggregated [false, true], or remove it",
@@ -657,13 +667,7 @@ json resolved_search(json resolved, const json& request, const SearchAsked& aske
   if (!asked.space.kv_cache.empty()) resolved["precision"].erase("kv_cache");
   resolved["search"] = request.at("search");
   resolved["search"]["slo_percentile"] = std::string(to_string(asked.percentile));
-  if (std::find(asked.space.disaggregated.begin(), asked.space.disaggregated.end(), true) !=
-      asked.space.disaggregated.end()) {
-    json link = disaggregation_json(asked.link);
-    link.erase("prefill_instances");
-    link.erase("decode_instances");
-    resolved["features"]["disaggregated"] = std::move(link);
-  }
+  if (tries_splits(asked.space)) resolved["features"]["disaggregated"] = kv_link_json(asked.link);
   return resolved;
 }
 
