@@ -299,6 +299,9 @@ export const DEFAULT_SERVING = Object.freeze({
   workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 512, output_tokens: 128 },
 });
 
+/** A disaggregated setup's instances (features.disaggregated or a search row's split). */
+const poolsText = (d) => `${d.prefill_instances} prefill + ${d.decode_instances} decode`;
+
 // Fractions of the saturation rate swept for the curves: dense where the queues build up.
 const SWEEP = [0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.78, 0.85, 0.9, 0.94, 0.97, 1.1, 1.3];
 const METRICS = [
@@ -465,15 +468,17 @@ export class ServingView {
     );
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
-    // Other GPU types than the ones searched: the table no longer answers the box.
-    // Its error goes while it is edited (checked again at the next search).
+    // Other GPU types than the ones searched, or the splits turned on or off: the table no
+    // longer answers the search. The box's error goes while it is edited (checked again at the
+    // next search).
+    const restale = () => {
+      if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
+    };
     $(`${P}-search-hardware`).addEventListener('input', () => {
       showFieldError(`${P}-search-hardware`, '');
-      if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
+      restale();
     });
-    $(`${P}-search-disagg`).addEventListener('change', () => {
-      if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
-    });
+    $(`${P}-search-disagg`).addEventListener('change', restale);
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
@@ -605,10 +610,7 @@ export class ServingView {
       ` Searched in ${seconds.toFixed(1)} s.`;
     note.textContent = this.searchNote;
     // Replicas, or a disaggregated setup's prefill and decode instances.
-    const instances = (c) =>
-      c.disaggregated
-        ? `${c.disaggregated.prefill_instances} prefill + ${c.disaggregated.decode_instances} decode`
-        : String(c.replicas);
+    const instances = (c) => (c.disaggregated ? poolsText(c.disaggregated) : String(c.replicas));
     const layout = (c) =>
       `TP ${c.parallelism.tp}${c.parallelism.pp ? ` × PP ${c.parallelism.pp}` : ''}${c.parallelism.ep ? ` EP ${c.parallelism.ep}` : ''}${c.parallelism.redundant_experts ? ` (+${c.parallelism.redundant_experts} redundant slots)` : ''}${c.parallelism.dp_attention ? ' DP attention' : ''}, ${c.disaggregated ? `${instances(c)} instances` : `${c.replicas} replica${c.replicas > 1 ? 's' : ''}`}`;
     // Several GPU types: which one, and the output tokens a dollar buys at capacity.
@@ -707,7 +709,7 @@ export class ServingView {
     this.root.dataset.renders = String(Number(this.root.dataset.renders || 0) + 1);
     const split = this.request.features?.disaggregated;
     const instances = split
-      ? `${split.prefill_instances} prefill + ${split.decode_instances} decode instances`
+      ? `${poolsText(split)} instances`
       : `${res.replicas} ${res.replicas === 1 ? 'replica' : 'replicas'}`;
     $(`${P}-subtitle`).textContent =
       `${res.model?.name} on ${res.num_gpus} × ${res.hardware?.name} · ${instances} · ` +

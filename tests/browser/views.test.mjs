@@ -80,6 +80,18 @@ const fieldError = (page, id) => page.evaluate((i) => document.getElementById(`e
 const value = (page, id) => page.evaluate((i) => Number(document.getElementById(i).dataset.value), id);
 const viewRequest = (page, name) => page.evaluate((n) => window.flopcastViews.request(n), name);
 const viewResult = (page, name) => page.evaluate((n) => window.flopcastViews.lastResult(n), name);
+/** The module's answer to the training search of the view's setup: its layout, recomputation
+ *  and micro-batch left to the search, and its compute type when `search.compute` lists them. */
+async function trainingSearch(page, search = {}) {
+  const q = await viewRequest(page, 'training');
+  delete q.parallelism;
+  delete q.workload.recompute;
+  delete q.workload.micro_batch_size;
+  if (search.compute) delete q.precision.compute;
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'training', top: 10, ...search } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  return env.result;
+}
 /** The texts under `header` in view P's search table, row by row. */
 const searchColumn = (page, P, header) =>
   page.evaluate(
@@ -295,13 +307,7 @@ test('training view: layout search lists the fastest layouts and Use loads one',
     })),
   );
   // The table is the module's answer to the search request of this setup.
-  const q = await viewRequest(page, 'training');
-  delete q.parallelism;
-  delete q.workload.recompute;
-  delete q.workload.micro_batch_size;
-  const env = await estimate(page, { ...q, task: 'search', search: { target: 'training', top: 10 } });
-  assert.equal(env.ok, true, JSON.stringify(env.error));
-  const res = env.result;
+  const res = await trainingSearch(page);
   assert.equal(rows.length, res.candidates.length);
   assert.ok(rows.length >= 2 && rows.length <= 10);
   rows.forEach((r, i) => {
@@ -357,15 +363,10 @@ test('training view: a searched layout with virtual stages loads with them', asy
   await page.fill('#tr-num_gpus', '64');
   await page.click('#tr-search-run');
   await searchDone(page, 'tr');
-  const q = await viewRequest(page, 'training');
-  delete q.parallelism;
-  delete q.workload.recompute;
-  delete q.workload.micro_batch_size;
-  const env = await estimate(page, { ...q, task: 'search', search: { target: 'training', top: 10 } });
-  assert.equal(env.ok, true, JSON.stringify(env.error));
-  const rank = env.result.candidates.findIndex((c) => c.parallelism.vpp > 1) + 1;
+  const res = await trainingSearch(page);
+  const rank = res.candidates.findIndex((c) => c.parallelism.vpp > 1) + 1;
   assert.ok(rank > 0, 'a layout with virtual stages is among the ten fastest');
-  const chosen = env.result.candidates[rank - 1];
+  const chosen = res.candidates[rank - 1];
   assert.equal((await searchColumn(page, 'tr', 'VPP'))[rank - 1], String(chosen.parallelism.vpp));
   await page.click(`#tr-search-table button[data-rank="${rank}"][data-action="Use"]`);
   const req = await viewRequest(page, 'training');
@@ -386,18 +387,7 @@ test('training view: the layout search can try the compute types the GPU has', a
   await page.check('#tr-search-compute');
   await page.click('#tr-search-run');
   await searchDone(page, 'tr');
-  const q = await viewRequest(page, 'training');
-  delete q.parallelism;
-  delete q.workload.recompute;
-  delete q.workload.micro_batch_size;
-  delete q.precision.compute;
-  const env = await estimate(page, {
-    ...q,
-    task: 'search',
-    search: { target: 'training', top: 10, compute: ['bf16', 'fp8', 'mxfp8', 'fp4'] },
-  });
-  assert.equal(env.ok, true, JSON.stringify(env.error));
-  const res = env.result;
+  const res = await trainingSearch(page, { compute: ['bf16', 'fp8', 'mxfp8', 'fp4'] });
   const shown = await searchColumn(page, 'tr', 'Compute');
   assert.deepEqual(
     shown,
