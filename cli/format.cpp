@@ -82,8 +82,10 @@ std::string format_table(const json& r) {
     line("Cost", "$" + num(r.at("usd_per_million_output_tokens")), "per million output tokens");
   }
   if (r.contains("energy") && r.at("energy").is_object()) {
-    line("Energy", "<= " + num(r.at("energy").at("joules_per_output_token")),
-         "J per output token (GPUs at board power, " + num(r.at("energy").at("power_W")) + " W)");
+    const json& e = r.at("energy");
+    line("Energy", num(e.at("joules_per_output_token")),
+         "J per output token (GPUs at " + num(e.at("power_W")) + " of " +
+             num(e.at("board_power_W")) + " W board power)");
   }
   line("Prefill throughput", num(r.at("prefill_tokens_per_s")), "tokens/s");
 

@@ -222,9 +222,10 @@ void print_table(const json& r) {
               << " per million output tokens at this load\n";
   }
   if (r.at("energy").is_object()) {
-    std::cout << "  energy: <= " << fmt(r.at("energy").at("joules_per_output_token"))
-              << " J per output token at this load (GPUs at board power, "
-              << fmt(r.at("energy").at("power_W")) << " W)\n";
+    const json& e = r.at("energy");
+    std::cout << "  energy: " << fmt(e.at("joules_per_output_token"))
+              << " J per output token at this load (GPUs at " << fmt(e.at("power_W")) << " of "
+              << fmt(e.at("board_power_W")) << " W board power)\n";
   }
   if (!r.at("goodput").at("fraction").is_null()) {
     std::cout << "  goodput: " << fmt(r.at("goodput").at("requests_per_s")) << " req/s ("

@@ -178,10 +178,11 @@ void print_table(const json& r) {
   }
   if (r.at("energy").is_object()) {
     const json& e = r.at("energy");
-    std::printf("  energy           <= %s J per step at board power (%s W)",
-                num(e.at("joules_per_step")).c_str(), num(e.at("power_W")).c_str());
+    std::printf("  energy           %s J per step (GPUs at %s of %s W board power)",
+                num(e.at("joules_per_step")).c_str(), num(e.at("power_W")).c_str(),
+                num(e.at("board_power_W")).c_str());
     if (!e.at("total_MWh").is_null())
-      std::printf(", <= %s MWh in all", num(e.at("total_MWh")).c_str());
+      std::printf(", %s MWh in all", num(e.at("total_MWh")).c_str());
     std::printf("\n");
   }
   std::printf("  memory per GPU   %s of %s GB (%s)\n", num(m.at("total_GB")).c_str(),

@@ -521,7 +521,7 @@ export class TrainingView {
       hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
       [
         typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '',
-        typeof res.energy?.total_MWh === 'number' ? `≤ ${fmtNum(res.energy.total_MWh)} MWh` : '',
+        typeof res.energy?.total_MWh === 'number' ? `${fmtNum(res.energy.total_MWh)} MWh` : '',
       ]
         .filter(Boolean)
         .join(' · '),

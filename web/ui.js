@@ -316,10 +316,13 @@ export function loadSchema(M) {
   return r;
 }
 
-/** ` · ≤ 0.19 J/token at 700 W` for a result's `energy` (the GPUs at board power); '' for null. */
+/**
+ * ` · 0.15 J/token at 520 of 700 W` for a result's `energy` (the power model's mean power of the
+ * GPUs, of their board power); '' for null.
+ */
 export function energyText(energy) {
   if (!energy || typeof energy.joules_per_output_token !== 'number') return '';
-  return ` · ≤ ${fmtNum(energy.joules_per_output_token)} J/token at ${fmtInt(energy.power_W)} W`;
+  return ` · ${fmtNum(energy.joules_per_output_token)} J/token at ${fmtInt(energy.power_W)} of ${fmtInt(energy.board_power_W)} W`;
 }
 
 export const numberInput = (attrs = {}) => el('input', { type: 'number', inputmode: 'decimal', ...attrs });

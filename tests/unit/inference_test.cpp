@@ -260,35 +260,6 @@ TEST(Memory, Mxfp8AddsAScaleBytePer32Weights) {
   }
 }
 
-TEST(Energy, GpusAtBoardPowerPerOutputToken) {
-  // Llama-2-7B, batch 1, on one A100 SXM 80GB (400 W): energy per output token is the board
-  // power over the output rate, 400 W / output_tokens_per_s J, and a kWh (3.6 MJ) buys 3.6e6
-  // over that many tokens. An upper bound: the GPU is taken at its cap for the whole time.
-  const json r = run(base_request());
-  const double tps = r["output_tokens_per_s"].get<double>();
-  const json& e = r["energy"];
-  EXPECT_EQ(e["power_W"], 400);
-  EXPECT_TRUE(near_rel(e["joules_per_output_token"], 400 / tps, 1e-5));
-  EXPECT_TRUE(near_rel(e["output_tokens_per_kWh"], 3.6e6 * tps / 400, 1e-5));
-  // Two GPUs (TP 2) draw twice the power.
-  json req = base_request();
-  req["num_gpus"] = 2;
-  req["parallelism"]["tp"] = 2;
-  const json tp2 = run(req);
-  EXPECT_EQ(tp2["energy"]["power_W"], 800);
-  // A power limit is the board power: 300 W.
-  req = base_request();
-  json hw = io::hardware_object("a100-sxm-80g");
-  hw["power_limit_W"] = 300;
-  req["hardware"] = hw;
-  EXPECT_EQ(run(req)["energy"]["power_W"], 300);
-  // Apple states no board power: no energy, said by a null.
-  req = base_request();
-  req["hardware"] = "m3-max";
-  req["precision"] = {{"weights", "fp16"}, {"kv_cache", "fp16"}, {"activations", "fp16"}};
-  EXPECT_TRUE(run(req)["energy"].is_null());
-}
-
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;

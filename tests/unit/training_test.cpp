@@ -623,24 +623,6 @@ TEST(TrainingFp4, GemmsRunAtTheFp4PeakAndEveryCastIsCounted) {
   EXPECT_TRUE(near_rel(fp4.at("peak_tflops_per_gpu").get<double>(), 9000, 1e-12));
 }
 
-TEST(TrainingEnergy, StepAndRunAtBoardPower) {
-  // 8 H100 SXM at 700 W: 5,600 W. A step costs 5,600 W x step time; a token 5,600 W over the
-  // tokens/s; 1e9 tokens take total_time_s, 5,600 W x total_time_s / 3.6e9 MWh.
-  json req = request();
-  req["workload"]["total_tokens"] = 1e9;
-  const json r = io::run(req);
-  const json& e = r.at("energy");
-  EXPECT_EQ(e.at("power_W"), 5600);
-  EXPECT_TRUE(near_rel(e.at("joules_per_step").get<double>(),
-                       5600 * r.at("step_time_s").get<double>(), 1e-5));
-  EXPECT_TRUE(near_rel(e.at("joules_per_token").get<double>(),
-                       5600 / r.at("tokens_per_s").get<double>(), 1e-5));
-  EXPECT_TRUE(near_rel(e.at("total_MWh").get<double>(),
-                       5600 * r.at("total_time_s").get<double>() / 3.6e9, 1e-5));
-  req["workload"].erase("total_tokens");
-  EXPECT_TRUE(io::run(req).at("energy").at("total_MWh").is_null());
-}
-
 TEST(TrainingMxfp8, Fp8TensorCoresWithTwoCastsPerOperand) {
   // Llama-2-7B on 8 B200 (DDP), one 4,096-token micro-batch per GPU, Tier 0, MXFP8 against fp8
   // tensorwise. The GEMMs run on the same FP8 tensor cores and are compute-bound, so the forward

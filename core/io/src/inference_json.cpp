@@ -153,7 +153,9 @@ json run_inference(const json& request) {
            {"warnings", r.warnings},
            {"request", std::move(p.resolved)}};
   add_cost_per_million(out, p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
-  out["energy"] = energy_json(board_energy(s.hardware, s.num_gpus, r.output_tokens_per_s), true);
+  out["energy"] = energy_json(estimate_energy(s.hardware, s.num_gpus, r.output_tokens_per_s,
+                                              inference_activity(r, s.output_tokens)),
+                              true);
   return out;
 }
 

@@ -482,8 +482,9 @@ json run_serving(const json& request) {
   }
   // At the offered load (saturated: at the saturation rate).
   add_cost_per_million(out, p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
-  out["energy"] = energy_json(
-      board_energy(s.inference.hardware, s.inference.num_gpus, r.output_tokens_per_s), true);
+  out["energy"] = energy_json(estimate_energy(s.inference.hardware, s.inference.num_gpus,
+                                              r.output_tokens_per_s, serving_activity(s, r)),
+                              true);
   return out;
 }
 

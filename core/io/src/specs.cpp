@@ -188,11 +188,15 @@ void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
   result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
 }
 
-json energy_json(const std::optional<BoardEnergy>& e, bool per_output) {
+json energy_json(const std::optional<Energy>& e, bool per_output) {
   if (!e) return nullptr;
   const std::string token = per_output ? "output_token" : "token";
-  return json{{"basis", "GPUs at board power (an upper bound; host, network and cooling excluded)"},
+  return json{{"basis",
+               "power model: idle power + the share of the rest of the board power the kernels "
+               "keep busy (GPUs only; host, network and cooling excluded)"},
               {"power_W", round6(e->power_W)},
+              {"board_power_W", round6(e->board_power_W)},
+              {"activity", round6(e->activity)},
               {"joules_per_" + token, round6(e->joules_per_token)},
               {(per_output ? "output_tokens" : "tokens") + std::string("_per_kWh"),
                round6(e->tokens_per_kWh)}};

@@ -49,9 +49,9 @@ double read_gpu_hour_price(const ObjectReader& r);
 /// is produced to divide by); without a price the key is left out.
 void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
                           double output_tokens_per_s);
-/// The `energy` of a result (board_energy, flopcast/energy.hpp) per output token (`per_output`)
+/// The `energy` of a result (estimate_energy, flopcast/energy.hpp) per output token (`per_output`)
 /// or per trained token; null when there is none (no board power, nothing produced).
-json energy_json(const std::optional<BoardEnergy>& e, bool per_output);
+json energy_json(const std::optional<Energy>& e, bool per_output);
 
 /// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
 /// hardware's scale-out fields, each checked under its own key.

@@ -409,12 +409,13 @@ json run_training(const json& request) {
   json breakdown = json::array();
   for (const auto& b : r.breakdown) breakdown.push_back(breakdown_row(b));
   const bool total = s.total_tokens > 0;
-  // The step at board power: per trained token, per step, and over the whole run.
-  const std::optional<BoardEnergy> board = board_energy(s.hardware, s.num_gpus, r.tokens_per_s);
-  json energy = energy_json(board, false);
-  if (board) {
-    energy["joules_per_step"] = round6(board->power_W * r.step_time_s);
-    energy["total_MWh"] = optional_number(total, board->power_W * r.total_time_s / 3.6e9);
+  // The power model over the step: per trained token, per step, and over the whole run.
+  const std::optional<Energy> e =
+      estimate_energy(s.hardware, s.num_gpus, r.tokens_per_s, training_activity(r));
+  json energy = energy_json(e, false);
+  if (e) {
+    energy["joules_per_step"] = round6(e->power_W * r.step_time_s);
+    energy["total_MWh"] = optional_number(total, e->power_W * r.total_time_s / 3.6e9);
   }
   return json{
       {"schema_version", kSchemaVersion},
