@@ -33,6 +33,9 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "validate: ../shared/groundtruth not found, skipped (CI=true makes this an error)"
 fi
+step "validate: the power model against ML.ENERGY's measured runs (presets/energy/, ceilings in validation/energy_ceilings.json)"
+build/native-release/cli/flopcast validate presets/energy/ml-energy-leaderboard-v3.jsonl \
+  --check-ceilings validation/energy_ceilings.json
 step "wasm-release: the same GoogleTest suite under Node, module smoke test"
 cmake --workflow --preset wasm-release
 

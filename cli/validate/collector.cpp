@@ -31,6 +31,7 @@ void Collector::write_rows_to(std::ostream* out) {
 std::string e2e_kind(std::string_view row_kind, std::string_view metric) {
   const auto has = [&](std::string_view s) { return metric.find(s) != std::string_view::npos; };
   if (row_kind == "training") return "training";
+  if (has("power_W") || has("joules")) return "energy";
   const bool throughput = has("tokens_per_s") || has("requests_per_s");
   if (row_kind == "inference") {
     return throughput && !has("per_user") ? "inference throughput" : "inference latency";

@@ -42,6 +42,16 @@ std::optional<Outcome> static_metric(const json& r, const std::string& metric, d
         replicas * batch * (prompt + output) / (r.at("e2e_ms").get<double>() / 1e3),
         r.value("tier", 0));
   }
+  // Energy (the power model, flopcast/energy.hpp): mean power of all the row's GPUs, and energy
+  // per output token (the same for every replica).
+  if (metric == "power_W" && r.at("energy").is_object()) {
+    return Outcome::value(replicas * r.at("energy").at("power_W").get<double>(),
+                          r.value("tier", 0));
+  }
+  if (metric == "joules_per_output_token" && r.at("energy").is_object()) {
+    return Outcome::value(r.at("energy").at("joules_per_output_token").get<double>(),
+                          r.value("tier", 0));
+  }
   if (metric == "output_tokens_per_s_per_user") {
     // A user sees one token per TPOT.
     Outcome o = Outcome::value(1e3 / r.at("tpot_ms").get<double>(), r.value("tier", 0));

@@ -352,6 +352,9 @@ std::optional<double> serving_metric(const json& r, const std::string& metric, c
            tput.at("input_tokens_per_s").get<double>();
   }
   if (metric == "requests_per_s") return tput.at("requests_per_s").get<double>();
+  if ((metric == "power_W" || metric == "joules_per_output_token") && r.at("energy").is_object()) {
+    return r.at("energy").at(metric).get<double>();
+  }
   if (metric == "output_tokens_per_s_per_user") {  // a user sees one token per TPOT
     if (r.at("tpot_ms").is_null()) return std::nullopt;
     return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
