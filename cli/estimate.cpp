@@ -151,7 +151,8 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--output-tokens", o.output_tokens, "Generated tokens per request");
   app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
   app.add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
-                 "$ per GPU-hour: adds $ per million output tokens");
+                 "$ per GPU-hour (default: the GPU's dated on-demand list price, where known): "
+                 "$ per million output tokens");
   add_engine_options(app, o.engine, "generic");
   app.add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0 physics")
       ->check(CLI::IsMember({0, 2}));

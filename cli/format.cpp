@@ -79,7 +79,15 @@ std::string format_table(const json& r) {
        banded("output_tokens_per_s", "tokens/s"));
   if (r.contains("usd_per_million_output_tokens") &&
       r.at("usd_per_million_output_tokens").is_number()) {
-    line("Cost", "$" + num(r.at("usd_per_million_output_tokens")), "per million output tokens");
+    const json& c = r.at("cost_basis");
+    std::string unit =
+        "per million output tokens at $" + num(c.at("usd_per_gpu_hour")) + " per GPU-hour";
+    if (c.at("usd_per_million_output_tokens_at_max_batch").is_number()) {
+      unit += "; $" + num(c.at("usd_per_million_output_tokens_at_max_batch")) + " at batch " +
+              num(c.at("max_batch_size")) + ", the largest that fits";
+    }
+    line("Cost", "$" + num(r.at("usd_per_million_output_tokens")), unit);
+    line("Price", "", c.at("basis").get<std::string>());
   }
   if (r.contains("energy") && r.at("energy").is_object()) {
     const json& e = r.at("energy");

@@ -218,8 +218,15 @@ void print_table(const json& r) {
             << fmt(t.at("output_tokens_per_s")) << " output tok/s\n";
   if (r.contains("usd_per_million_output_tokens") &&
       r.at("usd_per_million_output_tokens").is_number()) {
+    const json& c = r.at("cost_basis");
     std::cout << "  cost: $" << fmt(r.at("usd_per_million_output_tokens"))
-              << " per million output tokens at this load\n";
+              << " per million output tokens at this load";
+    if (c.at("usd_per_million_output_tokens_at_saturation").is_number()) {
+      std::cout << ", $" << fmt(c.at("usd_per_million_output_tokens_at_saturation"))
+                << " at saturation";
+    }
+    std::cout << " ($" << fmt(c.at("usd_per_gpu_hour"))
+              << " per GPU-hour: " << c.at("basis").get<std::string>() << ")\n";
   }
   if (r.at("energy").is_object()) {
     const json& e = r.at("energy");
@@ -326,7 +333,8 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
   sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
   sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
-                  "$ per GPU-hour: adds $ per million output tokens at this load");
+                  "$ per GPU-hour (default: the GPU's dated on-demand list price, where known): "
+                  "$ per million output tokens at this load");
   sub->add_option("--draft", o.draft,
                   "Speculative decoding draft: mtp (the model's own multi-token-prediction layer) "
                   "or a model preset id");

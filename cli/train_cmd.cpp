@@ -176,6 +176,11 @@ void print_table(const json& r) {
     if (!r.at("cost_usd").is_null()) std::printf(", $%s", num(r.at("cost_usd")).c_str());
     std::printf(")\n");
   }
+  if (r.at("cost_basis").is_object()) {
+    std::printf("  price            $%s per GPU-hour: %s\n",
+                num(r.at("cost_basis").at("usd_per_gpu_hour")).c_str(),
+                r.at("cost_basis").at("basis").get<std::string>().c_str());
+  }
   if (r.at("energy").is_object()) {
     const json& e = r.at("energy");
     std::printf("  energy           %s J per step (GPUs at %s of %s W board power)",
@@ -287,7 +292,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--moe-capacity-factor", o.moe_capacity_factor,
                   "Tokens an expert rank gets relative to balanced routing (1-100)");
   add_network_options(*sub, o.network);
-  sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd, "$ per GPU-hour");
+  sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
+                  "$ per GPU-hour (default: the GPU's dated on-demand list price, where known)");
   sub->add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0");
   sub->add_flag("--search", o.search,
                 "Search the layouts (tp, pp, vpp, cp, ep, ZeRO stage, recompute, micro-batch) for "

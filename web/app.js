@@ -15,6 +15,7 @@ import { WhatIf } from './what-if.js';
 import {
   announceHeadline,
   energyText,
+  costText,
   $,
   CUSTOM,
   DISPATCH_LABELS,
@@ -345,11 +346,7 @@ function renderResult(res) {
   setBand('e2e', band.e2e_ms, 'duration');
   setBand('tps', band.output_tokens_per_s);
   $('tps-sub').textContent =
-    (replicas > 1 ? `across ${replicas} replicas` : 'one replica') +
-    (typeof res.usd_per_million_output_tokens === 'number'
-      ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
-      : '') +
-    energyText(res.energy);
+    (replicas > 1 ? `across ${replicas} replicas` : 'one replica') + costText(res) + energyText(res.energy);
 
   renderMemory(res.memory || {}, res);
   renderVerdict(res.memory || {}, res);

@@ -6,6 +6,7 @@ import {
   WEIGHT_TYPES,
   schemaList,
   energyText,
+  costText,
   $,
   el,
   banners,
@@ -284,7 +285,7 @@ const FIELDS = [
     kind: 'num',
     label: '$ per GPU-hour',
     optional: true,
-    placeholder: 'optional',
+    placeholder: 'list price',
   },
 ];
 
@@ -732,11 +733,7 @@ export class ServingView {
       'thr',
       res.throughput.output_tokens_per_s,
       [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'],
-      `${fmtNum(res.throughput.requests_per_s)} req/s` +
-        (typeof res.usd_per_million_output_tokens === 'number'
-          ? ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens`
-          : '') +
-        energyText(res.energy),
+      `${fmtNum(res.throughput.requests_per_s)} req/s` + costText(res) + energyText(res.energy),
     );
     // Disaggregated: the rate at which each pool saturates (the system's is the smaller).
     const pool = (name) => res.assumptions?.find((a) => a.name === `${name}_pool_saturation_rate`)?.value;

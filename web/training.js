@@ -178,7 +178,7 @@ const FIELDS = [
     kind: 'num',
     label: '$ per GPU-hour',
     optional: true,
-    placeholder: 'optional',
+    placeholder: 'list price',
   },
 ];
 

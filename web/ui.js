@@ -317,6 +317,26 @@ export function loadSchema(M) {
 }
 
 /**
+ * ` · $6.49 per million tokens ($0.10 at batch 532) at $3.49/GPU·h (RunPod Secure Cloud, …)` for a
+ * result's cost: at the estimate, at the cheapest point (inference: the largest batch that fits;
+ * serving: saturation), and the price with where it was listed when it is a preset's list price.
+ * '' without a cost.
+ */
+export function costText(res) {
+  if (typeof res.usd_per_million_output_tokens !== 'number') return '';
+  const c = res.cost_basis || {};
+  let best = '';
+  if (typeof c.usd_per_million_output_tokens_at_max_batch === 'number') {
+    best = ` ($${fmtNum(c.usd_per_million_output_tokens_at_max_batch)} at batch ${fmtInt(c.max_batch_size)})`;
+  } else if (typeof c.usd_per_million_output_tokens_at_saturation === 'number') {
+    best = ` ($${fmtNum(c.usd_per_million_output_tokens_at_saturation)} at saturation)`;
+  }
+  const listed = typeof c.basis === 'string' && !c.basis.startsWith('cost_per_gpu_hour_usd');
+  const where = listed ? ` (${c.basis.split(' (')[0]})` : '';
+  return ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens${best} at $${fmtNum(c.usd_per_gpu_hour)}/GPU·h${where}`;
+}
+
+/**
  * ` · 0.15 J/token at 520 of 700 W` for a result's `energy` (the power model's mean power of the
  * GPUs, of their board power); '' for null.
  */
@@ -349,7 +369,7 @@ export function hardwareFamily(p) {
   return 'NVIDIA PCIe (datacenter and workstation)';
 }
 
-/** A preset's key figures for a picker: memory, bandwidth, dense 16-bit peak. */
+/** A preset's key figures for a picker: memory, bandwidth, dense 16-bit peak, list price. */
 export function hardwareFigures(p) {
   const hw = (p && p.hardware) || {};
   const peaks = hw.dense_peak_TFLOPS || {};
@@ -358,6 +378,7 @@ export function hardwareFigures(p) {
   if (hw.hbm_GB) bits.push(`${hw.hbm_GB} GB`);
   if (hw.hbm_bandwidth_GBps) bits.push(`${Number((hw.hbm_bandwidth_GBps / 1000).toFixed(2))} TB/s`);
   if (tflops) bits.push(`${Math.round(tflops)} TFLOPS`);
+  if (hw.on_demand_price?.usd_per_gpu_hour) bits.push(`$${hw.on_demand_price.usd_per_gpu_hour}/h`);
   return bits.join(' · ');
 }
 

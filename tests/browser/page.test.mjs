@@ -442,6 +442,17 @@ test('numbers shown equal what the module returns for the same request', async (
   assert.match(await page.textContent('#tps-sub'), /\$[0-9.,]+ per million tokens/);
   await page.fill('#cost_per_gpu_hour_usd', '');
   assert.equal(await page.evaluate(() => 'cost_per_gpu_hour_usd' in window.flopcast.request()), false);
+  // Emptied, the H100's dated list price prices it ($3.49 a GPU-hour, RunPod Secure Cloud,
+  // 2026-09-25), named beside the cost; the largest batch that fits gives the cheapest figure.
+  await waitSettled(page);
+  const listed = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(listed.cost_basis.usd_per_gpu_hour, 3.49);
+  assert.ok(near(listed.usd_per_million_output_tokens, (((2 * 3.49) / 3600) * 1e6) / listed.output_tokens_per_s, 1e-4));
+  assert.ok(listed.cost_basis.usd_per_million_output_tokens_at_max_batch < listed.usd_per_million_output_tokens);
+  assert.match(
+    await page.textContent('#tps-sub'),
+    /\$[0-9.,]+ per million tokens \(\$[0-9.,]+ at batch [0-9,]+\) at \$3\.49\/GPU·h \(RunPod Secure Cloud, on-demand, 1 GPU, listed 2026-09-25\)/,
+  );
   await p.done();
 });
 
@@ -1023,11 +1034,13 @@ test('the GPU picker groups presets by family with their figures, and a link may
   assert.ok(groups.find((g) => /NVLink/.test(g.label)).ids.includes('h100-sxm'));
   assert.ok(groups.find((g) => /Jetson/.test(g.label)).ids.includes('jetson-agx-orin-64g'));
   assert.ok(groups.find((g) => /Apple/.test(g.label)).ids.includes('m2-ultra'));
-  // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label).
+  // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label), listed at
+  // $3.49 a GPU-hour; the L4 has no list price, so none is shown.
   assert.match(
     await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent),
-    /80 GB · 3\.35 TB\/s · 989 TFLOPS/,
+    /80 GB · 3\.35 TB\/s · 989 TFLOPS · \$3\.49\/h$/,
   );
+  assert.doesNotMatch(await p.page.$eval('#hardware option[value="l4"]', (o) => o.textContent), /\$/);
   const link = await p.page.evaluate(() =>
     JSON.parse(
       window.flopcast.module.encode_link(

@@ -44,7 +44,8 @@ TEST(PowerModel, ActivityPerBoundAndPowerPerGpu) {
   EXPECT_DOUBLE_EQ(gpu_power_W(h100, 0.5), 285.0);
   // No board power stated (Apple): no power, no energy.
   EXPECT_EQ(gpu_power_W(io::resolve_hardware("m3-max", "hardware"), 1.0), 0.0);
-  EXPECT_FALSE(estimate_energy(io::resolve_hardware("m3-max", "hardware"), 1, 100, 1.0).has_value());
+  EXPECT_FALSE(
+      estimate_energy(io::resolve_hardware("m3-max", "hardware"), 1, 100, 1.0).has_value());
 }
 
 TEST(PowerModel, InferenceActivityWeighsDecodeStepsByTheirCount) {
@@ -77,8 +78,11 @@ TEST(PowerModel, InferenceEnergyFollowsItsBreakdown) {
   EXPECT_EQ(e.at("board_power_W"), 400);
   const double tps = r.at("output_tokens_per_s");
   EXPECT_TRUE(near_rel(e.at("joules_per_output_token"), e.at("power_W").get<double>() / tps, 1e-5));
-  EXPECT_TRUE(near_rel(e.at("output_tokens_per_kWh"),
-                       3.6e6 * tps / e.at("power_W").get<double>(), 1e-5));
+  EXPECT_TRUE(
+      near_rel(e.at("output_tokens_per_kWh"), 3.6e6 * tps / e.at("power_W").get<double>(), 1e-5));
+  // A request's 128 output tokens.
+  EXPECT_TRUE(near_rel(e.at("joules_per_request"),
+                       128 * e.at("joules_per_output_token").get<double>(), 1e-5));
   // Two GPUs (TP 2): each draws its own power; the bound doubles.
   json req = base_request();
   req["num_gpus"] = 2;
@@ -116,6 +120,16 @@ TEST(PowerModel, ServingAnalyticAndSimulatorAgree) {
   EXPECT_GT(high, 70 + 630 * 0.7);  // busy all the time, partly compute-bound
   EXPECT_LT(high, 700);
   EXPECT_TRUE(near_rel(power(0.1, true), low, 0.03));
+  // A request costs the power over the request rate: at 0.1 req/s, 10 s of the GPU's power.
+  json r{{"task", "serving"},
+         {"model", "llama-3.1-8b"},
+         {"hardware", "h100-sxm"},
+         {"workload",
+          {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 0.1}}},
+           {"prompt_tokens", {{"kind", "fixed"}, {"value", 512}}},
+           {"output_tokens", {{"kind", "fixed"}, {"value", 256}}},
+           {"num_requests", 400}}}};
+  EXPECT_TRUE(near_rel(io::run(r).at("energy").at("joules_per_request"), 10 * low, 1e-5));
   EXPECT_TRUE(near_rel(power(20, true), high, 0.03));
 }
 
@@ -147,7 +161,8 @@ TEST(PowerModel, TrainingStepAndRun) {
   EXPECT_EQ(e.at("board_power_W"), 5600);
   EXPECT_TRUE(near_rel(e.at("joules_per_step"), watts * r.at("step_time_s").get<double>(), 1e-4));
   EXPECT_TRUE(near_rel(e.at("joules_per_token"), watts / r.at("tokens_per_s").get<double>(), 1e-4));
-  EXPECT_TRUE(near_rel(e.at("total_MWh"), watts * r.at("total_time_s").get<double>() / 3.6e9, 1e-4));
+  EXPECT_TRUE(
+      near_rel(e.at("total_MWh"), watts * r.at("total_time_s").get<double>() / 3.6e9, 1e-4));
   req["workload"].erase("total_tokens");
   EXPECT_TRUE(io::run(req).at("energy").at("total_MWh").is_null());
 }

@@ -23,6 +23,7 @@ using io::json;
 using test::base_request;
 using test::Failure;
 using test::failure_of;
+using test::near_rel;
 
 /// The envelope of raw request text (not necessarily valid JSON).
 json envelope_of(const std::string& text) { return json::parse(io::handle(text)); }
@@ -294,10 +295,14 @@ TEST(IoErrors, HardwareOutsidePhysicalBounds) {
 
 // $ per million output tokens: the GPUs' price over the tokens they produce. Inference: 8 GPUs at
 // $2.50 an hour cost 8 · 2.5 / 3600 = $0.0055556 a second; over output_tokens_per_s tokens a
-// second, times 10^6. Serving: the same over the throughput at the offered load. No price: null.
+// second, times 10^6. Serving: the same over the throughput at the offered load. No price given
+// and none listed for the hardware (a custom object): no cost keys.
 TEST(IoCost, UsdPerMillionOutputTokens) {
   json r = base_request();
+  r["hardware"] = io::hardware_object("a100-sxm-80g");
+  r["hardware"].erase("on_demand_price");
   EXPECT_FALSE(io::run(r).contains("usd_per_million_output_tokens"));
+  EXPECT_FALSE(io::run(r).contains("cost_basis"));
   r["cost_per_gpu_hour_usd"] = 2.5;
   r["num_gpus"] = 8;
   const json out = io::run(r);
@@ -319,6 +324,56 @@ TEST(IoCost, UsdPerMillionOutputTokens) {
   r["cost_per_gpu_hour_usd"] = -1;
   EXPECT_FAILURE(failure_of(r), "invalid_request", "cost_per_gpu_hour_usd",
                  "cost_per_gpu_hour_usd: must be between 0 and 1000000 (got -1)");
+}
+
+// A preset's on-demand list price is the default: the A100 SXM 80GB lists at $1.59 a GPU-hour
+// (RunPod Secure Cloud, 2026-09-25), so one GPU costs 1.59 / 3600 · 10^6 / tokens per second per
+// million output tokens; at the largest batch that fits, the same over that batch's throughput.
+// A price in the request overrides it (and is echoed; the preset's is not). Serving adds the
+// figure at the saturation rate; training the run's cost.
+TEST(IoCost, PresetListPriceIsTheDefault) {
+  const json out = io::run(base_request());
+  const json& c = out.at("cost_basis");
+  EXPECT_EQ(c.at("usd_per_gpu_hour"), 1.59);
+  EXPECT_NE(c.at("basis").get<std::string>().find("RunPod Secure Cloud"), std::string::npos);
+  const double tps = out.at("output_tokens_per_s").get<double>();
+  EXPECT_TRUE(near_rel(out.at("usd_per_million_output_tokens"), 1.59 / 3600 * 1e6 / tps, 1e-5));
+  EXPECT_FALSE(out.at("request").contains("cost_per_gpu_hour_usd"));
+  json big = base_request();
+  big["workload"]["batch_size"] = c.at("max_batch_size");
+  const double best = io::run(big).at("output_tokens_per_s").get<double>();
+  EXPECT_GT(best, 10 * tps);
+  EXPECT_TRUE(
+      near_rel(c.at("usd_per_million_output_tokens_at_max_batch"), 1.59 / 3600 * 1e6 / best, 1e-5));
+  json r = base_request();
+  r["cost_per_gpu_hour_usd"] = 2.0;
+  const json priced = io::run(r);
+  EXPECT_EQ(priced.at("cost_basis").at("usd_per_gpu_hour"), 2.0);
+  EXPECT_EQ(priced.at("cost_basis").at("basis"), "cost_per_gpu_hour_usd of the request");
+  // Serving on one H100 ($3.49): at 5 req/s of 300-token outputs, 1,500 tokens/s; at saturation
+  // the saturation rate times 300.
+  json s{{"task", "serving"},
+         {"model", "llama-3.1-8b"},
+         {"hardware", "h100-sxm"},
+         {"workload",
+          {{"arrival", {{"rate_per_s", 5}}}, {"prompt_tokens", 1000}, {"output_tokens", 300}}}};
+  const json served = io::run(s);
+  EXPECT_TRUE(near_rel(served.at("usd_per_million_output_tokens"), 3.49 / 3600 * 1e6 / 1500, 1e-5));
+  const double saturation = served.at("saturation_rate_per_s").get<double>();
+  EXPECT_TRUE(near_rel(served.at("cost_basis").at("usd_per_million_output_tokens_at_saturation"),
+                       3.49 / 3600 * 1e6 / (saturation * 300), 1e-4));
+  // A preset without a list price (L4) has no cost unless the request gives one.
+  s["hardware"] = "l4";
+  EXPECT_FALSE(io::run(s).contains("usd_per_million_output_tokens"));
+  // Bad list prices in a hardware object name the field.
+  r = base_request();
+  r["hardware"] = io::hardware_object("a100-sxm-80g");
+  r["hardware"]["on_demand_price"]["usd_per_gpu_hour"] = -2;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.on_demand_price.usd_per_gpu_hour",
+                 "must be > 0 and at most 1000000 (got -2)");
+  r["hardware"]["on_demand_price"] = {{"usd_per_gpu_hour", 2}, {"basis", ""}};
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.on_demand_price.basis",
+                 "must name where and when it was listed");
 }
 
 TEST(IoErrors, TopLevelMustBeAnObject) {

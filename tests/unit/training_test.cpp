@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
+#include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
 
@@ -323,7 +324,12 @@ TEST(TrainingResult, EchoesResolvedRequestAndStaysFinite) {
     EXPECT_TRUE(std::isfinite(r[k].get<double>())) << k;
     EXPECT_GT(r[k].get<double>(), 0) << k;
   }
-  EXPECT_TRUE(r["cost_usd"].is_null());
+  // No price given: the H100 preset's list price ($3.49 a GPU-hour) prices the run.
+  EXPECT_TRUE(near_rel(r["cost_usd"].get<double>(), 3.49 * r["gpu_hours"].get<double>(), 1e-5));
+  EXPECT_EQ(r["cost_basis"]["usd_per_gpu_hour"], 3.49);
+  req["hardware"] = io::hardware_object("h100-sxm");
+  req["hardware"].erase("on_demand_price");
+  EXPECT_TRUE(io::run(req)["cost_usd"].is_null());
 }
 
 }  // namespace

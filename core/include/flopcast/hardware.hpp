@@ -57,6 +57,11 @@ struct HardwareSpec {
   /// Board power limit below the TDP (`nvidia-smi -pl`, or a part sold power-capped such as
   /// Meta's 500 W H100); 0: none.
   double power_limit_W = 0;
+  /// On-demand list price of one GPU-hour in US dollars, and where and when it was listed
+  /// (presets: a cloud's public price page, dated); 0: none known. The default price of cost
+  /// figures: a request's cost_per_gpu_hour_usd overrides it.
+  double usd_per_gpu_hour = 0;
+  std::string price_basis;
   /// Collective fits of the scale-up and scale-out link types (by `scaleup_link` and
   /// `scaleout_link`); Tier-0 values when the link type has none.
   FabricModel scaleup_fabric;

@@ -15,9 +15,9 @@ namespace {
 
 struct Parsed {
   InferenceSpec spec;
-  double usd_per_gpu_hour = 0;  // cost_per_gpu_hour_usd; 0: not asked
-  int engine_tier = 0;          // 1: the engine's overheads are a Tier-1 fit
-  json resolved;                // the request with every default filled in
+  GpuHourPrice price;   // the request's cost_per_gpu_hour_usd, else the hardware's list price
+  int engine_tier = 0;  // 1: the engine's overheads are a Tier-1 fit
+  json resolved;        // the request with every default filled in
 };
 
 Parsed parse_request(const json& request) {
@@ -50,7 +50,7 @@ Parsed parse_request(const json& request) {
   s.framework_reserve_bytes =
       en.number("framework_reserve_GB", s.framework_reserve_bytes / kGB) * kGB;
   p.engine_tier = engine_tier(profile, engine_doc);
-  p.usd_per_gpu_hour = read_gpu_hour_price(r);
+  p.price = read_gpu_hour_price(r, s.hardware);
 
   p.resolved = json{{"schema_version", kSchemaVersion},
                     {"task", "inference"},
@@ -76,7 +76,7 @@ Parsed parse_request(const json& request) {
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
   }
-  if (p.usd_per_gpu_hour > 0) p.resolved["cost_per_gpu_hour_usd"] = p.usd_per_gpu_hour;
+  if (p.price.from_request) p.resolved["cost_per_gpu_hour_usd"] = p.price.usd;
   return p;
 }
 
@@ -152,10 +152,26 @@ json run_inference(const json& request) {
            {"assumptions", assumptions_json(r.assumptions)},
            {"warnings", r.warnings},
            {"request", std::move(p.resolved)}};
-  add_cost_per_million(out, p.usd_per_gpu_hour, s.num_gpus, r.output_tokens_per_s);
-  out["energy"] = energy_json(estimate_energy(s.hardware, s.num_gpus, r.output_tokens_per_s,
-                                              inference_activity(r, s.output_tokens)),
-                              true);
+  add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
+  if (p.price.usd > 0) {
+    // The cheapest batch at this context: the largest that fits (null when none does).
+    double best = 0;
+    if (m.max_batch_size == s.batch_size) {
+      best = r.output_tokens_per_s;
+    } else if (m.max_batch_size > 0) {
+      InferenceSpec largest = s;
+      largest.batch_size = m.max_batch_size;
+      best = estimate_inference(largest).output_tokens_per_s;
+    }
+    const double usd = usd_per_million_tokens(p.price.usd, s.num_gpus, best);
+    out["cost_basis"]["max_batch_size"] = m.max_batch_size;
+    out["cost_basis"]["usd_per_million_output_tokens_at_max_batch"] =
+        usd > 0 ? json(round6(usd)) : json(nullptr);
+  }
+  const std::optional<Energy> e = estimate_energy(s.hardware, s.num_gpus, r.output_tokens_per_s,
+                                                  inference_activity(r, s.output_tokens));
+  out["energy"] = energy_json(e, true);
+  if (e) out["energy"]["joules_per_request"] = round6(e->joules_per_token * s.output_tokens);
   return out;
 }
 

@@ -88,7 +88,7 @@ std::vector<TraceRequest> read_trace(const json& v, const std::string& path) {
 struct Parsed {
   ServingSpec spec;
   bool simulate = false;
-  double usd_per_gpu_hour = 0;  // cost_per_gpu_hour_usd; 0: not asked
+  GpuHourPrice price;  // the request's cost_per_gpu_hour_usd, else the hardware's list price
   json resolved;
 };
 
@@ -302,8 +302,8 @@ Parsed parse_request(const json& request) {
   ServingSpec& s = p.spec;
   InferenceSpec& inf = s.inference;
   p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
-  p.usd_per_gpu_hour = read_gpu_hour_price(r);
   read_target(r, inf.model, inf.hardware, inf.kernel);
+  p.price = read_gpu_hour_price(r, inf.hardware);
   read_replica(r, inf);
 
   const json workload = read_workload(r, s);
@@ -340,7 +340,7 @@ Parsed parse_request(const json& request) {
              {"tpot_ms", round6(s.slo.tpot_s / kMilli)},
              {"e2e_ms", round6(s.slo.e2e_s / kMilli)}}},
            {"output", {{"per_request", s.per_request}, {"timeline_points", s.timeline_points}}}};
-  if (p.usd_per_gpu_hour > 0) p.resolved["cost_per_gpu_hour_usd"] = p.usd_per_gpu_hour;
+  if (p.price.from_request) p.resolved["cost_per_gpu_hour_usd"] = p.price.usd;
   return p;
 }
 
@@ -481,10 +481,21 @@ json run_serving(const json& request) {
     out["requests"] = std::move(rows);
   }
   // At the offered load (saturated: at the saturation rate).
-  add_cost_per_million(out, p.usd_per_gpu_hour, s.inference.num_gpus, r.output_tokens_per_s);
-  out["energy"] = energy_json(estimate_energy(s.inference.hardware, s.inference.num_gpus,
-                                              r.output_tokens_per_s, serving_activity(s, r)),
-                              true);
+  add_cost_per_million(out, p.price, s.inference.num_gpus, r.output_tokens_per_s);
+  if (p.price.usd > 0 && r.requests_per_s > 0) {
+    // At the saturation rate: the most output the GPUs give at this request mix.
+    const double usd =
+        usd_per_million_tokens(p.price.usd, s.inference.num_gpus,
+                               r.saturation_rate_per_s * r.output_tokens_per_s / r.requests_per_s);
+    out["cost_basis"]["usd_per_million_output_tokens_at_saturation"] =
+        usd > 0 ? json(round6(usd)) : json(nullptr);
+  }
+  const std::optional<Energy> e = estimate_energy(s.inference.hardware, s.inference.num_gpus,
+                                                  r.output_tokens_per_s, serving_activity(s, r));
+  out["energy"] = energy_json(e, true);
+  if (e && r.requests_per_s > 0) {
+    out["energy"]["joules_per_request"] = round6(e->power_W / r.requests_per_s);
+  }
   return out;
 }
 
@@ -755,7 +766,8 @@ json run_serving_search(const json& request) {
   for (auto& [one, p] : deployed) p.spec.disaggregation = asked.link;
   if (asked.offers) {
     std::vector<ServingOffer> offers;
-    for (const auto& [one, p] : deployed) offers.push_back({p.spec, p.usd_per_gpu_hour});
+    for (const auto& [one, p] : deployed)
+      offers.push_back({p.spec, p.price.from_request ? p.price.usd : 0.0});
     found = search_serving_offers(offers, asked.space, asked.top, asked.percentile);
   } else {
     found = search_serving(deployed.front().second.spec, asked.space, asked.top, asked.percentile);

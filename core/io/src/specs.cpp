@@ -173,19 +173,25 @@ json model_to_json(const ModelSpec& m) {
 
 namespace flopcast::io::detail {
 
-double read_gpu_hour_price(const ObjectReader& r) {
+GpuHourPrice read_gpu_hour_price(const ObjectReader& r, const HardwareSpec& hw) {
   const double usd = r.number("cost_per_gpu_hour_usd", 0);
   if (!(usd >= 0 && usd <= 1e6)) {
     fail("cost_per_gpu_hour_usd", "must be between 0 and 1000000", usd);
   }
-  return usd;
+  if (usd > 0) return {usd, "cost_per_gpu_hour_usd of the request", true};
+  return {hw.usd_per_gpu_hour, hw.price_basis, false};
 }
 
-void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
+void add_cost_per_million(json& result, const GpuHourPrice& price, int gpus,
                           double output_tokens_per_s) {
-  if (!(usd_per_gpu_hour > 0)) return;
-  const double usd = usd_per_million_tokens(usd_per_gpu_hour, gpus, output_tokens_per_s);
+  if (!(price.usd > 0)) return;
+  const double usd = usd_per_million_tokens(price.usd, gpus, output_tokens_per_s);
   result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
+  result["cost_basis"] = cost_basis_json(price);
+}
+
+json cost_basis_json(const GpuHourPrice& price) {
+  return json{{"usd_per_gpu_hour", round6(price.usd)}, {"basis", price.basis}};
 }
 
 json energy_json(const std::optional<Energy>& e, bool per_output) {
@@ -245,12 +251,27 @@ double si(const ObjectReader& r, const char* key, double scale, double fallback)
 
 namespace flopcast::io {
 HardwareSpec read_hardware(const json& j, const std::string& path) {
-  ObjectReader r(
-      j, path,
-      {"name", "vendor", "architecture", "dense_peak_TFLOPS", "hbm_GB", "hbm_bandwidth_GBps",
-       "l2_cache_MB", "num_sms", "min_gemm_rows", "scaleup_link", "scaleup_bandwidth_GBps",
-       "scaleup_latency_us", "gpus_per_node", "scaleout_link", "scaleout_nics_per_node",
-       "scaleout_nic_bandwidth_Gbps", "scaleout_latency_us", "tdp_W", "power_limit_W"});
+  ObjectReader r(j, path,
+                 {"name",
+                  "vendor",
+                  "architecture",
+                  "dense_peak_TFLOPS",
+                  "hbm_GB",
+                  "hbm_bandwidth_GBps",
+                  "l2_cache_MB",
+                  "num_sms",
+                  "min_gemm_rows",
+                  "scaleup_link",
+                  "scaleup_bandwidth_GBps",
+                  "scaleup_latency_us",
+                  "gpus_per_node",
+                  "scaleout_link",
+                  "scaleout_nics_per_node",
+                  "scaleout_nic_bandwidth_Gbps",
+                  "scaleout_latency_us",
+                  "tdp_W",
+                  "power_limit_W",
+                  "on_demand_price"});
   HardwareSpec h;
   h.name = r.string("name", "custom hardware");
   h.vendor = r.choice<std::string>("vendor",
@@ -292,6 +313,17 @@ HardwareSpec read_hardware(const json& j, const std::string& path) {
   h.scaleout_latency_s = r.number("scaleout_latency_us", 0) * kMicro;
   h.tdp_W = r.number("tdp_W", 0);
   h.power_limit_W = r.number("power_limit_W", 0);
+  if (const json* price = r.find("on_demand_price")) {
+    const ObjectReader pr(*price, r.child("on_demand_price"), {"usd_per_gpu_hour", "basis"});
+    h.usd_per_gpu_hour = pr.number("usd_per_gpu_hour");
+    if (!(h.usd_per_gpu_hour > 0 && h.usd_per_gpu_hour <= 1e6)) {
+      fail(pr.child("usd_per_gpu_hour"), "must be > 0 and at most 1000000", h.usd_per_gpu_hour);
+    }
+    h.price_basis = pr.string("basis");
+    if (h.price_basis.empty()) {
+      fail(pr.child("basis"), "must name where and when it was listed", std::string("\"\""));
+    }
+  }
   validate(h, path);
   return h;
 }
@@ -319,6 +351,9 @@ json hardware_to_json(const HardwareSpec& h) {
   if (!h.architecture.empty()) j["architecture"] = h.architecture;
   if (h.min_gemm_rows > 0) j["min_gemm_rows"] = h.min_gemm_rows;
   if (h.power_limit_W > 0) j["power_limit_W"] = h.power_limit_W;
+  if (h.usd_per_gpu_hour > 0) {
+    j["on_demand_price"] = {{"usd_per_gpu_hour", h.usd_per_gpu_hour}, {"basis", h.price_basis}};
+  }
   return j;
 }
 

@@ -43,12 +43,20 @@ using io::tier0_residuals;
 
 class ObjectReader;
 
-/// The request's optional `cost_per_gpu_hour_usd` (0: not asked), checked to be 0..1e6.
-double read_gpu_hour_price(const ObjectReader& r);
-/// Adds `usd_per_million_output_tokens` to a result when a price was given (null when nothing
-/// is produced to divide by); without a price the key is left out.
-void add_cost_per_million(json& result, double usd_per_gpu_hour, int gpus,
+/// The price of one GPU-hour the cost figures use: the request's `cost_per_gpu_hour_usd`
+/// (checked to be 0..1e6) where given, else the hardware's on-demand list price; usd 0: none.
+struct GpuHourPrice {
+  double usd = 0;
+  std::string basis;  ///< where the price comes from (a request, or a dated price page)
+  bool from_request = false;
+};
+GpuHourPrice read_gpu_hour_price(const ObjectReader& r, const HardwareSpec& hw);
+/// Adds `usd_per_million_output_tokens` (null when nothing is produced to divide by) and its
+/// `cost_basis` to a result when a price is known; without one both keys are left out.
+void add_cost_per_million(json& result, const GpuHourPrice& price, int gpus,
                           double output_tokens_per_s);
+/// `{usd_per_gpu_hour, basis}` of a price.
+json cost_basis_json(const GpuHourPrice& price);
 /// The `energy` of a result (estimate_energy, flopcast/energy.hpp) per output token (`per_output`)
 /// or per trained token; null when there is none (no board power, nothing produced).
 json energy_json(const std::optional<Energy>& e, bool per_output);

@@ -33,6 +33,7 @@ constexpr auto kCompute =
 
 struct Parsed {
   TrainingSpec spec;
+  GpuHourPrice price;  // the request's cost_per_gpu_hour_usd, else the hardware's list price
   json resolved;
 };
 
@@ -218,7 +219,8 @@ Parsed parse_request(const json& request) {
   s.moe_capacity_factor = mr.number("capacity_factor", s.moe_capacity_factor);
   read_framework(r, s, fitted_constants);
   read_network(r, s);
-  s.cost_per_gpu_hour_usd = r.number("cost_per_gpu_hour_usd", 0);
+  p.price = read_gpu_hour_price(r, s.hardware);
+  s.cost_per_gpu_hour_usd = p.price.usd;
 
   json parallelism{
       {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp},   {"cp", s.cp},
@@ -266,8 +268,9 @@ Parsed parse_request(const json& request) {
            {"network",
             {{"nics_per_node", s.hardware.scaleout_nics_per_node},
              {"nic_bandwidth_Gbps", round6(s.hardware.scaleout_nic_bandwidth.value * 8 / kGB)},
-             {"latency_us", round6(s.hardware.scaleout_latency_s / kMicro)}}},
-           {"cost_per_gpu_hour_usd", s.cost_per_gpu_hour_usd}};
+             {"latency_us", round6(s.hardware.scaleout_latency_s / kMicro)}}}};
+  // A list price is the hardware's: echoed only when the request gave its own.
+  if (p.price.from_request) p.resolved["cost_per_gpu_hour_usd"] = p.price.usd;
   if (s.finetune != Finetune::full) {
     p.resolved["lora"] = {{"method", to_string(s.finetune)},
                           {"rank", s.lora_rank},
@@ -438,6 +441,7 @@ json run_training(const json& request) {
       {"total_time_s", optional_number(total, r.total_time_s)},
       {"gpu_hours", optional_number(total, r.gpu_hours)},
       {"cost_usd", optional_number(total && s.cost_per_gpu_hour_usd > 0, r.cost_usd)},
+      {"cost_basis", p.price.usd > 0 ? cost_basis_json(p.price) : json(nullptr)},
       {"energy", std::move(energy)},
       {"micro_batch_size", r.micro_batch_size},
       {"micro_batch_searched", r.micro_batch_searched},
