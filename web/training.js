@@ -520,7 +520,9 @@ export class TrainingView {
       res.gpu_hours,
       hasTotal ? [fmtNum(res.gpu_hours), 'GPU·h'] : ['—', ''],
       [
-        typeof res.cost_usd === 'number' ? `$${fmtInt(res.cost_usd)}` : '',
+        typeof res.cost_usd === 'number'
+          ? `$${fmtInt(res.cost_usd)} at $${fmtNum(res.cost_basis?.usd_per_gpu_hour)}/GPU·h`
+          : '',
         typeof res.energy?.total_MWh === 'number' ? `${fmtNum(res.energy.total_MWh)} MWh` : '',
       ]
         .filter(Boolean)

@@ -190,6 +190,10 @@ test('training view: numbers equal the module result, recomputed on each input',
   assert.equal(r1.micro_batch_size, 1);
   assert.ok(r1.hfu > r1.mfu, 'full recomputation: HFU above MFU');
   assert.ok(r1.cost_usd > 0, 'cost shown with a $/GPU-hour');
+  // The price typed ($2.50) prices the run: GPU-hours × 2.5, said beside the cost.
+  assert.ok(Math.abs(r1.cost_usd - 2.5 * r1.gpu_hours) < 1e-3 * r1.cost_usd);
+  assert.equal(r1.cost_basis.usd_per_gpu_hour, 2.5);
+  assert.match(await page.textContent('#tr-gpuh-sub'), /at \$2\.50\/GPU·h/);
   await shot(page, 'training');
   await p.done();
 });
