@@ -331,7 +331,8 @@ export function costText(res) {
   } else if (typeof c.usd_per_million_output_tokens_at_saturation === 'number') {
     best = ` ($${fmtNum(c.usd_per_million_output_tokens_at_saturation)} at saturation)`;
   }
-  const listed = typeof c.basis === 'string' && !c.basis.startsWith('cost_per_gpu_hour_usd');
+  // A price the request gave is echoed in it; a list price is the hardware's, named with its source.
+  const listed = typeof c.basis === 'string' && !('cost_per_gpu_hour_usd' in (res.request || {}));
   const where = listed ? ` (${c.basis.split(' (')[0]})` : '';
   return ` · $${fmtNum(res.usd_per_million_output_tokens)} per million tokens${best} at $${fmtNum(c.usd_per_gpu_hour)}/GPU·h${where}`;
 }

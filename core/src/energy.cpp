@@ -21,15 +21,27 @@ double activity_of(Bound b) noexcept {
   return 0.0;
 }
 
-double inference_activity(const InferenceResult& r, int output_tokens) {
-  const double decode_steps = std::max(0, output_tokens - 1);
+namespace {
+
+/// Time-weighted mean activity of breakdown items, each item's time counted `times(item)` times.
+template <class Items, class Times>
+double mean_activity(const Items& items, Times times) {
   double busy = 0, total = 0;
-  for (const BreakdownItem& b : r.breakdown) {
-    const double weight = b.phase == "decode" ? decode_steps : 1.0;
-    busy += weight * b.time_s * activity_of(b.bound);
-    total += weight * b.time_s;
+  for (const auto& b : items) {
+    const double t = times(b) * b.time_s;
+    busy += t * activity_of(b.bound);
+    total += t;
   }
   return total > 0 ? busy / total : 0.0;
+}
+
+}  // namespace
+
+double inference_activity(const InferenceResult& r, int output_tokens) {
+  const double decode_steps = std::max(0, output_tokens - 1);
+  return mean_activity(r.breakdown, [&](const BreakdownItem& b) {
+    return b.phase == "decode" ? decode_steps : 1.0;
+  });
 }
 
 double serving_activity(const ServingSpec& spec, const ServingResult& r) {
@@ -65,12 +77,7 @@ double serving_activity(const ServingSpec& spec, const ServingResult& r) {
 }
 
 double training_activity(const TrainingResult& r) {
-  double busy = 0, total = 0;
-  for (const TrainingBreakdownItem& b : r.breakdown) {
-    busy += b.time_s * activity_of(b.bound);
-    total += b.time_s;
-  }
-  return total > 0 ? busy / total : 0.0;
+  return mean_activity(r.breakdown, [](const TrainingBreakdownItem&) { return 1.0; });
 }
 
 double board_power_W(const HardwareSpec& hw) {

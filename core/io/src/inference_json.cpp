@@ -163,15 +163,13 @@ json run_inference(const json& request) {
       largest.batch_size = m.max_batch_size;
       best = estimate_inference(largest).output_tokens_per_s;
     }
-    const double usd = usd_per_million_tokens(p.price.usd, s.num_gpus, best);
     out["cost_basis"]["max_batch_size"] = m.max_batch_size;
     out["cost_basis"]["usd_per_million_output_tokens_at_max_batch"] =
-        usd > 0 ? json(round6(usd)) : json(nullptr);
+        usd_per_million_json(p.price, s.num_gpus, best);
   }
-  const std::optional<Energy> e = estimate_energy(s.hardware, s.num_gpus, r.output_tokens_per_s,
-                                                  inference_activity(r, s.output_tokens));
-  out["energy"] = energy_json(e, true);
-  if (e) out["energy"]["joules_per_request"] = round6(e->joules_per_token * s.output_tokens);
+  out["energy"] = energy_json(estimate_energy(s.hardware, s.num_gpus, r.output_tokens_per_s,
+                                              inference_activity(r, s.output_tokens)),
+                              true, s.output_tokens);
   return out;
 }
 

@@ -482,20 +482,17 @@ json run_serving(const json& request) {
   }
   // At the offered load (saturated: at the saturation rate).
   add_cost_per_million(out, p.price, s.inference.num_gpus, r.output_tokens_per_s);
-  if (p.price.usd > 0 && r.requests_per_s > 0) {
+  // Output tokens of the mean request (0 when none completes).
+  const double output_per_request =
+      r.requests_per_s > 0 ? r.output_tokens_per_s / r.requests_per_s : 0.0;
+  if (p.price.usd > 0 && output_per_request > 0) {
     // At the saturation rate: the most output the GPUs give at this request mix.
-    const double usd =
-        usd_per_million_tokens(p.price.usd, s.inference.num_gpus,
-                               r.saturation_rate_per_s * r.output_tokens_per_s / r.requests_per_s);
-    out["cost_basis"]["usd_per_million_output_tokens_at_saturation"] =
-        usd > 0 ? json(round6(usd)) : json(nullptr);
+    out["cost_basis"]["usd_per_million_output_tokens_at_saturation"] = usd_per_million_json(
+        p.price, s.inference.num_gpus, r.saturation_rate_per_s * output_per_request);
   }
-  const std::optional<Energy> e = estimate_energy(s.inference.hardware, s.inference.num_gpus,
-                                                  r.output_tokens_per_s, serving_activity(s, r));
-  out["energy"] = energy_json(e, true);
-  if (e && r.requests_per_s > 0) {
-    out["energy"]["joules_per_request"] = round6(e->power_W / r.requests_per_s);
-  }
+  out["energy"] = energy_json(estimate_energy(s.inference.hardware, s.inference.num_gpus,
+                                              r.output_tokens_per_s, serving_activity(s, r)),
+                              true, output_per_request);
   return out;
 }
 

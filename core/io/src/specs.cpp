@@ -182,11 +182,15 @@ GpuHourPrice read_gpu_hour_price(const ObjectReader& r, const HardwareSpec& hw) 
   return {hw.usd_per_gpu_hour, hw.price_basis, false};
 }
 
+json usd_per_million_json(const GpuHourPrice& price, int gpus, double output_tokens_per_s) {
+  const double usd = usd_per_million_tokens(price.usd, gpus, output_tokens_per_s);
+  return usd > 0 ? json(round6(usd)) : json(nullptr);
+}
+
 void add_cost_per_million(json& result, const GpuHourPrice& price, int gpus,
                           double output_tokens_per_s) {
   if (!(price.usd > 0)) return;
-  const double usd = usd_per_million_tokens(price.usd, gpus, output_tokens_per_s);
-  result["usd_per_million_output_tokens"] = usd > 0 ? json(round6(usd)) : json(nullptr);
+  result["usd_per_million_output_tokens"] = usd_per_million_json(price, gpus, output_tokens_per_s);
   result["cost_basis"] = cost_basis_json(price);
 }
 
@@ -194,18 +198,22 @@ json cost_basis_json(const GpuHourPrice& price) {
   return json{{"usd_per_gpu_hour", round6(price.usd)}, {"basis", price.basis}};
 }
 
-json energy_json(const std::optional<Energy>& e, bool per_output) {
+json energy_json(const std::optional<Energy>& e, bool per_output, double tokens_per_request) {
   if (!e) return nullptr;
   const std::string token = per_output ? "output_token" : "token";
-  return json{{"basis",
-               "power model: idle power + the share of the rest of the board power the kernels "
-               "keep busy (GPUs only; host, network and cooling excluded)"},
-              {"power_W", round6(e->power_W)},
-              {"board_power_W", round6(e->board_power_W)},
-              {"activity", round6(e->activity)},
-              {"joules_per_" + token, round6(e->joules_per_token)},
-              {(per_output ? "output_tokens" : "tokens") + std::string("_per_kWh"),
-               round6(e->tokens_per_kWh)}};
+  json j{{"basis",
+          "power model: idle power + the share of the rest of the board power the kernels "
+          "keep busy (GPUs only; host, network and cooling excluded)"},
+         {"power_W", round6(e->power_W)},
+         {"board_power_W", round6(e->board_power_W)},
+         {"activity", round6(e->activity)},
+         {"joules_per_" + token, round6(e->joules_per_token)},
+         {(per_output ? "output_tokens" : "tokens") + std::string("_per_kWh"),
+          round6(e->tokens_per_kWh)}};
+  if (tokens_per_request > 0) {
+    j["joules_per_request"] = round6(e->joules_per_token * tokens_per_request);
+  }
+  return j;
 }
 
 void read_network_fields(const ObjectReader& n, HardwareSpec& hw) {

@@ -55,11 +55,15 @@ GpuHourPrice read_gpu_hour_price(const ObjectReader& r, const HardwareSpec& hw);
 /// `cost_basis` to a result when a price is known; without one both keys are left out.
 void add_cost_per_million(json& result, const GpuHourPrice& price, int gpus,
                           double output_tokens_per_s);
+/// $ per million output tokens of `gpus` GPUs at `price` producing `output_tokens_per_s`, rounded;
+/// null when nothing is produced to divide by.
+json usd_per_million_json(const GpuHourPrice& price, int gpus, double output_tokens_per_s);
 /// `{usd_per_gpu_hour, basis}` of a price.
 json cost_basis_json(const GpuHourPrice& price);
 /// The `energy` of a result (estimate_energy, flopcast/energy.hpp) per output token (`per_output`)
-/// or per trained token; null when there is none (no board power, nothing produced).
-json energy_json(const std::optional<Energy>& e, bool per_output);
+/// or per trained token, and `joules_per_request` where a request's tokens are given (> 0); null
+/// when there is none (no board power, nothing produced).
+json energy_json(const std::optional<Energy>& e, bool per_output, double tokens_per_request = 0);
 
 /// A request's `network` object (nics_per_node, nic_bandwidth_Gbps, latency_us) over the
 /// hardware's scale-out fields, each checked under its own key.
