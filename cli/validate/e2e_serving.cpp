@@ -216,6 +216,50 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
   return e;
 }
 
+/// trtllm-bench's own engine limits where the row states none: `trtllm-bench throughput` sizes
+/// max_batch_size and max_num_tokens from the KV cache it expects at the dataset's ISL + OSL
+/// (tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting, NVIDIA/
+/// TensorRT-LLM @04cba88): engine size = parameters x bytes per weight (fp8 1, nvfp4 0.5, else 2),
+/// KV memory = fraction x (device memory x GPUs - engine size), requests = KV memory / (bytes per
+/// token x (ISL + OSL)), capped at 4,096; max_batch_size rounds it up (to 32 under 256, 128 under
+/// 1,024, else 256; at least 64), max_num_tokens = requests x (1 + ISL / OSL), capped at 32,768
+/// and rounded up (to 256 under 4,096, at least 2,048; 512 under 8,192; else 1,024). `request` is
+/// the row's serving request (model, hardware, parallelism, precision, engine) and `fraction` its
+/// KV share (the row's, else trtllm-bench's 0.90).
+void apply_trtllm_bench_limits(json& request, double isl, double osl, double fraction) {
+  json probe{{"task", "inference"},
+             {"model", request.at("model")},
+             {"hardware", request.at("hardware")},
+             {"num_gpus", request.at("parallelism").at("tp")},
+             {"parallelism", {{"tp", request.at("parallelism").at("tp")}}},
+             {"precision", request.at("precision")},
+             {"workload", {{"prompt_tokens", 1}, {"output_tokens", 1}}},
+             {"max_tier", 0}};
+  const json r = io::run(probe);
+  const double gpus = request.at("parallelism").at("tp").get<double>();
+  const std::string weights = request.at("precision").value("weights", "bf16");
+  const double bytes_per_weight = weights == "fp8" ? 1.0 : weights == "fp4" ? 0.5 : 2.0;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const double engine_gib =
+      r.at("model").at("params_B").get<double>() * 1e9 * bytes_per_weight / kGiB;
+  const double total_gib = r.at("memory").at("capacity_GB").get<double>() * 1e9 / kGiB * gpus;
+  const double per_token_gib =
+      r.at("memory").at("kv_cache_bytes_per_token").get<double>() * gpus / kGiB;
+  const double requests =
+      std::min(fraction * (total_gib - engine_gib) / (per_token_gib * (isl + osl)), 4096.0);
+  if (!(requests >= 1)) return;  // the engine's own limits stand; the estimate says it does not fit
+  const double tokens = std::min(requests * (1 + isl / osl), 32768.0);
+  auto round_up = [](double x, double step) { return step * std::ceil(x / step); };
+  const double max_bs = requests < 256    ? std::max(64.0, round_up(requests, 32))
+                        : requests < 1024 ? round_up(requests, 128)
+                                          : round_up(requests, 256);
+  const double max_tokens = tokens < 4096   ? std::max(2048.0, round_up(tokens, 256))
+                            : tokens < 8192 ? round_up(tokens, 512)
+                                            : round_up(tokens, 1024);
+  request["engine"]["max_num_seqs"] = static_cast<int>(max_bs);
+  request["engine"]["max_num_batched_tokens"] = static_cast<int>(max_tokens);
+}
+
 /// The number after `tag` in `text` ("tp2 x ep4", "ep" -> 4); NaN when there is none.
 double number_after(const std::string& text, const std::string& tag) {
   const auto at = text.find(tag);
@@ -328,6 +372,15 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const json& model_spec = r["model"];
   const bool mla = model_spec.is_object() && model_spec.value("kv_lora_rank", 0) > 0;
   r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1, mla);
+  const bool bench_limits = row_engine(wl) == "trtllm" &&
+                            contains(lower_case(json_string(wl, "engine")), "trtllm-bench") &&
+                            !r["engine"].contains("max_num_seqs") &&
+                            !r["engine"].contains("max_num_batched_tokens");
+  if (bench_limits && !dp_attention && len.prompt.is_number() && len.output.is_number()) {
+    const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
+    apply_trtllm_bench_limits(r, len.prompt.get<double>(), len.output.get<double>(),
+                              std::isfinite(fraction) ? fraction : 0.90);
+  }
   if (const auto& draft = std::get<std::optional<json>>(speculative)) {
     r["features"]["speculative"] = *draft;
   }
