@@ -111,9 +111,12 @@ std::optional<GemmTypes> linear_types(std::string_view dtype) {
   // block-scaled kernels are their own family: calibrated apart from per-tensor fp8.
   if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2, KernelVariant::block_scaled};
   // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
+  // NVFP4 W4A4 (Blackwell FP4 tensor cores): e2m1 weights and activations with one fp8 scale per
+  // 16 elements, as flopcast's fp4 linears (the kernels quantize their bf16 input themselves).
+  if (dtype == "nvfp4") return GemmTypes{DType::fp4, 0.5 + 1.0 / 16, 0.5 + 1.0 / 16, 2};
   if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
   if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};
-  return std::nullopt;  // nvfp4, sq, w4a16_mxfp4, w4a8_mxfp4_mxfp8, ...
+  return std::nullopt;  // sq, w4a16_mxfp4, w4a8_mxfp4_mxfp8, ...
 }
 
 std::string dtype_not_modelled(std::string_view dtype) {
