@@ -114,9 +114,17 @@ std::optional<GemmTypes> linear_types(std::string_view dtype) {
   // NVFP4 W4A4 (Blackwell FP4 tensor cores): e2m1 weights and activations with one fp8 scale per
   // 16 elements, as flopcast's fp4 linears (the kernels quantize their bf16 input themselves).
   if (dtype == "nvfp4") return GemmTypes{DType::fp4, 0.5 + 1.0 / 16, 0.5 + 1.0 / 16, 2};
+  // MXFP4 experts (gpt-oss): e2m1 weights with one e8m0 scale per 32, multiplied in bf16 after
+  // dequantization (W4A16) or against MXFP8 activations on FP8 tensor cores (W4A8, Blackwell).
+  if (dtype == "w4a16_mxfp4") {
+    return GemmTypes{DType::bf16, 0.5 + 1.0 / 32, 2, 2, KernelVariant::weight_mxfp4};
+  }
+  if (dtype == "w4a8_mxfp4_mxfp8") {
+    return GemmTypes{DType::fp8, 0.5 + 1.0 / 32, 1 + 1.0 / 32, 2, KernelVariant::weight_mxfp4};
+  }
   if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
   if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};
-  return std::nullopt;  // sq, w4a16_mxfp4, w4a8_mxfp4_mxfp8, ...
+  return std::nullopt;  // sq (SmoothQuant), ...
 }
 
 std::string dtype_not_modelled(std::string_view dtype) {

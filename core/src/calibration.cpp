@@ -75,13 +75,14 @@ std::string_view to_string(OpClass c) noexcept {
 
 namespace {
 
-constexpr std::array<std::pair<KernelVariant, std::string_view>, 6> kVariantSuffix{{
+constexpr std::array<std::pair<KernelVariant, std::string_view>, 7> kVariantSuffix{{
     {KernelVariant::weight_int8, "-w8"},
     {KernelVariant::weight_int4, "-w4"},
     {KernelVariant::block_scaled, "-block"},
     {KernelVariant::kv8, "-kv8"},
     {KernelVariant::weight_gguf, "-gguf"},  // llama.cpp's kernels: no measured fit (Tier 0)
     {KernelVariant::mha, "-mha"},
+    {KernelVariant::weight_mxfp4, "-mxfp4"},
 }};
 
 constexpr std::array<OpClass, 5> kOpClasses{OpClass::gemm, OpClass::attention_prefill,
@@ -156,7 +157,7 @@ namespace {
 // Sizes of the key's enums (their last enumerators + 1); a key outside them has no table slot.
 constexpr std::size_t kOps = static_cast<std::size_t>(OpClass::moe) + 1;
 constexpr std::size_t kMaths = static_cast<std::size_t>(DType::q8_0) + 1;
-constexpr std::size_t kVariants = static_cast<std::size_t>(KernelVariant::mha) + 1;
+constexpr std::size_t kVariants = static_cast<std::size_t>(KernelVariant::weight_mxfp4) + 1;
 constexpr std::size_t kFrameworks = static_cast<std::size_t>(Framework::sglang) + 1;
 constexpr std::size_t kSlots = kOps * kMaths * kVariants * kFrameworks;
 constexpr std::size_t kNoSlot = kSlots;

@@ -245,6 +245,15 @@ Shard make_shard(const InferenceSpec& s) {
   // (activations quantized to the weights' format); every other scheme is weight-only: 16-bit
   // math on dequantized weights (fp8 on Turing and Ampere: vLLM's FP8 Marlin, W8A16).
   auto linear_types = [&](DType weights, double stored) {
+    // MXFP4 (gpt-oss's experts) multiplies MXFP8 activations on Blackwell's tensor cores and
+    // dequantized 16-bit ones elsewhere: TensorRT-LLM's gpt-oss guide (MoE backend TRTLLM, MXFP8
+    // x MXFP4, on B200/GB200/B300/GB300; Triton, BF16 x MXFP4, on Hopper). No engine requantizes
+    // its activations to MXFP4.
+    if (weights == DType::mxfp4) {
+      return s.hardware.peak(DType::fp4)
+                 ? GemmTypes{DType::fp8, stored, 1 + 1.0 / 32, sh.a, KernelVariant::weight_mxfp4}
+                 : GemmTypes{s.activations, stored, sh.a, sh.a, KernelVariant::weight_mxfp4};
+    }
     const DType math = math_type(weights);
     const bool low_precision_math = (math == DType::fp8 && s.hardware.peak(DType::fp8)) ||
                                     (math == DType::fp4 && s.hardware.peak(DType::fp4));

@@ -62,7 +62,18 @@ struct CalibratedEfficiency {
 /// so it reaches a different fraction of the bandwidth than 16-bit KV), and decode attention of
 /// multi-head models (one query head per KV head: TensorRT-LLM runs its masked-MHA kernel, not
 /// XQA, at a third of the time per block).
-enum class KernelVariant { plain, weight_int8, weight_int4, block_scaled, kv8, weight_gguf, mha };
+/// weight_mxfp4: MXFP4 weights (gpt-oss's experts) against 16-bit or MXFP8 activations, whose
+/// kernels (Triton, TensorRT-LLM's MXFP4 MoE) are not the int4 weight-only ones.
+enum class KernelVariant {
+  plain,
+  weight_int8,
+  weight_int4,
+  block_scaled,
+  kv8,
+  weight_gguf,
+  mha,
+  weight_mxfp4
+};
 
 /// Whose kernels: the same op on the same GPU runs different kernels in TensorRT-LLM, vLLM and
 /// SGLang (cuBLAS vs CUTLASS vs Triton GEMMs, XQA vs FlashInfer vs FlashAttention decode), and
