@@ -295,8 +295,9 @@ TEST(ScenarioT3, T3_4TrainingTime) {
   // Llama-3-8B at s=8192: N_matmul = 32 · (2 · 4096² + 2 · 4096 · 1024 + 3 · 4096 · 14336) +
   // 128256 · 4096 = 7.504e9; model FLOPs per token 6 · 7.504e9 + 12 · 32 · 4096 · 8192 = 5.791e10
   // (the suite's 6 · 8e9 = 4.8e10 leaves out the attention, 22% at this length). Time =
-  // 1e12 · 5.791e10 / (64 · 989.4e12 · MFU): 17.6 days would be MFU 0.5 on these FLOPs; the
-  // Tier-0 physics-only estimate is faster (MFU ≈ 0.75, 14.2 days). GPU-hours = time · 64 / 3600.
+  // 1e12 · 5.791e10 / (64 · 989.4e12 · MFU): 17.6 days would be MFU 0.6 on these FLOPs (21.2
+  // days MFU 0.5); the Tier-0 physics-only estimate is faster (MFU ≈ 0.75, 14.2 days).
+  // GPU-hours = time · 64 / 3600.
   const json r = train(
       json{{"model", "llama-3-8b"},
            {"hardware", "h100-sxm"},
