@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "flopcast/collective.hpp"
+#include "flopcast/dtype.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
@@ -110,20 +111,24 @@ std::optional<GemmTypes> linear_types(std::string_view dtype) {
   // DeepSeek-style 1x128 / 128x128 block scales (< 0.02 % of the weight bytes are ignored), but
   // block-scaled kernels are their own family: calibrated apart from per-tensor fp8.
   if (dtype == "fp8_block") return GemmTypes{DType::fp8, 1, 1, 2, KernelVariant::block_scaled};
-  // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
   // NVFP4 W4A4 (Blackwell FP4 tensor cores): e2m1 weights and activations with one fp8 scale per
   // 16 elements, as flopcast's fp4 linears (the kernels quantize their bf16 input themselves).
-  if (dtype == "nvfp4") return GemmTypes{DType::fp4, 0.5 + 1.0 / 16, 0.5 + 1.0 / 16, 2};
+  const double nvfp4 = stored_bytes_per_element(DType::fp4);
+  if (dtype == "nvfp4") return GemmTypes{DType::fp4, nvfp4, nvfp4, 2};
   // MXFP4 experts (gpt-oss): e2m1 weights with one e8m0 scale per 32, multiplied in bf16 after
   // dequantization (W4A16) or against MXFP8 activations on FP8 tensor cores (W4A8, Blackwell).
+  const double mxfp4 = stored_bytes_per_element(DType::mxfp4);
   if (dtype == "w4a16_mxfp4") {
-    return GemmTypes{DType::bf16, 0.5 + 1.0 / 32, 2, 2, KernelVariant::weight_mxfp4};
+    return GemmTypes{DType::bf16, mxfp4, 2, 2, KernelVariant::weight_mxfp4};
   }
   if (dtype == "w4a8_mxfp4_mxfp8") {
-    return GemmTypes{DType::fp8, 0.5 + 1.0 / 32, 1 + 1.0 / 32, 2, KernelVariant::weight_mxfp4};
+    return GemmTypes{DType::fp8, mxfp4, stored_bytes_per_element(DType::mxfp8), 2,
+                     KernelVariant::weight_mxfp4};
   }
+  // Weight-only: int weights dequantized to bf16 math; int4 carries one fp16 scale per 128.
   if (dtype == "int8_wo") return GemmTypes{DType::bf16, 1, 2, 2};
-  if (dtype == "int4_wo") return GemmTypes{DType::bf16, 0.5 + 2.0 / 128, 2, 2};
+  if (dtype == "int4_wo")
+    return GemmTypes{DType::bf16, stored_bytes_per_element(DType::int4), 2, 2};
   return std::nullopt;  // sq (SmoothQuant), ...
 }
 

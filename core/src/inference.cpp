@@ -251,7 +251,8 @@ Shard make_shard(const InferenceSpec& s) {
     // its activations to MXFP4.
     if (weights == DType::mxfp4) {
       return s.hardware.peak(DType::fp4)
-                 ? GemmTypes{DType::fp8, stored, 1 + 1.0 / 32, sh.a, KernelVariant::weight_mxfp4}
+                 ? GemmTypes{DType::fp8, stored, stored_bytes_per_element(DType::mxfp8), sh.a,
+                             KernelVariant::weight_mxfp4}
                  : GemmTypes{s.activations, stored, sh.a, sh.a, KernelVariant::weight_mxfp4};
     }
     const DType math = math_type(weights);
