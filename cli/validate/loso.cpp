@@ -358,6 +358,7 @@ std::string source_of(const std::string& group) {
   const std::size_t a = group.find('/') + 1, b = group.find('/', a);
   std::string s = group.substr(a, b - a);
   if (s.rfind("trtllm-v0.9", 0) == 0) s = "trtllm-v0.9";
+  if (s.rfind("megatron-bridge", 0) == 0) s = "megatron-bridge";
   return s;
 }
 

@@ -34,7 +34,9 @@ nlohmann::json leave_one_source_out(const std::vector<std::string>& files,
                                     bool request_overhead = true);
 
 /// The source of an end-to-end group "e2e/<source>/<GPU>/<metric>" (TensorRT-LLM v0.9's two
-/// tables are one source).
+/// tables are one source, and so are Megatron-Bridge's per-container performance summaries: one
+/// publisher, the same recipes re-measured on each NeMo container, so leaving one container out
+/// while its siblings stay in would leak the held-out layouts into the fit).
 std::string source_of(const std::string& group);
 
 /// The engines whose overheads `flopcast fit --engines` fits.
