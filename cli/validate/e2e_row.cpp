@@ -239,11 +239,16 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
   const std::string dtype = json_string(row, "dtype");
   std::string d = lower_case(dtype);
   RowPrecision p;
+  // NVIDIA's ModelOpt checkpoints carry an FP8 KV cache unless their maker turned it off:
+  // ModelOpt's export quantizes it by default (examples/llm_ptq/hf_ptq.py `--kv_cache_qformat`,
+  // default "fp8", NVIDIA/TensorRT-Model-Optimizer @05ab948) and writes `kv_cache_quant_algo:
+  // FP8` into hf_quant_config.json, which TensorRT-LLM, vLLM and SGLang read as the cache dtype.
+  const bool modelopt = contains(d, "modelopt") && !contains(d, "16-bit kv");
   if (contains(d, "fp4")) {
     // NVFP4 or MXFP4 weights (the MoE experts of the FP4 DeepSeek checkpoints hold nearly all of
     // them); the math is the weights' format, which training does not model (its error says so).
     p.weights = p.compute = contains(d, "mxfp4") ? "mxfp4" : "fp4";
-    p.kv_cache = contains(d, "fp8 kv") ? "fp8" : "bf16";
+    p.kv_cache = contains(d, "fp8 kv") || modelopt ? "fp8" : "bf16";
     // NVIDIA's FP4 DeepSeek-R1 checkpoints quantize "only the weights and activations of the
     // linear operators within transformer blocks in MoE" (nvidia/DeepSeek-R1-FP4 model card):
     // attention stays in bf16.
@@ -253,7 +258,7 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
   if (contains(d, "fp8") || contains(d, "float8")) {
     // OCP MXFP8 (E8M0 scale per 32): its own type, on Blackwell's block-scaled tensor cores.
     p.weights = p.compute = contains(d, "mxfp8") ? "mxfp8" : "fp8";
-    p.kv_cache = contains(d, "kv") && !contains(d, "16-bit kv") ? "fp8" : "bf16";
+    p.kv_cache = (contains(d, "kv") && !contains(d, "16-bit kv")) || modelopt ? "fp8" : "bf16";
     // Meta's Llama 3.1 FP8 checkpoints (fbgemm row-wise FP8) quantize the FFNs only: "we do not
     // perform quantization in the self-attention layers" (Llama 3 paper, section 6.2; the
     // checkpoint's quantization_config lists every self_attn projection as not converted).
