@@ -16,6 +16,8 @@
 // parallelism.
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
@@ -200,6 +202,35 @@ std::variant<json, std::string> row_training_precision(const json& row, const js
   return prec;
 }
 
+/// Megatron-Core's split where pp·vpp does not divide the layers: the published layouts count the
+/// embedding and the loss as one pipeline layer each (`account_for_embedding_in_pipeline_split`,
+/// `account_for_loss_in_pipeline_split`) and the MTP modules as layers of the last stage, so
+/// layers + 2 + MTP split evenly into pp·vpp chunks of k and the first and last stages hold one
+/// chunk's slot (and the last its MTP modules) fewer: first = k·vpp − 1, last = k·vpp − 1 − MTP.
+/// Sets first/last_stage_layers in `parallelism`; a reason when no such split exists.
+std::optional<std::string> megatron_stage_split(const json& model, const std::string& profile,
+                                                json& parallelism) {
+  const int pp = parallelism.value("pp", 1), vpp = parallelism.value("vpp", 1);
+  const int layers = model.value("num_layers", 0);
+  if (profile != "megatron" || pp == 1 || layers <= 0 || layers % (pp * vpp) == 0) {
+    return std::nullopt;
+  }
+  const int mtp = model.value("mtp_layers", 0);
+  const int slots = layers + 2 + mtp;
+  if (slots % (pp * vpp) != 0) {
+    return "pp·vpp (" + std::to_string(pp * vpp) + ") divides neither the " +
+           std::to_string(layers) + " layers nor them with the embedding, loss and MTP counted (" +
+           std::to_string(slots) + "): the stage split is not stated";
+  }
+  const int k = slots / (pp * vpp);
+  if (k * vpp - 1 - mtp < 1) {
+    return "pp·vpp (" + std::to_string(pp * vpp) + ") leaves the last stage no layer";
+  }
+  parallelism["first_stage_layers"] = k * vpp - 1;
+  parallelism["last_stage_layers"] = k * vpp - 1 - mtp;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Outcome predict_training_row(const json& row, Context& ctx, std::string_view source) {
@@ -219,13 +250,17 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
   const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
   const std::string profile = profile_of(wl);
-  const auto layout = row_layout(row, profile, sc21);
+  auto layout = row_layout(row, profile, sc21);
   if (const auto* reason = std::get_if<std::string>(&layout)) return Outcome::skipped(*reason);
   const auto workload = row_training_workload(wl, seq, std::get<RowLayout>(layout), profile, sc21);
   if (const auto* reason = std::get_if<std::string>(&workload)) return Outcome::skipped(*reason);
   const auto prec = row_training_precision(row, wl, std::get<RowPrecision>(precision), profile);
   if (const auto* reason = std::get_if<std::string>(&prec)) return Outcome::skipped(*reason);
 
+  json& parallelism = std::get<RowLayout>(layout).parallelism;
+  if (const auto reason = megatron_stage_split(std::get<json>(model), profile, parallelism)) {
+    return Outcome::skipped(*reason);
+  }
   json framework = json::object();
   if (!profile.empty()) framework["profile"] = profile;
   ctx.apply_training_override(framework, std::get<RowHardware>(hw).id);
@@ -233,7 +268,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
                {"model", std::get<json>(model)},
                {"hardware", std::get<RowHardware>(hw).spec},
                {"num_gpus", static_cast<int>(row_number_or(row, "num_gpus", 1))},
-               {"parallelism", std::get<RowLayout>(layout).parallelism},
+               {"parallelism", parallelism},
                {"workload", std::get<json>(workload)},
                {"precision", std::get<json>(prec)},
                {"max_tier", ctx.km().use_calibration ? 2 : 0}};

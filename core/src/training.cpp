@@ -36,28 +36,32 @@ void validate_parallelism(const TrainingSpec& s) {
   check_int("parallelism.first_stage_layers", s.pp_first_stage_layers, 0, m.num_layers);
   check_int("parallelism.last_stage_layers", s.pp_last_stage_layers, 0, m.num_layers);
   const bool uneven_set = s.pp_first_stage_layers > 0 || s.pp_last_stage_layers > 0;
-  if (s.vpp > 1 || (s.pp == 1 && uneven_set)) {
-    if (uneven_set) {
-      fail(s.pp_first_stage_layers > 0 ? "parallelism.first_stage_layers"
-                                       : "parallelism.last_stage_layers",
-           s.pp == 1 ? "needs parallelism.pp > 1"
-                     : "uneven stages with interleaving (vpp > 1) are not modelled; must be 0",
-           std::max(s.pp_first_stage_layers, s.pp_last_stage_layers));
-    }
+  if (s.pp == 1 && uneven_set) {
+    fail(s.pp_first_stage_layers > 0 ? "parallelism.first_stage_layers"
+                                     : "parallelism.last_stage_layers",
+         "needs parallelism.pp > 1", std::max(s.pp_first_stage_layers, s.pp_last_stage_layers));
+  }
+  if (s.vpp > 1 && !uneven_set) {
     check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
                   "model.num_layers with parallelism.vpp; pp·vpp");
   } else if (uneven_set) {
+    // Megatron-Core's uneven split (decoder_first/last_pipeline_num_layers, or the embedding and
+    // the loss counted as a layer each): the other stages hold equal shares, and with
+    // interleaving each of their v chunks the same number of layers.
     const int set = (s.pp_first_stage_layers > 0) + (s.pp_last_stage_layers > 0);
     const int rest = m.num_layers - s.pp_first_stage_layers - s.pp_last_stage_layers;
     const int others = s.pp - set;
-    if (rest < others || (others == 0 ? rest != 0 : rest % others != 0)) {
-      throw SpecError("parallelism.first_stage_layers",
-                      "the " + std::to_string(rest) +
-                          " layers left after the first and last "
-                          "stages must split evenly over the other " +
-                          std::to_string(others) + " stages, at least one each (model.num_layers " +
-                          std::to_string(m.num_layers) + ", parallelism.pp " +
-                          std::to_string(s.pp) + ")");
+    const int unit = others * s.vpp;
+    if (rest < unit || (others == 0 ? rest != 0 : rest % unit != 0)) {
+      throw SpecError(
+          "parallelism.first_stage_layers",
+          "the " + std::to_string(rest) +
+              " layers left after the first and last "
+              "stages must split evenly over the other " +
+              std::to_string(others) + " stages" +
+              (s.vpp > 1 ? " and their " + std::to_string(s.vpp) + " chunks each" : std::string()) +
+              ", at least one each (model.num_layers " + std::to_string(m.num_layers) +
+              ", parallelism.pp " + std::to_string(s.pp) + ")");
     }
   }
   if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);

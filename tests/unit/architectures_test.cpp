@@ -615,6 +615,40 @@ TEST(Architectures, UnevenPipelineStages) {
   EXPECT_EQ(test::failure_of(r).path, "parallelism.first_stage_layers");
 }
 
+TEST(Architectures, UnevenPipelineStagesInterleaved) {
+  // Megatron-Core's layout of Llama-3.1-405B at PP 8 x VP 8 (embedding and loss counted as one
+  // pipeline layer each): (126 + 2) / 64 = 2 layers a chunk, so the first and last stages hold
+  // 8·2 − 1 = 15 layers and the six others 96 / 6 = 16 each, 2 in each of their 8 chunks. The
+  // slowest stage is a middle one (16 layers), and the bubble is (p − 1) / v = 7/8 of its
+  // micro-batch.
+  io::json r = {
+      {"task", "training"},
+      {"model", "llama-3.1-405b"},
+      {"hardware", "gb200"},
+      {"num_gpus", 256},
+      {"parallelism",
+       {{"tp", 4},
+        {"pp", 8},
+        {"vpp", 8},
+        {"sp", true},
+        {"zero", 1},
+        {"first_stage_layers", 15},
+        {"last_stage_layers", 15}}},
+      {"workload", {{"seq_len", 8192}, {"global_batch_size", 64}, {"micro_batch_size", 1}}}};
+  const io::json out = io::json::parse(io::handle(r.dump()));
+  ASSERT_TRUE(out.at("ok").get<bool>()) << out.dump();
+  std::string split;
+  for (const auto& a : out.at("result").at("assumptions")) {
+    if (a.at("name") == "pipeline_stage_layers") split = a.at("source").get<std::string>();
+  }
+  EXPECT_NE(split.find("first 15, middle up to 16, last 15"), std::string::npos) << split;
+  // 126 − 15 − 14 = 97 layers do not split into 6 stages of 8 chunks: refused, naming the chunks.
+  r["parallelism"]["last_stage_layers"] = 14;
+  const auto failure = test::failure_of(r);
+  EXPECT_EQ(failure.path, "parallelism.first_stage_layers");
+  EXPECT_NE(failure.message.find("their 8 chunks each"), std::string::npos) << failure.message;
+}
+
 TEST(Architectures, InferencePipelineAcrossTwoNodes) {
   // Llama-3.1-405B in BF16 on 2 nodes of 8 H100 (PP 2 × TP 8): each GPU holds 63 of the 126
   // layers and one of embedding / LM head (both 128256·16384/8 rows), exactly half of what one
