@@ -198,6 +198,8 @@ std::optional<std::string> hardware_preset_for(std::string_view gpu) {
     return io::find_preset("hardware", "gb200") ? "gb200" : std::optional<std::string>();
   if (contains(g, "b200")) return "b200";
   if (contains(g, "h200")) return "h200-sxm";
+  if (contains(g, "h20")) return "h20";  // H20-96G, after the check for "h200"
+  if (contains(g, "h800")) return "h800-sxm";
   if (contains(g, "h100")) return contains(g, "pcie") ? "h100-pcie" : "h100-sxm";
   if (contains(g, "a100")) {
     if (contains(g, "pcie")) return "a100-pcie-80g";

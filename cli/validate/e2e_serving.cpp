@@ -288,7 +288,12 @@ double acceptance_for(int k, double accepted) {
 std::variant<std::optional<json>, std::string> speculative_of(const json& row) {
   const json wl = row.value("workload", json::object());
   const std::string text = lower_case(json_string(wl, "speculative"));
-  if (text.empty() && row_number(row.value("parallelism", json::object()), "mtp_layers") > 0) {
+  // A draft named only by a flag or the launch command (`--speculative-algorithm NEXTN`) still
+  // ran: pricing the row without it would be a silent default.
+  const bool drafted = row_number(row.value("parallelism", json::object()), "mtp_layers") > 0 ||
+                       row_has_flag(row, "speculative_decoding_mtp") ||
+                       contains(json_string(wl, "launch"), "--speculative-algorithm");
+  if (text.empty() && drafted) {
     return std::string("speculative decoding rows need the draft's acceptance; not predicted");
   }
   if (text.empty() || text == "none") return std::optional<json>();

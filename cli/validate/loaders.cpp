@@ -479,8 +479,38 @@ std::size_t load_collectives(const CsvFile& f, Context& ctx, std::string_view fi
 
 // ---- End-to-end rows (docs/validation.md) ----
 
-Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
-  const std::string kind = json_string(row, "kind");
+/// A published table's name for one of the schema's metrics, and the factor that takes the
+/// schema metric's value to the row's unit.
+struct MetricAlias {
+  std::string metric;
+  double scale = 1;
+};
+
+/// The names published tables use (docs/validation.md): `_median` is the schema's `_p50` (a
+/// static batch's only value for inference rows); SGLang's `bench_one_batch` prints a batch's
+/// `total_latency_s` (the end-to-end latency, in seconds) and its median decode step
+/// (`decode_latency_ms_median`, the batch's TPOT); `e2e_latency_ms` is `bench_serving`'s mean
+/// end-to-end latency, the first it prints.
+MetricAlias canonical_metric(const std::string& kind, const std::string& metric) {
+  const auto ends_with = [&](std::string_view tail) {
+    return metric.size() >= tail.size() &&
+           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (metric == "total_latency_s") return {"e2e_ms", 1e-3};
+  if (metric == "decode_latency_ms_median") return {"tpot_ms", 1};
+  if (metric == "e2e_latency_ms") return {"e2e_ms_mean", 1};
+  if (ends_with("_median")) {
+    const std::string base = metric.substr(0, metric.size() - 7);
+    return {kind == "serving" ? base + "_p50" : base, 1};
+  }
+  return {metric, 1};
+}
+
+Outcome predict_e2e(const json& given, Context& ctx, std::string_view source) {
+  const std::string kind = json_string(given, "kind");
+  const MetricAlias alias = canonical_metric(kind, json_string(given, "metric"));
+  json row = given;
+  row["metric"] = alias.metric;
   Outcome o;
   if (kind == "training") {
     o = predict_training_row(row, ctx, source);
@@ -491,7 +521,10 @@ Outcome predict_e2e(const json& row, Context& ctx, std::string_view source) {
   } else {
     return Outcome::skipped("kind \"" + kind + "\" not one of training, inference, serving");
   }
-  o.kind = e2e_kind(kind, json_string(row, "metric"));
+  o.predicted *= alias.scale;
+  o.low *= alias.scale;
+  o.high *= alias.scale;
+  o.kind = e2e_kind(kind, alias.metric);
   if (o.engine.empty()) o.engine = "none";
   // Engine overheads are CPU-side costs fitted on top of measured kernels, so only rows whose
   // kernels are measured train them: not MoE rows (fused-MoE efficiency at few tokens per expert
