@@ -526,6 +526,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   const std::map<std::string, BandRule> rule_of = band_rules(logs);
   struct Acc {
     std::vector<double> loso, t0, def;
+    std::vector<double> widths;  ///< high / low of each banded row's band
     std::size_t banded = 0, covered = 0;
   };
   std::map<std::pair<std::string, std::string>, Acc> by;  // (kind, source)
@@ -549,9 +550,12 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
       const auto [lo, hi] = band_of(others, rule_of.at(kind_of(s)));
       const double x = slowness(s, it->second);
       const bool in = x >= lo && x <= hi;
+      // The band as an estimate shows it always holds the estimate (io::detail::band_json).
+      const double width = std::exp(std::max(hi, 0.0) - std::min(lo, 0.0));
       for (Acc* y : {&a, &k}) {
         ++y->banded;
         y->covered += in ? 1 : 0;
+        y->widths.push_back(width);
       }
     }
   }
@@ -559,6 +563,12 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   const auto pct = [](double x) { return std::isfinite(x) ? json(round6(x)) : json(nullptr); };
   const auto coverage = [](const Acc& a) {
     return a.banded ? json(round6(static_cast<double>(a.covered) / a.banded)) : json(nullptr);
+  };
+  const auto width = [](Acc a) {  // median high / low of the rows' bands
+    if (a.widths.empty()) return json(nullptr);
+    const auto mid = a.widths.begin() + static_cast<std::ptrdiff_t>(a.widths.size() / 2);
+    std::nth_element(a.widths.begin(), mid, a.widths.end());
+    return json(round6(*mid));
   };
   json report{{"sources", json::array()}, {"kinds", json::array()}};
   std::map<std::string, std::pair<std::string, double>> worst;
@@ -572,6 +582,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
                                  {"tier0_median_ape", pct(median_ape(a.t0))},
                                  {"default_median_ape", pct(median_ape(a.def))},
                                  {"band_coverage_80", coverage(a)},
+                                 {"band_width_80", width(a)},
                                  {"fitted", loso_fitted[kk.second]}});
     ++source_count[kk.first];
     if (!worst.count(kk.first) || m > worst[kk.first].second) worst[kk.first] = {kk.second, m};
@@ -585,6 +596,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
                                {"tier0_median_ape", pct(t)},
                                {"default_median_ape", pct(median_ape(a.def))},
                                {"band_coverage_80", coverage(a)},
+                               {"band_width_80", width(a)},
                                {"worst_source", worst[kind].first},
                                {"beats_tier0", std::isfinite(m) && std::isfinite(t) && m <= t}});
   }
@@ -660,19 +672,29 @@ std::string format_loso_table(const json& report) {
     }
     return s.str();
   };
+  const auto x = [](const json& v) {  // a band width, high / low
+    std::ostringstream s;
+    if (v.is_number()) {
+      s << std::fixed << std::setprecision(2) << v.get<double>() << "x";
+    } else {
+      s << "-";
+    }
+    return s.str();
+  };
   o << "Leave-one-source-out (each source predicted with every end-to-end fit refitted without "
        "it; "
     << report.value("engine_refits", std::string()) << ")\n";
   o << std::left << std::setw(22) << "kind" << std::setw(36) << "source" << std::right
     << std::setw(6) << "rows" << std::setw(11) << "median %" << std::setw(10) << "Tier0 %"
-    << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %"
+    << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %" << std::setw(11) << "width"
     << "\n";
   for (const json& s : report.at("sources")) {
     o << std::left << std::setw(22) << s.at("kind").get<std::string>() << std::setw(36)
       << s.at("source").get<std::string>() << std::right << std::setw(6)
       << s.at("rows").get<std::size_t>() << std::setw(11) << p(s.at("median_ape")) << std::setw(10)
       << p(s.at("tier0_median_ape")) << std::setw(12) << p(s.at("default_median_ape"))
-      << std::setw(11) << p(s.at("band_coverage_80")) << "\n";
+      << std::setw(11) << p(s.at("band_coverage_80")) << std::setw(11) << x(s.at("band_width_80"))
+      << "\n";
   }
   o << "\nPer kind (rows pooled over sources)\n";
   for (const json& k : report.at("kinds")) {
@@ -680,8 +702,8 @@ std::string format_loso_table(const json& report) {
       << k.at("sources").get<int>() << " sources" << std::setw(6) << k.at("rows").get<std::size_t>()
       << " rows  median " << std::setw(5) << p(k.at("median_ape")) << " %  Tier 0 " << std::setw(5)
       << p(k.at("tier0_median_ape")) << " %  band coverage " << std::setw(5)
-      << p(k.at("band_coverage_80")) << " %  worst " << k.at("worst_source").get<std::string>()
-      << "\n";
+      << p(k.at("band_coverage_80")) << " %  width " << std::setw(5) << x(k.at("band_width_80"))
+      << "  worst " << k.at("worst_source").get<std::string>() << "\n";
   }
   return o.str();
 }
