@@ -58,6 +58,9 @@ struct Outcome {
   /// request's own path and prefill, so that a per-request constant shows in it (what `fit
   /// --request-overhead` reads).
   bool light_load_ttft = false;
+  /// For end-to-end rows: the model has multi-head latent attention and routed experts (its
+  /// inference and serving rows are banded apart, io::e2e_band_kind).
+  bool mla_moe = false;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -99,6 +102,7 @@ struct EngineSample {
   double high = std::numeric_limits<double>::quiet_NaN();
   bool fits_engine = true;       ///< Outcome::fits_engine
   bool light_load_ttft = false;  ///< Outcome::light_load_ttft
+  bool mla_moe = false;          ///< Outcome::mla_moe
 };
 
 /// What an end-to-end figure is, for reporting error per kind: "training", "inference

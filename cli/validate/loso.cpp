@@ -82,12 +82,12 @@ std::string family_of(const std::string& group) {
 }
 
 /// The kind a row is reported and banded under: the estimates' own rule
-/// (io::e2e_band_kind: AMD GPUs apart).
+/// (io::e2e_band_kind: AMD GPUs apart, MLA + MoE inference and serving apart).
 std::string kind_of(const EngineSample& s) {
   const auto id = hardware_preset_for(gpu_of(s.group));
   if (!id) return s.kind;
   const json& hw = io::preset("hardware", *id, "hardware").at("hardware");
-  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()));
+  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()), s.mla_moe);
 }
 
 /// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a

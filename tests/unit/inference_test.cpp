@@ -269,5 +269,31 @@ TEST(Breakdown, SharesSumToOnePerPhase) {
   EXPECT_TRUE(near_rel(decode, 1.0, 1e-4));
 }
 
+TEST(InferenceBands, MlaMoeModelsTakeTheirOwnBand) {
+  // presets/bands/e2e.json keeps MLA + MoE inference apart ("inference throughput (mla-moe)"):
+  // DeepSeek-V3 on 8 H200 spans [x·e^-p90, x·e^-p10] of that band, a dense model the plain one.
+  json r = base_request();
+  r["model"] = "deepseek-v3";
+  r["hardware"] = "h200-sxm";
+  r["num_gpus"] = 8;
+  r["parallelism"] = {{"tp", 8}};
+  r["precision"] = {{"weights", "fp8"}};
+  r["workload"] = {{"prompt_tokens", 1000}, {"output_tokens", 1000}, {"batch_size", 64}};
+  // (An estimate that priced any op at Tier 0 takes the kind's "@tier0" band.)
+  const auto rate_low = [](const json& res) {
+    return res.at("interval").at("output_tokens_per_s").at("low").get<double>() /
+           res.at("output_tokens_per_s").get<double>();
+  };
+  const json ds = io::run(r);
+  const json llama = io::run(base_request());
+  const auto mla = io::e2e_band("inference throughput (mla-moe)", ds.at("tier") == 0);
+  const auto dense = io::e2e_band("inference throughput", llama.at("tier") == 0);
+  ASSERT_TRUE(mla.has_value());
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_TRUE(near_rel(rate_low(ds), std::exp(-std::max(mla->slow_p90, 0.0)), 1e-5));
+  EXPECT_TRUE(near_rel(rate_low(llama), std::exp(-std::max(dense->slow_p90, 0.0)), 1e-5));
+  EXPECT_FALSE(near_rel(rate_low(ds), rate_low(llama), 1e-3));
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -88,10 +88,17 @@ json band_ms(const Band& b) {
 /// rows (presets/bands/e2e.json: "inference latency" for TTFT, TPOT and E2E, "inference
 /// throughput" for tokens/s; AMD GPUs apart; "@tier0" when no kernel fit priced the estimate),
 /// else the kernels' residual bands summed as fully correlated errors.
-json inference_interval(const InferenceResult& r, const HardwareSpec& hw) {
-  const bool tier0 = r.tier == 0;
-  const auto latency = e2e_band("inference latency", hw, tier0);
-  const auto rate = e2e_band("inference throughput", hw, tier0);
+json inference_interval(const InferenceResult& r, const InferenceSpec& s,
+                        std::vector<std::string>& warnings) {
+  // The default band describes default estimates, which the validator made with whatever fits
+  // each GPU has (r.tier is 0 as soon as one op has none); the "@tier0" band describes
+  // physics-only estimates: an estimate that no fit priced.
+  const bool tier0 = !(r.tier2_time_share > 0);
+  const bool mla_moe = s.model.is_mla() && s.model.is_moe();
+  const auto latency = e2e_band("inference latency", s.hardware, mla_moe, tier0);
+  const auto rate = e2e_band("inference throughput", s.hardware, mla_moe, tier0);
+  if (latency) warn_band_coverage("the latency", *latency, warnings);
+  if (rate) warn_band_coverage("the output throughput", *rate, warnings);
   json out{{"coverage", 0.8}};
   out["ttft_ms"] = latency ? band_json(r.ttft_s / kMilli, *latency, false) : band_ms(r.ttft_band);
   out["tpot_ms"] = latency ? band_json(r.tpot_s / kMilli, *latency, false) : band_ms(r.tpot_band);
@@ -109,6 +116,7 @@ json run_inference(const json& request) {
   Parsed p = parse_request(request);
   const InferenceSpec& s = p.spec;
   const InferenceResult r = estimate_inference(s);
+  std::vector<std::string> warnings = r.warnings;
 
   json model = identity(request.at("model"), s.model.name);
   model["params_B"] = round6(r.params.total / 1e9);
@@ -129,7 +137,7 @@ json run_inference(const json& request) {
            {"hardware", identity(request.at("hardware"), s.hardware.name)},
            {"num_gpus", s.num_gpus},
            {"replicas", r.replicas},
-           {"interval", inference_interval(r, s.hardware)},
+           {"interval", inference_interval(r, s, warnings)},
            {"outside_calibrated_range", r.outside_calibrated_range},
            {"ttft_ms", round6(r.ttft_s / kMilli)},
            {"tpot_ms", round6(r.tpot_s / kMilli)},
@@ -150,7 +158,7 @@ json run_inference(const json& request) {
              {"kv_cache_bytes_per_token", round6(m.kv_cache_bytes_per_token)}}},
            {"breakdown", std::move(breakdown)},
            {"assumptions", assumptions_json(r.assumptions)},
-           {"warnings", r.warnings},
+           {"warnings", warnings},
            {"request", std::move(p.resolved)}};
   add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
   if (p.price.usd > 0) {

@@ -352,22 +352,17 @@ json ms(const std::optional<Percentiles>& p) {
               {"p99", round6(p->p99 / kMilli)}};
 }
 
-/// Below this share of a held-out source's rows (the target's lower edge, issue 9), a band is
-/// reported with a warning.
-constexpr double kMinBandCoverage = 0.73;
-
 /// 80% bands (presets/bands/e2e.json) of the latency means, medians and p99, and of the output
 /// throughput; null for a figure the model leaves null (saturated). A band that held too few rows
 /// of sources it was not built from adds a warning to `warnings`.
-json serving_interval(const ServingResult& r, const HardwareSpec& hw,
+json serving_interval(const ServingResult& r, const InferenceSpec& s,
                       std::vector<std::string>& warnings) {
-  const bool tier0 = r.tier == 0;
+  const HardwareSpec& hw = s.hardware;
+  // As for inference: the "@tier0" band for physics-only estimates (no fit could price them).
+  const bool tier0 = !(s.kernel.use_calibration && hw.calibration);
+  const bool mla_moe = s.model.is_mla() && s.model.is_moe();
   const auto warn = [&](const std::string& figure, const E2EBand& b) {
-    if (!(b.coverage_loso < kMinBandCoverage)) return;
-    warnings.push_back("the 80% band of " + figure + " held " +
-                       std::to_string(static_cast<int>(std::lround(b.coverage_loso * 100))) +
-                       "% of the measured rows of sources it was not built from (target 80%, "
-                       "docs/validation.md): read it as indicative");
+    warn_band_coverage(figure, b, warnings);
   };
   json out = json::object();
   const std::pair<const char*, const std::optional<Percentiles>*> figures[] = {
@@ -380,14 +375,14 @@ json serving_interval(const ServingResult& r, const HardwareSpec& hw,
         {"p50", {"serving p50", (*p)->p50}},
         {"p99", {"serving tail", (*p)->p99}}};
     for (const auto& [stat, kv] : stats) {
-      if (const auto b = e2e_band(kv.first, hw, tier0)) {
+      if (const auto b = e2e_band(kv.first, hw, mla_moe, tier0)) {
         f[stat] = band_json(kv.second / kMilli, *b, false);
         warn(std::string(name) + "." + stat, *b);
       }
     }
     out[name] = f;
   }
-  if (const auto b = e2e_band("serving throughput", hw, tier0)) {
+  if (const auto b = e2e_band("serving throughput", hw, mla_moe, tier0)) {
     out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
     warn("the output throughput", *b);
   }
@@ -416,7 +411,7 @@ json run_serving(const json& request) {
     timeline["waiting"].push_back(round6(t.waiting));
   }
   std::vector<std::string> warnings = r.warnings;
-  json interval = serving_interval(r, s.inference.hardware, warnings);
+  json interval = serving_interval(r, s.inference, warnings);
   json out{
       {"schema_version", kSchemaVersion},
       {"task", "serving"},
