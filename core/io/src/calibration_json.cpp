@@ -143,22 +143,19 @@ std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bo
   return mla_moe && kind != "training" ? kind + " (mla-moe)" : kind;
 }
 
-std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw, bool mla_moe,
-                                bool tier0) {
-  return e2e_band(e2e_band_kind(kind, hw.vendor, mla_moe), tier0);
+std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
+                                const ModelSpec& model, bool tier0) {
+  return e2e_band(e2e_band_kind(kind, hw.vendor, model.is_mla() && model.is_moe()), tier0);
 }
 
 void warn_band_coverage(const std::string& figure, const E2EBand& band,
                         std::vector<std::string>& warnings) {
   constexpr double kMinBandCoverage = 0.73;  // the target's lower edge (issue 9)
   if (!(band.coverage_loso < kMinBandCoverage)) return;
-  const std::string text = "the 80% band of " + figure + " held " +
-                           std::to_string(static_cast<int>(std::lround(band.coverage_loso * 100))) +
-                           "% of the measured rows of sources it was not built from (target 80%, "
-                           "docs/validation.md): read it as indicative";
-  if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) {
-    warnings.push_back(text);
-  }
+  warnings.push_back("the 80% band of " + figure + " held " +
+                     std::to_string(static_cast<int>(std::lround(band.coverage_loso * 100))) +
+                     "% of the measured rows of sources it was not built from (target 80%, "
+                     "docs/validation.md): read it as indicative");
 }
 
 }  // namespace flopcast::io

@@ -94,9 +94,8 @@ json inference_interval(const InferenceResult& r, const InferenceSpec& s,
   // each GPU has (r.tier is 0 as soon as one op has none); the "@tier0" band describes
   // physics-only estimates: an estimate that no fit priced.
   const bool tier0 = !(r.tier2_time_share > 0);
-  const bool mla_moe = s.model.is_mla() && s.model.is_moe();
-  const auto latency = e2e_band("inference latency", s.hardware, mla_moe, tier0);
-  const auto rate = e2e_band("inference throughput", s.hardware, mla_moe, tier0);
+  const auto latency = e2e_band("inference latency", s.hardware, s.model, tier0);
+  const auto rate = e2e_band("inference throughput", s.hardware, s.model, tier0);
   if (latency) warn_band_coverage("the latency", *latency, warnings);
   if (rate) warn_band_coverage("the output throughput", *rate, warnings);
   json out{{"coverage", 0.8}};

@@ -360,10 +360,6 @@ json serving_interval(const ServingResult& r, const InferenceSpec& s,
   const HardwareSpec& hw = s.hardware;
   // As for inference: the "@tier0" band for physics-only estimates (no fit could price them).
   const bool tier0 = !(s.kernel.use_calibration && hw.calibration);
-  const bool mla_moe = s.model.is_mla() && s.model.is_moe();
-  const auto warn = [&](const std::string& figure, const E2EBand& b) {
-    warn_band_coverage(figure, b, warnings);
-  };
   json out = json::object();
   const std::pair<const char*, const std::optional<Percentiles>*> figures[] = {
       {"ttft_ms", &r.ttft_s}, {"tpot_ms", &r.tpot_s}, {"e2e_ms", &r.e2e_s}};
@@ -375,16 +371,16 @@ json serving_interval(const ServingResult& r, const InferenceSpec& s,
         {"p50", {"serving p50", (*p)->p50}},
         {"p99", {"serving tail", (*p)->p99}}};
     for (const auto& [stat, kv] : stats) {
-      if (const auto b = e2e_band(kv.first, hw, mla_moe, tier0)) {
+      if (const auto b = e2e_band(kv.first, hw, s.model, tier0)) {
         f[stat] = band_json(kv.second / kMilli, *b, false);
-        warn(std::string(name) + "." + stat, *b);
+        warn_band_coverage(std::string(name) + "." + stat, *b, warnings);
       }
     }
     out[name] = f;
   }
-  if (const auto b = e2e_band("serving throughput", hw, mla_moe, tier0)) {
+  if (const auto b = e2e_band("serving throughput", hw, s.model, tier0)) {
     out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
-    warn("the output throughput", *b);
+    warn_band_coverage("the output throughput", *b, warnings);
   }
   return out;
 }

@@ -80,10 +80,10 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
 /// serving on other GPUs ("<kind> (mla-moe)"), whose engine kernels differ from release to
 /// release far more than dense models' (docs/validation.md); training has one band.
 std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe);
-/// The band of `kind` for an estimate on `hw` (e2e_band_kind).
-std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw, bool mla_moe,
-                                bool tier0);
-/// Adds to `warnings` (once) that the band of `figure` held fewer than 73 % of the rows of
+/// The band of `kind` for an estimate of `model` on `hw` (e2e_band_kind).
+std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
+                                const ModelSpec& model, bool tier0);
+/// Adds to `warnings` that the band of `figure` held fewer than 73 % of the rows of
 /// sources it was not built from, where its leave-one-source-out check says so.
 void warn_band_coverage(const std::string& figure, const E2EBand& band,
                         std::vector<std::string>& warnings);
