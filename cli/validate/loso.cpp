@@ -342,10 +342,10 @@ json scale_override(const TrainingFit& fit) {
   return o;
 }
 
-double median_ape(std::vector<double> apes) {
-  if (apes.empty()) return NAN;
-  std::sort(apes.begin(), apes.end());
-  return percentile(apes, 50);
+double median(std::vector<double> xs) {
+  if (xs.empty()) return NAN;
+  std::sort(xs.begin(), xs.end());
+  return percentile(xs, 50);
 }
 
 double ape(double predicted, double measured) { return std::fabs(predicted - measured) / measured; }
@@ -564,23 +564,18 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   const auto coverage = [](const Acc& a) {
     return a.banded ? json(round6(static_cast<double>(a.covered) / a.banded)) : json(nullptr);
   };
-  const auto width = [](Acc a) {  // median high / low of the rows' bands
-    if (a.widths.empty()) return json(nullptr);
-    const auto mid = a.widths.begin() + static_cast<std::ptrdiff_t>(a.widths.size() / 2);
-    std::nth_element(a.widths.begin(), mid, a.widths.end());
-    return json(round6(*mid));
-  };
+  const auto width = [&](const Acc& a) { return pct(median(a.widths)); };  // high / low
   json report{{"sources", json::array()}, {"kinds", json::array()}};
   std::map<std::string, std::pair<std::string, double>> worst;
   std::map<std::string, int> source_count;
   for (const auto& [kk, a] : by) {
-    const double m = median_ape(a.loso);
+    const double m = median(a.loso);
     report["sources"].push_back({{"kind", kk.first},
                                  {"source", kk.second},
                                  {"rows", a.loso.size()},
                                  {"median_ape", pct(m)},
-                                 {"tier0_median_ape", pct(median_ape(a.t0))},
-                                 {"default_median_ape", pct(median_ape(a.def))},
+                                 {"tier0_median_ape", pct(median(a.t0))},
+                                 {"default_median_ape", pct(median(a.def))},
                                  {"band_coverage_80", coverage(a)},
                                  {"band_width_80", width(a)},
                                  {"fitted", loso_fitted[kk.second]}});
@@ -588,13 +583,13 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     if (!worst.count(kk.first) || m > worst[kk.first].second) worst[kk.first] = {kk.second, m};
   }
   for (const auto& [kind, a] : by_kind) {
-    const double m = median_ape(a.loso), t = median_ape(a.t0);
+    const double m = median(a.loso), t = median(a.t0);
     report["kinds"].push_back({{"kind", kind},
                                {"sources", source_count[kind]},
                                {"rows", a.loso.size()},
                                {"median_ape", pct(m)},
                                {"tier0_median_ape", pct(t)},
-                               {"default_median_ape", pct(median_ape(a.def))},
+                               {"default_median_ape", pct(median(a.def))},
                                {"band_coverage_80", coverage(a)},
                                {"band_width_80", width(a)},
                                {"worst_source", worst[kind].first},
@@ -663,24 +658,19 @@ std::map<std::string, double> loso_medians(const json& report) {
 
 std::string format_loso_table(const json& report) {
   std::ostringstream o;
-  const auto p = [](const json& v) {
+  // A number of the report as printed ("-" for null): a share in % with one decimal (p), a band
+  // width as "1.72x" (x).
+  const auto number = [](const json& v, double scale, int digits, const char* unit) {
     std::ostringstream s;
     if (v.is_number()) {
-      s << std::fixed << std::setprecision(1) << v.get<double>() * 100;
+      s << std::fixed << std::setprecision(digits) << v.get<double>() * scale << unit;
     } else {
       s << "-";
     }
     return s.str();
   };
-  const auto x = [](const json& v) {  // a band width, high / low
-    std::ostringstream s;
-    if (v.is_number()) {
-      s << std::fixed << std::setprecision(2) << v.get<double>() << "x";
-    } else {
-      s << "-";
-    }
-    return s.str();
-  };
+  const auto p = [&](const json& v) { return number(v, 100, 1, ""); };
+  const auto x = [&](const json& v) { return number(v, 1, 2, "x"); };
   o << "Leave-one-source-out (each source predicted with every end-to-end fit refitted without "
        "it; "
     << report.value("engine_refits", std::string()) << ")\n";
