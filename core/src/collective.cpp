@@ -297,4 +297,25 @@ OpCost all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel
   return collective_op(std::move(name), CollectiveKind::all_to_all, hw, km, bytes, ranks);
 }
 
+OpCost forwarded_all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel& km,
+                               Bytes scaleup, Bytes scaleout, int ranks) {
+  OpCost op;
+  op.name = std::move(name);
+  op.bytes = Bytes(scaleup.value + scaleout.value);
+  op.bound = Bound::communication;
+  if (ranks <= 1) return op;
+  const ClusterSpec c = cluster_of(hw);
+  if (!(c.scaleout_bandwidth.value > 0) || !(c.scaleup_bandwidth.value > 0)) {
+    throw NotModelledError("hardware.scaleout_nics_per_node",
+                           "an all-to-all forwarded between nodes needs a scale-up and a "
+                           "scale-out network");
+  }
+  const Stages stages{
+      Stage{priced(c.scaleup_model, false, c, km), c.scaleup_bandwidth, 1, scaleup.value},
+      Stage{priced(c.scaleout_model, true, c, km), c.scaleout_bandwidth, 1, scaleout.value}};
+  op.time = Seconds(stages_time_s(stages));
+  op.kernels = 1;
+  return op;
+}
+
 }  // namespace flopcast

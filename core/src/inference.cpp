@@ -319,7 +319,9 @@ struct TokenOps {
   }
 };
 
-TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
+/// `prefill`: the step holds prompt tokens (DeepEP's normal kernels dispatch it; decode-only
+/// steps run its low-latency ones, which send each token straight to each GPU).
+TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefill) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
   const ModelSpec& m = s.model;
@@ -368,10 +370,23 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t) {
   if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
   if (m.is_moe() && moe_dispatch_of(s) == MoeDispatch::all_to_all) {
     // The busiest GPU's own tokens (data-parallel attention) go out to their experts' GPUs and
-    // their expert outputs come back the same way: two all-to-alls of one buffer per MoE layer.
-    ops.moe_all_to_all = all_to_all_op(
-        "ep_all_to_all", hw, km,
-        Bytes(moe_dispatch_bytes(m, s.tp, sh.attention_share(t), sh.a, s.redundant_experts)), s.tp);
+    // their expert outputs come back the same way: two all-to-alls per MoE layer. The tokens
+    // travel in the format the expert GEMMs read (quantized before the dispatch: DeepEP's FP8
+    // dispatch with its per-128 scales, TensorRT-LLM's NVFP4 one) and return in the
+    // activations' type (BF16 combine): both priced at their mean element size.
+    const double own = sh.attention_share(t);
+    const double bytes = 0.5 * (sh.linear.input_bytes + sh.a);
+    const double spread = moe_dispatch_bytes(m, s.tp, own, bytes, s.redundant_experts);
+    const int per_node = hw.gpus_per_node;
+    if (prefill && s.tp > per_node) {
+      // Across nodes a prefill step crosses the network once per remote node and is forwarded
+      // over NVLink inside it (moe_forwarded_bytes); NVLink delivers the copies to other GPUs.
+      ops.moe_all_to_all = forwarded_all_to_all_op(
+          "ep_all_to_all", hw, km, Bytes(spread * (per_node - 1) / per_node),
+          Bytes(moe_forwarded_bytes(m, s.tp, per_node, own, bytes, s.redundant_experts)), s.tp);
+    } else {
+      ops.moe_all_to_all = all_to_all_op("ep_all_to_all", hw, km, Bytes(spread), s.tp);
+    }
   }
   ops.final_norm = memory_op("lm_head", hw, km, Flops(0), Bytes(2 * t * sh.h * sh.a), 1);
   return ops;
@@ -421,7 +436,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
                              std::vector<std::size_t>* attention_at = nullptr) {
   const HardwareSpec& hw = s.hardware;
   const KernelModel& km = sh.km;
-  const TokenOps tok = token_ops(s, sh, st.tokens);
+  const TokenOps tok = token_ops(s, sh, st.tokens, st.prefill);
   std::vector<OpCost> ops;
   ops.reserve(10 * sh.kinds.size() + 4);
   auto per_layer = [&](const OpCost& op, double layers) {
@@ -905,8 +920,11 @@ struct StepTimeModel::Impl {
   InferenceSpec spec;
   Shard sh{};
   double moe_factor = 1.0;
-  std::vector<double> dense_memo;  // by token count; < 0: not computed yet
-  std::vector<double> head_memo;   // by sequence count
+  std::vector<double> dense_memo;    // by token count; < 0: not computed yet
+  std::vector<double> prefill_memo;  // the same for steps holding prompt tokens, where priced apart
+  std::vector<double> head_memo;     // by sequence count
+  /// A step holding prompt tokens dispatches its MoE tokens otherwise (forwarded between nodes).
+  bool prefill_apart = false;
   int tier = 0;
 };
 
@@ -919,9 +937,9 @@ double op_time_s(const OpCost& op) { return op.time.value; }
 
 /// The token-proportional ops of step_ops (token_ops) for `t` new tokens, summed; `tier`: 2 when
 /// every GEMM of them is calibrated.
-double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe_factor,
-                   int* tier) {
-  const TokenOps tok = token_ops(s, sh, t);
+double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe_factor, int* tier,
+                   bool prefill) {
+  const TokenOps tok = token_ops(s, sh, t, prefill);
   bool tier2 = true;
   auto priced = [&](const OpCost& op) {
     tier2 = tier2 && op.tier == 2;
@@ -1004,7 +1022,10 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   impl_->sh = make_shard(checked);
   impl_->moe_factor = moe_expert_time_factor;
   int dense_tier = 0;
-  (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier);
+  (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier, false);
+  impl_->prefill_apart = checked.model.is_moe() &&
+                         moe_dispatch_of(checked) == MoeDispatch::all_to_all &&
+                         checked.tp > checked.hardware.gpus_per_node;
   const Shard& sh = impl_->sh;
   const OpCost pre = attention_prefill_op(checked.hardware, sh.km, 1, 256,
                                           sh.attention(false, false), sh.attention_types());
@@ -1023,15 +1044,19 @@ StepTimeModel& StepTimeModel::operator=(const StepTimeModel& other) {
 
 StepTimeModel::~StepTimeModel() = default;
 
-double StepTimeModel::dense_time_s(int tokens) {
+double StepTimeModel::dense_time_s(int tokens, bool prefill) {
   if (tokens <= 0) return 0;
   Impl& m = *impl_;
-  if (tokens > kMaxMemoTokens) return dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr);
-  if (m.dense_memo.size() <= static_cast<std::size_t>(tokens)) {
-    m.dense_memo.resize(static_cast<std::size_t>(tokens) + 1, -1.0);
+  prefill = prefill && m.prefill_apart;  // else both kinds of step cost the same
+  if (tokens > kMaxMemoTokens) {
+    return dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr, prefill);
   }
-  double& slot = m.dense_memo[static_cast<std::size_t>(tokens)];
-  if (slot < 0) slot = dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr);
+  std::vector<double>& memo = prefill ? m.prefill_memo : m.dense_memo;
+  if (memo.size() <= static_cast<std::size_t>(tokens)) {
+    memo.resize(static_cast<std::size_t>(tokens) + 1, -1.0);
+  }
+  double& slot = memo[static_cast<std::size_t>(tokens)];
+  if (slot < 0) slot = dense_ops_s(m.spec, m.sh, tokens, m.moe_factor, nullptr, prefill);
   return slot;
 }
 
@@ -1099,7 +1124,8 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   }
   if (tokens == 0) return 0;
   const int t = static_cast<int>(std::min<long long>(tokens, 1'000'000'000));
-  return dense_time_s(t) + head_time_s(sampled) + attention + impl_->spec.engine.step_overhead_s;
+  return dense_time_s(t, chunks > 0) + head_time_s(sampled) + attention +
+         impl_->spec.engine.step_overhead_s;
 }
 
 namespace {
@@ -1147,6 +1173,13 @@ double ranks_reached(const ModelSpec& m, int ranks, int redundant_experts) {
 double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
                           int redundant_experts) {
   return tokens * ranks_reached(m, ranks, redundant_experts) * m.hidden_size * bytes_per_element;
+}
+
+double moe_forwarded_bytes(const ModelSpec& m, int ranks, int gpus_per_node, double tokens,
+                           double bytes_per_element, int redundant_experts) {
+  const int nodes = std::max(1, ranks / std::max(1, gpus_per_node));
+  const double remote = ranks_reached(m, nodes, redundant_experts) * (nodes - 1) / nodes;
+  return tokens * remote * m.hidden_size * bytes_per_element;
 }
 
 }  // namespace flopcast

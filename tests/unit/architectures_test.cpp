@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
 #include "flopcast/io/specs.hpp"
@@ -302,9 +303,10 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
   // DeepSeek-V3 fp8 on two nodes of 8 H100, attention data-parallel over all 16 GPUs and ep 16
   // (16 whole experts a GPU), batch 256 decoding: each GPU owns 16 sequences, one token each a
   // step. A rank holds none of a token's 8 distinct experts with probability
-  // Π_{i<8} (240 − i)/(256 − i) = 0.592295, so a token goes to 16 · 0.407705 = 6.5233 ranks and
-  // the dispatch buffer is 16 tokens · 6.5233 · 7168 · 2 B = 1,496,284 B; the combine sends the
-  // same back: × 2 × 58 MoE layers = 173,568,917 B a step.
+  // Π_{i<8} (240 − i)/(256 − i) = 0.592295, so a token goes to 16 · 0.407705 = 6.5233 ranks.
+  // The dispatch sends it in the fp8 the expert GEMMs read (1 B an element), the combine returns
+  // bf16 (2 B): each priced at the mean 1.5 B, 16 tokens · 6.5233 · 7168 · 1.5 B = 1,122,213 B,
+  // × 2 × 58 MoE layers = 130,176,688 B a step.
   InferenceSpec s = inference(deepseek_v3(), "h100-sxm", 16, 4095, 2);
   s.weights = DType::fp8;
   s.batch_size = 256;
@@ -312,7 +314,7 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
   s.ep = 16;
   EXPECT_EQ(moe_dispatch_of(s), MoeDispatch::all_to_all);  // the group spans two nodes
   const InferenceResult wide = estimate_inference(s);
-  EXPECT_NEAR(item(wide, "decode", "ep_all_to_all").bytes, 173568917.0, 1);
+  EXPECT_NEAR(item(wide, "decode", "ep_all_to_all").bytes, 130176688.0, 1);
   // Under the all-to-all no layer gathers the tokens: the dense FFNs and shared experts run
   // data-parallel, each GPU its own tokens through whole weights (TensorRT-LLM's attention DP
   // makes the MLPs DP; vLLM's DP+EP ranks have tp 1), and the dense layers exchange nothing.
@@ -326,7 +328,7 @@ TEST(Architectures, WideExpertParallelismDispatchesRoutedTokensAllToAll) {
   const InferenceResult reduced = estimate_inference(ar);
   EXPECT_NEAR(wide.memory.weights_bytes - reduced.memory.weights_bytes, 3509452800.0, 1);
   // The all-reduce pair moves every one of the 256 tokens into every GPU: per MoE layer
-  // 2 · 256 · 7,168 · 2 B = 7,340,032 B against the dispatch and combine's 2 · 1,496,284 B.
+  // 2 · 256 · 7,168 · 2 B = 7,340,032 B against the dispatch and combine's 2 · 1,122,213 B.
   EXPECT_NEAR(item(reduced, "decode", "tp_comm").bytes, 61 * 7340032.0 + 66191360.0, 1);
   // Inside one node the default stays the all-reduce pair (SGLang's DP attention gathers by
   // all-reduce); all_to_all is asked for explicitly there.
@@ -365,13 +367,55 @@ TEST(Architectures, GroupLimitedRoutingReachesFewerGpus) {
   slots.num_experts = 288;
   EXPECT_DOUBLE_EQ(moe_dispatch_bytes(m, 16, 1, 1, 32), moe_dispatch_bytes(slots, 16, 1, 1, 0));
   // The wide-EP step of WideExpertParallelismDispatchesRoutedTokensAllToAll with the groups:
-  // 16 tokens · 5.339357 · 7168 · 2 B = 1,224,720 B each way, × 2 × 58 = 142,067,558 B.
+  // 16 tokens · 5.339357 · 7168 · 1.5 B = 918,540 B each way, × 2 × 58 = 106,550,668 B.
   InferenceSpec s = inference(m, "h100-sxm", 16, 4095, 2);
   s.weights = DType::fp8;
   s.batch_size = 256;
   s.dp_attention = true;
   s.ep = 16;
-  EXPECT_NEAR(item(estimate_inference(s), "decode", "ep_all_to_all").bytes, 142067558.0, 1);
+  EXPECT_NEAR(item(estimate_inference(s), "decode", "ep_all_to_all").bytes, 106550668.5, 1);
+}
+
+TEST(Architectures, PrefillDispatchCrossesTheNetworkOncePerNode) {
+  // DeepSeek-V3 (8 groups, top 4) over 4 nodes of 8 H100: a token's experts sit on 2.928210 of
+  // the 4 nodes (GroupLimitedRoutingReachesFewerGpus's 4-GPU figure, a node standing for a GPU),
+  // its own node one of them with probability 1/4: 0.75 · 2.928210 = 2.196157 remote nodes, where
+  // the even spread sends 24/32 of its 32 · 4/8 · (1 − Π_{i<8} (120 − i)/(128 − i)) = 6.596513
+  // GPUs' copies, 4.947385, off the node.
+  ModelSpec m = deepseek_v3();
+  m.expert_groups = 8;
+  m.expert_groups_per_token = 4;
+  EXPECT_NEAR(moe_forwarded_bytes(m, 32, 8, 1, 1), 2.196157 * 7168, 1e-5 * 7168);
+  EXPECT_NEAR(moe_dispatch_bytes(m, 32, 1, 1) * 24 / 32, 4.947385 * 7168, 1e-5 * 7168);
+  EXPECT_DOUBLE_EQ(moe_forwarded_bytes(m, 8, 8, 1, 1), 0);  // one node holds every expert
+  // A prefill step of 128 prompts of 4,096 tokens, DP attention and ep 32: each GPU dispatches
+  // its 16,384 tokens at 1.5 B an element (fp8 out, bf16 back): over NVLink 7/8 of the spread,
+  // 16,384 · 6.596513 · 7,168 · 1.5 · 7/8 = 1,016,790,918 B, through its NIC 16,384 · 2.196157 ·
+  // 7,168 · 1.5 = 386,876,764 B; two per MoE layer, × 2 × 58.
+  InferenceSpec s = inference(m, "h100-sxm", 32, 4096, 2);
+  s.weights = DType::fp8;
+  s.batch_size = 128;
+  s.dp_attention = true;
+  s.ep = 32;
+  const InferenceResult r = estimate_inference(s);
+  const BreakdownItem& pre = item(r, "prefill", "ep_all_to_all");
+  EXPECT_NEAR(pre.bytes, 116 * (1016790918.0 + 386876764.0), 1e-6 * pre.bytes);
+  // The network stage sets the time: at the NIC's 50 GB/s it is 2.6x faster than the spread's.
+  const double spread =
+      all_to_all_op("a2a", s.hardware, s.kernel, Bytes(16384 * 6.596513 * 7168 * 1.5), 32)
+          .time.value;
+  EXPECT_LT(pre.time_s, 116 * spread / 2);
+  // Decode steps run DeepEP's low-latency kernels, straight to each GPU: the even spread of each
+  // GPU's 128 / 32 = 4 tokens, 4 · 6.596513 · 7,168 · 1.5 B, × 116.
+  EXPECT_NEAR(item(r, "decode", "ep_all_to_all").bytes, 116 * 4 * 6.596513 * 7168 * 1.5, 1e3);
+  // The serving simulator's steps alike: one holding prompt tokens is forwarded between nodes,
+  // inside one node (ep 8 on 8 GPUs) both kinds of step cost the same.
+  StepTimeModel steps(s);
+  EXPECT_LT(steps.dense_time_s(8192, true), steps.dense_time_s(8192, false));
+  s.num_gpus = s.tp = s.ep = 8;
+  s.moe_dispatch = MoeDispatch::all_to_all;
+  StepTimeModel node(s);
+  EXPECT_DOUBLE_EQ(node.dense_time_s(8192, true), node.dense_time_s(8192, false));
 }
 
 TEST(Architectures, GroupLimitedRoutingIsChecked) {
@@ -422,9 +466,9 @@ TEST(Architectures, RedundantExpertSlotsLetExpertParallelismDivideThem) {
   EXPECT_NEAR(spread.memory.weights_bytes - plain.memory.weights_bytes, 5108662272.0, 1);
   // A token's 8 experts are found among 288 slots, 18 a rank: a rank holds none of them with
   // probability Π_{i<8} (270 − i)/(288 − i) = 0.592794, so a token goes to 16 · 0.407206 =
-  // 6.51530 ranks (6.52328 without the replicas): 16 tokens · 6.51530 · 7,168 · 2 B =
-  // 1,494,452.5 B per dispatch, × 2 × 58 MoE layers = 173,356,491 B a step.
-  EXPECT_NEAR(item(spread, "decode", "ep_all_to_all").bytes, 173356491.0, 2);
+  // 6.51530 ranks (6.52328 without the replicas): 16 tokens · 6.51530 · 7,168 · 1.5 B (fp8 out,
+  // bf16 back) = 1,120,839 B per dispatch, × 2 × 58 MoE layers = 130,017,368 B a step.
+  EXPECT_NEAR(item(spread, "decode", "ep_all_to_all").bytes, 130017368.5, 2);
 
   // Replicas need experts to replicate and other GPUs to put them on.
   ep16.redundant_experts = 257;

@@ -194,8 +194,8 @@ TEST(StepTimeModel, MixedStepIsAdditive) {
   step.decode_sequences = 16;
   step.decode_context_tokens = 16 * 800.0;
   // dense(256 + 16 tokens) + head(17 sampled) + chunk attention + decode attention + overhead.
-  const double expected = m.dense_time_s(272) + m.head_time_s(17) + m.prefill_attention_s(chunk) +
-                          m.decode_attention_s(16, 800) + 300e-6;
+  const double expected = m.dense_time_s(272, true) + m.head_time_s(17) +
+                          m.prefill_attention_s(chunk) + m.decode_attention_s(16, 800) + 300e-6;
   EXPECT_TRUE(near_rel(m.step_time_s(step), expected, 1e-12));
   // A chunk after 100 cached tokens attends to them: one attention kernel per layer (32 layers)
   // over 256 new tokens after 100 cached ones, its fixed cost paid once.

@@ -126,4 +126,12 @@ OpCost all_gather_op(std::string name, const HardwareSpec& hw, const KernelModel
 OpCost all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Bytes bytes,
                      int ranks);
 
+/// All-to-all over `ranks` GPUs on several nodes whose bytes per GPU through each fabric are
+/// given apart, the two stages pipelined (as estimate_collective prices them): `scaleout` through
+/// the GPU's own NIC, `scaleup` over NVLink. DeepEP's normal (high-throughput) dispatch and
+/// combine send a token across the network once per remote node and forward it inside that node
+/// (moe_forwarded_bytes), so the network carries less than all_to_all_op's even spread.
+OpCost forwarded_all_to_all_op(std::string name, const HardwareSpec& hw, const KernelModel& km,
+                               Bytes scaleup, Bytes scaleout, int ranks);
+
 }  // namespace flopcast

@@ -200,6 +200,17 @@ inline bool dense_data_parallel(const InferenceSpec& spec) {
 double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
                           int redundant_experts = 0);
 
+/// Bytes the scale-out network carries per GPU when `tokens` of one GPU are dispatched over
+/// `ranks` GPUs on nodes of `gpus_per_node` (ranks a multiple of it) once per remote node that
+/// holds one of their experts, then forwarded over NVLink inside it (DeepEP's normal kernels; the
+/// DeepSeek-V3 report, section 3.2.2: "once it arrives at the target node, we ... forward it via
+/// NVLink to specific GPUs"): tokens · remote nodes reached · hidden · bytes per element. The
+/// nodes reached are moe_dispatch_bytes's ranks reached with the nodes as the ranks, and a token
+/// is at home on 1 / nodes of them: DeepSeek-V3 over 4 nodes of 8, 2.93 nodes reached, 2.20
+/// remote (where a per-GPU spread sends 24/32 of 6.60 GPUs' copies, 4.95, off the node).
+double moe_forwarded_bytes(const ModelSpec& m, int ranks, int gpus_per_node, double tokens,
+                           double bytes_per_element, int redundant_experts = 0);
+
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
@@ -255,8 +266,9 @@ class StepTimeModel {
   ~StepTimeModel();
 
   [[nodiscard]] double step_time_s(const StepShape& step);
-  /// Token-proportional ops of a step of `tokens` new tokens (memoized up to 65,536 tokens).
-  [[nodiscard]] double dense_time_s(int tokens);
+  /// Token-proportional ops of a step of `tokens` new tokens (memoized up to 65,536 tokens);
+  /// `prefill`: the step holds prompt tokens (their MoE dispatch differs across nodes).
+  [[nodiscard]] double dense_time_s(int tokens, bool prefill);
   /// LM head (and its TP all-gather) for `sequences` sampled sequences.
   [[nodiscard]] double head_time_s(int sequences);
   [[nodiscard]] double prefill_attention_s(const PrefillChunk& chunk) const;
