@@ -75,9 +75,10 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
     collective_samples_.back().split = s;
   }
   if (record_ && !outcome.engine.empty()) {
-    engine_samples_.push_back(EngineSample{
-        outcome.engine, s, measured, outcome.predicted, group, outcome.kind, std::string(identity),
-        outcome.low, outcome.high, outcome.fits_engine, outcome.light_load_ttft, outcome.mla_moe});
+    engine_samples_.push_back(
+        EngineSample{outcome.engine, s, measured, outcome.predicted, group, outcome.kind,
+                     std::string(identity), outcome.low, outcome.high, outcome.fits_engine,
+                     outcome.light_load_ttft, outcome.mla_moe, outcome.early_engine});
   }
   b.tier = std::max(b.tier, outcome.tier);
   if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {

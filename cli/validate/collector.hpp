@@ -61,6 +61,8 @@ struct Outcome {
   /// For end-to-end rows: the model has multi-head latent attention and routed experts (its
   /// inference and serving rows are banded apart, io::e2e_band_kind).
   bool mla_moe = false;
+  /// For MLA + MoE rows: run on an engine release of early 2025 (early_mla_engine).
+  bool early_engine = false;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -103,6 +105,7 @@ struct EngineSample {
   bool fits_engine = true;       ///< Outcome::fits_engine
   bool light_load_ttft = false;  ///< Outcome::light_load_ttft
   bool mla_moe = false;          ///< Outcome::mla_moe
+  bool early_engine = false;     ///< Outcome::early_engine
 };
 
 /// What an end-to-end figure is, for reporting error per kind: "training", "inference

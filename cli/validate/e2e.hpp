@@ -49,14 +49,36 @@ struct RowPrecision {
 };
 std::variant<RowPrecision, std::string> row_precision(const nlohmann::json& row);
 
+/// A row's model (sized to `context_tokens`, row_model), GPU and precision.
+struct RowBasics {
+  nlohmann::json model;
+  RowHardware hardware;
+  RowPrecision precision;
+};
+/// The three, or the reason the first that cannot be read gives.
+std::variant<RowBasics, std::string> row_basics(const nlohmann::json& row, int context_tokens);
+
 /// The `precision` object of an inference or serving request for this row's precision.
 nlohmann::json inference_precision(const RowPrecision& p);
+
+/// One batch of `batch` prompts of `prompt` tokens generating `output` each, of the row's
+/// `model` on `tp` of its GPUs in its precision, as a `task: "inference"` request (`max_tier` 2
+/// where `calibrated`).
+nlohmann::json static_inference_request(const nlohmann::json& model, const RowHardware& hw,
+                                        const RowPrecision& precision, int tp, int prompt,
+                                        int output, int batch, nlohmann::json engine,
+                                        bool calibrated);
 
 /// The engine profile (trtllm, vllm, sglang, generic) that `workload.engine` names.
 std::string row_engine(const nlohmann::json& workload);
 /// "vLLM 0.6.3.post2" → 0.06 (major + minor / 100), NaN when no version follows the name
 /// (lower case, e.g. "vllm").
 double engine_version(const nlohmann::json& workload, std::string_view engine_name);
+
+/// Whether a row's engine is a release of early 2025, before the engines' DeepSeek (MLA + MoE)
+/// kernels: SGLang <= 0.4.3, vLLM <= 0.7, TensorRT-LLM <= 0.18 or its DeepSeek preview branch,
+/// or an image the row dates to early 2025.
+bool early_mla_engine(const nlohmann::json& workload);
 
 /// A row's string field, or "" when it is absent or not a string.
 std::string json_string(const nlohmann::json& j, const char* key);
@@ -82,6 +104,10 @@ Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::strin
 /// offline run (`workload.num_prompts`, all submitted at once) or a closed loop
 /// (`workload.concurrency`) through the serving simulator.
 Outcome predict_inference_row(const nlohmann::json& row, Context& ctx, std::string_view source);
+
+/// A prefill-only or decode-only instance (`workload.phase`, or one generated token per
+/// prompt): one `task: "inference"` estimate of a step of that phase; nullopt for other rows.
+std::optional<Outcome> predict_phase_row(const nlohmann::json& row, Context& ctx);
 
 /// `kind: "serving"` rows: a `task: "serving"` simulation at the row's request rate or
 /// concurrency.

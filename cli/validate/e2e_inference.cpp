@@ -69,12 +69,9 @@ Outcome predict_static(const json& row, Context& ctx) {
   const double batch = row_number(wl, "batch");
   const double prompt = row_number(wl, "input_len"), output = row_number(wl, "output_len");
   if (!(prompt >= 1) || !(output >= 1)) return Outcome::skipped("no input_len / output_len");
-  const auto model = row_model(row, static_cast<int>(prompt + output));
-  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
-  const auto hw = row_hardware(row);
-  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
-  const auto precision = row_precision(row);
-  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
+  const auto basics = row_basics(row, static_cast<int>(prompt + output));
+  if (const auto* reason = std::get_if<std::string>(&basics)) return Outcome::skipped(*reason);
+  const RowBasics& b = std::get<RowBasics>(basics);
   const double num_gpus = row_number_or(row, "num_gpus", 1);
   double tp = row_number(par, "tp");
   const double pp = row_number_or(par, "pp", 1);
@@ -94,18 +91,9 @@ Outcome predict_static(const json& row, Context& ctx) {
     engine_json["max_num_batched_tokens"] = 10000000;
     engine_json["gpu_memory_utilization"] = 0.95;
   }
-  json request{{"task", "inference"},
-               {"model", std::get<json>(model)},
-               {"hardware", std::get<RowHardware>(hw).spec},
-               {"num_gpus", static_cast<int>(tp)},
-               {"parallelism", {{"tp", static_cast<int>(tp)}}},
-               {"precision", inference_precision(std::get<RowPrecision>(precision))},
-               {"workload",
-                {{"prompt_tokens", static_cast<int>(prompt)},
-                 {"output_tokens", static_cast<int>(output)},
-                 {"batch_size", static_cast<int>(batch)}}},
-               {"engine", engine_json},
-               {"max_tier", ctx.km().use_calibration ? 2 : 0}};
+  json request = static_inference_request(
+      b.model, b.hardware, b.precision, static_cast<int>(tp), static_cast<int>(prompt),
+      static_cast<int>(output), static_cast<int>(batch), engine_json, ctx.km().use_calibration);
   if (row_bool(par, "attention_dp").value_or(false)) request["parallelism"]["dp_attention"] = true;
   if (const double ep = row_number(par, "ep"); ep > 1) {
     request["parallelism"]["ep"] = static_cast<int>(ep);
@@ -133,6 +121,7 @@ Outcome predict_inference_row(const json& row, Context& ctx, std::string_view so
   if (row_has_flag(row, "parallelism_not_stated") || row_has_flag(row, "parallelism_unknown")) {
     return Outcome::skipped("parallel layout not stated");
   }
+  if (auto phase = predict_phase_row(row, ctx)) return *phase;
   const json wl = row.value("workload", json::object());
   const bool counted = std::isfinite(row_number(wl, "num_prompts")) ||
                        std::isfinite(row_number(wl, "num_requests")) ||

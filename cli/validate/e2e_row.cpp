@@ -4,6 +4,7 @@
 // alias, or a preset with the row's stated differences), the precision named in `dtype`, the
 // engine or framework named in `workload`, and numbers that sources write as strings.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -29,9 +30,9 @@ std::string normalize_model_name(std::string_view name) {
     if (c == ' ' || c == '_') c = '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
-  static const char* const kSuffixes[] = {"-instruct", "-chat", "-hf",  "-base", "-fp8-kv",
-                                          "-fp8",      "-fp4",  "-awq", "-gptq", "-it",
-                                          "-dynamic",  "-v0.1", "-v0.2"};
+  static const char* const kSuffixes[] = {"-instruct", "-chat", "-hf",      "-base",  "-fp8-kv",
+                                          "-fp8",      "-fp4",  "-nvfp4",   "-mxfp4", "-awq",
+                                          "-gptq",     "-it",   "-dynamic", "-v0.1",  "-v0.2"};
   for (bool again = true; again;) {
     again = false;
     for (const char* suffix : kSuffixes) {
@@ -162,6 +163,13 @@ std::optional<std::string> model_preset_for(std::string_view model) {
     if (id == alias) return std::string(preset);
   }
   if (io::find_preset("models", id)) return id;
+  // "DeepSeek-V3/R1": two checkpoints of one architecture, not an organisation and a model.
+  std::string whole = lower_case(model.substr(0, model.find('(')));
+  while (!whole.empty() && whole.back() == ' ') whole.pop_back();
+  if (contains(whole, "/") && !contains(whole, " ")) {
+    const std::string first = normalize_model_name(whole.substr(0, whole.find('/')));
+    if (first != id && io::find_preset("models", first)) return first;
+  }
   // A dated checkpoint of the same architecture (DeepSeek-R1-0528, DeepSeek-V3-0324,
   // Qwen3-235B-A22B-Instruct-2507) is its base model, unless the date is in a preset's id.
   const std::size_t n = id.size();
@@ -255,6 +263,8 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
     // linear operators within transformer blocks in MoE" (nvidia/DeepSeek-R1-FP4 model card):
     // attention stays in bf16.
     if (contains(d, "moe weights")) p.attention_weights = "bf16";
+    if (contains(d, "fp8 attention")) p.attention_weights = "fp8";
+    if (contains(d, "bf16 attention")) p.attention_weights = "bf16";
     return p;
   }
   if (contains(d, "fp8") || contains(d, "float8")) {
@@ -265,6 +275,8 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
     // perform quantization in the self-attention layers" (Llama 3 paper, section 6.2; the
     // checkpoint's quantization_config lists every self_attn projection as not converted).
     if (contains(d, "meta-llama/") || contains(d, "fbgemm")) p.attention_weights = "bf16";
+    // "BF16 attention + FP8 MoE/GEMM" (SGLang's GB200 posts): the attention projections apart.
+    if (contains(d, "bf16 attention")) p.attention_weights = "bf16";
     return p;
   }
   if (contains(d, "int4") || contains(d, "awq") || contains(d, "gptq") || contains(d, "w4a16")) {
@@ -286,10 +298,36 @@ std::variant<RowPrecision, std::string> row_precision(const json& row) {
   return "precision \"" + dtype + "\" not recognised";
 }
 
+std::variant<RowBasics, std::string> row_basics(const json& row, int context_tokens) {
+  auto model = row_model(row, context_tokens);
+  if (auto* reason = std::get_if<std::string>(&model)) return std::move(*reason);
+  auto hw = row_hardware(row);
+  if (auto* reason = std::get_if<std::string>(&hw)) return std::move(*reason);
+  auto precision = row_precision(row);
+  if (auto* reason = std::get_if<std::string>(&precision)) return std::move(*reason);
+  return RowBasics{std::move(std::get<json>(model)), std::move(std::get<RowHardware>(hw)),
+                   std::move(std::get<RowPrecision>(precision))};
+}
+
 json inference_precision(const RowPrecision& p) {
   json out{{"weights", p.weights}, {"kv_cache", p.kv_cache}};
   if (!p.attention_weights.empty()) out["attention_weights"] = p.attention_weights;
   return out;
+}
+
+json static_inference_request(const json& model, const RowHardware& hw,
+                              const RowPrecision& precision, int tp, int prompt, int output,
+                              int batch, json engine, bool calibrated) {
+  return json{
+      {"task", "inference"},
+      {"model", model},
+      {"hardware", hw.spec},
+      {"num_gpus", tp},
+      {"parallelism", {{"tp", tp}}},
+      {"precision", inference_precision(precision)},
+      {"workload", {{"prompt_tokens", prompt}, {"output_tokens", output}, {"batch_size", batch}}},
+      {"engine", std::move(engine)},
+      {"max_tier", calibrated ? 2 : 0}};
 }
 
 std::string row_engine(const json& workload) {
@@ -311,6 +349,34 @@ double engine_version(const json& workload, std::string_view engine_name) {
   if (end == e.c_str() + i || *end != '.') return std::numeric_limits<double>::quiet_NaN();
   const long minor = std::strtol(end + 1, nullptr, 10);
   return static_cast<double>(major) + static_cast<double>(minor) / 100.0;  // 0.6 → 0.06
+}
+
+bool early_mla_engine(const json& workload) {
+  const std::string e = lower_case(json_string(workload, "engine"));
+  if (contains(e, "early 2025") || contains(e, "deepseek branch")) return true;
+  // The release after the name: "sglang 0.4.3.post2", "vllm 0.7.4.dev181", "tensorrt-llm 0.17".
+  const auto release = [&](std::string_view name) -> std::optional<std::array<long, 3>> {
+    const std::size_t at = e.find(name);
+    if (at == std::string::npos) return std::nullopt;
+    std::size_t i = at + name.size();
+    while (i < e.size() && (e[i] == ' ' || e[i] == 'v')) ++i;
+    std::array<long, 3> v{0, 0, 0};
+    const char* p = e.c_str() + i;
+    for (int k = 0; k < 3; ++k) {
+      char* end = nullptr;
+      v[k] = std::strtol(p, &end, 10);
+      if (end == p) return k >= 2 ? std::optional(v) : std::nullopt;
+      if (*end != '.') return k >= 1 ? std::optional(v) : std::nullopt;
+      p = end + 1;
+    }
+    return v;
+  };
+  const std::array<long, 3> first_sglang{0, 4, 4}, first_vllm{0, 8, 0}, first_trtllm{0, 19, 0};
+  if (const auto v = release("sglang")) return *v < first_sglang;
+  if (const auto v = release("vllm")) return *v < first_vllm;
+  if (const auto v = release("tensorrt-llm")) return *v < first_trtllm;
+  if (const auto v = release("trt-llm")) return *v < first_trtllm;
+  return false;
 }
 
 }  // namespace flopcast::cli::validate

@@ -317,12 +317,9 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const auto lengths = lengths_of(row, wl);
   if (const auto* reason = std::get_if<std::string>(&lengths)) return *reason;
   const Lengths& len = std::get<Lengths>(lengths);
-  const auto model = row_model(row, len.max_total);
-  if (const auto* reason = std::get_if<std::string>(&model)) return *reason;
-  const auto hw = row_hardware(row);
-  if (const auto* reason = std::get_if<std::string>(&hw)) return *reason;
-  const auto precision = row_precision(row);
-  if (const auto* reason = std::get_if<std::string>(&precision)) return *reason;
+  const auto basics = row_basics(row, len.max_total);
+  if (const auto* reason = std::get_if<std::string>(&basics)) return *reason;
+  const RowBasics& b = std::get<RowBasics>(basics);
   // TensorRT-LLM's blog layouts name attention's TP and the MoE's "TPa x EPb" apart.
   const double tp = std::isfinite(row_number(par, "tp")) ? row_number(par, "tp")
                                                          : row_number_or(par, "attention_tp", 1);
@@ -336,11 +333,11 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double num_gpus = row_number(row, "num_gpus");
   json r{{"task", "serving"},
          {"mode", "simulate"},
-         {"model", std::get<json>(model)},
-         {"hardware", std::get<RowHardware>(hw).spec},
+         {"model", b.model},
+         {"hardware", b.hardware.spec},
          {"num_gpus", std::isfinite(num_gpus) ? static_cast<int>(num_gpus) : static_cast<int>(tp)},
          {"parallelism", {{"tp", static_cast<int>(tp)}}},
-         {"precision", inference_precision(std::get<RowPrecision>(precision))},
+         {"precision", inference_precision(b.precision)},
          {"max_tier", tier}};
   const double completed = row_number(wl, "completed_requests") + row_number(wl, "failed_requests");
   double prompts = std::isfinite(completed) ? completed : row_number(wl, "num_prompts");
@@ -499,6 +496,7 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
 
 Outcome predict_serving_row(const json& row, Context& ctx, std::string_view source) {
   (void)source;
+  if (auto phase = predict_phase_row(row, ctx)) return *phase;
   return predict_simulated_row(row, ctx);
 }
 

@@ -242,31 +242,28 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   const json wl = row.value("workload", json::object());
   const double seq = row_number(wl, "seq_len");
   if (!(seq >= 1)) return Outcome::skipped("no seq_len");
-  const auto model = row_model(row, static_cast<int>(seq));
-  if (const auto* reason = std::get_if<std::string>(&model)) return Outcome::skipped(*reason);
-  const auto hw = row_hardware(row);
-  if (const auto* reason = std::get_if<std::string>(&hw)) return Outcome::skipped(*reason);
-  const auto precision = row_precision(row);
-  if (const auto* reason = std::get_if<std::string>(&precision)) return Outcome::skipped(*reason);
+  const auto basics = row_basics(row, static_cast<int>(seq));
+  if (const auto* reason = std::get_if<std::string>(&basics)) return Outcome::skipped(*reason);
+  const RowBasics& b = std::get<RowBasics>(basics);
   const bool sc21 = json_string(row, "group") == "megatron-lm-readme-2021";
   const std::string profile = profile_of(wl);
   auto layout = row_layout(row, profile, sc21);
   if (const auto* reason = std::get_if<std::string>(&layout)) return Outcome::skipped(*reason);
   const auto workload = row_training_workload(wl, seq, std::get<RowLayout>(layout), profile, sc21);
   if (const auto* reason = std::get_if<std::string>(&workload)) return Outcome::skipped(*reason);
-  const auto prec = row_training_precision(row, wl, std::get<RowPrecision>(precision), profile);
+  const auto prec = row_training_precision(row, wl, b.precision, profile);
   if (const auto* reason = std::get_if<std::string>(&prec)) return Outcome::skipped(*reason);
 
   json& parallelism = std::get<RowLayout>(layout).parallelism;
-  if (const auto reason = megatron_stage_split(std::get<json>(model), profile, parallelism)) {
+  if (const auto reason = megatron_stage_split(b.model, profile, parallelism)) {
     return Outcome::skipped(*reason);
   }
   json framework = json::object();
   if (!profile.empty()) framework["profile"] = profile;
-  ctx.apply_training_override(framework, std::get<RowHardware>(hw).id);
+  ctx.apply_training_override(framework, b.hardware.id);
   json request{{"task", "training"},
-               {"model", std::get<json>(model)},
-               {"hardware", std::get<RowHardware>(hw).spec},
+               {"model", b.model},
+               {"hardware", b.hardware.spec},
                {"num_gpus", static_cast<int>(row_number_or(row, "num_gpus", 1))},
                {"parallelism", parallelism},
                {"workload", std::get<json>(workload)},

@@ -545,6 +545,7 @@ Outcome predict_e2e(const json& given, Context& ctx, std::string_view source) {
   if (const auto* m = std::get_if<json>(&model); m && m->value("num_experts", 0) > 0) {
     o.fits_engine = false;
     o.mla_moe = m->value("kv_lora_rank", 0) > 0;
+    o.early_engine = o.mla_moe && early_mla_engine(row.value("workload", json::object()));
   }
   const auto hw = row_hardware(row);
   if (const auto* h = std::get_if<RowHardware>(&hw); !h || !io::calibration_for(h->id)) {

@@ -87,7 +87,7 @@ std::string kind_of(const EngineSample& s) {
   const auto id = hardware_preset_for(gpu_of(s.group));
   if (!id) return s.kind;
   const json& hw = io::preset("hardware", *id, "hardware").at("hardware");
-  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()), s.mla_moe);
+  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()), s.mla_moe, s.early_engine);
 }
 
 /// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a
@@ -626,6 +626,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     const auto [lo, hi] = band_of(by_source, rule);
     bands[kind] = {{"slow_p10", round6(lo)},
                    {"slow_p90", round6(hi)},
+                   {"slow_median", round6(source_weighted_percentile(by_source, 50))},
                    {"tail_percent", rule.tail},
                    {"scale", round6(rule.scale)},
                    {"symmetric", rule.symmetric},
@@ -674,12 +675,22 @@ std::string format_loso_table(const json& report) {
   o << "Leave-one-source-out (each source predicted with every end-to-end fit refitted without "
        "it; "
     << report.value("engine_refits", std::string()) << ")\n";
-  o << std::left << std::setw(22) << "kind" << std::setw(36) << "source" << std::right
+  // Columns as wide as their longest entry, so that a long kind never runs into its source.
+  std::size_t kind_w = 4, source_w = 6;
+  for (const json& s : report.at("sources")) {
+    kind_w = std::max(kind_w, s.at("kind").get<std::string>().size());
+    source_w = std::max(source_w, s.at("source").get<std::string>().size());
+  }
+  for (const json& k : report.at("kinds")) {
+    kind_w = std::max(kind_w, k.at("kind").get<std::string>().size());
+  }
+  const int kw = static_cast<int>(kind_w) + 2, sw = static_cast<int>(source_w) + 2;
+  o << std::left << std::setw(kw) << "kind" << std::setw(sw) << "source" << std::right
     << std::setw(6) << "rows" << std::setw(11) << "median %" << std::setw(10) << "Tier0 %"
     << std::setw(12) << "in-source %" << std::setw(11) << "band 80 %" << std::setw(11) << "width"
     << "\n";
   for (const json& s : report.at("sources")) {
-    o << std::left << std::setw(22) << s.at("kind").get<std::string>() << std::setw(36)
+    o << std::left << std::setw(kw) << s.at("kind").get<std::string>() << std::setw(sw)
       << s.at("source").get<std::string>() << std::right << std::setw(6)
       << s.at("rows").get<std::size_t>() << std::setw(11) << p(s.at("median_ape")) << std::setw(10)
       << p(s.at("tier0_median_ape")) << std::setw(12) << p(s.at("default_median_ape"))
@@ -688,7 +699,7 @@ std::string format_loso_table(const json& report) {
   }
   o << "\nPer kind (rows pooled over sources)\n";
   for (const json& k : report.at("kinds")) {
-    o << std::left << std::setw(22) << k.at("kind").get<std::string>() << std::right << std::setw(3)
+    o << std::left << std::setw(kw) << k.at("kind").get<std::string>() << std::right << std::setw(3)
       << k.at("sources").get<int>() << " sources" << std::setw(6) << k.at("rows").get<std::size_t>()
       << " rows  median " << std::setw(5) << p(k.at("median_ape")) << " %  Tier 0 " << std::setw(5)
       << p(k.at("tier0_median_ape")) << " %  band coverage " << std::setw(5)

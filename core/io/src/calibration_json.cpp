@@ -3,6 +3,7 @@
 // the Tier-0 residual bands (presets/calibration/tier0.json).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "flopcast/error.hpp"
@@ -115,7 +116,7 @@ void check_bands(const json& doc) {
   for (const auto& [kind, b] : bands.items()) {
     ObjectReader br(b, "bands." + kind,
                     {"slow_p10", "slow_p90", "tail_percent", "scale", "symmetric", "sources",
-                     "rows", "coverage_loso"});
+                     "rows", "coverage_loso", "slow_median"});
     const double lo = br.number("slow_p10"), hi = br.number("slow_p90");
     if (!(lo <= hi)) fail("bands." + kind + ".slow_p10", "must be <= slow_p90", lo);
   }
@@ -133,19 +134,46 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
   }();
   const auto it = bands.find(tier0 ? kind + "@tier0" : kind);
   if (it == bands.end()) return std::nullopt;
-  const json& c = it->value("coverage_loso", json());
-  return E2EBand{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>(),
-                 c.is_number() ? c.get<double>() : std::numeric_limits<double>::quiet_NaN()};
+  const auto number = [&](const char* key) {
+    const json& v = it->value(key, json());
+    return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  E2EBand b{it->at("slow_p10").get<double>(), it->at("slow_p90").get<double>(),
+            number("coverage_loso"), number("slow_median")};
+  b.rows = it->value("rows", 0);
+  b.sources = it->value("sources", 0);
+  return b;
 }
 
-std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe) {
+std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe,
+                          bool early_engines) {
   if (vendor == "amd") return kind + " (amd)";
-  return mla_moe && kind != "training" ? kind + " (mla-moe)" : kind;
+  if (!mla_moe || kind == "training") return kind;
+  return kind + (early_engines ? " (mla-moe, early-2025 engines)" : " (mla-moe)");
 }
 
 std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
                                 const ModelSpec& model, bool tier0) {
   return e2e_band(e2e_band_kind(kind, hw.vendor, model.is_mla() && model.is_moe()), tier0);
+}
+
+void warn_early_mla_engines(const std::string& kind, const HardwareSpec& hw, const ModelSpec& model,
+                            std::vector<std::string>& warnings) {
+  if (!model.is_mla() || !model.is_moe() || hw.vendor == "amd") return;
+  const auto b = e2e_band(e2e_band_kind(kind, hw.vendor, true, true), false);
+  if (!b || !std::isfinite(b->slow_median)) return;
+  // Slowness is ln(measured time / predicted time): above 0, the engines were slower.
+  const double times = std::exp(std::fabs(b->slow_median));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f", times);
+  warnings.push_back(
+      "MLA + MoE models on the engine releases of early 2025 (SGLang <= 0.4.3, vLLM <= 0.7, "
+      "TensorRT-LLM <= 0.18) measured a median " +
+      std::string(buf) + "x " + (b->slow_median >= 0 ? "slower" : "faster") + " than estimated (" +
+      kind + ", " + std::to_string(b->rows) + " rows of " + std::to_string(b->sources) +
+      (b->sources == 1 ? " source" : " sources") +
+      ", docs/validation.md); this estimate, and its band where it has one, is for later "
+      "releases");
 }
 
 void warn_band_coverage(const std::string& figure, const E2EBand& band,

@@ -98,6 +98,7 @@ json inference_interval(const InferenceResult& r, const InferenceSpec& s,
   const auto rate = e2e_band("inference throughput", s.hardware, s.model, tier0);
   if (latency) warn_band_coverage("the latency", *latency, warnings);
   if (rate) warn_band_coverage("the output throughput", *rate, warnings);
+  warn_early_mla_engines("inference throughput", s.hardware, s.model, warnings);
   json out{{"coverage", 0.8}};
   out["ttft_ms"] = latency ? band_json(r.ttft_s / kMilli, *latency, false) : band_ms(r.ttft_band);
   out["tpot_ms"] = latency ? band_json(r.tpot_s / kMilli, *latency, false) : band_ms(r.tpot_band);

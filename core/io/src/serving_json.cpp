@@ -382,6 +382,7 @@ json serving_interval(const ServingResult& r, const InferenceSpec& s,
     out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
     warn_band_coverage("the output throughput", *b, warnings);
   }
+  warn_early_mla_engines("serving mean", hw, s.model, warnings);
   return out;
 }
 

@@ -72,14 +72,23 @@ struct E2EBand {
   /// Share of the rows of sources the band was not built from that it held (leave-one-source-
   /// out, docs/validation.md); NaN where unchecked (one source, or the Tier-0 bands).
   double coverage_loso = std::numeric_limits<double>::quiet_NaN();
+  /// The median slowness of those predictions (NaN where the file has none), and how many rows
+  /// of how many sources the band was built from.
+  double slow_median = std::numeric_limits<double>::quiet_NaN();
+  int rows = 0;
+  int sources = 0;
 };
 std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
 /// The band kind of `kind` on hardware of `vendor` for a model with multi-head latent attention
 /// and routed experts (`mla_moe`, DeepSeek-V3 style): AMD GPUs have bands of their own ("<kind>
 /// (amd)"), since their kernel efficiencies are not measured, and so do MLA + MoE inference and
 /// serving on other GPUs ("<kind> (mla-moe)"), whose engine kernels differ from release to
-/// release far more than dense models' (docs/validation.md); training has one band.
-std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe);
+/// release far more than dense models' (docs/validation.md); training has one band. The MLA +
+/// MoE rows of the engine releases of early 2025 (`early_engines`: SGLang <= 0.4.3, vLLM <= 0.7,
+/// TensorRT-LLM <= 0.18, before their DeepSeek kernels) are a kind of their own, "<kind>
+/// (mla-moe, early-2025 engines)": estimates use the later releases' band and warn with it.
+std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe,
+                          bool early_engines = false);
 /// The band of `kind` for an estimate of `model` on `hw` (e2e_band_kind).
 std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
                                 const ModelSpec& model, bool tier0);
@@ -87,5 +96,10 @@ std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
 /// sources it was not built from, where its leave-one-source-out check says so.
 void warn_band_coverage(const std::string& figure, const E2EBand& band,
                         std::vector<std::string>& warnings);
+/// Adds to `warnings`, for an MLA + MoE model (DeepSeek-V3 style) on a GPU with measured-kernel
+/// bands, how much slower the engine releases of early 2025 ran than estimated (the median of
+/// the "<kind> (mla-moe, early-2025 engines)" band), where the bands hold that kind.
+void warn_early_mla_engines(const std::string& kind, const HardwareSpec& hw, const ModelSpec& model,
+                            std::vector<std::string>& warnings);
 
 }  // namespace flopcast::io
