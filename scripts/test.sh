@@ -22,10 +22,13 @@ step "validate: accuracy against ../shared/groundtruth (error ceilings in valida
 if [ -d ../shared/groundtruth ]; then
   build/native-release/cli/flopcast validate ../shared/groundtruth \
     --check-ceilings validation/ceilings.json
-  step "validate: leave-one-source-out accuracy (ratchet in validation/loso_ceilings.json)"
+  step "validate: leave-one-source-out accuracy (ratchet in validation/loso_ceilings.json; README and docs/validation.md tables generated from it)"
+  report=$(mktemp)
   build/native-release/cli/flopcast validate ../shared/groundtruth/e2e --by-source \
     --engine-folds validation/engine_folds.json \
-    --check-loso-ceilings validation/loso_ceilings.json | sed -n '/^Leave-one-source-out/,$p'
+    --check-loso-ceilings validation/loso_ceilings.json --format json >"$report"
+  node scripts/accuracy_tables.mjs --check "$report"
+  rm -f "$report"
 elif [ "${CI:-}" = true ]; then
   # In CI the accuracy ratchet must run: a missing ../shared is a broken checkout, not a pass.
   echo "validate: ../shared/groundtruth not found and CI=true: the accuracy check cannot run" >&2
