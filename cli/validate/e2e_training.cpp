@@ -120,6 +120,7 @@ std::variant<RowLayout, std::string> row_layout(const json& row, const std::stri
   if (ep > 1) parallelism["ep"] = static_cast<int>(ep);
   if (vp > 1) parallelism["vpp"] = static_cast<int>(vp);
   // FSDP: a strategy name, a flag, or the size of the sharding group (torchtitan's dp_shard).
+  // `false` and 0 say it was off: the framework's own optimizer sharding stands.
   const auto fsdp_it = par.find("fsdp");
   if (fsdp_it != par.end() && fsdp_it->is_string()) {
     const std::string s = lower_case(fsdp_it->get<std::string>());
@@ -129,10 +130,16 @@ std::variant<RowLayout, std::string> row_layout(const json& row, const std::stri
       return "FSDP strategy \"" + fsdp_it->get<std::string>() + "\" not modelled";
     }
   } else if (fsdp_it != par.end() && (fsdp_it->is_number() || fsdp_it->is_boolean())) {
-    const double group =
-        fsdp_it->is_number() ? fsdp_it->get<double>() : (fsdp_it->get<bool>() ? dp * cp : 0);
+    // torchtitan shards over its dp_shard x cp ranks (FSDP on the "dp_shard_cp" mesh when
+    // context parallelism is on: torchtitan/distributed/parallel_dims.py): a stated dp_shard of
+    // 1 with cp 8 still shards every parameter 8 ways.
+    const bool titan = contains(
+        lower_case(json_string(row.value("workload", json::object()), "framework")), "torchtitan");
+    const double group = fsdp_it->is_number() ? fsdp_it->get<double>() * (titan ? cp : 1)
+                                              : (fsdp_it->get<bool>() ? dp * cp : 0);
     if (group > 1) parallelism["fsdp"] = group < dp * cp ? "hybrid_shard" : "full_shard";
-  } else if (profile == "megatron" && !sc21) {
+  }
+  if (!parallelism.contains("fsdp") && profile == "megatron" && !sc21) {
     // Megatron-Core: distributed optimizer, sequence parallelism with TP.
     parallelism["zero"] = 1;
   }
@@ -240,6 +247,14 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     return Outcome::skipped("per-GPU or whole-run unit not stated");
   }
   const json wl = row.value("workload", json::object());
+  // Parameter-efficient fine-tuning freezes the base weights: no weight-gradient GEMMs, gradients
+  // or optimizer state for them, which full-parameter pricing would charge (25-33 % slow on
+  // Megatron-Bridge's LoRA rows).
+  if (const std::string task = lower_case(json_string(wl, "task"));
+      contains(task, "lora") || contains(task, "peft")) {
+    return Outcome::skipped(
+        "LoRA / PEFT fine-tuning is not modelled: flopcast prices full-parameter training");
+  }
   const double seq = row_number(wl, "seq_len");
   if (!(seq >= 1)) return Outcome::skipped("no seq_len");
   const auto basics = row_basics(row, static_cast<int>(seq));
@@ -273,8 +288,18 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   ctx.note_request(row, request);
   try {
     const json r = io::run(request);
-    if (!r.at("memory_per_gpu").at("fits").get<bool>()) {
-      ctx.collector().warn(source, "training memory_per_gpu.fits=false (predicted anyway)");
+    if (const json& mem = r.at("memory_per_gpu"); !mem.at("fits").get<bool>()) {
+      // Which side overflows: the activations alone past what the model states leave (the run
+      // recomputed or offloaded more than the row states, e.g. Megatron-Bridge's FSDP recipes
+      // offload 5-40 layers' activations to the CPU), or the states themselves.
+      const double states = mem.at("weights_GB").get<double>() +
+                            mem.at("gradients_GB").get<double>() +
+                            mem.at("optimizer_GB").get<double>();
+      const bool states_fit = states < mem.at("capacity_GB").get<double>();
+      ctx.collector().warn(source,
+                           std::string("training memory_per_gpu.fits=false (predicted anyway): ") +
+                               (states_fit ? "activations over what the model states leave"
+                                           : "weights, gradients and optimizer state alone"));
     }
     const auto v = training_metric(r, row, sc21);
     if (!v) return Outcome::skipped("metric not modelled: " + json_string(row, "metric"));
