@@ -126,8 +126,9 @@ void setup_validate(CLI::App& app, ValidateOptions& o) {
   sub->add_option("--split", o.split, "Report train, test or all (default) rows")
       ->check(CLI::IsMember({"train", "test", "all"}));
   sub->add_option("--rows", o.rows_file,
-                  "Also write every predicted row (group, split, row, measured, predicted, APE) "
-                  "as CSV to this file");
+                  "Also write every predicted row (group, split, row, measured, predicted, APE, "
+                  "and the estimate's own 80% band: band_low, band_high, in_band) as CSV to this "
+                  "file");
   sub->add_option("--max-tier", o.max_tier,
                   "2 (default): Tier-2 fits where the GPU has them; 0: Tier-0 physics only")
       ->check(CLI::IsMember({0, 2}));

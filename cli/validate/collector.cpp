@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "commands.hpp"
+
 namespace flopcast::cli::validate {
 namespace {
 
@@ -25,7 +27,7 @@ Split Collector::split(std::string_view group, std::string_view source,
 
 void Collector::write_rows_to(std::ostream* out) {
   rows_out_ = out;
-  if (out) *out << "group,split,row,measured,predicted,ape\n";
+  if (out) *out << "group,split,row,measured,predicted,ape,band_low,band_high,in_band\n";
 }
 
 std::string e2e_kind(std::string_view row_kind, std::string_view metric) {
@@ -62,9 +64,20 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
   b.measured.push_back(measured);
   ++predicted_rows_;
   if (rows_out_) {
-    *rows_out_ << group << ',' << to_string(s) << ',' << source << ':' << line << ' ' << identity
-               << ',' << measured << ',' << outcome.predicted << ','
-               << std::fabs(outcome.predicted - measured) / measured << '\n';
+    // Groups name GPUs as their sources do ("H100 (Grand Teton, 500W power limit)"): quoted.
+    const std::string row =
+        std::string(source) + ':' + std::to_string(line) + ' ' + std::string(identity);
+    *rows_out_ << csv_field(group) << ',' << to_string(s) << ',' << csv_field(row) << ','
+               << measured << ',' << outcome.predicted << ','
+               << std::fabs(outcome.predicted - measured) / measured;
+    // The estimate's own 80 % band (what a user of flopcast sees), where it has one.
+    if (std::isfinite(outcome.low) && std::isfinite(outcome.high)) {
+      *rows_out_ << ',' << outcome.low << ',' << outcome.high << ','
+                 << (measured >= outcome.low && measured <= outcome.high ? "yes" : "no");
+    } else {
+      *rows_out_ << ",,,";
+    }
+    *rows_out_ << '\n';
   }
   if (record_ && outcome.op) {
     samples_.push_back(FitSample{outcome.hardware_id, to_string(outcome.op->calibration_key), s,

@@ -80,6 +80,10 @@ double engine_version(const nlohmann::json& workload, std::string_view engine_na
 /// or an image the row dates to early 2025.
 bool early_mla_engine(const nlohmann::json& workload);
 
+/// Sets `o`'s band to the band `band` ({low, high}) of the response figure `reference`, scaled to
+/// the row's figure (o.predicted / reference): the same relative band, in the row's unit.
+void scale_band(Outcome& o, const nlohmann::json& band, double reference);
+
 /// A row's string field, or "" when it is absent or not a string.
 std::string json_string(const nlohmann::json& j, const char* key);
 /// A row's number field, or NaN when it is absent or not a number.

@@ -351,6 +351,14 @@ double engine_version(const json& workload, std::string_view engine_name) {
   return static_cast<double>(major) + static_cast<double>(minor) / 100.0;  // 0.6 → 0.06
 }
 
+void scale_band(Outcome& o, const json& band, double reference) {
+  if (!band.is_object() || !(reference > 0) || !band.contains("low") || !band.contains("high")) {
+    return;
+  }
+  o.low = o.predicted * band.at("low").get<double>() / reference;
+  o.high = o.predicted * band.at("high").get<double>() / reference;
+}
+
 bool early_mla_engine(const json& workload) {
   const std::string e = lower_case(json_string(workload, "engine"));
   if (contains(e, "early 2025") || contains(e, "deepseek branch")) return true;

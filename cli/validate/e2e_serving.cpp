@@ -479,6 +479,19 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
   }
   Outcome o = Outcome::value(*v, r.value("tier", 0));
   o.engine = request["engine"].value("name", "");
+  // The estimate's band where it has one: the throughput's for a rate, the latency statistic's
+  // (mean, p50, p99) for a latency.
+  if (const auto it = r.find("interval"); it != r.end() && it->is_object()) {
+    if (contains(metric, "tokens_per_s") && it->contains("output_tokens_per_s")) {
+      scale_band(o, it->at("output_tokens_per_s"),
+                 r.at("throughput").at("output_tokens_per_s").get<double>());
+    } else if (const auto cut = metric.rfind('_'); cut != std::string::npos) {
+      const std::string base = metric.substr(0, cut), stat = metric.substr(cut + 1);
+      if (it->contains(base) && it->at(base).contains(stat) && r.at(base).is_object()) {
+        scale_band(o, it->at(base).at(stat), r.at(base).at(stat).get<double>());
+      }
+    }
+  }
   // A mean or median TTFT under light load: arrivals at a rate under 70 % of the rate the setup
   // saturates at (the analytic engine's figure), so that the TTFT is the request's own path and
   // prefill, not a queue (tails carry the step-to-step jitter a constant does not describe).

@@ -305,6 +305,12 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
     if (!v) return Outcome::skipped("metric not modelled: " + json_string(row, "metric"));
     Outcome o = Outcome::value(*v, r.value("tier", 0));
     o.engine = "training:" + (profile.empty() ? std::string("default") : profile);
+    // The estimate's band: the step time's for a time, the throughput's for every rate.
+    const bool time = contains(json_string(row, "metric"), "step_time");
+    const char* figure = time ? "step_time_s" : "tokens_per_s";
+    if (const auto it = r.find("interval"); it != r.end() && it->contains(figure)) {
+      scale_band(o, it->at(figure), r.at(figure).get<double>());
+    }
     return o;
   } catch (const SpecError& e) {
     return Outcome::skipped(e.what());

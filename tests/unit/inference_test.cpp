@@ -295,5 +295,28 @@ TEST(InferenceBands, MlaMoeModelsTakeTheirOwnBand) {
   EXPECT_FALSE(near_rel(rate_low(ds), rate_low(llama), 1e-3));
 }
 
+TEST(ServingBands, UncheckedThroughputBandTakesTheSimulatorsMaxThroughputBand) {
+  // "serving throughput" rests on one source (presets/bands/e2e.json: no coverage_loso), so a
+  // serving estimate's throughput band is the "inference throughput" kind's, the same simulator
+  // checked on five sources: [x·e^-p90, x·e^-p10] of that band.
+  const json r = io::run(json{{"task", "serving"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "h100-sxm"},
+                              {"workload",
+                               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 4}}},
+                                {"prompt_tokens", 1000},
+                                {"output_tokens", 200},
+                                {"num_requests", 200}}}});
+  const auto own = io::e2e_band("serving throughput", false);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_TRUE(std::isnan(own->coverage_loso));
+  const auto used = io::e2e_band("inference throughput", false);
+  ASSERT_TRUE(used.has_value());
+  ASSERT_EQ(r.at("tier"), 2);
+  const double x = r.at("throughput").at("output_tokens_per_s").get<double>();
+  EXPECT_TRUE(near_rel(r.at("interval").at("output_tokens_per_s").at("low").get<double>(),
+                       x * std::exp(-std::max(used->slow_p90, 0.0)), 1e-5));
+}
+
 }  // namespace
 }  // namespace flopcast
