@@ -163,6 +163,8 @@ std::optional<std::string> model_preset_for(std::string_view model) {
     if (id == alias) return std::string(preset);
   }
   if (io::find_preset("models", id)) return id;
+  // A base name whose preset is its instruct checkpoint, the same architecture ("Kimi-K2").
+  if (io::find_preset("models", id + "-instruct")) return id + "-instruct";
   // "DeepSeek-V3/R1": two checkpoints of one architecture, not an organisation and a model.
   std::string whole = lower_case(model.substr(0, model.find('(')));
   while (!whole.empty() && whole.back() == ' ') whole.pop_back();
