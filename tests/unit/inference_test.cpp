@@ -295,6 +295,29 @@ TEST(InferenceBands, MlaMoeModelsTakeTheirOwnBand) {
   EXPECT_FALSE(near_rel(rate_low(ds), rate_low(llama), 1e-3));
 }
 
+TEST(ServingBands, P99BandIsNeverBelowTheP50Band) {
+  // The p50 band reaches higher (serving p50: 3.67x wide) than the p99's (serving tail) on the
+  // same estimate; a p99 cannot be below its p50, so neither edge of its band is.
+  const json r = io::run(json{{"task", "serving"},
+                              {"model", "llama-3.1-8b"},
+                              {"hardware", "h100-sxm"},
+                              {"workload",
+                               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 5}}},
+                                {"prompt_tokens", 1000},
+                                {"output_tokens", 200},
+                                {"num_requests", 200}}}});
+  for (const char* figure : {"ttft_ms", "tpot_ms", "e2e_ms"}) {
+    const json& band = r.at("interval").at(figure);
+    for (const char* edge : {"low", "high"}) {
+      EXPECT_GE(band.at("p99").at(edge).get<double>(), band.at("p50").at(edge).get<double>())
+          << figure << " " << edge;
+    }
+    // Each band still holds its own estimate.
+    EXPECT_LE(band.at("p99").at("low").get<double>(), r.at(figure).at("p99").get<double>());
+    EXPECT_GE(band.at("p99").at("high").get<double>(), r.at(figure).at("p99").get<double>());
+  }
+}
+
 TEST(ServingBands, UncheckedThroughputBandTakesTheSimulatorsMaxThroughputBand) {
   // "serving throughput" rests on one source (presets/bands/e2e.json: no coverage_loso), so a
   // serving estimate's throughput band is the "inference throughput" kind's, the same simulator

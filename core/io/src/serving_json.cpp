@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Request document <-> ServingSpec, ServingResult -> response document (task "serving").
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -374,6 +375,12 @@ json serving_interval(const ServingResult& r, const InferenceSpec& s,
       if (const auto b = e2e_band(kv.first, hw, s.model, tier0)) {
         f[stat] = band_json(kv.second / kMilli, *b, false);
         warn_band_coverage(std::string(name) + "." + stat, *b, warnings);
+      }
+    }
+    // A p99 is never below its p50: neither edge of its band is below the p50 band's.
+    if (f.contains("p50") && f.contains("p99")) {
+      for (const char* edge : {"low", "high"}) {
+        f["p99"][edge] = std::max(f["p99"][edge].get<double>(), f["p50"][edge].get<double>());
       }
     }
     out[name] = f;
