@@ -378,7 +378,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
     const double bytes = 0.5 * (sh.linear.input_bytes + sh.a);
     const double spread = moe_dispatch_bytes(m, s.tp, own, bytes, s.redundant_experts);
     const int per_node = hw.gpus_per_node;
-    if (prefill && s.tp > per_node) {
+    if (prefill && prefill_dispatch_forwarded(s)) {
       // Across nodes a prefill step crosses the network once per remote node and is forwarded
       // over NVLink inside it (moe_forwarded_bytes); NVLink delivers the copies to other GPUs.
       ops.moe_all_to_all = forwarded_all_to_all_op(
@@ -1023,9 +1023,7 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   impl_->moe_factor = moe_expert_time_factor;
   int dense_tier = 0;
   (void)dense_ops_s(checked, impl_->sh, 256, moe_expert_time_factor, &dense_tier, false);
-  impl_->prefill_apart = checked.model.is_moe() &&
-                         moe_dispatch_of(checked) == MoeDispatch::all_to_all &&
-                         checked.tp > checked.hardware.gpus_per_node;
+  impl_->prefill_apart = prefill_dispatch_forwarded(checked);
   const Shard& sh = impl_->sh;
   const OpCost pre = attention_prefill_op(checked.hardware, sh.km, 1, 256,
                                           sh.attention(false, false), sh.attention_types());

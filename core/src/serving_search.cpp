@@ -204,7 +204,7 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
             }
             // Whole experts over ep = tp GPUs: the fewest replicas that make the slots divide.
             const int routed = base.inference.model.num_experts;
-            const int redundant = expert ? (tp - routed % tp) % tp : 0;
+            const int redundant = expert ? fewest_redundant_experts(routed, tp) : 0;
             for (const int p : prefill) {
               for (const DType w : weights) {
                 for (const DType kv : kv_caches) {

@@ -185,6 +185,21 @@ inline bool dense_data_parallel(const InferenceSpec& spec) {
   return spec.model.is_moe() && moe_dispatch_of(spec) == MoeDispatch::all_to_all;
 }
 
+/// A step holding prompt tokens sends its MoE tokens across the network once per remote node and
+/// forwards them over NVLink inside it (DeepEP's normal kernels, moe_forwarded_bytes): the
+/// all_to_all dispatch of a group that spans nodes. Decode-only steps send each token straight to
+/// each GPU (its low-latency kernels) whatever the layout.
+inline bool prefill_dispatch_forwarded(const InferenceSpec& spec) {
+  return spec.model.is_moe() && moe_dispatch_of(spec) == MoeDispatch::all_to_all &&
+         spec.tp > spec.hardware.gpus_per_node;
+}
+
+/// The fewest replicas of busy experts (parallelism.redundant_experts, EPLB) that let `groups`
+/// expert-parallel groups hold `experts` routed experts in equal slots: 32 for 256 over 72.
+inline int fewest_redundant_experts(int experts, int groups) {
+  return groups > 0 ? (groups - experts % groups) % groups : 0;
+}
+
 /// Buffer one GPU sends in an all-to-all dispatch of its `tokens` to the GPUs that hold their
 /// experts, each token sent once to each of the `ranks` GPUs that holds at least one of its k
 /// experts (DeepEP and TensorRT-LLM deduplicate per rank). A rank holds E/ranks of the E experts;
