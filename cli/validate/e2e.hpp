@@ -6,6 +6,7 @@
 /// request through io::run (so validation prices exactly what a user would get) or a skip with a
 /// reason a user can act on.
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -71,8 +72,11 @@ nlohmann::json static_inference_request(const nlohmann::json& model, const RowHa
 
 /// The engine profile (trtllm, vllm, sglang, generic) that `workload.engine` names.
 std::string row_engine(const nlohmann::json& workload);
-/// "vLLM 0.6.3.post2" → 0.06 (major + minor / 100), NaN when no version follows the name
-/// (lower case, e.g. "vllm").
+/// "vLLM 0.6.3.post2" → {0, 6, 3}: the release after the engine's name (lower case, e.g.
+/// "vllm") in `workload.engine`; a missing minor or patch reads 0; nullopt without one.
+std::optional<std::array<long, 3>> engine_release(const nlohmann::json& workload,
+                                                  std::string_view engine_name);
+/// "vLLM 0.6.3.post2" → 0.06 (major + minor / 100), NaN when no version follows the name.
 double engine_version(const nlohmann::json& workload, std::string_view engine_name);
 
 /// Whether a row's engine is a release of early 2025, before the engines' DeepSeek (MLA + MoE)
@@ -96,10 +100,16 @@ double row_number_or(const nlohmann::json& j, const char* key, double fallback);
 bool row_has_flag(const nlohmann::json& row, std::string_view flag);
 /// ASCII lower case, for matching the free text of rows (engine, framework, dtype, ...).
 std::string lower_case(std::string_view s);
+/// Whether `s` ends with `suffix`.
+bool ends_with(std::string_view s, std::string_view suffix);
 /// Whether `text` contains `needle`.
 bool contains(std::string_view text, std::string_view needle);
 /// A boolean, or a string "TRUE"/"false"/"on"/...; nullopt otherwise.
 std::optional<bool> row_bool(const nlohmann::json& j, const char* key);
+
+/// Why a row with a speculative draft is not predicted: the draft's acceptance is not stated.
+inline constexpr const char* kDraftAcceptanceUnknown =
+    "speculative decoding rows need the draft's acceptance; not predicted";
 
 /// `kind: "training"` rows: a `task: "training"` request.
 Outcome predict_training_row(const nlohmann::json& row, Context& ctx, std::string_view source);

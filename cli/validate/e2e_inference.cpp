@@ -81,7 +81,7 @@ Outcome predict_static(const json& row, Context& ctx) {
   }
   if (pp > 1) return Outcome::skipped("pipeline parallelism for inference is not modelled yet");
   if (json_string(wl, "speculative") != "" || row_number(par, "mtp_layers") > 0) {
-    return Outcome::skipped("speculative decoding rows need the draft's acceptance; not predicted");
+    return Outcome::skipped(kDraftAcceptanceUnknown);
   }
   const std::string engine = row_engine(wl);
   json engine_json{{"name", engine}};

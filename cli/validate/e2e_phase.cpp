@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "flopcast/error.hpp"
+#include "flopcast/inference.hpp"
 #include "flopcast/io/api.hpp"
 #include "validate/e2e.hpp"
 
@@ -92,19 +93,16 @@ std::variant<Layout, std::string> layout_of(const json& row) {
 /// per node (the row's `workload.nodes`, else the GPUs a node of the preset holds).
 std::optional<double> per_unit(double instance, const std::string& metric, const Layout& l,
                                const json& row, int gpus_per_node) {
-  const auto ends = [&](std::string_view s) {
-    return metric.size() >= s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0;
-  };
   const double total = instance * l.instances;
-  if (ends("_per_gpu") || ends("_per_rank")) return instance / l.gpus;
-  if (ends("_per_node")) {
+  if (ends_with(metric, "_per_gpu") || ends_with(metric, "_per_rank")) return instance / l.gpus;
+  if (ends_with(metric, "_per_node")) {
     const double stated = row_number(row.value("workload", json::object()), "nodes");
     const double nodes = std::isfinite(stated) && stated >= 1
                              ? stated
                              : std::ceil(double(l.gpus * l.instances) / std::max(1, gpus_per_node));
     return total / nodes;
   }
-  if (ends("_per_s") || ends("_per_s_total")) return total;
+  if (ends_with(metric, "_per_s") || ends_with(metric, "_per_s_total")) return total;
   return std::nullopt;
 }
 
@@ -121,7 +119,7 @@ std::optional<Outcome> predict_phase_row(const json& row, Context& ctx) {
     return Outcome::skipped("simulated routing or MTP in the source: not the model as served");
   }
   if (row_has_flag(row, "speculative_decoding_mtp") || wl.value("mtp", json()).is_object()) {
-    return Outcome::skipped("speculative decoding rows need the draft's acceptance; not predicted");
+    return Outcome::skipped(kDraftAcceptanceUnknown);
   }
   const std::string metric = json_string(row, "metric");
   const bool input_metric = contains(metric, "input_tokens") || contains(metric, "total_tokens");
@@ -167,10 +165,8 @@ std::optional<Outcome> predict_phase_row(const json& row, Context& ctx) {
   const RowBasics& b = std::get<RowBasics>(basics);
   // Expert-parallel groups that do not divide the experts hold replicas of busy ones (EPLB:
   // DeepSeek's 32 redundant experts over EP 72): the fewest slots that divide.
-  int redundant = 0;
-  if (const int experts = b.model.value("num_experts", 0); l.ep > 1 && experts > 0) {
-    redundant = (l.ep - experts % l.ep) % l.ep;
-  }
+  const int experts = b.model.value("num_experts", 0);
+  const int redundant = l.ep > 1 && experts > 0 ? fewest_redundant_experts(experts, l.ep) : 0;
   const std::string engine = row_engine(wl);
   json engine_json{{"name", engine}};
   // Prefill: the step's prompts in one pass (the token budget above is the step).

@@ -13,11 +13,12 @@
 #include "validate/e2e.hpp"
 
 namespace flopcast::cli::validate {
-namespace {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
+
+namespace {
 
 /// "meta-llama/Llama-3.1-405B-Instruct-FP8 (Meta FP8)" → "llama-3.1-405b": the organisation,
 /// anything in parentheses, and the suffixes of fine-tuned or re-quantised checkpoints (same
@@ -340,17 +341,30 @@ std::string row_engine(const json& workload) {
   return "generic";
 }
 
-double engine_version(const json& workload, std::string_view engine_name) {
+std::optional<std::array<long, 3>> engine_release(const json& workload,
+                                                  std::string_view engine_name) {
   const std::string e = lower_case(json_string(workload, "engine"));
   const std::size_t at = e.find(engine_name);
-  if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+  if (at == std::string::npos) return std::nullopt;
   std::size_t i = at + engine_name.size();
   while (i < e.size() && (e[i] == ' ' || e[i] == 'v')) ++i;
-  char* end = nullptr;
-  const long major = std::strtol(e.c_str() + i, &end, 10);
-  if (end == e.c_str() + i || *end != '.') return std::numeric_limits<double>::quiet_NaN();
-  const long minor = std::strtol(end + 1, nullptr, 10);
-  return static_cast<double>(major) + static_cast<double>(minor) / 100.0;  // 0.6 → 0.06
+  // major "." minor ["." patch]: a missing minor or patch (".post1", ".dev") reads 0.
+  std::array<long, 3> v{0, 0, 0};
+  const char* p = e.c_str() + i;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    char* end = nullptr;
+    v[k] = std::strtol(p, &end, 10);
+    if (end == p) return k >= 1 ? std::optional(v) : std::nullopt;
+    if (*end != '.') return k >= 1 ? std::optional(v) : std::nullopt;
+    p = end + 1;
+  }
+  return v;
+}
+
+double engine_version(const json& workload, std::string_view engine_name) {
+  const auto v = engine_release(workload, engine_name);
+  if (!v) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>((*v)[0]) + static_cast<double>((*v)[1]) / 100.0;  // 0.6 → 0.06
 }
 
 void scale_band(Outcome& o, const json& band, double reference) {
@@ -365,27 +379,11 @@ bool early_mla_engine(const json& workload) {
   const std::string e = lower_case(json_string(workload, "engine"));
   if (contains(e, "early 2025") || contains(e, "deepseek branch")) return true;
   // The release after the name: "sglang 0.4.3.post2", "vllm 0.7.4.dev181", "tensorrt-llm 0.17".
-  const auto release = [&](std::string_view name) -> std::optional<std::array<long, 3>> {
-    const std::size_t at = e.find(name);
-    if (at == std::string::npos) return std::nullopt;
-    std::size_t i = at + name.size();
-    while (i < e.size() && (e[i] == ' ' || e[i] == 'v')) ++i;
-    std::array<long, 3> v{0, 0, 0};
-    const char* p = e.c_str() + i;
-    for (int k = 0; k < 3; ++k) {
-      char* end = nullptr;
-      v[k] = std::strtol(p, &end, 10);
-      if (end == p) return k >= 2 ? std::optional(v) : std::nullopt;
-      if (*end != '.') return k >= 1 ? std::optional(v) : std::nullopt;
-      p = end + 1;
-    }
-    return v;
-  };
   const std::array<long, 3> first_sglang{0, 4, 4}, first_vllm{0, 8, 0}, first_trtllm{0, 19, 0};
-  if (const auto v = release("sglang")) return *v < first_sglang;
-  if (const auto v = release("vllm")) return *v < first_vllm;
-  if (const auto v = release("tensorrt-llm")) return *v < first_trtllm;
-  if (const auto v = release("trt-llm")) return *v < first_trtllm;
+  if (const auto v = engine_release(workload, "sglang")) return *v < first_sglang;
+  if (const auto v = engine_release(workload, "vllm")) return *v < first_vllm;
+  if (const auto v = engine_release(workload, "tensorrt-llm")) return *v < first_trtllm;
+  if (const auto v = engine_release(workload, "trt-llm")) return *v < first_trtllm;
   return false;
 }
 

@@ -29,6 +29,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 #include <variant>
 
 #include "flopcast/error.hpp"
@@ -294,14 +295,14 @@ std::variant<std::optional<json>, std::string> speculative_of(const json& row) {
                        row_has_flag(row, "speculative_decoding_mtp") ||
                        contains(json_string(wl, "launch"), "--speculative-algorithm");
   if (text.empty() && drafted) {
-    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
+    return std::string(kDraftAcceptanceUnknown);
   }
   if (text.empty() || text == "none") return std::optional<json>();
   const double accepted = row_number(row.value("related", json::object()), "mtp_acceptance_rate");
   const double k = number_after(text, "mtp");
   if (!contains(text, "mtp") || !std::isfinite(k) || k < 1 || !std::isfinite(accepted) ||
       accepted < 1 || accepted > k + 1) {
-    return std::string("speculative decoding rows need the draft's acceptance; not predicted");
+    return std::string(kDraftAcceptanceUnknown);
   }
   return std::optional<json>(
       json{{"num_tokens", static_cast<int>(k)},
@@ -393,6 +394,24 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   return r;
 }
 
+namespace {
+
+/// A latency metric's figure and statistic in a serving response: "ttft_ms_p50" → (ttft_ms,
+/// p50); the schema's short names ttft_ms, tpot_ms and request_latency_ms_mean are means.
+std::optional<std::pair<std::string, std::string>> latency_statistic(const std::string& metric) {
+  const std::string m = metric == "request_latency_ms_mean" ? "e2e_ms_mean"
+                        : metric == "ttft_ms"               ? "ttft_ms_mean"
+                        : metric == "tpot_ms"               ? "tpot_ms_mean"
+                                                            : metric;
+  const auto cut = m.rfind('_');
+  if (cut == std::string::npos) return std::nullopt;
+  std::string base = m.substr(0, cut), stat = m.substr(cut + 1);
+  if (base != "ttft_ms" && base != "tpot_ms" && base != "e2e_ms") return std::nullopt;
+  return std::pair{std::move(base), std::move(stat)};
+}
+
+}  // namespace
+
 std::optional<double> serving_metric(const json& r, const std::string& metric, const json& row) {
   const json& tput = r.at("throughput");
   if (metric == "output_tokens_per_s" || metric == "output_tokens_per_s_total") {
@@ -414,14 +433,9 @@ std::optional<double> serving_metric(const json& r, const std::string& metric, c
     if (r.at("tpot_ms").is_null()) return std::nullopt;
     return 1000.0 / r.at("tpot_ms").at("mean").get<double>();
   }
-  const std::string m = metric == "request_latency_ms_mean" ? "e2e_ms_mean"
-                        : metric == "ttft_ms"               ? "ttft_ms_mean"
-                        : metric == "tpot_ms"               ? "tpot_ms_mean"
-                                                            : metric;
-  const auto cut = m.rfind('_');
-  if (cut == std::string::npos) return std::nullopt;
-  const std::string base = m.substr(0, cut), stat = m.substr(cut + 1);
-  if (base != "ttft_ms" && base != "tpot_ms" && base != "e2e_ms") return std::nullopt;
+  const auto figure = latency_statistic(metric);
+  if (!figure) return std::nullopt;
+  const auto& [base, stat] = *figure;
   if (r.at(base).is_null() || !r.at(base).contains(stat)) return std::nullopt;
   if (row.value("derived", json()) == true && base == "tpot_ms" && stat == "mean") {
     // As the source derived it: (mean E2E − mean TTFT) / (nominal output − 1).
@@ -485,8 +499,8 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
     if (contains(metric, "tokens_per_s") && it->contains("output_tokens_per_s")) {
       scale_band(o, it->at("output_tokens_per_s"),
                  r.at("throughput").at("output_tokens_per_s").get<double>());
-    } else if (const auto cut = metric.rfind('_'); cut != std::string::npos) {
-      const std::string base = metric.substr(0, cut), stat = metric.substr(cut + 1);
+    } else if (const auto figure = latency_statistic(metric)) {
+      const auto& [base, stat] = *figure;
       if (it->contains(base) && it->at(base).contains(stat) && r.at(base).is_object()) {
         scale_band(o, it->at(base).at(stat), r.at(base).at(stat).get<double>());
       }

@@ -492,14 +492,10 @@ struct MetricAlias {
 /// (`decode_latency_ms_median`, the batch's TPOT); `e2e_latency_ms` is `bench_serving`'s mean
 /// end-to-end latency, the first it prints.
 MetricAlias canonical_metric(const std::string& kind, const std::string& metric) {
-  const auto ends_with = [&](std::string_view tail) {
-    return metric.size() >= tail.size() &&
-           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
-  };
   if (metric == "total_latency_s") return {"e2e_ms", 1e-3};
   if (metric == "decode_latency_ms_median") return {"tpot_ms", 1};
   if (metric == "e2e_latency_ms") return {"e2e_ms_mean", 1};
-  if (ends_with("_median")) {
+  if (ends_with(metric, "_median")) {
     const std::string base = metric.substr(0, metric.size() - 7);
     return {kind == "serving" ? base + "_p50" : base, 1};
   }
