@@ -295,17 +295,22 @@ TEST(InferenceBands, MlaMoeModelsTakeTheirOwnBand) {
   EXPECT_FALSE(near_rel(rate_low(ds), rate_low(llama), 1e-3));
 }
 
+/// Llama-3.1-8B on one H100 at `rate` req/s of 1,000-token prompts and 200-token outputs.
+json llama_8b_serving(double rate) {
+  return json{{"task", "serving"},
+              {"model", "llama-3.1-8b"},
+              {"hardware", "h100-sxm"},
+              {"workload",
+               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", rate}}},
+                {"prompt_tokens", 1000},
+                {"output_tokens", 200},
+                {"num_requests", 200}}}};
+}
+
 TEST(ServingBands, P99BandIsNeverBelowTheP50Band) {
   // The p50 band reaches higher (serving p50: 3.67x wide) than the p99's (serving tail) on the
   // same estimate; a p99 cannot be below its p50, so neither edge of its band is.
-  const json r = io::run(json{{"task", "serving"},
-                              {"model", "llama-3.1-8b"},
-                              {"hardware", "h100-sxm"},
-                              {"workload",
-                               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 5}}},
-                                {"prompt_tokens", 1000},
-                                {"output_tokens", 200},
-                                {"num_requests", 200}}}});
+  const json r = io::run(llama_8b_serving(5));
   for (const char* figure : {"ttft_ms", "tpot_ms", "e2e_ms"}) {
     const json& band = r.at("interval").at(figure);
     for (const char* edge : {"low", "high"}) {
@@ -322,14 +327,7 @@ TEST(ServingBands, UncheckedThroughputBandTakesTheSimulatorsMaxThroughputBand) {
   // "serving throughput" rests on one source (presets/bands/e2e.json: no coverage_loso), so a
   // serving estimate's throughput band is the "inference throughput" kind's, the same simulator
   // checked on five sources: [x·e^-p90, x·e^-p10] of that band.
-  const json r = io::run(json{{"task", "serving"},
-                              {"model", "llama-3.1-8b"},
-                              {"hardware", "h100-sxm"},
-                              {"workload",
-                               {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 4}}},
-                                {"prompt_tokens", 1000},
-                                {"output_tokens", 200},
-                                {"num_requests", 200}}}});
+  const json r = io::run(llama_8b_serving(4));
   const auto own = io::e2e_band("serving throughput", false);
   ASSERT_TRUE(own.has_value());
   EXPECT_TRUE(std::isnan(own->coverage_loso));
