@@ -159,6 +159,14 @@ void validate_precision(const InferenceSpec& s) {
 
 void validate(const InferenceSpec& s) {
   validate(s.model, "model");
+  if (s.model.is_hybrid()) {
+    // A Mamba layer's fixed per-sequence state beside the attention layers' KV cache changes the
+    // memory answer and the serving simulator's admission; neither is modelled yet.
+    throw NotModelledError("model.layer_pattern",
+                           "inference and serving of a hybrid model (Mamba-2 / FFN-only layers) "
+                           "are not modelled; training is (got \"" +
+                               s.model.layer_pattern + "\")");
+  }
   validate(s.hardware, "hardware");
   const ModelSpec& m = s.model;
   validate_layout(s);

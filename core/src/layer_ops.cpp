@@ -33,6 +33,10 @@ void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path, 
              " GPUs",
          tp);
   }
+  if (m.has_mamba()) {
+    check_divides(path, tp, m.mamba_heads, "model.mamba_heads");
+    check_divides(path, tp, m.mamba_groups, "model.mamba_groups");
+  }
   if (!split.dense) return;
   if (m.is_moe() && m.dense_intermediate_size > 0) {
     check_divides(path, tp, m.dense_intermediate_size, "model.dense_intermediate_size");
@@ -117,6 +121,39 @@ double rope_elements_per_token(const ModelSpec& m, int tp) {
   const double hq = double(m.num_heads) / tp;
   if (m.is_mla()) return (hq + 1) * m.qk_rope_head_dim;
   return (hq + std::max(1.0, double(m.num_kv_heads) / tp)) * m.head_dim;
+}
+
+std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
+  const double h = m.hidden_size, di = m.mamba_inner() / tp;
+  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
+  return {{"mamba_in_proj", 2 * di + 2 * gn + double(m.mamba_heads) / tp, h},
+          {"mamba_out_proj", h, di}};
+}
+
+MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
+  const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
+  const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
+  const double di = heads * p, gn = groups * n, a = act_bytes;
+  MambaScan s;
+  s.flops = heads * (4 * n * p + 2 * q * p) + 2 * groups * q * n;
+  const double states = 4 * heads * p * n / q;  // fp32 chunk states, per token of the chunk
+  const double dt = 8 * heads;                  // fp32 dt and its cumulative decay
+  const double cb = 4 * groups * q;             // fp32 C·Bᵀ block, per token
+  const double conv = 2 * (di + 2 * gn) * a;    // read x, B, C; write them convolved
+  const double cumsum = heads * a + dt;
+  const double chunk_state = (di + gn) * a + dt + states;
+  const double state_passing = 2 * states;
+  const double bmm = 2 * gn * a + cb;
+  const double chunk_scan = cb + (2 * di + gn) * a + states + dt + di * a;  // x, z, C in; y out
+  const double norm = 3 * di * a;                                           // y, z in; out
+  s.bytes = conv + cumsum + chunk_state + state_passing + bmm + chunk_scan + norm;
+  return s;
+}
+
+double mamba_saved_elements(const ModelSpec& m, int tp) {
+  const double di = m.mamba_inner() / tp;
+  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
+  return (2 * di + 2 * gn + double(m.mamba_heads) / tp) + (di + 2 * gn) + 2 * di;
 }
 
 double activation_fn_elements(const ModelSpec& m, bool moe, int tp, double rows_per_token) {

@@ -65,6 +65,25 @@ double kv_elements_per_token(const ModelSpec& m, int tp);
 /// parts); 0 without rotary embedding.
 double rope_elements_per_token(const ModelSpec& m, int tp);
 
+/// Mamba-2 mixer linears on this rank (Megatron-Core's MambaMixer splits heads and groups over
+/// TP): in_proj h → (2·d_in + 2·G·N + H)/tp (z, x, B, C and dt of its heads), out_proj
+/// d_in/tp → h.
+std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp);
+
+/// The Mamba-2 mixer's work between its projections, per token on this rank, forward: the causal
+/// conv1d over x, B, C, the chunked SSD scan (mamba_ssm's five kernels: chunk cumsum, chunk
+/// state, state passing, C·Bᵀ per chunk, chunk scan; chunk states in fp32) and the gated RMSNorm.
+struct MambaScan {
+  double flops = 0;  ///< H·(4·N·P + 2·Q·P) + 2·G·Q·N (states in and out, C·Bᵀ, the masked Q×Q scan)
+  double bytes = 0;  ///< what the seven kernels read and write, activations of `act_bytes`
+  int kernels = 7;
+};
+MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes);
+
+/// Elements per token the Mamba-2 mixer keeps for its backward on this rank: the in_proj output,
+/// the conv1d output, the scan output and the gated norm's output (out_proj's input).
+double mamba_saved_elements(const ModelSpec& m, int tp);
+
 /// FFN elements per token on this rank that the activation function reads or writes (gate, up
 /// and output: 3·width gated, 2·width plain) for a dense layer or an MoE layer (top-k experts and
 /// the shared experts); `rows_per_token` scales the routed part (capacity factor in training).

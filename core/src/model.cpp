@@ -8,6 +8,65 @@
 #include "flopcast/error.hpp"
 
 namespace flopcast {
+namespace {
+
+/// The layer pattern of a hybrid model and the Mamba-2 shapes it needs.
+void validate_hybrid(const ModelSpec& m, const std::string& p) {
+  const std::string& pat = m.layer_pattern;
+  const auto bad = pat.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    fail(p + "layer_pattern",
+         "must hold only 'M' (Mamba-2), '*' (attention), '-' (dense FFN) and 'E' (mixture of "
+         "experts); found '" +
+             std::string(1, pat[bad]) + "' at layer " + std::to_string(bad + 1),
+         pat);
+  }
+  if (static_cast<int>(pat.size()) != m.num_layers) {
+    fail(p + "layer_pattern",
+         "must have one character per layer (model.num_layers " + std::to_string(m.num_layers) +
+             "; got " + std::to_string(pat.size()) + ")",
+         pat);
+  }
+  const bool experts = pat.find('E') != std::string::npos;
+  if (experts != m.is_moe()) {
+    fail(p + "num_experts",
+         experts ? "must be > 0 when model.layer_pattern has 'E' layers"
+                 : "must be 0 when model.layer_pattern has no 'E' layer",
+         m.num_experts);
+  }
+  if (m.first_dense_layers != 0 || m.moe_layer_interval != 1) {
+    fail(p + "first_dense_layers",
+         "must be 0 (and moe_layer_interval 1) with model.layer_pattern, which places the "
+         "experts",
+         m.first_dense_layers);
+  }
+  if (m.window_tokens != 0) {
+    throw NotModelledError(p + "sliding_window_tokens",
+                           "local attention in a hybrid model (model.layer_pattern) is not "
+                           "modelled (got " +
+                               std::to_string(m.window_tokens) + ")");
+  }
+  if (m.mtp_layers != 0) {
+    throw NotModelledError(p + "mtp_layers",
+                           "multi-token-prediction modules of a hybrid model "
+                           "(model.layer_pattern) are not modelled (got " +
+                               std::to_string(m.mtp_layers) + ")");
+  }
+  if (!m.has_mamba()) return;
+  check_int(p + "mamba_heads", m.mamba_heads, 1, 100'000);
+  check_int(p + "mamba_head_dim", m.mamba_head_dim, 1, 100'000);
+  check_int(p + "mamba_state_dim", m.mamba_state_dim, 1, 100'000);
+  check_int(p + "mamba_groups", m.mamba_groups, 1, m.mamba_heads);
+  if (m.mamba_heads % m.mamba_groups != 0) {
+    fail(p + "mamba_groups",
+         "must divide model.mamba_heads (" + std::to_string(m.mamba_heads) + ")", m.mamba_groups);
+  }
+  check_int(p + "mamba_conv_kernel", m.mamba_conv_kernel, 1, 64);
+  check_int(p + "mamba_chunk_tokens", m.mamba_chunk_tokens, 1, 65'536);
+}
+
+}  // namespace
+
 void validate(const ModelSpec& m, const std::string& path) {
   const std::string p = path + ".";
   check_int(p + "num_layers", m.num_layers, 1, 1000);
@@ -103,22 +162,34 @@ void validate(const ModelSpec& m, const std::string& path) {
     }
   }
 
+  if (m.is_hybrid()) validate_hybrid(m, p);
   check_int(p + "sliding_window_tokens", m.window_tokens, 0, 100'000'000);
   check_int(p + "global_attention_every", m.global_attention_every, 0, m.num_layers);
   if (m.window_tokens == 0 && m.global_attention_every != 0) {
     fail(p + "global_attention_every", "must be 0 without model.sliding_window_tokens",
          m.global_attention_every);
   }
+  if (!m.has_mamba()) {
+    const std::pair<const char*, int> mamba_only[] = {{"mamba_heads", m.mamba_heads},
+                                                      {"mamba_head_dim", m.mamba_head_dim},
+                                                      {"mamba_state_dim", m.mamba_state_dim},
+                                                      {"mamba_groups", m.mamba_groups}};
+    for (const auto& [key, value] : mamba_only) {
+      if (value != 0) fail(p + key, "must be 0 without 'M' layers in model.layer_pattern", value);
+    }
+  }
 }
 
 std::vector<LayerKind> layer_kinds(const ModelSpec& m) {
   std::vector<LayerKind> kinds;
   for (int i = 1; i <= m.num_layers; ++i) {
-    const bool moe = m.moe_layer(i), local = m.local_layer(i);
-    auto it = std::find_if(kinds.begin(), kinds.end(),
-                           [&](const LayerKind& k) { return k.moe == moe && k.local == local; });
+    const bool moe = m.moe_layer(i), local = m.local_layer(i), ffn = m.has_ffn(i);
+    const Mixer mixer = m.mixer(i);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const LayerKind& k) {
+      return k.moe == moe && k.local == local && k.mixer == mixer && k.ffn == ffn;
+    });
     if (it == kinds.end()) {
-      kinds.push_back(LayerKind{1, moe, local});
+      kinds.push_back(LayerKind{1, moe, local, mixer, ffn});
     } else {
       ++it->count;
     }
@@ -170,7 +241,7 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   c.embedding = vocab * h;
   if (m.position_embedding == PositionEmbedding::learned) c.embedding += m.max_context_tokens * h;
   c.lm_head = m.tie_embeddings ? 0 : vocab * h;
-  c.norms_per_layer = 2 * norm;
+  c.norms_per_layer = m.blocks_per_layer() * norm;
   if (m.is_mla()) {
     const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
     const double q = rq > 0 ? h * rq + rq * hq * d : h * hq * d;
@@ -188,16 +259,26 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   c.dense_ffn_per_layer = ffn(m.dense_ffn_width());
   c.router_per_layer = m.is_moe() ? h * m.num_experts : 0;
   c.final_norm = norm;
-  for (int i = 1; i <= m.num_layers; ++i) c.moe_layers += m.moe_layer(i) ? 1 : 0;
+  if (m.has_mamba()) {
+    const double di = m.mamba_inner(), gn = double(m.mamba_groups) * m.mamba_state_dim;
+    const double heads = m.mamba_heads;
+    c.mamba_per_layer = h * (2 * di + 2 * gn + heads) + (di + 2 * gn) * (m.mamba_conv_kernel + 1) +
+                        3 * heads + di + di * h;
+  }
+  for (int i = 1; i <= m.num_layers; ++i) {
+    c.moe_layers += m.moe_layer(i) ? 1 : 0;
+    c.dense_layers += m.has_ffn(i) && !m.moe_layer(i) ? 1 : 0;
+    c.attention_layers += m.mixer(i) == Mixer::attention ? 1 : 0;
+    c.mamba_layers += m.mixer(i) == Mixer::mamba ? 1 : 0;
+  }
 
   const double shared = c.embedding + c.lm_head + c.final_norm;
-  const double dense_layers = m.num_layers - c.moe_layers;
-  const double layer_fixed = c.attention_per_layer + c.norms_per_layer;
+  const double fixed = c.attention_layers * c.attention_per_layer +
+                       c.mamba_layers * c.mamba_per_layer + m.num_layers * c.norms_per_layer +
+                       c.dense_layers * c.dense_ffn_per_layer;
   const double moe_fixed = c.router_per_layer + c.shared_expert_per_layer;
-  c.total = shared + m.num_layers * layer_fixed + dense_layers * c.dense_ffn_per_layer +
-            c.moe_layers * (moe_fixed + m.num_experts * c.expert_per_layer);
-  c.active = shared + m.num_layers * layer_fixed + dense_layers * c.dense_ffn_per_layer +
-             c.moe_layers * (moe_fixed + m.experts_per_token * c.expert_per_layer);
+  c.total = shared + fixed + c.moe_layers * (moe_fixed + m.num_experts * c.expert_per_layer);
+  c.active = shared + fixed + c.moe_layers * (moe_fixed + m.experts_per_token * c.expert_per_layer);
   return c;
 }
 

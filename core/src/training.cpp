@@ -84,8 +84,31 @@ void validate_parallelism(const TrainingSpec& s) {
   }
 }
 
+/// What of a training run is not modelled for a hybrid (Mamba-2) model, refused by name.
+void validate_hybrid(const TrainingSpec& s) {
+  const ModelSpec& m = s.model;
+  if (!m.is_hybrid()) return;
+  const auto refuse = [](const std::string& path, const std::string& what, const std::string& got) {
+    throw NotModelledError(path, what +
+                                     " of a hybrid model (model.layer_pattern) is not "
+                                     "modelled (got " +
+                                     got + ")");
+  };
+  if (s.cp > 1 && m.has_mamba()) {
+    refuse("parallelism.cp", "context parallelism over Mamba-2 layers", std::to_string(s.cp));
+  }
+  if (s.finetune != Finetune::full) {
+    refuse("lora.method", "LoRA / QLoRA", std::string(to_string(s.finetune)));
+  }
+  if (s.recompute == Recompute::op) refuse("workload.recompute", "op-level checkpointing", "op");
+  if (s.mtp_layers > 0) {
+    refuse("workload.mtp_layers", "multi-token prediction", std::to_string(s.mtp_layers));
+  }
+}
+
 void validate(const TrainingSpec& s) {
   validate(s.model, "model");
+  validate_hybrid(s);
   validate(s.hardware, "hardware");
   check_int("num_gpus", s.num_gpus, 1, 10'000'000);
   validate_parallelism(s);
@@ -343,7 +366,12 @@ struct LayerPass {
 std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const LayerKind& kind) {
   const ModelSpec& m = s.model;
   std::vector<Linear> out;
-  for (const auto& l : layer_ops::attention_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
+  if (kind.mixer == Mixer::attention) {
+    for (const auto& l : layer_ops::attention_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
+  } else if (kind.mixer == Mixer::mamba) {
+    for (const auto& l : layer_ops::mamba_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
+  }
+  if (!kind.ffn) return out;
   if (kind.moe) {
     // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert.
     const double experts = double(m.num_experts) / s.ep;
@@ -443,15 +471,28 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   }
 
   // Attention core: each CP rank computes its 1/cp share of the causal score matrix.
-  OpCost attn = attention_prefill_op(hw, km, sh.b, sh.s_full,
-                                     layer_ops::attention_dims(m, s.tp, kind.local, false),
-                                     AttentionTypes{sh.attn_math, sh.a, sh.a});
-  attn.time = attn.time * s.attention_scale;
-  p.attention_fwd_s = attn.time.value / s.cp;
-  p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;
-  p.fwd.add(Phase::forward, attn, 1.0 / s.cp);
-  p.bwd.add(Phase::backward, attn, kAttentionBackwardFactor / s.cp);
-  if (!s.flash_attention) {
+  const bool attends = kind.mixer == Mixer::attention;
+  OpCost attn;
+  if (attends) {
+    attn = attention_prefill_op(hw, km, sh.b, sh.s_full,
+                                layer_ops::attention_dims(m, s.tp, kind.local, false),
+                                AttentionTypes{sh.attn_math, sh.a, sh.a});
+    attn.time = attn.time * s.attention_scale;
+    p.attention_fwd_s = attn.time.value / s.cp;
+    p.attention_bwd_s = p.attention_fwd_s * kAttentionBackwardFactor;
+    p.fwd.add(Phase::forward, attn, 1.0 / s.cp);
+    p.bwd.add(Phase::backward, attn, kAttentionBackwardFactor / s.cp);
+  }
+  if (kind.mixer == Mixer::mamba) {
+    // Mamba-2's conv1d, chunked scan and gated norm: memory-bound kernels (layer_ops::mamba_scan);
+    // the backward reads and writes about twice the bytes, like the other elementwise work.
+    const layer_ops::MambaScan scan = layer_ops::mamba_scan(m, s.tp, sh.a);
+    const OpCost op = memory_op("mamba_scan", hw, km, Flops(scan.flops * sh.tokens),
+                                Bytes(scan.bytes * sh.tokens), scan.kernels);
+    p.fwd.add(Phase::forward, op);
+    p.bwd.add(Phase::backward, op, 2);
+  }
+  if (attends && !s.flash_attention) {
     // Unfused attention writes and reads the scores and probabilities (2 bytes each) in HBM.
     const double elems = sh.b * sh.hq * sh.s_full * sh.s_full / s.cp;
     const OpCost scores = memory_op("attention", hw, km, Flops(0), Bytes(8 * elems), 3);
@@ -461,10 +502,13 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
 
   // Elementwise: two fused residual-add + norm (read x, residual; write both), rotary on q and
   // k, the activation function; the backward moves about twice the bytes.
-  double bytes = 2 * 4 * sh.norm_tokens * sh.h * sh.a;
-  bytes += 2 * sh.tokens * layer_ops::rope_elements_per_token(m, s.tp) * sh.a;
-  bytes += sh.tokens * layer_ops::activation_fn_elements(m, kind.moe, s.tp, s.moe_capacity_factor) *
-           sh.a;
+  // A hybrid model's layer has one residual block: one norm, rotary only where it attends, the
+  // activation function only where it has an FFN.
+  double bytes = m.blocks_per_layer() * 4 * sh.norm_tokens * sh.h * sh.a;
+  if (attends) bytes += 2 * sh.tokens * layer_ops::rope_elements_per_token(m, s.tp) * sh.a;
+  if (kind.ffn)
+    bytes += sh.tokens *
+             layer_ops::activation_fn_elements(m, kind.moe, s.tp, s.moe_capacity_factor) * sh.a;
   if (sh.linear.math != sh.dense16.math)
     bytes += cast_bytes_per_element(s.compute) * sh.tokens * cast_elems;
   const OpCost elementwise = memory_op("norm_elementwise", hw, km, Flops(0), Bytes(bytes), 6);
@@ -488,7 +532,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   // the elementwise ops beside the matmuls op-level checkpointing recomputes (above).
   if (s.recompute == Recompute::full) {
     p.recompute.append(p.fwd, 1, Phase::recompute);
-  } else if (s.recompute == Recompute::selective) {
+  } else if (s.recompute == Recompute::selective && attends) {
     p.recompute.add(Phase::recompute, attn, 1.0 / s.cp);
   } else if (op_sac) {
     p.recompute.add(Phase::recompute, elementwise);
@@ -618,7 +662,7 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
     } else {
       per = collective_s(s, CollectiveKind::all_reduce, act, s.tp, 1);
     }
-    const double n = full_recompute ? 6 : 4;
+    const double n = (full_recompute ? 3 : 2) * m.blocks_per_layer();
     c.tp_s = n * per * layers;
     const double hide =
         s.tp_comm_overlap
@@ -734,8 +778,7 @@ TokenFlops flops_per_token(const TrainingSpec& s) {
   double op_recomputed = 0;
   if (s.recompute == Recompute::op) {
     const ParamCounts pc = count_params(m);
-    op_recomputed = (m.num_layers - pc.moe_layers) *
-                    training_detail::op_sac_layer(m, false, 1).recomputed_params;
+    op_recomputed = pc.dense_layers * training_detail::op_sac_layer(m, false, 1).recomputed_params;
     if (pc.moe_layers > 0)
       op_recomputed += pc.moe_layers * training_detail::op_sac_layer(m, true, 1).recomputed_params;
   }

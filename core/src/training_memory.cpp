@@ -142,6 +142,7 @@ double attention_flops_per_token(const ModelSpec& m, int seq) {
   double attention = 0;
   const double full_pairs = attended_pairs(0, seq, 0, m.local_attention);
   for (const LayerKind& k : layer_kinds(m)) {
+    if (k.mixer != Mixer::attention) continue;
     const AttentionDims a = layer_ops::attention_dims(m, 1, k.local, false);
     const double share = attended_pairs(0, seq, a.window_tokens, a.local) / full_pairs;
     attention += k.count * 6.0 * a.heads * (a.qk_dim + a.v_dim) * seq * share;
@@ -184,6 +185,24 @@ double attention_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
          (c.attention_per_layer - linear_params(layer_ops::attention_linears(s.model, 1))) / s.tp;
 }
 
+/// Mamba-2 weights of one layer on one GPU: the projections as layer_ops shards them, the rest
+/// (conv1d, A, D, dt bias, gated norm) split over TP with the heads.
+double mamba_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
+  using layer_ops::linear_params;
+  if (c.mamba_layers == 0) return 0;
+  return linear_params(layer_ops::mamba_linears(s.model, s.tp)) +
+         (c.mamba_per_layer - linear_params(layer_ops::mamba_linears(s.model, 1))) / s.tp;
+}
+
+/// Share of the layers of each kind: a transformer's layers all attend and have an FFN.
+struct LayerShares {
+  double attention, mamba, dense, moe;
+};
+LayerShares layer_shares(const ModelSpec& m, const ParamCounts& c) {
+  const double n = m.num_layers;
+  return {c.attention_layers / n, c.mamba_layers / n, c.dense_layers / n, c.moe_layers / n};
+}
+
 /// FFN weights of one MoE layer on one GPU before the TP split: its expert rank's routed experts
 /// and the shared ones.
 double moe_ffn_params(const TrainingSpec& s, const ParamCounts& c) {
@@ -198,11 +217,12 @@ LayerParams layer_params(const TrainingSpec& s) {
   // The mean layer: dense and MoE layers weighted by their counts.
   const ModelSpec& m = s.model;
   const ParamCounts c = count_params(m);
-  const double moe_share = double(c.moe_layers) / m.num_layers;
-  const double ffn = (1 - moe_share) * c.dense_ffn_per_layer + moe_share * moe_ffn_params(s, c);
+  const LayerShares share = layer_shares(m, c);
+  const double ffn = share.dense * c.dense_ffn_per_layer + share.moe * moe_ffn_params(s, c);
   LayerParams p;
-  p.linear = attention_params_on_gpu(s, c) + ffn / s.tp;
-  p.total = p.linear + moe_share * c.router_per_layer + c.norms_per_layer;
+  p.linear = share.attention * attention_params_on_gpu(s, c) +
+             share.mamba * mamba_params_on_gpu(s, c) + ffn / s.tp;
+  p.total = p.linear + share.moe * c.router_per_layer + c.norms_per_layer;
   p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
   return p;
 }
@@ -308,12 +328,16 @@ double model_flops_per_token(const ModelSpec& m, int seq) {
   const double expert = linear_params(layer_ops::ffn_linears(m, m.intermediate_size, 1, ""));
   const double shared = linear_params(
       layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), 1, ""));
+  const double mamba = c.mamba_layers > 0 ? linear_params(layer_ops::mamba_linears(m, 1)) : 0;
   const double n_matmul =
-      m.num_layers * linear_params(layer_ops::attention_linears(m, 1)) +
-      (m.num_layers - c.moe_layers) * dense +
+      c.attention_layers * linear_params(layer_ops::attention_linears(m, 1)) +
+      c.mamba_layers * mamba + c.dense_layers * dense +
       c.moe_layers * (m.experts_per_token * expert + shared + c.router_per_layer) +
       double(m.vocab_size) * h;
-  return 6 * n_matmul + training_detail::attention_flops_per_token(m, seq);
+  // The Mamba-2 scan's own matmuls (states, C·Bᵀ, the chunk scan), forward and backward.
+  const double scan =
+      c.mamba_layers > 0 ? 3 * c.mamba_layers * layer_ops::mamba_scan(m, 1, 2).flops : 0;
+  return 6 * n_matmul + scan + training_detail::attention_flops_per_token(m, seq);
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp, bool sp,
@@ -322,19 +346,24 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   const double t = tp;
   const double t_sp = sp ? t : 1;
   if (recompute == Recompute::full) return 2 * s * b * h / t_sp;
-  // Norm inputs (2), QKV and FFN-up inputs (2): 2 bytes × h each, sharded only under SP.
-  const double replicated = 8 * h / t_sp;
+  const ParamCounts c = count_params(m);
+  const training_detail::LayerShares share = training_detail::layer_shares(m, c);
+  // Norm inputs and QKV / FFN-up inputs, one each per residual block (2 in a transformer layer):
+  // 2 bytes × h each, sharded only under SP.
+  const double replicated = 4 * m.blocks_per_layer() * h / t_sp;
   // Q, K, V as the attention kernel reads them (MLA: K and V expanded per head), the attention
   // output (O-proj input), and the FFN intermediates of the mean layer (2 bytes each).
   const AttentionDims a = layer_ops::attention_dims(m, 1, false, false);
   const double kv_heads = m.is_mla() ? a.heads : a.kv_heads;
   const double attention =
-      2 * (a.heads * a.qk_dim + kv_heads * (a.qk_dim + a.v_dim)) + 2 * a.heads * a.v_dim;
-  const ParamCounts c = count_params(m);
-  const double moe_share = double(c.moe_layers) / m.num_layers;
-  const double ffn = 2 * ((1 - moe_share) * layer_ops::activation_fn_elements(m, false, 1) +
+      share.attention *
+      (2 * (a.heads * a.qk_dim + kv_heads * (a.qk_dim + a.v_dim)) + 2 * a.heads * a.v_dim);
+  const double moe_share = share.moe;
+  const double ffn = 2 * (share.dense * layer_ops::activation_fn_elements(m, false, 1) +
                           moe_share * layer_ops::activation_fn_elements(m, true, 1));
-  double bytes = s * b * (replicated + (attention + ffn) / t);
+  const double mamba =
+      share.mamba > 0 ? share.mamba * 2 * layer_ops::mamba_saved_elements(m, 1) : 0;
+  double bytes = s * b * (replicated + (attention + ffn + mamba) / t);
   if (recompute == Recompute::op) {
     // The layer input, the outputs of the saved matmuls and the attention output, 2 bytes each.
     double saved = (1 - moe_share) * training_detail::op_sac_layer(m, false, 1).saved_elements;
@@ -343,9 +372,9 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   }
   if (m.is_moe()) bytes += moe_share * s * b * 2 * h * m.experts_per_token / t;  // dispatched
   if (flash_attention) {
-    bytes += 4 * b * a.heads * s / t;  // fp32 log-sum-exp per query row
+    bytes += share.attention * 4 * b * a.heads * s / t;  // fp32 log-sum-exp per query row
   } else if (recompute == Recompute::none) {
-    bytes += 4 * b * a.heads * s * s / t;  // scores and softmax output, 2 bytes each
+    bytes += share.attention * 4 * b * a.heads * s * s / t;  // scores and softmax, 2 B each
   }
   return bytes;
 }

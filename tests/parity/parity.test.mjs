@@ -240,6 +240,15 @@ test('every model preset on h100-sxm: native and wasm agree', () => {
 // The other tasks through the same entry point: identical JSON, simulator included (its samplers
 // are flopcast's own, so a seed gives the same requests natively and in WebAssembly).
 const otherTasks = {
+  'training, hybrid Mamba-2 + MoE model (Nemotron 3 Nano), expert parallel, mxfp8': {
+    task: 'training',
+    model: 'nemotron-3-nano-30b-a3b',
+    hardware: 'b200',
+    num_gpus: 8,
+    parallelism: { ep: 8 },
+    precision: { compute: 'mxfp8' },
+    workload: { seq_len: 8192, global_batch_size: 512, micro_batch_size: 2 },
+  },
   'training, fsdp with micro-batch search': {
     task: 'training',
     model: 'llama-3-8b',

@@ -435,6 +435,78 @@ TEST(HfConfig, InconsistentShapesAreRejected) {
   EXPECT_NE(f.path, "");
 }
 
+TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
+  // A family the importer does not read is refused, never read as a Llama-style transformer
+  // (a Jamba config read that way came out as a 91.8B transformer; the model has ~52B).
+  json c = json::parse(kLlama2_7b);
+  c["model_type"] = "totally_unknown";
+  HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.model_type");
+  EXPECT_NE(f.message.find("\"totally_unknown\" is not a family flopcast reads"), std::string::npos)
+      << f.message;
+  const std::pair<const char*, const char*> refused[] = {
+      {"jamba", "Mamba-1 layers"},
+      {"qwen3_next", "gated DeltaNet"},
+      {"falcon_h1", "parallel attention + Mamba-2"},
+      {"granitemoehybrid", "Mamba-2 layers"},
+      {"deepseek_v32", "DeepSeek sparse attention"},
+  };
+  for (const auto& [type, lacks] : refused) {
+    c["model_type"] = type;
+    f = hf_failure(c);
+    EXPECT_EQ(f.code, "not_modelled") << type;
+    EXPECT_EQ(f.path, "hf_config.model_type") << type;
+    EXPECT_NE(f.message.find(lacks), std::string::npos) << f.message;
+  }
+  c.erase("model_type");
+  f = hf_failure(c);
+  EXPECT_EQ(f.path, "hf_config.model_type");
+  EXPECT_NE(f.message.find("required key is missing"), std::string::npos) << f.message;
+}
+
+TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {
+  // A tiny Nemotron-H: Mamba, attention, dense FFN and MoE layers; then LatentMoE and MTP.
+  json c = {{"model_type", "nemotron_h"},
+            {"hidden_size", 256},
+            {"num_attention_heads", 4},
+            {"num_key_value_heads", 2},
+            {"head_dim", 64},
+            {"num_hidden_layers", 4},
+            {"hybrid_override_pattern", "M*-E"},
+            {"mamba_num_heads", 8},
+            {"mamba_head_dim", 64},
+            {"ssm_state_size", 16},
+            {"n_groups", 2},
+            {"intermediate_size", 1024},
+            {"moe_intermediate_size", 128},
+            {"n_routed_experts", 8},
+            {"num_experts_per_tok", 2},
+            {"vocab_size", 1000},
+            {"max_position_embeddings", 4096}};
+  const json m = io::model_from_hf_config(c);
+  EXPECT_EQ(m.at("layer_pattern"), "M*-E");
+  EXPECT_EQ(m.at("dense_intermediate_size"), 1024);  // the '-' layer's width
+  EXPECT_EQ(m.at("intermediate_size"), 128);         // one routed expert
+  json latent = c;
+  latent["moe_latent_size"] = 64;
+  HfFailure f = hf_failure(latent);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.moe_latent_size");
+  json mtp = c;
+  mtp["num_nextn_predict_layers"] = 1;
+  f = hf_failure(mtp);
+  EXPECT_EQ(f.code, "not_modelled");
+  json short_pattern = c;
+  short_pattern["hybrid_override_pattern"] = "M*E";
+  f = hf_failure(short_pattern);
+  EXPECT_EQ(f.code, "invalid_request");
+  EXPECT_EQ(f.path, "model.layer_pattern");
+  EXPECT_NE(f.message.find("one character per layer (model.num_layers 4; got 3)"),
+            std::string::npos)
+      << f.message;
+}
+
 TEST(HfConfig, NotAnObject) {
   for (const json& bad : {json::array({1, 2}), json("config"), json(nullptr), json(3)}) {
     const HfFailure f = hf_failure(bad);

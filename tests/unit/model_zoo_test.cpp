@@ -133,6 +133,11 @@ const ZooCase kZoo[] = {
     // it: 32.08e9 and 12.18e9 ("12B" rounds 12.18 to two digits: 1.5 %).
     {"glm-4.5", 355e9, 32e9, 0.01, 0.01, true, true},
     {"glm-4.5-air", 106e9, 12e9, 0.01, 0.02, true, true},
+    // Nemotron 3 Nano model card: 31.6B total, 3.6B active with the embeddings. Derived
+    // 31,577,937,344 (23 Mamba-2 layers of 38,742,208, 23 MoE layers of 1,297,465,344, 6
+    // attention layers of 23,396,352, 52 norms, two 131072·2688 tables) and 3.580e9 active (6
+    // routed experts of 2·2688·1856, the shared one of 2·2688·3712 and the router per MoE layer).
+    {"nemotron-3-nano-30b-a3b", 31.6e9, 3.6e9},
 };
 
 TEST(ModelZoo, ParameterCountsMatchPublished) {
@@ -164,6 +169,36 @@ TEST(ModelZoo, ExactCountsByHand) {
   EXPECT_EQ(counts("llama-4-maverick-17b-128e").moe_layers, 24);
   // gpt-oss-20b expert: gate_up 2880·5760 + 5760, down 2880·2880 + 2880 = 24,891,840.
   EXPECT_EQ(counts("gpt-oss-20b").expert_per_layer, 24891840.0);
+  // Nemotron 3 Nano's Mamba-2 mixer (d_in 64·64 = 4096, 8 groups of state 128): in_proj
+  // 2688·(2·4096 + 2·1024 + 64) = 27,697,152, conv1d (4096 + 2048)·(4 + 1) = 30,720, A, D and
+  // dt bias 3·64, gated norm 4096, out_proj 4096·2688 = 11,010,048: 38,742,208. Each layer is
+  // one block with one RMSNorm; the pattern holds 23 'M', 23 'E', 6 '*' and no '-'.
+  const ParamCounts nano = counts("nemotron-3-nano-30b-a3b");
+  EXPECT_EQ(nano.mamba_per_layer, 38742208.0);
+  EXPECT_EQ(nano.norms_per_layer, 2688.0);
+  EXPECT_EQ(nano.mamba_layers, 23);
+  EXPECT_EQ(nano.moe_layers, 23);
+  EXPECT_EQ(nano.attention_layers, 6);
+  EXPECT_EQ(nano.dense_layers, 0);
+  EXPECT_EQ(nano.total, 31577937344.0);
+}
+
+TEST(ModelZoo, NemotronHPatternAndMamba) {
+  expect_fields(imported("nemotron-3-nano-30b-a3b"),
+                {{"layer_pattern", "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"},
+                 {"mamba_heads", 64},
+                 {"mamba_head_dim", 64},
+                 {"mamba_state_dim", 128},  // ssm_state_size
+                 {"mamba_groups", 8},       // n_groups (n_group is the routing's)
+                 {"mamba_conv_kernel", 4},
+                 {"mamba_chunk_tokens", 128},
+                 {"ffn", "plain"},     // relu2: up, down
+                 {"norm", "rmsnorm"},  // norm_eps, though layer_norm_epsilon is set too
+                 {"intermediate_size", 1856},
+                 {"shared_experts", 1},
+                 {"shared_expert_intermediate_size", 3712},
+                 {"dense_intermediate_size", nullptr},  // no '-' layer
+                 {"expert_groups", nullptr}});
 }
 
 TEST(ModelZoo, NameIsTheFileNameWithoutNameOrPath) {

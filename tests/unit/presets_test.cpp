@@ -16,7 +16,7 @@ using io::json;
 
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
-  EXPECT_EQ(all["models"].size(), 44u);
+  EXPECT_EQ(all["models"].size(), 45u);
   EXPECT_EQ(all["hardware"].size(), 37u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
@@ -50,6 +50,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
                          "qwen3-14b",
                          "qwen3-32b",
                          "qwen3-30b-a3b",
+                         "nemotron-3-nano-30b-a3b",
                          "qwen3-235b-a22b",
                          "deepseek-v3",
                          "deepseek-r1",

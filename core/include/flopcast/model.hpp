@@ -34,7 +34,12 @@ constexpr std::string_view to_string(LocalAttention a) noexcept {
   return name_in(kLocalAttentionNames, a);
 }
 
-/// A decoder-only transformer. Shapes as in a Hugging Face config.json. For a mixture of experts
+/// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, or nothing (a hybrid model's
+/// FFN-only layer).
+enum class Mixer { attention, mamba, none };
+
+/// A decoder-only transformer, or a hybrid of attention, Mamba-2 and FFN layers. Shapes as in a
+/// Hugging Face config.json. For a mixture of experts
 /// `intermediate_size` is the FFN width of one routed expert.
 ///
 /// Layers may differ (layer i counts from 1): layer i is a mixture of experts when the model has
@@ -43,6 +48,11 @@ constexpr std::string_view to_string(LocalAttention a) noexcept {
 /// local window when window_tokens > 0 and i is not a multiple of global_attention_every (0: every
 /// layer is local). Multi-head latent attention (kv_lora_rank > 0) replaces K and V by a cached
 /// latent of kv_lora_rank + qk_rope_head_dim elements per token.
+///
+/// A hybrid model (Nemotron-H, Nemotron 3) sets `layer_pattern`, one character per layer as
+/// Megatron-Core's hybrid_override_pattern writes it: each layer is a single block (norm, one
+/// mixer or one FFN, residual): 'M' a Mamba-2 mixer, '*' attention, '-' a dense FFN, 'E' a
+/// mixture of experts. The pattern then decides which layers have experts.
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -90,7 +100,23 @@ struct ModelSpec {
   int window_tokens = 0;  ///< local attention window or chunk; 0: every layer attends to all
   LocalAttention local_attention = LocalAttention::sliding;
   int global_attention_every = 0;
+  std::string layer_pattern;  ///< empty: every layer is attention + FFN
+  /// Mamba-2 mixer (Dao & Gu 2024, mamba_ssm's Mamba2): mamba_heads heads of mamba_head_dim
+  /// (d_inner = heads · head_dim), a state of mamba_state_dim per head, B and C shared by
+  /// mamba_groups groups of heads, a causal conv1d of mamba_conv_kernel taps, and the chunked
+  /// scan in chunks of mamba_chunk_tokens.
+  int mamba_heads = 0;
+  int mamba_head_dim = 0;
+  int mamba_state_dim = 0;
+  int mamba_groups = 0;
+  int mamba_conv_kernel = 4;
+  int mamba_chunk_tokens = 128;
 
+  [[nodiscard]] bool is_hybrid() const noexcept { return !layer_pattern.empty(); }
+  [[nodiscard]] bool has_mamba() const noexcept {
+    return layer_pattern.find('M') != std::string::npos;
+  }
+  [[nodiscard]] double mamba_inner() const noexcept { return double(mamba_heads) * mamba_head_dim; }
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
   [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
   [[nodiscard]] int dense_ffn_width() const noexcept {
@@ -102,22 +128,40 @@ struct ModelSpec {
   }
   /// Whether layer i (1-based) is a mixture of experts / attends through the local window.
   [[nodiscard]] bool moe_layer(int i) const noexcept {
+    if (is_hybrid()) return layer_pattern[std::size_t(i - 1)] == 'E';
     return is_moe() && i > first_dense_layers && (i - first_dense_layers) % moe_layer_interval == 0;
   }
   [[nodiscard]] bool local_layer(int i) const noexcept {
     return window_tokens > 0 && (global_attention_every == 0 || i % global_attention_every != 0);
   }
+  /// Layer i's mixer, and whether it has an FFN (every transformer layer has both).
+  [[nodiscard]] Mixer mixer(int i) const noexcept {
+    if (!is_hybrid()) return Mixer::attention;
+    const char c = layer_pattern[std::size_t(i - 1)];
+    return c == '*' ? Mixer::attention : c == 'M' ? Mixer::mamba : Mixer::none;
+  }
+  [[nodiscard]] bool has_ffn(int i) const noexcept {
+    if (!is_hybrid()) return true;
+    const char c = layer_pattern[std::size_t(i - 1)];
+    return c == '-' || c == 'E';
+  }
+  /// Residual blocks (norm, sublayer, residual add) a layer holds: 2 in a transformer, 1 in a
+  /// hybrid model.
+  [[nodiscard]] int blocks_per_layer() const noexcept { return is_hybrid() ? 1 : 2; }
 };
 
-/// Layers that cost the same: `count` layers with (or without) experts and local attention.
+/// Layers that cost the same: `count` layers with (or without) experts and local attention, their
+/// mixer, and whether they have an FFN.
 struct LayerKind {
   int count = 0;
   bool moe = false;
   bool local = false;
+  Mixer mixer = Mixer::attention;
+  bool ffn = true;
 };
 
 /// The model's layers grouped by kind, in order of first appearance (one entry for a uniform
-/// model, at most four).
+/// model, at most four for a transformer).
 std::vector<LayerKind> layer_kinds(const ModelSpec& m);
 
 /// Query–key pairs that `new_tokens` queries at positions cached+1 … cached+new attend to, each
@@ -147,8 +191,12 @@ struct ParamCounts {
   double dense_ffn_per_layer = 0;      ///< the FFN of a dense layer
   double router_per_layer = 0;
   double norms_per_layer = 0;  ///< with MLA, its two latent norms too
+  double mamba_per_layer = 0;  ///< one Mamba-2 mixer: projections, conv1d, A, D, dt bias, norm
   double final_norm = 0;
-  int moe_layers = 0;  ///< layers with experts (the rest are dense)
+  int moe_layers = 0;        ///< layers with experts
+  int dense_layers = 0;      ///< layers with a dense FFN
+  int attention_layers = 0;  ///< layers with attention (every layer of a transformer)
+  int mamba_layers = 0;      ///< layers with a Mamba-2 mixer
 };
 
 /// Checks shapes and cross-field rules; throws SpecError with paths under `path` (e.g. "model").
@@ -160,7 +208,10 @@ void validate(const ModelSpec& m, const std::string& path);
 ///   r_kv·Hq·(d_nope + d_v), o: Hq·d_v·h, and the latents' norms r_q + r_kv with the layer's norms;
 /// FFN of width w = (3 gated | 2 plain)·h·w (+ biases); MoE layer = E·expert(I) + shared
 /// experts(S·I_s) + h·E router, dense layer = FFN(dense_intermediate_size); norms 2 per layer
-/// (+1 final), h (RMSNorm) or 2h (LayerNorm).
+/// (1 in a hybrid model; +1 final), h (RMSNorm) or 2h (LayerNorm); Mamba-2 mixer with
+/// d_in = heads·head_dim, G groups, state N, conv kernel K, H heads:
+///   in_proj h·(2·d_in + 2·G·N + H) + conv1d (d_in + 2·G·N)·(K + 1) + A, D, dt bias 3·H +
+///   gated norm d_in + out_proj d_in·h.
 ParamCounts count_params(const ModelSpec& m) noexcept;
 
 }  // namespace flopcast

@@ -220,10 +220,113 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 
 }  // namespace
 
+/// Model types whose configs this importer reads as a transformer (every layer attention + FFN)
+/// or, for nemotron_h, as a hybrid of Mamba-2, attention and FFN layers. A family outside this
+/// list may have layers the importer would not see; it is refused by name rather than read as a
+/// Llama.
+constexpr std::string_view kReadTypes[] = {
+    "llama",       "mistral",     "mixtral",     "qwen2",     "qwen2_moe", "qwen3",
+    "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",   "llama4",    "llama4_text",
+    "gpt_oss",     "phi3",        "gemma",       "gemma2",    "gemma3",    "gemma3_text",
+    "falcon",      "gpt2",        "gpt_neox",    "gptj",      "opt",       "bloom",
+    "gpt_bigcode", "glm4_moe",    "mistral3",    "nemotron_h"};
+
+/// Families with layers flopcast does not model, each with what it lacks.
+struct Unmodelled {
+  std::string_view type, layers;
+};
+constexpr Unmodelled kUnmodelledTypes[] = {
+    {"jamba", "Mamba-1 layers (layers_block_type / attn_layer_period)"},
+    {"mamba", "Mamba-1 layers"},
+    {"mamba2", "an all-Mamba-2 stack without attention layers"},
+    {"falcon_h1", "parallel attention + Mamba-2 layers (one block runs both)"},
+    {"granitemoehybrid", "Mamba-2 layers in layer_types"},
+    {"bamba", "Mamba-2 layers in attn_layer_indices"},
+    {"qwen3_next", "gated DeltaNet linear-attention layers (layer_types)"},
+    {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
+    {"minimax", "lightning linear-attention layers"},
+    {"minimax_m1", "lightning linear-attention layers"},
+    {"deepseek_v32", "DeepSeek sparse attention (an indexer and top-k attention)"},
+    {"rwkv", "RWKV recurrent layers"},
+    {"recurrent_gemma", "RG-LRU recurrent layers"},
+};
+
+void check_model_type(const std::string& type) {
+  for (const Unmodelled& u : kUnmodelledTypes) {
+    if (type == u.type) {
+      throw NotModelledError(at("model_type"),
+                             "\"" + type + "\": " + std::string(u.layers) + " are not modelled");
+    }
+  }
+  if (std::find(std::begin(kReadTypes), std::end(kReadTypes), type) != std::end(kReadTypes)) return;
+  std::string known;
+  for (std::string_view t : kReadTypes) known += (known.empty() ? "" : ", ") + std::string(t);
+  throw NotModelledError(at("model_type"),
+                         type.empty() ? "required key is missing: the model family decides which "
+                                        "layers a config describes (read: " +
+                                            known + ")"
+                                      : "\"" + type +
+                                            "\" is not a family flopcast reads; its layers may "
+                                            "differ from a transformer's (read: " +
+                                            known + ")");
+}
+
+/// Nemotron-H / Nemotron 3 (model_type nemotron_h): hybrid_override_pattern names each layer,
+/// 'M' Mamba-2, '*' attention, '-' dense FFN (intermediate_size), 'E' mixture of experts;
+/// the FFNs are squared-ReLU (up, down).
+void read_nemotron_h(const json& c, json& m) {
+  auto it = c.find("hybrid_override_pattern");
+  if (it == c.end() || !it->is_string()) {
+    throw SpecError(at("hybrid_override_pattern"), "required key is missing");
+  }
+  const std::string pattern = it->get<std::string>();
+  m["layer_pattern"] = pattern;
+  m["ffn"] = to_string(FfnKind::plain);
+  m["norm"] = to_string(NormKind::rmsnorm);  // norm_eps: RMSNorm (layer_norm_epsilon names it too)
+  if (pattern.find('M') != std::string::npos) {
+    m["mamba_heads"] = required_int(c, {"mamba_num_heads"});
+    m["mamba_head_dim"] = required_int(c, {"mamba_head_dim"});
+    m["mamba_state_dim"] = required_int(c, {"ssm_state_size"});
+    m["mamba_groups"] = required_int(c, {"n_groups"});
+    m["mamba_conv_kernel"] = optional_int(c, {"conv_kernel"}, 4);
+    m["mamba_chunk_tokens"] = optional_int(c, {"chunk_size"}, 128);
+  }
+  if (const int latent = optional_int(c, {"moe_latent_size"}, 0); latent > 0) {
+    throw NotModelledError(at("moe_latent_size"),
+                           "LatentMoE (experts on a projected latent) is not modelled (got " +
+                               std::to_string(latent) + ")");
+  }
+  if (const int mtp = optional_int(c, {"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
+      mtp > 0) {
+    throw NotModelledError(at("num_nextn_predict_layers"),
+                           "multi-token-prediction layers of a hybrid model are not modelled "
+                           "(got " +
+                               std::to_string(mtp) + ")");
+  }
+  if (pattern.find('E') == std::string::npos) return;
+  m["num_experts"] = required_int(c, {"n_routed_experts"});
+  m["experts_per_token"] = required_int(c, {"num_experts_per_tok"});
+  m["intermediate_size"] = required_int(c, {"moe_intermediate_size"});
+  if (pattern.find('-') != std::string::npos) {
+    m["dense_intermediate_size"] = required_int(c, {"intermediate_size"});
+  }
+  if (const int shared = optional_int(c, {"n_shared_experts"}, 0); shared > 0) {
+    m["shared_experts"] = shared;
+    m["shared_expert_intermediate_size"] =
+        required_int(c, {"moe_shared_expert_intermediate_size"}) / shared;
+  }
+  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
+  if (groups > 1 && chosen < groups) {
+    m["expert_groups"] = groups;
+    m["expert_groups_per_token"] = chosen;
+  }
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
   std::string type = given.value("model_type", config.value("model_type", std::string()));
+  check_model_type(type);
   const json c = with_class_defaults(given, type);
   if (const int mlp_only = c.contains("mlp_only_layers") && c.at("mlp_only_layers").is_array()
                                ? static_cast<int>(c.at("mlp_only_layers").size())
@@ -288,8 +391,12 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   m["position_embedding"] =
       (type == "gpt2" || type == "opt" || type == "gpt_bigcode") ? "learned" : "rope";
 
-  read_experts(c, type, dense_width, m);
-  read_local_attention(c, type, layers, context, m);
+  if (type == "nemotron_h") {
+    read_nemotron_h(c, m);
+  } else {
+    read_experts(c, type, dense_width, m);
+    read_local_attention(c, type, layers, context, m);
+  }
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");
   // A quantized checkpoint's types (quantization_config) are the model's default precision.

@@ -54,7 +54,14 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "global_attention_every",
                   "mtp_layers",
                   "checkpoint_weights",
-                  "checkpoint_attention_weights"});
+                  "checkpoint_attention_weights",
+                  "layer_pattern",
+                  "mamba_heads",
+                  "mamba_head_dim",
+                  "mamba_state_dim",
+                  "mamba_groups",
+                  "mamba_conv_kernel",
+                  "mamba_chunk_tokens"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
   m.num_layers = r.integer("num_layers");
@@ -117,6 +124,13 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.local_attention = r.choice("local_attention", kLocalAttentionNames, LocalAttention::sliding);
   m.global_attention_every = r.integer("global_attention_every", 0);
   if (m.window_tokens == 0) m.global_attention_every = 0;  // every layer attends to all
+  m.layer_pattern = r.string("layer_pattern", "");
+  m.mamba_heads = r.integer("mamba_heads", 0);
+  m.mamba_head_dim = r.integer("mamba_head_dim", 0);
+  m.mamba_state_dim = r.integer("mamba_state_dim", 0);
+  m.mamba_groups = r.integer("mamba_groups", 0);
+  m.mamba_conv_kernel = r.integer("mamba_conv_kernel", 4);
+  m.mamba_chunk_tokens = r.integer("mamba_chunk_tokens", 128);
   validate(m, path);
   return m;
 }
@@ -166,6 +180,15 @@ json model_to_json(const ModelSpec& m) {
     j["checkpoint_attention_weights"] = to_string(*m.checkpoint_attention_weights);
   }
   if (m.window_tokens > 0) j["local_attention"] = to_string(m.local_attention);
+  if (m.is_hybrid()) j["layer_pattern"] = m.layer_pattern;
+  if (m.has_mamba()) {
+    j["mamba_heads"] = m.mamba_heads;
+    j["mamba_head_dim"] = m.mamba_head_dim;
+    j["mamba_state_dim"] = m.mamba_state_dim;
+    j["mamba_groups"] = m.mamba_groups;
+    j["mamba_conv_kernel"] = m.mamba_conv_kernel;
+    j["mamba_chunk_tokens"] = m.mamba_chunk_tokens;
+  }
   return j;
 }
 
