@@ -102,6 +102,9 @@ std::string format_table(const json& r) {
       << " GB): " << (mem.at("fits").get<bool>() ? "fits" : "DOES NOT FIT") << "\n";
   line("Weights", num(mem.at("weights_GB")), "GB");
   line("KV cache", num(mem.at("kv_cache_GB")), "GB");
+  if (mem.at("state_GB").get<double>() > 0) {
+    line("Mamba state", num(mem.at("state_GB")), "GB");  // hybrid models: flat in the context
+  }
   line("Activations", num(mem.at("activations_GB")), "GB");
   line("Framework reserve", num(mem.at("reserve_GB")), "GB");
   line("Free", num(mem.at("free_GB")), "GB");

@@ -119,7 +119,7 @@ function renderVerdict(mem, res) {
     verdict.textContent = '';
     return;
   }
-  const need = ['weights_GB', 'kv_cache_GB', 'activations_GB', 'reserve_GB'].reduce(
+  const need = ['weights_GB', 'kv_cache_GB', 'state_GB', 'activations_GB', 'reserve_GB'].reduce(
     (a, k) => a + (Number(mem[k]) || 0),
     0,
   );
@@ -138,6 +138,7 @@ function renderVerdict(mem, res) {
 const MEMORY_PARTS = [
   { key: 'weights_GB', label: 'Weights', cls: 'mem-weights' },
   { key: 'kv_cache_GB', label: 'KV cache', cls: 'mem-kv' },
+  { key: 'state_GB', label: 'Mamba state', cls: 'mem-state' }, // hybrid models: flat in context
   { key: 'activations_GB', label: 'Activations', cls: 'mem-act' },
   { key: 'reserve_GB', label: 'Reserved', cls: 'mem-reserve' },
   { key: 'free_GB', label: 'Free', cls: 'mem-free' },
@@ -599,7 +600,8 @@ function renderContextSweep(request, res) {
   state.contextSweep = points;
   const x = (c) => Math.log2(c);
   const mem = (p) => p.res.memory;
-  const used = (p) => mem(p).weights_GB + mem(p).kv_cache_GB + mem(p).activations_GB + mem(p).reserve_GB;
+  const used = (p) =>
+    mem(p).weights_GB + mem(p).kv_cache_GB + (mem(p).state_GB || 0) + mem(p).activations_GB + mem(p).reserve_GB;
   const xMin = x(points[0]?.context ?? 512);
   const xTop = Math.max(x(points.at(-1)?.context ?? 1024), xMin + 1);
   const { markers, xTicks, xFmt } = log2Axis(xMin, xTop, current, res.memory?.max_context_tokens ?? 0);
@@ -626,7 +628,8 @@ function renderMemory(mem, res) {
   const capacity0 = Number(mem.capacity_GB) || 0;
   const budget = Number(mem.budget_GB);
   const headroom = Number.isFinite(budget) && capacity0 > budget ? capacity0 - budget : 0;
-  const parts = MEMORY_PARTS.map((p) => ({
+  // The Mamba state shows only for a hybrid model (it is 0 for a transformer).
+  const parts = MEMORY_PARTS.filter((p) => p.key !== 'state_GB' || Number(mem.state_GB) > 0).map((p) => ({
     ...p,
     value: p.key === 'headroom_GB' ? headroom : Number(mem[p.key]) || 0,
   }));

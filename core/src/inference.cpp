@@ -159,13 +159,10 @@ void validate_precision(const InferenceSpec& s) {
 
 void validate(const InferenceSpec& s) {
   validate(s.model, "model");
-  if (s.model.is_hybrid()) {
-    // A Mamba layer's fixed per-sequence state beside the attention layers' KV cache changes the
-    // memory answer and the serving simulator's admission; neither is modelled yet.
-    throw NotModelledError("model.layer_pattern",
-                           "inference and serving of a hybrid model (Mamba-2 / FFN-only layers) "
-                           "are not modelled; training is (got \"" +
-                               s.model.layer_pattern + "\")");
+  if (s.model.is_hybrid() && s.dp_attention) {
+    throw NotModelledError("parallelism.dp_attention",
+                           "data-parallel attention in a hybrid model (model.layer_pattern) is not "
+                           "modelled (got true)");
   }
   validate(s.hardware, "hardware");
   const ModelSpec& m = s.model;
@@ -217,9 +214,12 @@ struct Shard {
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
-  std::vector<layer_ops::LinearShape> attn_linears;  // per layer, every kind alike
-  double kv_elems;         // per token and layer on the GPU that holds the token's KV
-  double stage_share = 1;  // layers of the largest pipeline stage / all layers
+  std::vector<layer_ops::LinearShape> attn_linears;   // per layer, every kind alike
+  std::vector<layer_ops::LinearShape> mamba_linears;  // per Mamba-2 layer (hybrid models)
+  double attention_layers = 0;  // layers with attention (every layer of a transformer)
+  double state_bytes = 0;       // one sequence's Mamba-2 state, all layers of the stage, per GPU
+  double kv_elems;              // per token and layer on the GPU that holds the token's KV
+  double stage_share = 1;       // layers of the largest pipeline stage / all layers
   /// Data-parallel attention groups: tp / attention_tp under parallelism.dp_attention (each
   /// group runs attention for its own sequences, heads split over its attention_tp GPUs), else
   /// 1 (attention heads split over tp).
@@ -288,6 +288,12 @@ Shard make_shard(const InferenceSpec& s) {
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
+  const ParamCounts pc = count_params(m);
+  sh.attention_layers = pc.attention_layers;
+  if (m.has_mamba()) {
+    sh.mamba_linears = layer_ops::mamba_linears(m, s.tp);
+    sh.state_bytes = sh.stage_share * pc.mamba_layers * layer_ops::mamba_state_bytes(m, s.tp, sh.a);
+  }
   return sh;
 }
 
@@ -304,15 +310,20 @@ struct Step {
 /// then the shared experts) and its elementwise ops.
 struct FfnOps {
   std::vector<OpCost> gemms;
-  OpCost elementwise;  ///< two fused add+norm, rotary, activation function
 };
 
 /// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
 /// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
 struct TokenOps {
-  OpCost embedding;                      ///< once per step
-  std::vector<OpCost> attn_linears;      ///< per layer: q/k/v projections, o_proj
-  FfnOps dense, moe;                     ///< per dense / MoE layer (those the model has)
+  OpCost embedding;                   ///< once per step
+  std::vector<OpCost> attn_linears;   ///< per layer: q/k/v projections, o_proj
+  std::vector<OpCost> mamba_linears;  ///< per Mamba-2 layer: in_proj, out_proj
+  std::optional<OpCost> mamba_scan;   ///< per Mamba-2 layer, prefill: conv1d, SSD scan, norm
+  FfnOps dense, moe;                  ///< per dense / MoE layer (those the model has)
+  /// Per layer kind (in the order of Shard::kinds): its fused add+norm (two in a transformer
+  /// layer, one in a hybrid model's), rotary where it attends, the activation function where it
+  /// has an FFN.
+  std::vector<OpCost> elementwise;
   std::optional<OpCost> tp_all_reduce;   ///< tp > 1: one of the two per layer
   std::optional<OpCost> moe_all_to_all;  ///< MoeDispatch::all_to_all: dispatch (= combine)
   OpCost final_norm;                     ///< once per step, over every token
@@ -324,6 +335,11 @@ struct TokenOps {
     static const std::optional<OpCost> none;
     if (k.moe) return moe_all_to_all ? moe_all_to_all : tp_all_reduce;
     return dense_data_parallel ? none : tp_all_reduce;
+  }
+  /// Exchanges of a layer of kind `k`: two (after attention and after the FFN, or the MoE
+  /// dispatch and combine), one for a hybrid model's single-block layer unless it dispatches.
+  double exchanges(const LayerKind& k, bool hybrid) const {
+    return !hybrid || (k.moe && moe_all_to_all) ? 2 : 1;
   }
 };
 
@@ -343,13 +359,25 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
   // handles (under DP attention a GPU's own: the engines gather after the second norm); then per
   // FFN kind the activation function.
   const double rope = t_attn * layer_ops::rope_elements_per_token(m, sh.attention_tp());
-  auto elementwise = [&](bool moe) {
-    const double act_fn_elems = t * layer_ops::activation_fn_elements(m, moe, s.tp);
-    return memory_op("norm_elementwise", hw, km, Flops(2 * 8 * t_attn * sh.h + act_fn_elems),
-                     Bytes(sh.a * (2 * 4 * t_attn * sh.h + 2 * rope + act_fn_elems)), 4);
-  };
-  const bool has_dense =
-      std::any_of(sh.kinds.begin(), sh.kinds.end(), [](const LayerKind& k) { return !k.moe; });
+  const double blocks = m.blocks_per_layer();
+  for (const LayerKind& k : sh.kinds) {
+    const double act_fn_elems = k.ffn ? t * layer_ops::activation_fn_elements(m, k.moe, s.tp) : 0;
+    const double rotary = k.mixer == Mixer::attention ? 2 * rope : 0;
+    ops.elementwise.push_back(
+        memory_op("norm_elementwise", hw, km, Flops(blocks * 8 * t_attn * sh.h + act_fn_elems),
+                  Bytes(sh.a * (blocks * 4 * t_attn * sh.h + rotary + act_fn_elems)),
+                  2 * static_cast<int>(blocks)));
+  }
+  for (const auto& l : sh.mamba_linears) {
+    ops.mamba_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+  }
+  if (m.has_mamba()) {
+    const layer_ops::MambaScan scan = layer_ops::mamba_scan(m, s.tp, sh.a);
+    ops.mamba_scan =
+        memory_op("mamba_scan", hw, km, Flops(scan.flops * t), Bytes(scan.bytes * t), scan.kernels);
+  }
+  const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
+                                     [](const LayerKind& k) { return k.ffn && !k.moe; });
   // Dense FFNs and shared experts: split over tp for all the step's tokens, or data-parallel,
   // the busiest GPU's own tokens through whole weights.
   const int dense_tp = sh.dense_dp ? 1 : s.tp;
@@ -359,7 +387,6 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
     for (const auto& l : layer_ops::ffn_linears(m, m.dense_ffn_width(), dense_tp, "mlp")) {
       ops.dense.gemms.push_back(gemm_op(l.name, hw, km, t_dense, l.n, l.k, sh.linear));
     }
-    ops.dense.elementwise = elementwise(false);
   }
   if (m.is_moe()) {
     // ep groups of whole experts, each expert's width split over the tp / ep GPUs of a group.
@@ -373,7 +400,6 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
         ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t_dense, l.n, l.k, sh.linear));
       }
     }
-    ops.moe.elementwise = elementwise(true);
   }
   if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
   if (m.is_moe() && moe_dispatch_of(s) == MoeDispatch::all_to_all) {
@@ -437,6 +463,15 @@ OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& ki
                       kind.count);
 }
 
+/// One Mamba-2 layer's conv1d, scan and gated norm in step `st`: prefill scans the new tokens
+/// in chunks; decode updates each sequence's fixed state (no growth with the context).
+OpCost mamba_op(const InferenceSpec& s, const Shard& sh, const TokenOps& tok, const Step& st) {
+  if (st.prefill) return *tok.mamba_scan;
+  const layer_ops::MambaScan one = layer_ops::mamba_decode(s.model, s.tp, sh.a);
+  return memory_op("mamba_scan", s.hardware, sh.km, Flops(one.flops * st.sequences),
+                   Bytes(one.bytes * st.sequences), one.kernels);
+}
+
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
 /// `attention_at`, when given, receives the index in the result of each layer kind's attention
 /// op (in the order of sh.kinds), so that a step at another context can swap in just those.
@@ -452,26 +487,35 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   };
 
   ops.push_back(tok.embedding);
-  for (const LayerKind& kind : sh.kinds) {
+  for (std::size_t k = 0; k < sh.kinds.size(); ++k) {
+    const LayerKind& kind = sh.kinds[k];
     const double layers = kind.count;
-    // Breakdown order: q/k/v projections, attention, o_proj, FFN, elementwise, TP (the
-    // accumulator sums ops of one name).
-    for (const OpCost& op : tok.attn_linears) {
-      if (op.name != "o_proj") per_layer(op, layers);
+    // Breakdown order: q/k/v projections, attention, o_proj (or the Mamba-2 mixer), FFN,
+    // elementwise, TP (the accumulator sums ops of one name).
+    if (kind.mixer == Mixer::attention) {
+      for (const OpCost& op : tok.attn_linears) {
+        if (op.name != "o_proj") per_layer(op, layers);
+      }
+      if (attention_at) attention_at->push_back(ops.size());
+      ops.push_back(attention_op(s, sh, kind, st));
+      for (const OpCost& op : tok.attn_linears) {
+        if (op.name == "o_proj") per_layer(op, layers);
+      }
+    } else if (kind.mixer == Mixer::mamba) {
+      per_layer(tok.mamba_linears.front(), layers);
+      per_layer(mamba_op(s, sh, tok, st), layers);
+      per_layer(tok.mamba_linears.back(), layers);
     }
-    if (attention_at) attention_at->push_back(ops.size());
-    ops.push_back(attention_op(s, sh, kind, st));
-    for (const OpCost& op : tok.attn_linears) {
-      if (op.name == "o_proj") per_layer(op, layers);
+    if (kind.ffn) {
+      for (const OpCost& op : tok.ffn(kind).gemms) per_layer(op, layers);
     }
-    const FfnOps& ffn = tok.ffn(kind);
-    for (const OpCost& op : ffn.gemms) per_layer(op, layers);
-    per_layer(ffn.elementwise, layers);
+    per_layer(tok.elementwise[k], layers);
     if (const auto& exchange = tok.exchange(kind)) {
+      const double n = tok.exchanges(kind, s.model.is_hybrid());
       OpCost ar = *exchange;
-      ar.time = ar.time * 2;
-      ar.bytes = ar.bytes * 2;
-      ar.kernels *= 2;
+      ar.time = ar.time * n;
+      ar.bytes = ar.bytes * n;
+      ar.kernels *= static_cast<int>(n);
       per_layer(ar, layers);
     }
   }
@@ -590,14 +634,16 @@ struct Accumulator {
 /// Layers that keep the whole context in the KV cache, and those that keep only their window.
 std::pair<double, double> global_and_local_layers(const Shard& sh) {
   double global = 0, local = 0;
-  for (const LayerKind& k : sh.kinds) (k.local ? local : global) += k.count;
+  for (const LayerKind& k : sh.kinds) {
+    if (k.mixer == Mixer::attention) (k.local ? local : global) += k.count;
+  }
   return {global, local};
 }
 
 /// KV bytes of one of the replica's tokens in every layer, per GPU (local layers count while
 /// the context is within their window); under DP attention a GPU holds 1/dp of the tokens.
 double kv_bytes_per_token(const Shard& sh) {
-  return sh.stage_share * sh.layers * sh.kv_elems * sh.kv / sh.dp;
+  return sh.stage_share * sh.attention_layers * sh.kv_elems * sh.kv / sh.dp;
 }
 
 /// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
@@ -625,8 +671,11 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
     ffn_phase = std::max(ffn_phase, t * layer_ops::activation_fn_elements(m, k.moe, s.tp));
   }
   const double mlp_phase = 2 * t * sh.h + ffn_phase;
+  // A Mamba-2 layer: its input and the in_proj output (z, x, B, C, dt), then the scan's output.
+  const double mamba_phase =
+      sh.mamba_linears.empty() ? 0 : t * (2 * sh.h + sh.mamba_linears.front().n);
   const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
-  return sh.a * std::max(attn_phase, mlp_phase) + logits;
+  return sh.a * std::max({attn_phase, mlp_phase, mamba_phase}) + logits;
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -636,6 +685,14 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+void throw_hybrid_serving_not_modelled(const ModelSpec& m) {
+  throw NotModelledError("model.layer_pattern",
+                         "serving a hybrid model (Mamba-2 layers' per-request state beside the KV "
+                         "pool, and admission by both) is not modelled; task \"inference\" "
+                         "prices one batch of it (got \"" +
+                             m.layer_pattern + "\")");
+}
 
 double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
   if (!(usd_per_gpu_hour > 0) || !(tokens_per_s > 0) || gpus < 1) return 0;
@@ -650,7 +707,11 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const auto sum = layer_ops::linear_params;
   // Per GPU the shard's attention split (whole under data-parallel attention).
   auto attention = [&](int tp) {
-    return m.num_layers * sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
+    return pc.attention_layers *
+           sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
+  };
+  auto mamba = [&](int tp) {
+    return pc.mamba_layers > 0 ? pc.mamba_layers * sum(layer_ops::mamba_linears(m, tp)) : 0.0;
   };
   // The whole model's FFNs (tp 1), or one GPU's: every expert slot's width over tp (E/ep slots
   // each split over tp/ep GPUs), dense FFNs and shared experts over `dense_tp`.
@@ -659,7 +720,7 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
     const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
     const double shared = sum(layer_ops::ffn_linears(
         m, double(m.shared_experts) * m.shared_expert_width(), dense_tp, ""));
-    return (m.num_layers - pc.moe_layers) * dense + pc.moe_layers * (experts * expert + shared);
+    return pc.dense_layers * dense + pc.moe_layers * (experts * expert + shared);
   };
   // Everything else stays in 16 bits: vocab-parallel embedding and LM head (in a GGUF file
   // quantized too), and replicated learned positions, norms, routers and biases (tiny). Under
@@ -668,10 +729,11 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) -
-                      ffn(1, 1, m.num_experts);
+                      mamba(1) - ffn(1, 1, m.num_experts);
   const double ffn_per_gpu =
       ffn(s.tp, sh.dense_dp ? 1 : s.tp, double(m.num_experts) + s.redundant_experts);
-  return sh.stage_share * (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + rest * sh.a) +
+  return sh.stage_share *
+             (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + mamba(s.tp) * sh.w + rest * sh.a) +
          vocab_rows * sh.head.weight_bytes;
 }
 
@@ -744,8 +806,9 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
       continue;
     }
     attention_ops.clear();
-    for (const LayerKind& kind : sh.kinds)
-      attention_ops.push_back(attention_op(spec, sh, kind, st));
+    for (const LayerKind& kind : sh.kinds) {
+      if (kind.mixer == Mixer::attention) attention_ops.push_back(attention_op(spec, sh, kind, st));
+    }
     out.acc.add("decode", attention_ops, count);
     later_steps += count;
   }
@@ -829,9 +892,11 @@ void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh)
   const double context = s + n;
   mem.kv_cache_bytes = kv_cache_bytes(spec, sh, b, context);
   mem.activations_bytes = activation_bytes(spec, sh, b, s);
+  mem.state_bytes_per_sequence = sh.state_bytes;
+  mem.state_bytes = b * sh.state_bytes;
   auto need = [&](double batch, double prompt, double ctx) {
     return mem.weights_bytes + mem.reserve_bytes + kv_cache_bytes(spec, sh, batch, ctx) +
-           activation_bytes(spec, sh, batch, prompt);
+           batch * sh.state_bytes + activation_bytes(spec, sh, batch, prompt);
   };
   const double used = need(b, s, context);
   mem.fits = used <= mem.budget_bytes;
@@ -954,7 +1019,8 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
     return op_time_s(op);
   };
   double total = op_time_s(tok.embedding) + op_time_s(tok.final_norm);
-  for (const LayerKind& kind : sh.kinds) {
+  for (std::size_t k = 0; k < sh.kinds.size(); ++k) {
+    const LayerKind& kind = sh.kinds[k];
     double per_layer = 0;
     for (const OpCost& op : tok.attn_linears) per_layer += priced(op);
     const FfnOps& ffn = tok.ffn(kind);
@@ -962,7 +1028,7 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
       // The routed experts of the busiest GPU run moe_factor longer.
       per_layer += (kind.moe && i == 0 ? moe_factor : 1.0) * priced(ffn.gemms[i]);
     }
-    per_layer += op_time_s(ffn.elementwise);
+    per_layer += op_time_s(tok.elementwise[k]);
     if (const auto& exchange = tok.exchange(kind)) per_layer += 2 * op_time_s(*exchange);
     total += per_layer * kind.count;
   }
@@ -1022,6 +1088,7 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   checked.output_tokens = 1;
   checked.batch_size = 1;
   validate(checked);
+  if (checked.model.is_hybrid()) throw_hybrid_serving_not_modelled(checked.model);
   if (!std::isfinite(moe_expert_time_factor) || moe_expert_time_factor < 1 ||
       moe_expert_time_factor > 100) {
     fail("features.moe.imbalance_factor", "must be between 1 and 100", moe_expert_time_factor);

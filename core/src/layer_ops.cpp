@@ -150,6 +150,24 @@ MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
   return s;
 }
 
+MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
+  const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
+  const double di = heads * m.mamba_head_dim, gn = groups * m.mamba_state_dim, a = act_bytes;
+  const double ssm = 4 * di * m.mamba_state_dim;
+  const double conv = (m.mamba_conv_kernel - 1) * (di + 2 * gn) * a;
+  MambaScan s;
+  s.flops = 5 * di * m.mamba_state_dim;
+  s.bytes = 2 * ssm + 2 * conv + (2 * di + 2 * gn + heads) * a + di * a + 3 * di * a;
+  s.kernels = 3;
+  return s;
+}
+
+double mamba_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
+  const double di = m.mamba_inner() / tp;
+  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
+  return 4 * di * m.mamba_state_dim + (m.mamba_conv_kernel - 1) * (di + 2 * gn) * act_bytes;
+}
+
 double mamba_saved_elements(const ModelSpec& m, int tp) {
   const double di = m.mamba_inner() / tp;
   const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;

@@ -80,6 +80,17 @@ struct MambaScan {
 };
 MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes);
 
+/// One decode step of the Mamba-2 mixer for one sequence on this rank (mamba_ssm's
+/// selective_state_update and causal_conv1d_update, then the gated norm): the SSM state read and
+/// written (fp32), the conv state read and written, the token's x, B, C, z and dt read and y
+/// written, the norm's three passes; FLOPs 5·H·P·N (decay, input and output of the state).
+MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes);
+
+/// Bytes one sequence's Mamba-2 state takes in one layer on this rank: the SSM state of
+/// H·P·N elements in fp32 (mamba_ssm's inference cache; the Nemotron-H configs'
+/// mamba_ssm_cache_dtype "float32") and the conv state of (K − 1)·(d_in + 2·G·N) activations.
+double mamba_state_bytes(const ModelSpec& m, int tp, double act_bytes);
+
 /// Elements per token the Mamba-2 mixer keeps for its backward on this rank: the in_proj output,
 /// the conv1d output, the scan output and the gated norm's output (out_proj's input).
 double mamba_saved_elements(const ModelSpec& m, int tp);

@@ -188,6 +188,7 @@ void validate_kv_link(const Disaggregation& d) {
 }
 
 void validate(const ServingSpec& s) {
+  if (s.inference.model.is_hybrid()) throw_hybrid_serving_not_modelled(s.inference.model);
   const int max_context = s.inference.model.max_context_tokens;
   validate(s.inference.engine, "engine");
   const bool trace = s.arrival.kind == ArrivalKind::trace;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "flopcast/error.hpp"
 #include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
@@ -258,6 +260,67 @@ TEST(Memory, Mxfp8AddsAScaleBytePer32Weights) {
     EXPECT_EQ(e.path(), "precision.weights");
     EXPECT_NE(std::string(e.what()).find("block scales"), std::string::npos) << e.what();
   }
+}
+
+json nano_request(int prompt_tokens) {
+  json req = base_request();
+  req["model"] = "nemotron-3-nano-30b-a3b";
+  req["hardware"] = "h200-sxm";
+  req["workload"] = {{"prompt_tokens", prompt_tokens}, {"output_tokens", 128}, {"batch_size", 4}};
+  return req;
+}
+
+TEST(HybridInference, KvOnlyForAttentionLayersAndAStateFlatInContext) {
+  // Nemotron 3 Nano, bf16, one H200, a batch of 4.
+  // KV per token: only the 6 attention layers, 2 (K, V) · 2 KV heads · 128 · 2 B = 6,144 B.
+  // Mamba state per sequence: 23 layers · (SSM 64·64·128 · 4 B = 2,097,152 + conv (4 − 1) ·
+  // (4096 + 2·8·128) · 2 B = 36,864) = 49,082,368 B; four sequences 0.196329 GB.
+  // Weights: 31,577,937,344 parameters · 2 B = 63.1559 GB.
+  const json r = run(nano_request(128));
+  EXPECT_EQ(r["memory"]["kv_cache_bytes_per_token"], 6144);
+  EXPECT_TRUE(near_rel(r["memory"]["state_bytes_per_sequence"], 49082368, 1e-5));
+  EXPECT_TRUE(near_rel(r["memory"]["state_GB"], 0.196329, 1e-5));
+  EXPECT_TRUE(near_rel(r["memory"]["weights_GB"], 63.1559, 1e-5));
+  // 128 + 128 tokens = 16 blocks: 4 · 256 · 6,144 B = 6.29146 MB of KV.
+  EXPECT_TRUE(near_rel(r["memory"]["kv_cache_GB"], 0.00629146, 1e-5));
+  // At 128k of context the state is the same; the KV grows 512-fold (4 · 131,072 · 6,144 B).
+  const json long_context = run(nano_request(131072 - 128));
+  EXPECT_EQ(long_context["memory"]["state_GB"], r["memory"]["state_GB"]);
+  EXPECT_TRUE(near_rel(long_context["memory"]["kv_cache_GB"], 3.22123, 1e-5));
+  // A transformer's KV at that context would be 52/6 of it on every layer; the largest batch
+  // that fits counts the state and the KV per sequence: 49.08 MB + 131,072 · 6,144 B = 854.4 MB.
+  const json m = long_context["memory"];
+  const double per_sequence = 0.049082368 + 131072 * 6144 / 1e9;
+  const double room = m["budget_GB"].get<double>() - m["weights_GB"].get<double>() -
+                      m["reserve_GB"].get<double>() - m["activations_GB"].get<double>();
+  EXPECT_NEAR(m["max_batch_size"].get<double>(), std::floor(room / per_sequence), 1.0);
+}
+
+TEST(HybridInference, DecodeUpdatesEachSequencesStateAndNotTheContext) {
+  // One decode step per sequence and Mamba layer: SSM state read and written 2 · 2,097,152, conv
+  // state read and written 2 · 36,864, the token's x, z, B, C, dt read (2·4096 + 2·1024 + 64) · 2
+  // = 20,608 and y written 8,192, the gated norm 3 · 4096 · 2 = 24,576: 4,321,408 B; 23 layers
+  // and 4 sequences: 397,569,536 B a step, the same at 128k of context.
+  for (int prompt : {128, 131072 - 128}) {
+    double bytes = 0;
+    const json r = run(nano_request(prompt));
+    for (const json& b : r["breakdown"]) {
+      if (b["phase"] == "decode" && b["op"] == "mamba_scan") bytes += b["bytes"].get<double>();
+    }
+    EXPECT_TRUE(near_rel(bytes, 397569536.0, 1e-5)) << prompt;  // 6 significant digits
+  }
+  // Serving a hybrid model is refused by name (the engines' Mamba pool is not modelled).
+  json serving{{"task", "serving"},
+               {"model", "nemotron-3-nano-30b-a3b"},
+               {"hardware", "h200-sxm"},
+               {"workload",
+                {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 2}}},
+                 {"prompt_tokens", 512},
+                 {"output_tokens", 128},
+                 {"num_requests", 50}}}};
+  const test::Failure f = test::failure_of(serving);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "model.layer_pattern");
 }
 
 TEST(Breakdown, SharesSumToOnePerPhase) {

@@ -659,12 +659,14 @@ TEST(TrainingHybrid, WhatIsNotModelledIsRefusedByName) {
   req["workload"]["recompute"] = "op";
   f = failure_of(req);
   EXPECT_EQ(f.path, "workload.recompute");
-  // Inference and serving of a hybrid model are refused, not priced as a transformer.
+  // Data-parallel attention in a hybrid model's inference is refused, not guessed.
   json inf = test::base_request();
   inf["model"] = "nemotron-3-nano-30b-a3b";
+  inf["num_gpus"] = 2;
+  inf["parallelism"] = {{"tp", 2}, {"dp_attention", true}};
   f = failure_of(inf);
   EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "model.layer_pattern");
+  EXPECT_EQ(f.path, "parallelism.dp_attention");
   // A pattern character flopcast does not know is named with its layer.
   json bad = req;
   bad["model"] = io::preset("models", "nemotron-3-nano-30b-a3b", "model").at("model");

@@ -120,7 +120,11 @@ struct MemoryResult {
   double capacity_bytes = 0;  ///< device memory
   double budget_bytes = 0;    ///< capacity · gpu_memory_utilization
   double weights_bytes = 0;
-  double kv_cache_bytes = 0;     ///< the batch at its full context, in whole blocks
+  double kv_cache_bytes = 0;  ///< the batch at its full context, in whole blocks
+  /// Fixed per-sequence state of a hybrid model's Mamba-2 layers (SSM state in fp32, conv
+  /// state), the batch's; it does not grow with the context.
+  double state_bytes = 0;
+  double state_bytes_per_sequence = 0;
   double activations_bytes = 0;  ///< peak live activations of one prefill chunk
   double reserve_bytes = 0;
   double free_bytes = 0;  ///< budget − everything above, ≥ 0
@@ -154,6 +158,11 @@ struct InferenceResult {
   std::vector<Assumption> assumptions;
   std::vector<std::string> warnings;
 };
+
+/// Serving a hybrid model (model.layer_pattern) is not modelled: the engines' per-request Mamba
+/// state beside the KV pool and its admission (vLLM's hybrid allocator, SGLang's Mamba pool).
+/// Throws NotModelledError naming model.layer_pattern.
+[[noreturn]] void throw_hybrid_serving_not_modelled(const ModelSpec& m);
 
 /// Validates the spec (SpecError with the request's JSON paths) and estimates latency, throughput
 /// and memory. Prefill of the batch runs in equal chunks of at most max_num_batched_tokens tokens,
