@@ -46,6 +46,20 @@ function looksLikeHfConfig(obj) {
   ].some((k) => k in obj);
 }
 
+/** The layers of a hybrid model's pattern by kind, e.g. "23 Mamba-2, 6 attention, 23 MoE". */
+function hybridSummary(pattern) {
+  const count = (c) => pattern.split(c).length - 1;
+  return [
+    ['M', 'Mamba-2'],
+    ['*', 'attention'],
+    ['-', 'dense FFN'],
+    ['E', 'MoE'],
+  ]
+    .filter(([c]) => count(c) > 0)
+    .map(([c, name]) => `${count(c)} ${name}`)
+    .join(', ');
+}
+
 /** One line saying what a converted Hugging Face config became. */
 function hfSummary(m) {
   const window = m.sliding_window_tokens
@@ -57,7 +71,8 @@ function hfSummary(m) {
     `${m.num_layers} layers, hidden size ${m.hidden_size}, ${m.num_heads} heads / ${m.num_kv_heads} KV heads` +
     `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}` +
     `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}` +
-    `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}${window}.`
+    `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}${window}` +
+    `${m.layer_pattern ? `, hybrid: ${hybridSummary(m.layer_pattern)}` : ''}.`
   );
 }
 

@@ -775,6 +775,31 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   await p.done();
 });
 
+// Issue 42: a hybrid model's published config imports as one; its memory shows the Mamba state
+// beside a KV cache of its six attention layers.
+test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async () => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const config = readFileSync(path.join(here, '..', 'fixtures', 'hf', 'nemotron-3-nano-30b-a3b.json'), 'utf8');
+  const p = await openPage(
+    'v=1&task=inference&hardware=h200-sxm&workload.prompt_tokens=1024&workload.output_tokens=128',
+  );
+  const { page } = p;
+  await page.selectOption('#model', '__custom__');
+  await page.fill('#model-custom', config);
+  await waitSettled(page);
+  assert.equal(await fieldError(page, 'model-custom'), '');
+  assert.equal(await status(page), 'ready');
+  assert.match(await page.textContent('#model-custom-info'), /hybrid: 23 Mamba-2, 6 attention, 23 MoE/);
+  const res = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(res.memory.kv_cache_bytes_per_token, 6144); // 6 layers · 2 · 2 KV heads · 128 · 2 B
+  assert.ok(near(res.memory.state_bytes_per_sequence, 49082368, 1e-5));
+  const legend = await page.evaluate(
+    () => document.querySelector('#memory-legend li[data-part="state_GB"] .legend-label')?.textContent,
+  );
+  assert.equal(legend, 'Mamba state');
+  await p.done();
+});
+
 // Issue 10: a preset's checkpoint types are the default. DeepSeek-R1 is published in FP8 (671 B
 // parameters at 1 byte over 8 H200: ~84 GB per GPU, where bf16 would not fit), gpt-oss with MXFP4
 // experts beside bf16 attention; "as published" leaves precision.weights to the core.
