@@ -201,7 +201,7 @@ void validate(const InferenceSpec& s) {
 struct Shard {
   ModelSpec model;
   int tp = 1;
-  double h, vocab, layers;
+  double h, vocab;
   double a;       // activation bytes
   double w;       // linear-layer weight bytes per element, scales included
   double attn_w;  // the same for the attention projections
@@ -216,10 +216,9 @@ struct Shard {
   std::vector<LayerKind> kinds;
   std::vector<layer_ops::LinearShape> attn_linears;   // per layer, every kind alike
   std::vector<layer_ops::LinearShape> mamba_linears;  // per Mamba-2 layer (hybrid models)
-  double attention_layers = 0;  // layers with attention (every layer of a transformer)
-  double state_bytes = 0;       // one sequence's Mamba-2 state, all layers of the stage, per GPU
-  double kv_elems;              // per token and layer on the GPU that holds the token's KV
-  double stage_share = 1;       // layers of the largest pipeline stage / all layers
+  double state_bytes = 0;  // one sequence's Mamba-2 state, all layers of the stage, per GPU
+  double kv_elems;         // per token and layer on the GPU that holds the token's KV
+  double stage_share = 1;  // layers of the largest pipeline stage / all layers
   /// Data-parallel attention groups: tp / attention_tp under parallelism.dp_attention (each
   /// group runs attention for its own sequences, heads split over its attention_tp GPUs), else
   /// 1 (attention heads split over tp).
@@ -244,7 +243,6 @@ Shard make_shard(const InferenceSpec& s) {
   sh.tp = s.tp;
   sh.h = m.hidden_size;
   sh.vocab = std::ceil(static_cast<double>(m.vocab_size) / s.tp);
-  sh.layers = m.num_layers;
   sh.a = bytes_per_element(s.activations);
   sh.w = stored_bytes_per_element(s.weights);
   sh.attn_w = stored_bytes_per_element(attention_weight_type(s));
@@ -288,11 +286,10 @@ Shard make_shard(const InferenceSpec& s) {
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
-  const ParamCounts pc = count_params(m);
-  sh.attention_layers = pc.attention_layers;
   if (m.has_mamba()) {
     sh.mamba_linears = layer_ops::mamba_linears(m, s.tp);
-    sh.state_bytes = sh.stage_share * pc.mamba_layers * layer_ops::mamba_state_bytes(m, s.tp, sh.a);
+    sh.state_bytes =
+        sh.stage_share * count_params(m).mamba_layers * layer_ops::mamba_state_bytes(m, s.tp, sh.a);
   }
   return sh;
 }
@@ -372,9 +369,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
     ops.mamba_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
   }
   if (m.has_mamba()) {
-    const layer_ops::MambaScan scan = layer_ops::mamba_scan(m, s.tp, sh.a);
-    ops.mamba_scan =
-        memory_op("mamba_scan", hw, km, Flops(scan.flops * t), Bytes(scan.bytes * t), scan.kernels);
+    ops.mamba_scan = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, t, false);
   }
   const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
                                      [](const LayerKind& k) { return k.ffn && !k.moe; });
@@ -467,9 +462,7 @@ OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& ki
 /// in chunks; decode updates each sequence's fixed state (no growth with the context).
 OpCost mamba_op(const InferenceSpec& s, const Shard& sh, const TokenOps& tok, const Step& st) {
   if (st.prefill) return *tok.mamba_scan;
-  const layer_ops::MambaScan one = layer_ops::mamba_decode(s.model, s.tp, sh.a);
-  return memory_op("mamba_scan", s.hardware, sh.km, Flops(one.flops * st.sequences),
-                   Bytes(one.bytes * st.sequences), one.kernels);
+  return layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, st.sequences, true);
 }
 
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
@@ -643,7 +636,8 @@ std::pair<double, double> global_and_local_layers(const Shard& sh) {
 /// KV bytes of one of the replica's tokens in every layer, per GPU (local layers count while
 /// the context is within their window); under DP attention a GPU holds 1/dp of the tokens.
 double kv_bytes_per_token(const Shard& sh) {
-  return sh.stage_share * sh.attention_layers * sh.kv_elems * sh.kv / sh.dp;
+  const auto [global, local] = global_and_local_layers(sh);
+  return sh.stage_share * (global + local) * sh.kv_elems * sh.kv / sh.dp;
 }
 
 /// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
@@ -1029,7 +1023,9 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
       per_layer += (kind.moe && i == 0 ? moe_factor : 1.0) * priced(ffn.gemms[i]);
     }
     per_layer += op_time_s(tok.elementwise[k]);
-    if (const auto& exchange = tok.exchange(kind)) per_layer += 2 * op_time_s(*exchange);
+    if (const auto& exchange = tok.exchange(kind)) {
+      per_layer += tok.exchanges(kind, s.model.is_hybrid()) * op_time_s(*exchange);
+    }
     total += per_layer * kind.count;
   }
   if (s.pp > 1) total += (s.pp - 1) * op_time_s(pipeline_send_op(s, t));

@@ -123,22 +123,34 @@ double rope_elements_per_token(const ModelSpec& m, int tp) {
   return (hq + std::max(1.0, double(m.num_kv_heads) / tp)) * m.head_dim;
 }
 
+namespace {
+
+/// A Mamba-2 mixer's widths on one TP rank: heads, groups, d_in = heads·P and G·N.
+struct MambaShard {
+  double heads, groups, di, gn;
+};
+MambaShard mamba_shard(const ModelSpec& m, int tp) {
+  const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
+  return {heads, groups, heads * m.mamba_head_dim, groups * m.mamba_state_dim};
+}
+
+}  // namespace
+
 std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
-  const double h = m.hidden_size, di = m.mamba_inner() / tp;
-  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
-  return {{"mamba_in_proj", 2 * di + 2 * gn + double(m.mamba_heads) / tp, h},
-          {"mamba_out_proj", h, di}};
+  const MambaShard r = mamba_shard(m, tp);
+  const double h = m.hidden_size;
+  return {{"mamba_in_proj", 2 * r.di + 2 * r.gn + r.heads, h}, {"mamba_out_proj", h, r.di}};
 }
 
 MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
-  const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
+  const MambaShard r = mamba_shard(m, tp);
   const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
-  const double di = heads * p, gn = groups * n, a = act_bytes;
+  const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
   MambaScan s;
-  s.flops = heads * (4 * n * p + 2 * q * p) + 2 * groups * q * n;
+  s.flops = heads * (4 * n * p + 2 * q * p) + 2 * r.groups * q * n;
   const double states = 4 * heads * p * n / q;  // fp32 chunk states, per token of the chunk
   const double dt = 8 * heads;                  // fp32 dt and its cumulative decay
-  const double cb = 4 * groups * q;             // fp32 C·Bᵀ block, per token
+  const double cb = 4 * r.groups * q;           // fp32 C·Bᵀ block, per token
   const double conv = 2 * (di + 2 * gn) * a;    // read x, B, C; write them convolved
   const double cumsum = heads * a + dt;
   const double chunk_state = (di + gn) * a + dt + states;
@@ -151,27 +163,31 @@ MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
 }
 
 MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
-  const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
-  const double di = heads * m.mamba_head_dim, gn = groups * m.mamba_state_dim, a = act_bytes;
-  const double ssm = 4 * di * m.mamba_state_dim;
-  const double conv = (m.mamba_conv_kernel - 1) * (di + 2 * gn) * a;
+  const MambaShard r = mamba_shard(m, tp);
+  const double a = act_bytes;
+  const double ssm = 4 * r.di * m.mamba_state_dim;
+  const double conv = (m.mamba_conv_kernel - 1) * (r.di + 2 * r.gn) * a;
   MambaScan s;
-  s.flops = 5 * di * m.mamba_state_dim;
-  s.bytes = 2 * ssm + 2 * conv + (2 * di + 2 * gn + heads) * a + di * a + 3 * di * a;
+  s.flops = 5 * r.di * m.mamba_state_dim;
+  s.bytes = 2 * ssm + 2 * conv + (2 * r.di + 2 * r.gn + r.heads) * a + r.di * a + 3 * r.di * a;
   s.kernels = 3;
   return s;
 }
 
+OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
+                double act_bytes, double n, bool decode) {
+  const MambaScan one = decode ? mamba_decode(m, tp, act_bytes) : mamba_scan(m, tp, act_bytes);
+  return memory_op("mamba_scan", hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
+}
+
 double mamba_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
-  const double di = m.mamba_inner() / tp;
-  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
-  return 4 * di * m.mamba_state_dim + (m.mamba_conv_kernel - 1) * (di + 2 * gn) * act_bytes;
+  const MambaShard r = mamba_shard(m, tp);
+  return 4 * r.di * m.mamba_state_dim + (m.mamba_conv_kernel - 1) * (r.di + 2 * r.gn) * act_bytes;
 }
 
 double mamba_saved_elements(const ModelSpec& m, int tp) {
-  const double di = m.mamba_inner() / tp;
-  const double gn = double(m.mamba_groups) * m.mamba_state_dim / tp;
-  return (2 * di + 2 * gn + double(m.mamba_heads) / tp) + (di + 2 * gn) + 2 * di;
+  const MambaShard r = mamba_shard(m, tp);
+  return (2 * r.di + 2 * r.gn + r.heads) + (r.di + 2 * r.gn) + 2 * r.di;
 }
 
 double activation_fn_elements(const ModelSpec& m, bool moe, int tp, double rows_per_token) {

@@ -86,6 +86,11 @@ MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes);
 /// written, the norm's three passes; FLOPs 5·H·P·N (decay, input and output of the state).
 MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes);
 
+/// One Mamba-2 layer's conv1d, scan and gated norm as one memory-bound op (`mamba_scan`) for `n`
+/// tokens (prefill, training forward) or, `decode`, `n` sequences' decode steps.
+OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
+                double act_bytes, double n, bool decode);
+
 /// Bytes one sequence's Mamba-2 state takes in one layer on this rank: the SSM state of
 /// H·P·N elements in fp32 (mamba_ssm's inference cache; the Nemotron-H configs'
 /// mamba_ssm_cache_dtype "float32") and the conv state of (K − 1)·(d_in + 2·G·N) activations.

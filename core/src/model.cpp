@@ -3,12 +3,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <utility>
 
 #include "flopcast/error.hpp"
 
 namespace flopcast {
 namespace {
+
+/// Keys that only a mechanism the model lacks uses: each must be 0, with `rule` saying why.
+void require_zero(const std::string& p, std::initializer_list<std::pair<const char*, int>> keys,
+                  const std::string& rule) {
+  for (const auto& [key, value] : keys) {
+    if (value != 0) fail(p + key, rule, value);
+  }
+}
 
 /// The layer pattern of a hybrid model and the Mamba-2 shapes it needs.
 void validate_hybrid(const ModelSpec& m, const std::string& p) {
@@ -85,18 +94,15 @@ void validate(const ModelSpec& m, const std::string& path) {
   if (m.is_moe()) {
     check_int(p + "experts_per_token", m.experts_per_token, 1, m.num_experts);
   } else {
-    const std::pair<const char*, int> moe_only[] = {
-        {"experts_per_token", m.experts_per_token},
-        {"shared_experts", m.shared_experts},
-        {"first_dense_layers", m.first_dense_layers},
-        {"expert_groups", m.expert_groups},
-        {"expert_groups_per_token", m.expert_groups_per_token},
-        {"dense_intermediate_size", m.dense_intermediate_size},
-        {"shared_expert_intermediate_size", m.shared_expert_intermediate_size},
-    };
-    for (const auto& [key, value] : moe_only) {
-      if (value != 0) fail(p + key, "must be 0 when model.num_experts is 0", value);
-    }
+    require_zero(p,
+                 {{"experts_per_token", m.experts_per_token},
+                  {"shared_experts", m.shared_experts},
+                  {"first_dense_layers", m.first_dense_layers},
+                  {"expert_groups", m.expert_groups},
+                  {"expert_groups_per_token", m.expert_groups_per_token},
+                  {"dense_intermediate_size", m.dense_intermediate_size},
+                  {"shared_expert_intermediate_size", m.shared_expert_intermediate_size}},
+                 "must be 0 when model.num_experts is 0");
     if (m.moe_layer_interval != 1) {
       fail(p + "moe_layer_interval", "must be 1 when model.num_experts is 0", m.moe_layer_interval);
     }
@@ -153,13 +159,12 @@ void validate(const ModelSpec& m, const std::string& path) {
            m.num_kv_heads);
     }
   } else {
-    const std::pair<const char*, int> mla_only[] = {{"q_lora_rank", m.q_lora_rank},
-                                                    {"qk_rope_head_dim", m.qk_rope_head_dim},
-                                                    {"qk_nope_head_dim", m.qk_nope_head_dim},
-                                                    {"v_head_dim", m.v_head_dim}};
-    for (const auto& [key, value] : mla_only) {
-      if (value != 0) fail(p + key, "must be 0 when model.kv_lora_rank is 0", value);
-    }
+    require_zero(p,
+                 {{"q_lora_rank", m.q_lora_rank},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"v_head_dim", m.v_head_dim}},
+                 "must be 0 when model.kv_lora_rank is 0");
   }
 
   if (m.is_hybrid()) validate_hybrid(m, p);
@@ -170,13 +175,12 @@ void validate(const ModelSpec& m, const std::string& path) {
          m.global_attention_every);
   }
   if (!m.has_mamba()) {
-    const std::pair<const char*, int> mamba_only[] = {{"mamba_heads", m.mamba_heads},
-                                                      {"mamba_head_dim", m.mamba_head_dim},
-                                                      {"mamba_state_dim", m.mamba_state_dim},
-                                                      {"mamba_groups", m.mamba_groups}};
-    for (const auto& [key, value] : mamba_only) {
-      if (value != 0) fail(p + key, "must be 0 without 'M' layers in model.layer_pattern", value);
-    }
+    require_zero(p,
+                 {{"mamba_heads", m.mamba_heads},
+                  {"mamba_head_dim", m.mamba_head_dim},
+                  {"mamba_state_dim", m.mamba_state_dim},
+                  {"mamba_groups", m.mamba_groups}},
+                 "must be 0 without 'M' layers in model.layer_pattern");
   }
 }
 

@@ -486,9 +486,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   if (kind.mixer == Mixer::mamba) {
     // Mamba-2's conv1d, chunked scan and gated norm: memory-bound kernels (layer_ops::mamba_scan);
     // the backward reads and writes about twice the bytes, like the other elementwise work.
-    const layer_ops::MambaScan scan = layer_ops::mamba_scan(m, s.tp, sh.a);
-    const OpCost op = memory_op("mamba_scan", hw, km, Flops(scan.flops * sh.tokens),
-                                Bytes(scan.bytes * sh.tokens), scan.kernels);
+    const OpCost op = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, false);
     p.fwd.add(Phase::forward, op);
     p.bwd.add(Phase::backward, op, 2);
   }

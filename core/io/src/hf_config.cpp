@@ -169,6 +169,16 @@ void read_latent_attention(const json& c, int heads, json& m) {
   }
 }
 
+/// DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2,
+/// GLM-4.5 and Nemotron 3 keep one group: no limit).
+void read_expert_groups(const json& c, json& m) {
+  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
+  if (groups > 1 && chosen < groups) {
+    m["expert_groups"] = groups;
+    m["expert_groups_per_token"] = chosen;
+  }
+}
+
 /// A mixture of experts' keys: routed and shared experts, their widths, dense layers, routing
 /// groups, multi-token-prediction layers and the MoE layers' interval.
 void read_experts(const json& c, const std::string& type, int dense_width, json& m) {
@@ -201,13 +211,7 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
   if (const int k = optional_int(c, {"first_k_dense_replace"}, 0); k > 0) {
     m["first_dense_layers"] = k;
   }
-  // DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2
-  // and GLM-4.5 keep one group: no limit).
-  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
-  if (groups > 1 && chosen < groups) {
-    m["expert_groups"] = groups;
-    m["expert_groups_per_token"] = chosen;
-  }
+  read_expert_groups(c, m);
   if (const int k = optional_int(c, {"num_nextn_predict_layers"}, 0); k > 0) {
     m["mtp_layers"] = k;
   }
@@ -315,11 +319,7 @@ void read_nemotron_h(const json& c, json& m) {
     m["shared_expert_intermediate_size"] =
         required_int(c, {"moe_shared_expert_intermediate_size"}) / shared;
   }
-  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
-  if (groups > 1 && chosen < groups) {
-    m["expert_groups"] = groups;
-    m["expert_groups_per_token"] = chosen;
-  }
+  read_expert_groups(c, m);
 }
 
 json model_from_hf_config(const json& config, std::string_view file_name) {
