@@ -34,6 +34,13 @@ json read_json_file(const std::string& path);
 /// "request" it returns.
 json read_request_file(const std::string& path);
 
+/// Records in `given` the first option of `sub` the user gave that is not one of `modes` (how to
+/// run or print a request, not what it asks), once parsing ends. With --request such a flag would
+/// be ignored; refuse_request_flags names it instead.
+void note_request_flags(CLI::App& sub, std::string& given, std::vector<std::string> modes);
+/// Throws when --request came with a flag that builds a request (note_request_flags).
+void refuse_request_flags(const std::string& request_file, const std::string& given);
+
 /// Where a request's model and hardware come from: exactly one model source (a preset id, a
 /// model object file or a Hugging Face config.json) and one hardware source (id or file).
 struct ModelHardwareFlags {
@@ -180,6 +187,7 @@ int run_fit_collectives(const FitOptions& o);
 
 struct ServeOptions {
   std::string request_file, model, model_file, hf_config, hardware, hardware_file;
+  std::string request_flag;  ///< note_request_flags
   std::vector<std::string> what_if;
   std::string weights, attention_weights, kv_cache;
   std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, num_requests, seed;
@@ -229,6 +237,7 @@ int run_collective(const CollectiveOptions& o);
 
 struct TrainOptions {
   std::string request_file, model_file, hf_config, hardware_file;
+  std::string request_flag;  ///< note_request_flags
   std::vector<std::string> what_if;
   std::string model, hardware;
   // No defaults: a training estimate is of the run the user names (issue 11).

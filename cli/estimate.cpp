@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `flopcast estimate` and `flopcast link`: both build the same request document.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -241,6 +242,26 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
   } else {
     r["hardware"] = f.hardware.empty() ? read_json_file(f.hardware_file) : json(f.hardware);
   }
+}
+
+void note_request_flags(CLI::App& sub, std::string& given, std::vector<std::string> modes) {
+  modes.emplace_back("--request");
+  modes.emplace_back("--help");
+  sub.parse_complete_callback([&sub, &given, modes = std::move(modes)] {
+    for (const CLI::Option* opt : sub.get_options()) {
+      const std::string name = opt->get_name();
+      if (opt->count() > 0 && std::find(modes.begin(), modes.end(), name) == modes.end()) {
+        given = name;
+        return;
+      }
+    }
+  });
+}
+
+void refuse_request_flags(const std::string& request_file, const std::string& given) {
+  if (request_file.empty() || given.empty()) return;
+  throw SpecError("", "--request cannot be combined with request flags such as " + given +
+                          " (the file is the whole request); edit the request file instead");
 }
 
 json build_request(const RequestOptions& o) {

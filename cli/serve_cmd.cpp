@@ -372,6 +372,10 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"p50", "p90", "p99"}));
   sub->add_option("--format", o.format, "Output: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
+  note_request_flags(
+      *sub, o.request_flag,
+      {"--format", "--simulate", "--per-request", "--search", "--top", "--slo-percentile",
+       "--search-weights", "--search-kv-cache", "--search-disaggregated", "--search-hardware"});
 }
 
 namespace {
@@ -502,6 +506,7 @@ void print_search_table(const json& r) {
 
 int run_serve(const ServeOptions& o) {
   try {
+    refuse_request_flags(o.request_file, o.request_flag);
     if (!o.search && (!o.search_weights.empty() || !o.search_kv_cache.empty() ||
                       !o.search_hardware.empty() || o.search_disaggregated)) {
       throw SpecError(!o.search_hardware.empty() ? "--search-hardware"
@@ -538,6 +543,8 @@ int run_serve(const ServeOptions& o) {
     }
     if (o.format == "json") {
       std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    } else if (response.contains("candidates")) {
+      print_search_table(response);  // a --request file of task "search"
     } else {
       print_table(response);
     }

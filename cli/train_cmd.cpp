@@ -304,10 +304,12 @@ void setup_train(CLI::App& app, TrainOptions& o) {
       ->delimiter(',');
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  note_request_flags(*sub, o.request_flag, {"--format", "--search", "--top", "--search-compute"});
 }
 
 int run_train(const TrainOptions& o) {
   try {
+    refuse_request_flags(o.request_file, o.request_flag);
     if (o.search) {
       if (o.format == "csv")
         throw SpecError("--format", "csv is not available with --search (got csv)");
@@ -322,8 +324,13 @@ int run_train(const TrainOptions& o) {
     if (o.search_top)
       throw SpecError("--top", "needs --search (got " + std::to_string(*o.search_top) + ")");
     const json r = io::run(build_train_request(o));
+    const bool search = r.contains("candidates");  // a --request file of task "search"
     if (o.format == "json") {
       std::cout << r.dump(2) << "\n";
+    } else if (search && o.format == "csv") {
+      throw SpecError("--format", "csv is not available for a search (got csv)");
+    } else if (search) {
+      print_search_table(r);
     } else if (o.format == "csv") {
       print_csv(r);
     } else {
