@@ -680,14 +680,6 @@ std::string join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void throw_hybrid_serving_not_modelled(const ModelSpec& m) {
-  throw NotModelledError("model.layer_pattern",
-                         "serving a hybrid model (Mamba-2 layers' per-request state beside the KV "
-                         "pool, and admission by both) is not modelled; task \"inference\" "
-                         "prices one batch of it (got \"" +
-                             m.layer_pattern + "\")");
-}
-
 double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
   if (!(usd_per_gpu_hour > 0) || !(tokens_per_s > 0) || gpus < 1) return 0;
   return usd_per_gpu_hour * gpus / 3600.0 * 1e6 / tokens_per_s;
@@ -1016,7 +1008,13 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
   for (std::size_t k = 0; k < sh.kinds.size(); ++k) {
     const LayerKind& kind = sh.kinds[k];
     double per_layer = 0;
-    for (const OpCost& op : tok.attn_linears) per_layer += priced(op);
+    // The mixer's projections; its token mixing (attention, the Mamba-2 scan or state update)
+    // follows the context or the sequences and is priced apart.
+    if (kind.mixer == Mixer::attention) {
+      for (const OpCost& op : tok.attn_linears) per_layer += priced(op);
+    } else if (kind.mixer == Mixer::mamba) {
+      for (const OpCost& op : tok.mamba_linears) per_layer += priced(op);
+    }
     const FfnOps& ffn = tok.ffn(kind);
     for (std::size_t i = 0; i < ffn.gemms.size(); ++i) {
       // The routed experts of the busiest GPU run moe_factor longer.
@@ -1040,6 +1038,14 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
                                   const PrefillChunk* chunks, int count, double mean_new) {
   double t = 0;
   for (const LayerKind& kind : sh.kinds) {
+    if (kind.mixer == Mixer::mamba) {
+      // The Mamba-2 layers scan every chunk's new tokens (one varlen kernel chain per layer).
+      double tokens = 0;
+      for (int i = 0; i < count; ++i) tokens += std::max(0, chunks[i].new_tokens);
+      t += kind.count *
+           layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, tokens, false).time.value;
+    }
+    if (kind.mixer != Mixer::attention) continue;
     const AttentionDims dims = sh.attention(kind.local, false);
     double pairs = 0;
     for (int i = 0; i < count; ++i) {
@@ -1084,7 +1090,6 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   checked.output_tokens = 1;
   checked.batch_size = 1;
   validate(checked);
-  if (checked.model.is_hybrid()) throw_hybrid_serving_not_modelled(checked.model);
   if (!std::isfinite(moe_expert_time_factor) || moe_expert_time_factor < 1 ||
       moe_expert_time_factor > 100) {
     fail("features.moe.imbalance_factor", "must be between 1 and 100", moe_expert_time_factor);
@@ -1152,6 +1157,13 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   const Impl& m = *impl_;
   double t = 0;
   for (const LayerKind& kind : m.sh.kinds) {
+    if (kind.mixer == Mixer::mamba) {
+      // Each sequence's fixed Mamba-2 state is updated, whatever its context.
+      t += kind.count * layer_ops::mamba_op(m.spec.hardware, m.sh.km, m.spec.model, m.spec.tp,
+                                            m.sh.a, sequences, true)
+                            .time.value;
+    }
+    if (kind.mixer != Mixer::attention) continue;
     const OpCost op = attention_decode_op(m.spec.hardware, m.sh.km, m.sh.attention_share(sequences),
                                           std::max(1.0, mean_context_tokens),
                                           m.sh.attention(kind.local, true), m.sh.attention_types());

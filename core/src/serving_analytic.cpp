@@ -365,7 +365,9 @@ BatchLimit batch_limit(const ServingSpec& spec, const detail::ServingSetup& setu
   const double block = setup.inference.engine.kv_block_tokens;
   // A prefill instance holds a prompt's KV cache only until its first token.
   const double context = m.pool == Pool::prefill ? w.p_mean : m.c_mean;
-  const double per_seq_tokens = std::max(1.0, context - w.hit_tokens) + block / 2;
+  // A hybrid model's request holds its Mamba state's blocks beside those of its KV.
+  const double per_seq_tokens = std::max(1.0, context - w.hit_tokens) + block / 2 +
+                                static_cast<double>(setup.state_blocks) * block;
   BatchLimit b;
   b.kv_sequences = setup.kv_capacity_tokens / per_seq_tokens;
   const int k1 = spec.speculative.num_tokens + 1;
@@ -812,9 +814,9 @@ void estimate_pools(ServingResult& r, const ServingSpec& spec, const detail::Ser
   std::vector<std::pair<double, double>> transfer;
   double transfer_mean = 0;
   for (std::size_t i = 0; i < wd.prompt.size(); ++i) {
-    const double t =
-        spec.disaggregation.kv_link_latency_s +
-        wd.prompt[i] * setup.kv_bytes_per_token / spec.disaggregation.kv_link_bytes_per_s;
+    const double t = spec.disaggregation.kv_link_latency_s +
+                     (wd.prompt[i] * setup.kv_bytes_per_token + setup.state_bytes_per_request) /
+                         spec.disaggregation.kv_link_bytes_per_s;
     transfer.emplace_back(t, wd.weight[i]);
     transfer_mean += wd.weight[i] * t;
   }
@@ -864,6 +866,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   r.replicas = setup.instances;
   r.warnings = setup.warnings;
   r.kv_capacity_tokens = setup.kv_capacity_tokens;
+  r.state_bytes_per_request = setup.state_bytes_per_request;
   if (setup.prefill_instances > 0) {
     estimate_pools(r, spec, setup, coster);
     return r;

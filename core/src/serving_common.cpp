@@ -187,8 +187,25 @@ void validate_kv_link(const Disaggregation& d) {
   check_real("features.disaggregated.kv_link_latency_us", d.kv_link_latency_s * 1e6, 0, 1e6);
 }
 
+/// What serving a hybrid model (model.layer_pattern) leaves out, each refused by name: a Mamba-2
+/// layer keeps one state per request, not one entry per token.
+void validate_hybrid_serving(const ServingSpec& s) {
+  const auto refuse = [](const std::string& path, const std::string& what) {
+    throw NotModelledError(path, what + " of a hybrid model (model.layer_pattern) is not modelled");
+  };
+  if (s.prefix.shared_prefix_tokens > 0) {
+    // A hit needs the Mamba state at the prefix's end, kept beside its blocks (vLLM's
+    // mamba_cache_mode "align", SGLang's MambaRadixCache).
+    refuse("features.prefix_caching", "prefix caching");
+  }
+  // A rejected draft token must roll each Mamba state back.
+  if (s.speculative.num_tokens > 0) refuse("features.speculative", "speculative decoding");
+  // Adapters are priced on the attention and MLP projections only.
+  if (s.lora.num_adapters > 0) refuse("features.lora", "LoRA adapters");
+}
+
 void validate(const ServingSpec& s) {
-  if (s.inference.model.is_hybrid()) throw_hybrid_serving_not_modelled(s.inference.model);
+  if (s.inference.model.is_hybrid()) validate_hybrid_serving(s);
   const int max_context = s.inference.model.max_context_tokens;
   validate(s.inference.engine, "engine");
   const bool trace = s.arrival.kind == ArrivalKind::trace;
@@ -373,6 +390,14 @@ ServingSetup make_setup(const ServingSpec& spec) {
   st.kv_blocks =
       free > 0 ? static_cast<long long>(std::min(std::floor(free / block_bytes), 1e15)) : 0;
   st.kv_capacity_tokens = static_cast<double>(st.kv_blocks) * inf.engine.kv_block_tokens;
+  if (m.state_bytes_per_sequence > 0) {
+    // A hybrid model's Mamba-2 layers hold one fixed state per running request, taken from the
+    // same memory as the KV blocks (vLLM's hybrid allocator pages both in one pool): a request
+    // holds its state's worth of whole blocks from admission to its end.
+    st.state_bytes_per_request = m.state_bytes_per_sequence * std::max(1, inf.pp);
+    st.state_blocks =
+        static_cast<long long>(std::min(std::ceil(st.state_bytes_per_request / block_bytes), 1e15));
+  }
   st.fits = st.kv_blocks > 0;
   if (!st.fits) {
     st.warnings.push_back(
@@ -394,13 +419,16 @@ ServingSetup make_setup(const ServingSpec& spec) {
       shortest = std::round(least(spec.prompt)) + std::round(least(spec.output));
     }
     shortest = std::min<double>(shortest, max_context);
-    const double need_blocks = std::ceil(shortest / inf.engine.kv_block_tokens);
+    const double need_blocks =
+        std::ceil(shortest / inf.engine.kv_block_tokens) + static_cast<double>(st.state_blocks);
     if (need_blocks > static_cast<double>(st.kv_blocks)) {
       st.fits = false;
-      st.warnings.push_back(
-          "does not fit: the KV cache holds " + format_number(st.kv_capacity_tokens) +
-          " tokens per replica, less than one whole request (" + format_number(shortest) +
-          " tokens of prompt + output); no request can be served");
+      st.warnings.push_back("does not fit: the KV cache holds " +
+                            format_number(st.kv_capacity_tokens) +
+                            " tokens per replica, less than one whole request (" +
+                            format_number(shortest) + " tokens of prompt + output" +
+                            (st.state_blocks > 0 ? " and its Mamba state" : std::string()) +
+                            "); no request can be served");
     }
   }
   if (spec.lora.num_adapters > 0) {

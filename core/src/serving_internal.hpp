@@ -22,6 +22,10 @@ struct ServingSetup {
   double kv_bytes_per_token = 0;  ///< per GPU
   double kv_capacity_tokens = 0;  ///< per instance, in whole blocks
   long long kv_blocks = 0;
+  /// Hybrid models: one running request's Mamba-2 state (per GPU, as kv_bytes_per_token) and
+  /// the whole KV blocks it takes from the pool.
+  double state_bytes_per_request = 0;
+  long long state_blocks = 0;
   double lora_bytes_per_adapter = 0;    ///< per GPU, all layers
   double expected_tokens_per_step = 1;  ///< speculative: E[1 + accepted]
   std::vector<std::string> warnings;

@@ -261,11 +261,12 @@ struct ServingSimulation::State {
     }
   }
 
-  /// Blocks a request holds at `tokens` of context, beyond the shared prefix blocks.
+  /// Blocks a request holds at `tokens` of context, beyond the shared prefix blocks, with its
+  /// Mamba state's blocks in a hybrid model.
   long long blocks_for(const Req& r, long long tokens) const {
     const long long all = (tokens + block - 1) / block;
     const long long shared = r.cached / block;
-    return std::max(0LL, all - shared);
+    return std::max(0LL, all - shared) + setup.state_blocks;
   }
 
   int route(Role role) {
@@ -631,11 +632,13 @@ struct ServingSimulation::State {
           run.erase(std::find(run.begin(), run.end(), w.req));
         }
       } else if (in.role == Role::prefill && r.generated == 1) {
-        // The first token is out; the KV cache moves to a decode instance.
+        // The first token is out; the KV cache (and a hybrid's Mamba state) moves to a decode
+        // instance.
         free_request(in, r);
         run.erase(std::find(run.begin(), run.end(), w.req));
         --in.outstanding;
-        const double bytes = static_cast<double>(r.prompt) * setup.kv_bytes_per_token;
+        const double bytes = static_cast<double>(r.prompt) * setup.kv_bytes_per_token +
+                             setup.state_bytes_per_request;
         push(now + spec.disaggregation.kv_link_latency_s +
                  bytes / spec.disaggregation.kv_link_bytes_per_s,
              1, w.req);
@@ -720,6 +723,7 @@ ServingResult ServingSimulation::State::result() const {
   res.replicas = setup.instances;
   res.warnings = setup.warnings;
   res.kv_capacity_tokens = setup.kv_capacity_tokens;
+  res.state_bytes_per_request = setup.state_bytes_per_request;
   res.rejected = rejected;
   res.preemptions = preemptions;
   res.steps = steps;

@@ -321,6 +321,19 @@ const otherTasks = {
     },
     features: { prefix_caching: { shared_prefix_tokens: 256 } },
   },
+  'serving, simulate a hybrid Mamba-2 model (Nemotron 3 Nano), its state held in KV blocks': {
+    task: 'serving',
+    mode: 'simulate',
+    model: 'nemotron-3-nano-30b-a3b',
+    hardware: 'h200-sxm',
+    engine: { gpu_memory_utilization: 0.5 },
+    workload: {
+      arrival: { kind: 'poisson', rate_per_s: 20 },
+      prompt_tokens: { kind: 'lognormal', mean: 2000, sigma: 0.6 },
+      output_tokens: 256,
+      num_requests: 400,
+    },
+  },
   'serving, simulate mixtral with expert parallelism': {
     task: 'serving',
     mode: 'simulate',

@@ -309,18 +309,6 @@ TEST(HybridInference, DecodeUpdatesEachSequencesStateAndNotTheContext) {
     }
     EXPECT_TRUE(near_rel(bytes, 397569536.0, 1e-5)) << prompt;  // 6 significant digits
   }
-  // Serving a hybrid model is refused by name (the engines' Mamba pool is not modelled).
-  json serving{{"task", "serving"},
-               {"model", "nemotron-3-nano-30b-a3b"},
-               {"hardware", "h200-sxm"},
-               {"workload",
-                {{"arrival", {{"kind", "poisson"}, {"rate_per_s", 2}}},
-                 {"prompt_tokens", 512},
-                 {"output_tokens", 128},
-                 {"num_requests", 50}}}};
-  const test::Failure f = test::failure_of(serving);
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "model.layer_pattern");
 }
 
 TEST(Breakdown, SharesSumToOnePerPhase) {

@@ -206,6 +206,87 @@ TEST(StepTimeModel, MixedStepIsAdditive) {
   EXPECT_TRUE(near_rel(m.prefill_attention_s(chunk), 32 * layer.time.value, 1e-12));
 }
 
+// ---- Hybrid models: a Mamba-2 state per running request ----
+
+InferenceSpec nano_h200() {
+  InferenceSpec s;
+  s.model = io::resolve_model("nemotron-3-nano-30b-a3b", "model");
+  s.hardware = io::resolve_hardware("h200-sxm", "hardware");
+  s.kernel.use_calibration = false;
+  return s;
+}
+
+TEST(HybridServing, StepsEqualEstimateInference) {
+  // Nemotron 3 Nano (23 Mamba-2, 6 attention layers): the step API prices each kind's mixer as
+  // estimate_inference does, the scan over a chunk's tokens and one state update per decoding
+  // sequence, attention only in the 6 attention layers.
+  InferenceSpec s = nano_h200();
+  s.prompt_tokens = 500;
+  s.output_tokens = 2;
+  s.batch_size = 24;
+  const InferenceResult r = estimate_inference(s);
+  StepTimeModel m(s);
+  StepShape decode;
+  decode.decode_sequences = 24;
+  decode.decode_context_tokens = 24 * 501.0;
+  EXPECT_TRUE(near_rel(m.step_time_s(decode), r.tpot_s, 1e-9));
+  // 8 prompts of 500 tokens: 4,000 tokens, one chunk.
+  s.batch_size = 8;
+  const InferenceResult p = estimate_inference(s);
+  const PrefillChunk chunk{500, 0};
+  const std::vector<PrefillChunk> chunks(8, chunk);
+  StepShape prefill;
+  prefill.prefills = chunks.data();
+  prefill.num_prefills = 8;
+  EXPECT_TRUE(near_rel(m.step_time_s(prefill), p.ttft_s, 1e-9));
+  // The decode of 24 sequences costs the same after 100k tokens of context in the Mamba layers:
+  // the step grows only by the 6 attention layers' longer KV reads.
+  StepShape later = decode;
+  later.decode_context_tokens = 24 * 100001.0;
+  const double grown = m.step_time_s(later) - m.step_time_s(decode);
+  EXPECT_TRUE(
+      near_rel(grown, m.decode_attention_s(24, 100001) - m.decode_attention_s(24, 501), 1e-12));
+  EXPECT_GT(grown, 0);
+}
+
+TEST(HybridServing, EachRunningRequestHoldsItsMambaStateInBlocks) {
+  // Nano bf16 on one H200, 64 clients, 512 + 64 tokens. One request's Mamba state is 23 layers
+  // · (64·64·128 · 4 B + 3 · 6,144 · 2 B) = 49,082,368 B; a KV block holds 16 tokens of the 6
+  // attention layers' 6,144 B: 98,304 B, so the state takes ceil(499.3) = 500 blocks, and a
+  // whole request 576 / 16 = 36 blocks of KV beside it: 536 blocks.
+  json r{{"task", "serving"},
+         {"mode", "simulate"},
+         {"model", "nemotron-3-nano-30b-a3b"},
+         {"hardware", "h200-sxm"},
+         {"engine", {{"gpu_memory_utilization", 0.4715}}},
+         {"workload",
+          {{"arrival", {{"kind", "concurrency"}, {"concurrency", 64}}},
+           {"prompt_tokens", 512},
+           {"output_tokens", 64},
+           {"num_requests", 64}}}};
+  const json out = io::run(r);
+  EXPECT_TRUE(near_rel(out["kv_cache"]["state_MB_per_request"], 49.082368, 1e-6));
+  // The pool holds kv_blocks = capacity / 16; at most floor(kv_blocks / 536) requests run at
+  // once, where their KV alone (36 blocks each) would let all 64 in.
+  const double blocks = out["kv_cache"]["capacity_tokens"].get<double>() / 16;
+  ASSERT_GT(blocks, 20 * 536.0);
+  ASSERT_LT(blocks, 64 * 536.0);
+  double most = 0;
+  for (const json& b : out["timeline"]["batch_size"]) most = std::max(most, b.get<double>());
+  EXPECT_EQ(most, std::floor(blocks / 536));
+  EXPECT_EQ(out["simulation"]["completed"], 64);
+  // The analytic engine counts the state's blocks in every sequence's share of the pool.
+  r["mode"] = "analytic";
+  const json analytic = io::run(r);
+  EXPECT_LE(analytic["batch"]["max_size_kv"].get<double>(), blocks * 16 / (500 * 16 + 512));
+  EXPECT_GE(analytic["batch"]["max_size_kv"].get<double>(), blocks * 16 / (500 * 16 + 600) - 1);
+  // What the state does not support is refused by name.
+  r["features"] = {{"prefix_caching", {{"shared_prefix_tokens", 256}}}};
+  EXPECT_EQ(error_of(r),
+            "features.prefix_caching: prefix caching of a hybrid model (model.layer_pattern) is "
+            "not modelled");
+}
+
 TEST(StepTimeModel, FewNewTokensAfterALongCacheCostOneKernelPerLayer) {
   // A prefix-cache hit of 592 of 594 prompt tokens leaves a 2-token chunk. Its attention is one
   // kernel per layer over the cache (priced as such: ~24 us per layer on an A100, see

@@ -159,11 +159,6 @@ struct InferenceResult {
   std::vector<std::string> warnings;
 };
 
-/// Serving a hybrid model (model.layer_pattern) is not modelled: the engines' per-request Mamba
-/// state beside the KV pool and its admission (vLLM's hybrid allocator, SGLang's Mamba pool).
-/// Throws NotModelledError naming model.layer_pattern.
-[[noreturn]] void throw_hybrid_serving_not_modelled(const ModelSpec& m);
-
 /// Validates the spec (SpecError with the request's JSON paths) and estimates latency, throughput
 /// and memory. Prefill of the batch runs in equal chunks of at most max_num_batched_tokens tokens,
 /// each a forward step with its overhead; TTFT is when the last sequence gets its first token.

@@ -226,6 +226,8 @@ struct ServingResult {
   double mean_batch_size = 0;  ///< sequences per step (analytic: steady-state decode batch)
   double mean_step_time_s = 0;
   double kv_capacity_tokens = 0;  ///< per replica
+  /// Hybrid models: one running request's Mamba-2 state per GPU; it takes whole KV blocks.
+  double state_bytes_per_request = 0;
   double kv_peak_use = 0, kv_mean_use = 0;
   int max_batch_kv = 0;  ///< sequences at mean context the KV cache holds per replica
   std::vector<TimelinePoint> timeline;

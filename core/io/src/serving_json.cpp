@@ -456,6 +456,7 @@ json run_serving(const json& request) {
         {"max_size_kv", p.simulate ? json(nullptr) : json(r.max_batch_kv)}}},
       {"kv_cache",
        {{"capacity_tokens", round6(r.kv_capacity_tokens)},
+        {"state_MB_per_request", round6(r.state_bytes_per_request / 1e6)},
         {"mean_use", p.simulate ? json(round6(r.kv_mean_use)) : json(nullptr)},
         {"peak_use", p.simulate ? json(round6(r.kv_peak_use)) : json(nullptr)}}},
       {"assumptions", assumptions_json(r.assumptions)},
