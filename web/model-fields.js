@@ -86,6 +86,7 @@ const GROUPS = [
       ['moe_layer_interval', 'MoE every n-th layer', '1'],
       ['expert_groups', 'Expert groups (routing)', '0: no limit'],
       ['expert_groups_per_token', 'Groups a token routes to', '0: no limit'],
+      ['moe_latent_size', 'Expert latent width (LatentMoE)', '0: hidden size'],
       ['dense_intermediate_size', 'Dense layers’ FFN width', '= FFN width'],
       ['mtp_layers', 'Multi-token-prediction layers', '0'],
     ],

@@ -58,12 +58,11 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
   if (arch.value("shared_expert", false) || number("shared_experts") > 0) {
     return std::string("MoE with shared experts is not modelled yet");
   }
-  // Nemotron 3 Super and Ultra: hybrid layers flopcast models, but experts on a projected latent
-  // (LatentMoE) and hybrid MTP layers it does not, and no published shapes in the row.
+  // A LatentMoE model without a preset (Nemotron 3 Ultra): the row does not give its shapes.
   if (const std::string type = lower_case(json_string(arch, "type"));
       type.find("latent") != std::string::npos && type.find("moe") != std::string::npos) {
     return "no model preset for \"" + name +
-           "\": LatentMoE (experts on a projected latent) is not modelled";
+           "\": a LatentMoE model whose shapes (latent, experts, Mamba heads) are not in the row";
   }
   if (!std::isfinite(number("layers")) || !std::isfinite(number("hidden")) ||
       !std::isfinite(number("vocab"))) {

@@ -62,6 +62,13 @@ int bf16_tail_of(const json& row) {
   const double stated = row_number(row.value("workload", json::object()), "bf16_last_layers");
   if (std::isfinite(stated) && stated >= 0) return static_cast<int>(stated);
   const std::string d = lower_case(json_string(row, "dtype"));
+  // A published recipe that keeps a tail in BF16 when the table does not say: Megatron-Bridge's
+  // Nemotron 3 Super NVFP4 (training/mixed_precision.py, nemotron_3_super_bf16_with_nvfp4_mixed:
+  // num_layers_at_end_in_bf16 14).
+  if (d.find("nvfp4") != std::string::npos &&
+      lower_case(json_string(row, "model")).find("nemotron-3-super") != std::string::npos) {
+    return 14;
+  }
   const std::size_t comma = d.find(", layers ");
   if (comma == std::string::npos || d.find("bf16", comma) == std::string::npos) return 0;
   int first = 0, last = -1;

@@ -385,7 +385,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
   }
   if (m.is_moe()) {
     // ep groups of whole experts, each expert's width split over the tp / ep GPUs of a group.
-    ops.moe.gemms.push_back(moe_experts_op(hw, km, t, sh.h,
+    ops.moe.gemms.push_back(moe_experts_op(hw, km, t, m.expert_hidden(),
                                            double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
                                            m.experts_per_token, m.ffn == FfnKind::gated, sh.linear,
                                            sh.dense16, s.ep, s.redundant_experts));
@@ -394,6 +394,10 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
                m, double(m.shared_experts) * m.shared_expert_width(), dense_tp, "shared_experts")) {
         ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t_dense, l.n, l.k, sh.linear));
       }
+    }
+    // LatentMoE: every GPU projects all the step's tokens into the latent and back (duplicated).
+    for (const auto& l : layer_ops::latent_linears(m)) {
+      ops.moe.gemms.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
     }
   }
   if (s.tp > 1) ops.tp_all_reduce = all_reduce_op("tp_comm", hw, km, Bytes(t * sh.h * sh.a), s.tp);
@@ -703,7 +707,7 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // each split over tp/ep GPUs), dense FFNs and shared experts over `dense_tp`.
   auto ffn = [&](int tp, int dense_tp, double experts) {
     const double dense = sum(layer_ops::ffn_linears(m, m.dense_ffn_width(), dense_tp, ""));
-    const double expert = sum(layer_ops::ffn_linears(m, m.intermediate_size, tp, ""));
+    const double expert = sum(layer_ops::expert_linears(m, tp, ""));
     const double shared = sum(layer_ops::ffn_linears(
         m, double(m.shared_experts) * m.shared_expert_width(), dense_tp, ""));
     return pc.dense_layers * dense + pc.moe_layers * (experts * expert + shared);
@@ -714,10 +718,12 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // embedding and LM head.
   const double vocab_matrix = double(m.vocab_size) * m.hidden_size;
   const double vocab_rows = sh.vocab * sh.h * (m.tie_embeddings || s.pp > 1 ? 1 : 2);
+  // LatentMoE's projections: whole on every GPU, in the weights' type.
+  const double latent = pc.moe_layers * sum(layer_ops::latent_linears(m));
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) -
-                      mamba(1) - ffn(1, 1, m.num_experts);
+                      mamba(1) - ffn(1, 1, m.num_experts) - latent;
   const double ffn_per_gpu =
-      ffn(s.tp, sh.dense_dp ? 1 : s.tp, double(m.num_experts) + s.redundant_experts);
+      ffn(s.tp, sh.dense_dp ? 1 : s.tp, double(m.num_experts) + s.redundant_experts) + latent;
   return sh.stage_share *
              (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + mamba(s.tp) * sh.w + rest * sh.a) +
          vocab_rows * sh.head.weight_bytes;
@@ -1253,14 +1259,15 @@ double ranks_reached(const ModelSpec& m, int ranks, int redundant_experts) {
 
 double moe_dispatch_bytes(const ModelSpec& m, int ranks, double tokens, double bytes_per_element,
                           int redundant_experts) {
-  return tokens * ranks_reached(m, ranks, redundant_experts) * m.hidden_size * bytes_per_element;
+  return tokens * ranks_reached(m, ranks, redundant_experts) * m.expert_hidden() *
+         bytes_per_element;
 }
 
 double moe_forwarded_bytes(const ModelSpec& m, int ranks, int gpus_per_node, double tokens,
                            double bytes_per_element, int redundant_experts) {
   const int nodes = std::max(1, ranks / std::max(1, gpus_per_node));
   const double remote = ranks_reached(m, nodes, redundant_experts) * (nodes - 1) / nodes;
-  return tokens * remote * m.hidden_size * bytes_per_element;
+  return tokens * remote * m.expert_hidden() * bytes_per_element;
 }
 
 }  // namespace flopcast

@@ -91,6 +91,18 @@ std::vector<LinearShape> ffn_linears(const ModelSpec& m, double width, int tp, s
   return {{name, up, h}, {name, h, w}};
 }
 
+std::vector<LinearShape> expert_linears(const ModelSpec& m, int tp, std::string name) {
+  const double w = double(m.intermediate_size) / tp, l = m.expert_hidden();
+  const double up = m.ffn == FfnKind::gated ? 2 * w : w;
+  return {{name, up, l}, {name, l, w}};
+}
+
+std::vector<LinearShape> latent_linears(const ModelSpec& m) {
+  if (m.moe_latent_size == 0) return {};
+  const double h = m.hidden_size, l = m.moe_latent_size;
+  return {{"moe_latent_proj", l, h}, {"moe_latent_proj", h, l}};
+}
+
 AttentionDims attention_dims(const ModelSpec& m, int tp, bool local, bool decode) {
   const double hq = double(m.num_heads) / tp;
   AttentionDims a;

@@ -50,6 +50,14 @@ std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp);
 
 /// An FFN of `width` (before TP) on this rank: gate+up fused (2·width/tp, gated) or up, then down.
 std::vector<LinearShape> ffn_linears(const ModelSpec& m, double width, int tp, std::string name);
+/// One routed expert's up (gate + up when gated) and down projections on this rank: its width
+/// split over `tp`, reading and writing m.expert_hidden() (the hidden state, or LatentMoE's
+/// latent).
+std::vector<LinearShape> expert_linears(const ModelSpec& m, int tp, std::string name);
+/// LatentMoE's [h -> latent] and [latent -> h] projections around the routed experts (Megatron-Core
+/// MoELayer fc1_latent_proj / fc2_latent_proj, parallel_mode "duplicated": whole on every TP
+/// rank); none without a latent.
+std::vector<LinearShape> latent_linears(const ModelSpec& m);
 
 /// Attention of one layer on this rank. Prefill and training (and standard decode): Hq/tp query
 /// heads over Hkv/tp KV heads of d. MLA prefill: Hq/tp heads of d_qk = d_nope + d_rope and d_v,

@@ -55,10 +55,12 @@ void validate_hybrid(const ModelSpec& m, const std::string& p) {
                            "modelled (got " +
                                std::to_string(m.window_tokens) + ")");
   }
-  if (m.mtp_layers != 0) {
+  if (m.mtp_layers != 0 && pat.find('*') == std::string::npos) {
+    // A hybrid MTP module is an attention block and an FFN block (Nemotron 3 Super's
+    // mtp_hybrid_override_pattern "*E"); a model without attention layers has none to copy.
     throw NotModelledError(p + "mtp_layers",
-                           "multi-token-prediction modules of a hybrid model "
-                           "(model.layer_pattern) are not modelled (got " +
+                           "multi-token-prediction modules of a hybrid model without attention "
+                           "layers are not modelled (got " +
                                std::to_string(m.mtp_layers) + ")");
   }
   if (!m.has_mamba()) return;
@@ -114,6 +116,11 @@ void validate(const ModelSpec& m, const std::string& path) {
   check_int(p + "first_dense_layers", m.first_dense_layers, 0, m.num_layers);
   check_int(p + "moe_layer_interval", m.moe_layer_interval, 1, m.num_layers);
   check_int(p + "mtp_layers", m.mtp_layers, 0, std::min(16, m.num_layers - 1));
+  if (m.moe_latent_size != 0) {
+    if (!m.is_moe())
+      fail(p + "moe_latent_size", "must be 0 when model.num_experts is 0", m.moe_latent_size);
+    check_int(p + "moe_latent_size", m.moe_latent_size, 1, m.hidden_size);
+  }
   if (m.expert_groups == 0 && m.expert_groups_per_token != 0) {
     fail(p + "expert_groups_per_token", "needs model.expert_groups", m.expert_groups_per_token);
   }
@@ -259,9 +266,15 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   if (m.qkv_bias) c.attention_per_layer += (hq + 2 * hkv) * d;
   if (m.linear_bias) c.attention_per_layer += h;
   c.expert_per_layer = ffn(m.is_moe() ? m.intermediate_size : m.dense_ffn_width());
+  if (m.moe_latent_size > 0) {
+    // A routed expert maps the latent, not h: its weights scale by latent / h (biases aside).
+    const double l = m.moe_latent_size;
+    c.expert_per_layer = (gated ? 3 : 2) * l * m.intermediate_size +
+                         (m.linear_bias ? (gated ? 2 : 1) * m.intermediate_size + l : 0);
+  }
   c.shared_expert_per_layer = m.shared_experts * ffn(m.shared_expert_width());
   c.dense_ffn_per_layer = ffn(m.dense_ffn_width());
-  c.router_per_layer = m.is_moe() ? h * m.num_experts : 0;
+  c.router_per_layer = m.is_moe() ? h * m.num_experts + 2 * h * m.moe_latent_size : 0;
   c.final_norm = norm;
   if (m.has_mamba()) {
     const double di = m.mamba_inner(), gn = double(m.mamba_groups) * m.mamba_state_dim;

@@ -101,8 +101,9 @@ void validate_hybrid(const TrainingSpec& s) {
     refuse("lora.method", "LoRA / QLoRA", std::string(to_string(s.finetune)));
   }
   if (s.recompute == Recompute::op) refuse("workload.recompute", "op-level checkpointing", "op");
-  if (s.mtp_layers > 0) {
-    refuse("workload.mtp_layers", "multi-token prediction", std::to_string(s.mtp_layers));
+  if (s.mtp_layers > 0 && count_params(m).attention_layers == 0) {
+    refuse("workload.mtp_layers", "multi-token prediction without attention layers",
+           std::to_string(s.mtp_layers));
   }
 }
 
@@ -377,8 +378,12 @@ std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const 
     const double experts = double(m.num_experts) / s.ep;
     const double rows =
         s.ep * sh.tokens * m.experts_per_token / m.num_experts * s.moe_capacity_factor;
-    for (const auto& l : layer_ops::ffn_linears(m, m.intermediate_size, s.tp, "moe_experts")) {
+    for (const auto& l : layer_ops::expert_linears(m, s.tp, "moe_experts")) {
       out.push_back({l.name, l.n, l.k, experts, rows});
+    }
+    // Duplicated over TP: each rank projects its own tokens (its sequence shard under SP).
+    for (const auto& l : layer_ops::latent_linears(m)) {
+      out.push_back({l.name, l.n, l.k, 1, sh.tokens / (s.sp ? s.tp : 1)});
     }
     const double shared = double(m.shared_experts) * m.shared_expert_width();
     if (shared > 0) {
@@ -521,7 +526,7 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   if (kind.moe) {
     const double routed = sh.tokens * m.experts_per_token * s.moe_capacity_factor;
     permute = memory_op("moe_permute", hw, km, Flops(0),
-                        Bytes(2 * (sh.tokens + routed) * sh.h * sh.a), 4);
+                        Bytes(2 * (sh.tokens + routed) * m.expert_hidden() * sh.a), 4);
     p.fwd.add(Phase::forward, permute);
     p.bwd.add(Phase::backward, permute);
   }
@@ -597,20 +602,30 @@ Ledger price_ends(const TrainingSpec& s, const Shard& sh, bool first, bool last)
 }
 
 /// The MTP modules of the last stage, shown as one `mtp_module` line per phase: each a
-/// transformer layer like the model's last (an MoE layer in an MoE model), the norms of the
-/// hidden state and of the next token's embedding, the [T x 2h]·[2h x h] projection, and the
-/// shared embedding, LM head and loss again.
+/// transformer layer like the model's last (an MoE layer in an MoE model) — in a hybrid model an
+/// attention block and an FFN block (Nemotron 3 Super's mtp_hybrid_override_pattern "*E") —
+/// the norms of the hidden state and of the next token's embedding, the [T x 2h]·[2h x h]
+/// projection, and the shared embedding, LM head and loss again.
 Ledger price_mtp(const TrainingSpec& s, const Shard& sh) {
   Ledger l;
   if (s.mtp_layers == 0) return l;
-  const LayerKind* last = &sh.kinds->back();
-  for (const LayerKind& k : *sh.kinds) {
-    if (k.moe == s.model.is_moe() && !k.local) last = &k;
+  std::vector<LayerKind> blocks;
+  if (s.model.is_hybrid()) {
+    blocks = {LayerKind{1, false, false, Mixer::attention, false},
+              LayerKind{1, s.model.is_moe(), false, Mixer::none, true}};
+  } else {
+    const LayerKind* last = &sh.kinds->back();
+    for (const LayerKind& k : *sh.kinds) {
+      if (k.moe == s.model.is_moe() && !k.local) last = &k;
+    }
+    blocks = {*last};
   }
-  const LayerPass layer = price_layer(s, sh, *last);
-  l.append(layer.fwd, 1);
-  l.append(layer.bwd, 1);
-  l.append(layer.recompute, 1);
+  for (const LayerKind& block : blocks) {
+    const LayerPass layer = price_layer(s, sh, block);
+    l.append(layer.fwd, 1);
+    l.append(layer.bwd, 1);
+    l.append(layer.recompute, 1);
+  }
   const LinearCosts proj =
       price_linear(s, sh, {"mtp_projection", sh.h / s.tp, 2 * sh.h}, true, sh.dense16);
   l.add(Phase::forward, proj.fwd);
@@ -681,7 +696,9 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
   }
   if (m.is_moe() && s.ep > 1) {
     // Dispatch and combine forward, and both again backward (and in a full recompute).
-    const double bytes = sh.tokens * m.experts_per_token * s.moe_capacity_factor * sh.h * sh.a;
+    // The routed copies travel at the experts' width (LatentMoE: the latent).
+    const double bytes =
+        sh.tokens * m.experts_per_token * s.moe_capacity_factor * m.expert_hidden() * sh.a;
     const double one = collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, s.tp * s.cp);
     const double moe_share = double(count_params(m).moe_layers) / m.num_layers;
     c.ep_s = layers * moe_share * one * (full_recompute ? 6 : 4);
@@ -758,7 +775,7 @@ TokenFlops flops_per_token(const TrainingSpec& s) {
     global.window_tokens = 0;
     global.global_attention_every = 0;
     const double attn_layer =
-        training_detail::attention_flops_per_token(global, s.seq_len) / m.num_layers;
+        training_detail::attention_flops_per_token(global, s.seq_len) / c.attention_layers;
     model +=
         s.mtp_layers *
         (6 * (c.attention_per_layer + ffn + 2 * h * h + double(m.vocab_size) * h) + attn_layer);

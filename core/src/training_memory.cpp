@@ -102,17 +102,25 @@ OpSacLayer op_sac_layer(const ModelSpec& m, bool moe, int tp) {
     const double kv = std::max(1.0, double(m.num_kv_heads) / tp) * m.head_dim;
     for (const double n : {l.n - 2 * kv, kv, kv}) mms.push_back({l.name, l.k, n});
   }
-  const auto ffn = [&](const std::string& name, double width, bool grouped, double per_token) {
-    const std::vector<layer_ops::LinearShape> up_down = layer_ops::ffn_linears(m, width, tp, name);
+  const auto add_ffn = [&](const std::string& name,
+                           const std::vector<layer_ops::LinearShape>& up_down, bool grouped,
+                           double per_token) {
     const int ups = m.ffn == FfnKind::gated ? 2 : 1;
     for (int i = 0; i < ups; ++i) {
       mms.push_back({name + ".up", up_down[0].k, up_down[0].n / ups, grouped, per_token});
     }
     mms.push_back({name + ".down", up_down[1].k, up_down[1].n, grouped, per_token});
   };
+  const auto ffn = [&](const std::string& name, double width, bool grouped, double per_token) {
+    add_ffn(name, layer_ops::ffn_linears(m, width, tp, name), grouped, per_token);
+  };
   if (moe) {
     mms.push_back({"moe_router", double(m.hidden_size), double(m.num_experts)});
-    ffn("moe_experts", m.intermediate_size, true, m.experts_per_token);
+    for (const layer_ops::LinearShape& l : layer_ops::latent_linears(m)) {
+      mms.push_back({l.name, l.k, l.n});
+    }
+    add_ffn("moe_experts", layer_ops::expert_linears(m, tp, "moe_experts"), true,
+            m.experts_per_token);
     if (m.shared_experts > 0) {
       ffn("shared_experts", double(m.shared_experts) * m.shared_expert_width(), false, 1);
     }
@@ -325,7 +333,7 @@ double model_flops_per_token(const ModelSpec& m, int seq) {
   const ParamCounts c = count_params(m);
   const double h = m.hidden_size;
   const double dense = linear_params(layer_ops::ffn_linears(m, m.dense_ffn_width(), 1, ""));
-  const double expert = linear_params(layer_ops::ffn_linears(m, m.intermediate_size, 1, ""));
+  const double expert = linear_params(layer_ops::expert_linears(m, 1, ""));
   const double shared = linear_params(
       layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), 1, ""));
   const double mamba = c.mamba_layers > 0 ? linear_params(layer_ops::mamba_linears(m, 1)) : 0;

@@ -488,15 +488,20 @@ TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {
   EXPECT_EQ(m.at("layer_pattern"), "M*-E");
   EXPECT_EQ(m.at("dense_intermediate_size"), 1024);  // the '-' layer's width
   EXPECT_EQ(m.at("intermediate_size"), 128);         // one routed expert
+  // LatentMoE is read; an MTP module is read when it is an attention and an FFN block of the
+  // model's kind ("*E" here, Nemotron 3 Super's), refused otherwise.
   json latent = c;
   latent["moe_latent_size"] = 64;
-  HfFailure f = hf_failure(latent);
-  EXPECT_EQ(f.code, "not_modelled");
-  EXPECT_EQ(f.path, "hf_config.moe_latent_size");
+  EXPECT_EQ(io::model_from_hf_config(latent).at("moe_latent_size"), 64);
   json mtp = c;
   mtp["num_nextn_predict_layers"] = 1;
-  f = hf_failure(mtp);
+  HfFailure f = hf_failure(mtp);
   EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.mtp_hybrid_override_pattern");
+  mtp["mtp_hybrid_override_pattern"] = "*E";
+  EXPECT_EQ(io::model_from_hf_config(mtp).at("mtp_layers"), 1);
+  mtp["mtp_hybrid_override_pattern"] = "M*E";
+  EXPECT_EQ(hf_failure(mtp).code, "not_modelled");
   json short_pattern = c;
   short_pattern["hybrid_override_pattern"] = "M*E";
   f = hf_failure(short_pattern);

@@ -181,6 +181,23 @@ TEST(ModelZoo, ExactCountsByHand) {
   EXPECT_EQ(nano.attention_layers, 6);
   EXPECT_EQ(nano.dense_layers, 0);
   EXPECT_EQ(nano.total, 31577937344.0);
+  // Nemotron 3 Super, LatentMoE: a routed expert maps the 1024-wide latent, up and down
+  // 2·1024·2688 = 5,505,024 (on the 4096-wide hidden state it would be 4× that); the router
+  // 4096·512 = 2,097,152 and the two latent projections 2·4096·1024 = 8,388,608 together
+  // 10,485,760; the shared expert 2·4096·5376 = 44,040,192. A MoE layer: 512 · 5,505,024 +
+  // 10,485,760 + 44,040,192 = 2,873,098,240, 40 of them 114,923,929,600. Mamba-2 (d_in 128·64 =
+  // 8192, 8 groups of 128): 4096·(2·8192 + 2·1024 + 128) + (8192 + 2048)·5 + 3·128 + 8192 +
+  // 8192·4096 = 109,635,968, 40 of them 4,385,438,720; attention 4096·4096 + 2·4096·256 +
+  // 4096·4096 = 35,651,584, 8 of them 285,212,672; norms 88·4096 + 4096; embedding and LM head
+  // 2·131072·4096 = 1,073,741,824: 120,668,687,360 (published "120B").
+  const ParamCounts super =
+      count_params(io::resolve_model(json("nemotron-3-super-120b-a12b"), "model"));
+  EXPECT_EQ(super.expert_per_layer, 5505024.0);
+  EXPECT_EQ(super.router_per_layer, 10485760.0);
+  EXPECT_EQ(super.mamba_per_layer, 109635968.0);
+  EXPECT_EQ(super.moe_layers, 40);
+  EXPECT_EQ(super.attention_layers, 8);
+  EXPECT_EQ(super.total, 120668687360.0);
 }
 
 TEST(ModelZoo, NemotronHPatternAndMamba) {

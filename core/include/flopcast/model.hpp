@@ -80,6 +80,11 @@ struct ModelSpec {
   /// top `expert_groups_per_token` groups only. 0: no limit.
   int expert_groups = 0;
   int expert_groups_per_token = 0;
+  /// LatentMoE (Nemotron 3 Super, Megatron-Core moe_latent_size): the routed experts work on a
+  /// projected latent of this width, between an [h -> latent] and a [latent -> h] projection
+  /// every token passes through (replicated, not split over TP); the router and the shared
+  /// experts see the full hidden state. 0: experts on the hidden state.
+  int moe_latent_size = 0;
   /// Multi-token-prediction modules (DeepSeek num_nextn_predict_layers): each one transformer
   /// layer like the model's last plus a 2h -> h projection, sharing the embedding and LM head.
   /// A speculative-decoding draft in serving; not in the parameter count (DeepSeek-V3's 671B
@@ -117,6 +122,11 @@ struct ModelSpec {
     return layer_pattern.find('M') != std::string::npos;
   }
   [[nodiscard]] double mamba_inner() const noexcept { return double(mamba_heads) * mamba_head_dim; }
+  /// The width the routed experts read and write, and their tokens travel in: the hidden state,
+  /// or the LatentMoE latent.
+  [[nodiscard]] int expert_hidden() const noexcept {
+    return moe_latent_size > 0 ? moe_latent_size : hidden_size;
+  }
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
   [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
   [[nodiscard]] int dense_ffn_width() const noexcept {
@@ -189,6 +199,8 @@ struct ParamCounts {
   double expert_per_layer = 0;         ///< one routed expert's FFN (the dense FFN when not MoE)
   double shared_expert_per_layer = 0;  ///< the shared experts of one MoE layer, together
   double dense_ffn_per_layer = 0;      ///< the FFN of a dense layer
+  /// Per MoE layer, the weights every token passes through once, replicated over TP: the router,
+  /// and LatentMoE's two latent projections 2·h·latent.
   double router_per_layer = 0;
   double norms_per_layer = 0;  ///< with MLA, its two latent norms too
   double mamba_per_layer = 0;  ///< one Mamba-2 mixer: projections, conv1d, A, D, dt bias, norm

@@ -295,19 +295,25 @@ void read_nemotron_h(const json& c, json& m) {
     m["mamba_conv_kernel"] = optional_int(c, {"conv_kernel"}, 4);
     m["mamba_chunk_tokens"] = optional_int(c, {"chunk_size"}, 128);
   }
-  if (const int latent = optional_int(c, {"moe_latent_size"}, 0); latent > 0) {
-    throw NotModelledError(at("moe_latent_size"),
-                           "LatentMoE (experts on a projected latent) is not modelled (got " +
-                               std::to_string(latent) + ")");
-  }
   if (const int mtp = optional_int(c, {"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
       mtp > 0) {
-    throw NotModelledError(at("num_nextn_predict_layers"),
-                           "multi-token-prediction layers of a hybrid model are not modelled "
-                           "(got " +
-                               std::to_string(mtp) + ")");
+    // An MTP module of an attention block and one FFN block of the model's kind is what
+    // flopcast prices (Nemotron 3 Super: "*E"); any other module pattern is refused.
+    const std::string want = pattern.find('E') != std::string::npos ? "*E" : "*-";
+    const auto p = c.find("mtp_hybrid_override_pattern");
+    const std::string got = p != c.end() && p->is_string() ? p->get<std::string>() : "";
+    if (got != want) {
+      throw NotModelledError(at("mtp_hybrid_override_pattern"),
+                             "a hybrid model's multi-token-prediction module is modelled as \"" +
+                                 want + "\" (an attention and an FFN block) only (got \"" + got +
+                                 "\")");
+    }
+    m["mtp_layers"] = mtp;
   }
   if (pattern.find('E') == std::string::npos) return;
+  if (const int latent = optional_int(c, {"moe_latent_size"}, 0); latent > 0) {
+    m["moe_latent_size"] = latent;  // LatentMoE: the routed experts work on this latent
+  }
   m["num_experts"] = required_int(c, {"n_routed_experts"});
   m["experts_per_token"] = required_int(c, {"num_experts_per_tok"});
   m["intermediate_size"] = required_int(c, {"moe_intermediate_size"});

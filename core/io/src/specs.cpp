@@ -43,6 +43,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "first_dense_layers",
                   "expert_groups",
                   "expert_groups_per_token",
+                  "moe_latent_size",
                   "moe_layer_interval",
                   "kv_lora_rank",
                   "q_lora_rank",
@@ -94,6 +95,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.first_dense_layers = r.integer("first_dense_layers", 0);
   m.expert_groups = r.integer("expert_groups", 0);
   m.expert_groups_per_token = r.integer("expert_groups_per_token", 0);
+  m.moe_latent_size = r.integer("moe_latent_size", 0);
   m.mtp_layers = r.integer("mtp_layers", 0);
   if (r.find("checkpoint_weights")) m.checkpoint_weights = read_dtype(r, "checkpoint_weights", {});
   if (r.find("checkpoint_attention_weights")) {
@@ -162,6 +164,7 @@ json model_to_json(const ModelSpec& m) {
       {"first_dense_layers", m.first_dense_layers},
       {"expert_groups", m.expert_groups},
       {"expert_groups_per_token", m.expert_groups_per_token},
+      {"moe_latent_size", m.moe_latent_size},
       {"kv_lora_rank", m.kv_lora_rank},
       {"q_lora_rank", m.q_lora_rank},
       {"qk_rope_head_dim", m.qk_rope_head_dim},
