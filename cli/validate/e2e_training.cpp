@@ -125,6 +125,13 @@ std::variant<RowLayout, std::string> row_layout(const json& row, const std::stri
                    {"dp", static_cast<int>(dp)},
                    {"cp", static_cast<int>(cp)}};
   if (ep > 1) parallelism["ep"] = static_cast<int>(ep);
+  // An EP group larger than the data ranks can only span the TP ranks too, with whole experts
+  // (Megatron-Core's MoE parallel folding, expert_tensor_parallel_size 1, which the
+  // Megatron-Bridge MoE performance recipes set).
+  const double ep_fits = std::fmod(dp * cp, ep);
+  if (ep > 1 && tp > 1 && ep_fits != 0 && std::fmod(tp * dp * cp, ep) == 0) {
+    parallelism["expert_tp"] = 1;
+  }
   if (vp > 1) parallelism["vpp"] = static_cast<int>(vp);
   // FSDP: a strategy name, a flag, or the size of the sharding group (torchtitan's dp_shard).
   // `false` and 0 say it was off: the framework's own optimizer sharding stands.

@@ -31,7 +31,14 @@ void validate_parallelism(const TrainingSpec& s) {
   check_int("parallelism.vpp", s.vpp, 1, 128);
   layer_ops::check_tensor_parallel_nodes(s.tp, s.gpus_per_node, s.hardware.scaleout_nics_per_node,
                                          "gpus_per_node");
-  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp");
+  if (s.expert_tp != s.tp && s.expert_tp != 1) {
+    fail("parallelism.expert_tp", "must be 1 or parallelism.tp (" + std::to_string(s.tp) + ")",
+         s.expert_tp);
+  }
+  if (s.expert_tp != s.tp && !m.is_moe()) {
+    fail("parallelism.expert_tp", "must equal parallelism.tp for a dense model", s.expert_tp);
+  }
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp", {true, true, s.expert_tp});
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("parallelism.first_stage_layers", s.pp_first_stage_layers, 0, m.num_layers);
   check_int("parallelism.last_stage_layers", s.pp_last_stage_layers, 0, m.num_layers);
@@ -75,7 +82,16 @@ void validate_parallelism(const TrainingSpec& s) {
   if (s.ep > 1) {
     if (!m.is_moe()) fail("parallelism.ep", "must be 1 for a dense model", s.ep);
     check_divides("parallelism.ep", s.ep, m.num_experts, "model.num_experts");
-    check_divides("parallelism.ep", s.ep, s.dp * s.cp, "parallelism dp·cp");
+    if (s.expert_tp == 1 && s.tp > 1) {
+      // MoE parallel folding: the expert-parallel group spans the TP ranks too.
+      check_divides("parallelism.ep", s.ep, s.tp * s.dp * s.cp, "parallelism tp·dp·cp");
+    } else if ((s.dp * s.cp) % s.ep != 0) {
+      fail("parallelism.ep",
+           "must divide parallelism dp·cp (" + std::to_string(s.dp * s.cp) +
+               "), or tp·dp·cp with parallelism.expert_tp 1 (whole experts, Megatron-Core's MoE "
+               "parallel folding)",
+           s.ep);
+    }
   }
   if (s.sp && s.tp == 1) fail("parallelism.sp", "needs parallelism.tp > 1", "true");
   if (s.ep_comm_overlap && s.ep == 1) {
@@ -364,6 +380,13 @@ struct LayerPass {
   double attention_fwd_s = 0, attention_bwd_s = 0;
 };
 
+/// Tokens one GPU routes to the experts per micro-batch: all of its TP group's (the experts are
+/// split like the dense layers), or its 1/tp sequence shard when whole experts span the TP ranks
+/// (expert_tp 1).
+double moe_tokens(const TrainingSpec& s, const Shard& sh) {
+  return s.expert_tp == s.tp ? sh.tokens : sh.tokens / s.tp;
+}
+
 std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const LayerKind& kind) {
   const ModelSpec& m = s.model;
   std::vector<Linear> out;
@@ -374,11 +397,12 @@ std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const 
   }
   if (!kind.ffn) return out;
   if (kind.moe) {
-    // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert.
+    // Each expert rank holds E/ep experts and receives ep·T·k/E·capacity rows per expert, T the
+    // tokens each rank dispatches (its sequence shard under MoE parallel folding).
     const double experts = double(m.num_experts) / s.ep;
     const double rows =
-        s.ep * sh.tokens * m.experts_per_token / m.num_experts * s.moe_capacity_factor;
-    for (const auto& l : layer_ops::expert_linears(m, s.tp, "moe_experts")) {
+        s.ep * moe_tokens(s, sh) * m.experts_per_token / m.num_experts * s.moe_capacity_factor;
+    for (const auto& l : layer_ops::expert_linears(m, s.expert_tp, "moe_experts")) {
       out.push_back({l.name, l.n, l.k, experts, rows});
     }
     // Duplicated over TP: each rank projects its own tokens (its sequence shard under SP).
@@ -524,9 +548,10 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
   // each; the backward moves the gradients the same way. Index sort and top-k are small beside.
   OpCost permute;
   if (kind.moe) {
-    const double routed = sh.tokens * m.experts_per_token * s.moe_capacity_factor;
+    const double tokens = moe_tokens(s, sh);
+    const double routed = tokens * m.experts_per_token * s.moe_capacity_factor;
     permute = memory_op("moe_permute", hw, km, Flops(0),
-                        Bytes(2 * (sh.tokens + routed) * m.expert_hidden() * sh.a), 4);
+                        Bytes(2 * (tokens + routed) * m.expert_hidden() * sh.a), 4);
     p.fwd.add(Phase::forward, permute);
     p.bwd.add(Phase::backward, permute);
   }
@@ -697,9 +722,12 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
   if (m.is_moe() && s.ep > 1) {
     // Dispatch and combine forward, and both again backward (and in a full recompute).
     // The routed copies travel at the experts' width (LatentMoE: the latent).
+    // Under MoE parallel folding the group is ep consecutive GPUs, TP ranks first.
     const double bytes =
-        sh.tokens * m.experts_per_token * s.moe_capacity_factor * m.expert_hidden() * sh.a;
-    const double one = collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, s.tp * s.cp);
+        moe_tokens(s, sh) * m.experts_per_token * s.moe_capacity_factor * m.expert_hidden() * sh.a;
+    const bool folded = s.expert_tp != s.tp;
+    const double one =
+        collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, folded ? 1 : s.tp * s.cp);
     const double moe_share = double(count_params(m).moe_layers) / m.num_layers;
     c.ep_s = layers * moe_share * one * (full_recompute ? 6 : 4);
   }

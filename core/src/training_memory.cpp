@@ -211,12 +211,12 @@ LayerShares layer_shares(const ModelSpec& m, const ParamCounts& c) {
   return {c.attention_layers / n, c.mamba_layers / n, c.dense_layers / n, c.moe_layers / n};
 }
 
-/// FFN weights of one MoE layer on one GPU before the TP split: its expert rank's routed experts
-/// and the shared ones.
+/// FFN weights of one MoE layer on one GPU: its expert rank's routed experts split over the
+/// experts' TP (whole under MoE parallel folding), the shared ones over TP.
 double moe_ffn_params(const TrainingSpec& s, const ParamCounts& c) {
   const double routed =
       s.model.is_moe() ? double(s.model.num_experts) / s.ep * c.expert_per_layer : 0;
-  return routed + c.shared_expert_per_layer;
+  return routed / s.expert_tp + c.shared_expert_per_layer / s.tp;
 }
 
 }  // namespace
@@ -226,10 +226,10 @@ LayerParams layer_params(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
   const ParamCounts c = count_params(m);
   const LayerShares share = layer_shares(m, c);
-  const double ffn = share.dense * c.dense_ffn_per_layer + share.moe * moe_ffn_params(s, c);
+  const double ffn = share.dense * c.dense_ffn_per_layer / s.tp + share.moe * moe_ffn_params(s, c);
   LayerParams p;
   p.linear = share.attention * attention_params_on_gpu(s, c) +
-             share.mamba * mamba_params_on_gpu(s, c) + ffn / s.tp;
+             share.mamba * mamba_params_on_gpu(s, c) + ffn;
   p.total = p.linear + share.moe * c.router_per_layer + c.norms_per_layer;
   p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
   return p;
@@ -238,9 +238,9 @@ LayerParams layer_params(const TrainingSpec& s) {
 double mtp_module_params(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
   const ParamCounts c = count_params(m);
-  const double ffn = m.is_moe() ? moe_ffn_params(s, c) : c.dense_ffn_per_layer;
+  const double ffn = m.is_moe() ? moe_ffn_params(s, c) : c.dense_ffn_per_layer / s.tp;
   const double h = m.hidden_size;
-  return attention_params_on_gpu(s, c) + ffn / s.tp + (m.is_moe() ? c.router_per_layer : 0) +
+  return attention_params_on_gpu(s, c) + ffn + (m.is_moe() ? c.router_per_layer : 0) +
          c.norms_per_layer + 2 * h * h / s.tp + 3 * h;
 }
 

@@ -117,6 +117,8 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
     s.micro_batch_size = 0;  // the fastest that fits
     s.ep = l.ep;
+    // The experts' TP follows the layout's unless the request folds them (expert_tp 1).
+    s.expert_tp = base.expert_tp == 1 && base.tp > 1 ? 1 : l.tp;
     s.sharding = l.sharding;
     s.recompute = l.recompute;
     s.compute = l.compute;

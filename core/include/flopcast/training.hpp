@@ -111,12 +111,18 @@ struct TrainingSpec {
   ClusterSpec cluster;  ///< fabric of the collectives (cluster_of(hardware) by default)
   int num_gpus = 1;
   int gpus_per_node = 8;
-  // Parallelism: tp·pp·dp·cp = num_gpus; ep divides dp·cp (experts spread over data ranks).
+  // Parallelism: tp·pp·dp·cp = num_gpus; ep divides dp·cp (experts spread over data ranks), or
+  // tp·dp·cp with expert_tp 1.
   int tp = 1;
   int pp = 1;
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  /// Tensor parallelism of the routed experts (Megatron-Core expert_tensor_parallel_size): tp
+  /// (its default: each expert split like the dense layers), or 1 (MoE parallel folding: whole
+  /// experts, the expert-parallel group spanning the TP ranks, each rank dispatching its own
+  /// sequence shard).
+  int expert_tp = 1;
   bool sp = false;  ///< sequence parallelism with TP (norms and dropout sharded, AG/RS for AR)
   int vpp = 1;      ///< virtual pipeline stages per GPU (interleaved 1F1B when > 1)
   /// Layers of the first and last pipeline stages (Megatron's decoder_first/last_pipeline_num_
