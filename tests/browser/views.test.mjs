@@ -1083,6 +1083,33 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   await p.done();
 });
 
+// Issue 42: a hybrid model is served; its simulated facts show each request's Mamba state.
+test('serving view: a hybrid model simulates with its Mamba state per request', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', 'nemotron-3-nano-30b-a3b');
+  await page.selectOption('#sv-hardware', 'h200-sxm');
+  await page.fill('#sv-rate', '2');
+  await page.fill('#sv-num_requests', '200');
+  await sweepDone(page);
+  await page.click('#sv-simulate');
+  await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
+  const facts = await page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll('#sv-sim-out dl.facts > div')].map((d) => [
+        d.querySelector('dt').textContent,
+        d.querySelector('dd').textContent,
+      ]),
+    ),
+  );
+  // 23 layers · (64·64·128 · 4 B + 3 · 6,144 · 2 B) = 49.08 MB (serving_test.cpp).
+  assert.equal(facts['Mamba state per request'], '49.08 MB');
+  await p.done();
+});
+
 test('serving view: share link round-trips', async () => {
   const p = await openPage();
   const { page } = p;
