@@ -34,7 +34,7 @@ std::string sweep_check(const std::string& text) {
 }
 
 json base_request(const CollectiveOptions& o) {
-  if (!o.request_file.empty()) return read_request_file(o.request_file);
+  if (!o.request_file.empty()) return read_task_file(o.request_file, "collective", "collective");
   json r{{"task", "collective"}};
   if (!o.hardware_file.empty()) {
     r["hardware"] = read_json_file(o.hardware_file);

@@ -33,6 +33,10 @@ json read_json_file(const std::string& path);
 /// A --request file: a request document, or a scenario preset (presets/scenarios/*.json) whose
 /// "request" it returns.
 json read_request_file(const std::string& path);
+/// read_request_file for a command that runs one task (`serve`: "serving", `train`: "training",
+/// `collective`): a file of another task is an error naming both, not a table that fails to
+/// print.
+json read_task_file(const std::string& path, const std::string& task, const std::string& command);
 
 /// Records in `given` the first option of `sub` the user gave that is not one of `modes` (how to
 /// run or print a request, not what it asks), once parsing ends. With --request such a flag would

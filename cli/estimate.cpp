@@ -46,6 +46,28 @@ json read_request_file(const std::string& path) {
   return std::move(doc.at("request"));
 }
 
+json read_task_file(const std::string& path, const std::string& task, const std::string& command) {
+  json r = read_request_file(path);
+  if (!r.is_object()) return r;  // the core names what is wrong with it
+  const auto t = r.find("task");
+  std::string got = t != r.end() && t->is_string() ? t->get<std::string>() : "inference";
+  if (got == "search" && task != "collective") {
+    const auto s = r.find("search");
+    const json* target = nullptr;
+    if (s != r.end() && s->is_object() && s->contains("target")) target = &s->at("target");
+    const std::string of = target && target->is_string() ? target->get<std::string>() : "?";
+    if (of == task) return r;
+    got = "search of " + of;
+  }
+  if (got != task) {
+    throw SpecError("task", "flopcast " + command + " runs task \"" + task + "\"" +
+                                (task == "collective" ? "" : " (or a search of it)") +
+                                "; run this file with flopcast estimate --request (got \"" + got +
+                                "\")");
+  }
+  return r;
+}
+
 bool EngineFlags::any() const {
   return !name.empty() || gpu_memory_utilization || step_overhead_us || request_overhead_us ||
          kernel_fixed_us || framework_reserve_GB || kv_block_tokens || max_num_batched_tokens ||

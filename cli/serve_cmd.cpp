@@ -64,7 +64,7 @@ json read_trace(const std::string& path) {
 }
 
 json build_serve_request(const ServeOptions& o) {
-  if (!o.request_file.empty()) return read_request_file(o.request_file);
+  if (!o.request_file.empty()) return read_task_file(o.request_file, "serving", "serve");
   json r{{"task", "serving"}};
   put_model_and_hardware(r,
                          {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file,

@@ -13,7 +13,7 @@ namespace flopcast::cli {
 namespace {
 
 json build_train_request(const TrainOptions& o) {
-  if (!o.request_file.empty()) return read_request_file(o.request_file);
+  if (!o.request_file.empty()) return read_task_file(o.request_file, "training", "train");
   json r{{"task", "training"}};
   put_model_and_hardware(
       r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if}, false,
