@@ -31,14 +31,14 @@ void validate_parallelism(const TrainingSpec& s) {
   check_int("parallelism.vpp", s.vpp, 1, 128);
   layer_ops::check_tensor_parallel_nodes(s.tp, s.gpus_per_node, s.hardware.scaleout_nics_per_node,
                                          "gpus_per_node");
-  if (s.expert_tp != s.tp && s.expert_tp != 1) {
+  if (s.experts_tp() != s.tp && s.experts_tp() != 1) {
     fail("parallelism.expert_tp", "must be 1 or parallelism.tp (" + std::to_string(s.tp) + ")",
          s.expert_tp);
   }
-  if (s.expert_tp != s.tp && !m.is_moe()) {
+  if (s.experts_tp() != s.tp && !m.is_moe()) {
     fail("parallelism.expert_tp", "must equal parallelism.tp for a dense model", s.expert_tp);
   }
-  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp", {true, true, s.expert_tp});
+  layer_ops::check_tensor_parallel(m, s.tp, "parallelism.tp", {true, true, s.experts_tp()});
   check_int("parallelism.pp", s.pp, 1, m.num_layers);
   check_int("parallelism.first_stage_layers", s.pp_first_stage_layers, 0, m.num_layers);
   check_int("parallelism.last_stage_layers", s.pp_last_stage_layers, 0, m.num_layers);
@@ -82,7 +82,7 @@ void validate_parallelism(const TrainingSpec& s) {
   if (s.ep > 1) {
     if (!m.is_moe()) fail("parallelism.ep", "must be 1 for a dense model", s.ep);
     check_divides("parallelism.ep", s.ep, m.num_experts, "model.num_experts");
-    if (s.expert_tp == 1 && s.tp > 1) {
+    if (s.experts_tp() == 1 && s.tp > 1) {
       // MoE parallel folding: the expert-parallel group spans the TP ranks too.
       check_divides("parallelism.ep", s.ep, s.tp * s.dp * s.cp, "parallelism tp·dp·cp");
     } else if ((s.dp * s.cp) % s.ep != 0) {
@@ -384,7 +384,7 @@ struct LayerPass {
 /// split like the dense layers), or its 1/tp sequence shard when whole experts span the TP ranks
 /// (expert_tp 1).
 double moe_tokens(const TrainingSpec& s, const Shard& sh) {
-  return s.expert_tp == s.tp ? sh.tokens : sh.tokens / s.tp;
+  return s.experts_tp() == s.tp ? sh.tokens : sh.tokens / s.tp;
 }
 
 std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const LayerKind& kind) {
@@ -402,7 +402,7 @@ std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const 
     const double experts = double(m.num_experts) / s.ep;
     const double rows =
         s.ep * moe_tokens(s, sh) * m.experts_per_token / m.num_experts * s.moe_capacity_factor;
-    for (const auto& l : layer_ops::expert_linears(m, s.expert_tp, "moe_experts")) {
+    for (const auto& l : layer_ops::expert_linears(m, s.experts_tp(), "moe_experts")) {
       out.push_back({l.name, l.n, l.k, experts, rows});
     }
     // Duplicated over TP: each rank projects its own tokens (its sequence shard under SP).
@@ -725,7 +725,7 @@ MicroComm micro_comm(const TrainingSpec& s, const Shard& sh, const LayerPass& lp
     // Under MoE parallel folding the group is ep consecutive GPUs, TP ranks first.
     const double bytes =
         moe_tokens(s, sh) * m.experts_per_token * s.moe_capacity_factor * m.expert_hidden() * sh.a;
-    const bool folded = s.expert_tp != s.tp;
+    const bool folded = s.experts_tp() != s.tp;
     const double one =
         collective_s(s, CollectiveKind::all_to_all, bytes, s.ep, folded ? 1 : s.tp * s.cp);
     const double moe_share = double(count_params(m).moe_layers) / m.num_layers;

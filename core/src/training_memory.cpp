@@ -216,7 +216,7 @@ LayerShares layer_shares(const ModelSpec& m, const ParamCounts& c) {
 double moe_ffn_params(const TrainingSpec& s, const ParamCounts& c) {
   const double routed =
       s.model.is_moe() ? double(s.model.num_experts) / s.ep * c.expert_per_layer : 0;
-  return routed / s.expert_tp + c.shared_expert_per_layer / s.tp;
+  return routed / s.experts_tp() + c.shared_expert_per_layer / s.tp;
 }
 
 }  // namespace

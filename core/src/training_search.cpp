@@ -118,7 +118,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     s.micro_batch_size = 0;  // the fastest that fits
     s.ep = l.ep;
     // The experts' TP follows the layout's unless the request folds them (expert_tp 1).
-    s.expert_tp = base.expert_tp == 1 && base.tp > 1 ? 1 : l.tp;
+    s.expert_tp = base.experts_tp() == 1 && base.tp > 1 ? 1 : 0;
     s.sharding = l.sharding;
     s.recompute = l.recompute;
     s.compute = l.compute;

@@ -121,8 +121,9 @@ struct TrainingSpec {
   /// Tensor parallelism of the routed experts (Megatron-Core expert_tensor_parallel_size): tp
   /// (its default: each expert split like the dense layers), or 1 (MoE parallel folding: whole
   /// experts, the expert-parallel group spanning the TP ranks, each rank dispatching its own
-  /// sequence shard).
-  int expert_tp = 1;
+  /// sequence shard). 0: tp.
+  int expert_tp = 0;
+  [[nodiscard]] int experts_tp() const noexcept { return expert_tp > 0 ? expert_tp : tp; }
   bool sp = false;  ///< sequence parallelism with TP (norms and dropout sharded, AG/RS for AR)
   int vpp = 1;      ///< virtual pipeline stages per GPU (interleaved 1F1B when > 1)
   /// Layers of the first and last pipeline stages (Megatron's decoder_first/last_pipeline_num_

@@ -62,7 +62,10 @@ void read_parallelism(const ObjectReader& r, TrainingSpec& s) {
   s.pp = pr.integer("pp", 1);
   s.cp = pr.integer("cp", 1);
   s.ep = pr.integer("ep", 1);
-  s.expert_tp = pr.integer("expert_tp", s.tp);
+  s.expert_tp = pr.integer("expert_tp", 0);
+  if (pr.find("expert_tp") && s.expert_tp < 1) {
+    fail(pr.child("expert_tp"), "must be 1 or parallelism.tp", s.expert_tp);
+  }
   s.vpp = pr.integer("vpp", 1);
   s.pp_first_stage_layers = pr.integer("first_stage_layers", 0);
   s.pp_last_stage_layers = pr.integer("last_stage_layers", 0);
@@ -228,7 +231,7 @@ Parsed parse_request(const json& request) {
       {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp},   {"cp", s.cp},
       {"ep", s.ep}, {"sp", s.sp}, {"vpp", s.vpp}, {"tp_comm_overlap", s.tp_comm_overlap}};
   if (s.ep_comm_overlap) parallelism["ep_comm_overlap"] = true;
-  if (s.expert_tp != s.tp) parallelism["expert_tp"] = s.expert_tp;
+  if (s.experts_tp() != s.tp) parallelism["expert_tp"] = s.experts_tp();
   if (s.pp_first_stage_layers > 0) parallelism["first_stage_layers"] = s.pp_first_stage_layers;
   if (s.pp_last_stage_layers > 0) parallelism["last_stage_layers"] = s.pp_last_stage_layers;
   const bool fsdp = request.contains("parallelism") && request.at("parallelism").is_object() &&
