@@ -34,7 +34,10 @@ std::string sweep_check(const std::string& text) {
 }
 
 json base_request(const CollectiveOptions& o) {
-  if (!o.request_file.empty()) return read_task_file(o.request_file, "collective", "collective");
+  if (!o.request_file.empty()) {
+    refuse_request_flags(o.request_file, o.request_flag);
+    return read_task_file(o.request_file, "collective", "collective");
+  }
   json r{{"task", "collective"}};
   if (!o.hardware_file.empty()) {
     r["hardware"] = read_json_file(o.hardware_file);
@@ -113,6 +116,8 @@ void setup_collective(CLI::App& app, CollectiveOptions& o) {
   sub->add_option("--max-tier", o.max_tier, "2: fitted fabric models (default); 0: Tier 0");
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  // With --request the file is the collective; only its sizes and the output may be given.
+  note_request_flags(*sub, o.request_flag, {"--bytes", "--sweep", "--format"});
 }
 
 int run_collective(const CollectiveOptions& o) {

@@ -105,6 +105,7 @@ void put_network(json& r, const NetworkFlags& n);
 /// Flags that build a request (shared by `estimate` and `link`).
 struct RequestOptions {
   std::string request_file;
+  std::string request_flag;  ///< note_request_flags
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
   std::vector<std::string> what_if;
@@ -229,6 +230,7 @@ int run_serve(const ServeOptions& o);
 
 struct CollectiveOptions {
   std::string request_file, op, bytes, sweep, algorithm, hardware_file;
+  std::string request_flag;  ///< note_request_flags
   std::string hardware = "h100-sxm";
   int ranks = 8;
   std::optional<int> gpus_per_node, max_tier;

@@ -287,18 +287,8 @@ void refuse_request_flags(const std::string& request_file, const std::string& gi
 }
 
 json build_request(const RequestOptions& o) {
-  const bool any_flag = !o.model.empty() || !o.model_file.empty() || !o.hf_config.empty() ||
-                        !o.hardware.empty() || !o.hardware_file.empty() || !o.what_if.empty() ||
-                        o.num_gpus || o.tp || o.pp || o.layout.any() || !o.weights.empty() ||
-                        !o.attention_weights.empty() || !o.kv_cache.empty() ||
-                        !o.activations.empty() || o.prompt_tokens || o.output_tokens ||
-                        o.batch_size || o.cost_per_gpu_hour_usd || o.engine.any() || o.max_tier;
   if (!o.request_file.empty()) {
-    if (any_flag) {
-      throw SpecError("",
-                      "--request cannot be combined with request flags such as --model; "
-                      "edit the request file instead");
-    }
+    refuse_request_flags(o.request_file, o.request_flag);
     return read_request_file(o.request_file);
   }
   json r{{"task", "inference"}};
@@ -351,6 +341,7 @@ void setup_estimate(CLI::App& app, EstimateOptions& o) {
   add_request_options(*sub, o.request);
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  note_request_flags(*sub, o.request.request_flag, {"--format"});
 }
 
 int run_estimate(const EstimateOptions& o) {
@@ -387,6 +378,7 @@ void setup_link(CLI::App& app, LinkOptions& o) {
   CLI::App* sub = app.add_subcommand("link", "Print the shareable web-calculator URL of a request");
   add_request_options(*sub, o.request);
   sub->add_option("--base-url", o.base_url, "URL of the web calculator")->capture_default_str();
+  note_request_flags(*sub, o.request.request_flag, {"--base-url"});
 }
 
 int run_link(const LinkOptions& o) {
