@@ -49,7 +49,7 @@ const DEFAULT_REQUEST = Object.freeze({
   parallelism: { tp: 1, pp: 1, ep: 1, dp_attention: false },
   precision: { kv_cache: 'bf16' },
   workload: { prompt_tokens: 128, output_tokens: 128, batch_size: 1 },
-  engine: { gpu_memory_utilization: 0.9 },
+  engine: { name: 'generic', gpu_memory_utilization: 0.9 },
 });
 
 // The setup's inputs (index.html), in form.js's field table: key = element id.
@@ -80,6 +80,8 @@ const FIELDS = [
   { key: 'prompt_tokens', path: 'workload.prompt_tokens', kind: 'int' },
   { key: 'output_tokens', path: 'workload.output_tokens', kind: 'int' },
   { key: 'batch_size', path: 'workload.batch_size', kind: 'int' },
+  // The core's default profile ("generic") is left out of the request (and the link).
+  { key: 'engine', path: 'engine.name', kind: 'choice', omitIf: 'generic' },
   { key: 'gpu_memory_utilization', path: 'engine.gpu_memory_utilization', kind: 'num' },
   // Optional: empty leaves the price (and the cost) out.
   { key: 'cost_per_gpu_hour_usd', path: 'cost_per_gpu_hour_usd', kind: 'num', optional: true },
@@ -1126,6 +1128,7 @@ function fillChoices() {
   add('attention_weights', schemaList('precision', 'attention_weights'), typeLabel);
   add('kv_cache', schemaList('precision', 'kv_cache'), typeLabel);
   add('moe_dispatch', schemaList('parallelism', 'moe_dispatch'), (d) => DISPATCH_LABELS[d] || d);
+  add('engine', schemaList('engine', 'name'), (e) => (e === 'generic' ? 'generic (default)' : e));
 }
 
 // The "as published" choices name the checkpoint's types of the model the request holds (a

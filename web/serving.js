@@ -149,7 +149,9 @@ const FIELDS = [
     path: 'engine.name',
     kind: 'choice',
     label: 'Engine profile',
-    choices: ['vllm', 'sglang', 'trtllm', 'generic'],
+    get choices() {
+      return schemaList('engine', 'name');
+    },
   },
   {
     key: 'max_num_seqs',

@@ -524,6 +524,46 @@ test('share produces a link that reproduces the setup and numbers', async () => 
   await p.done();
 });
 
+// The engine profile is an input of the inference view (issue 45: `flopcast link --engine vllm`
+// failed, and the page had no place for it): its choices are the module's engine presets, the
+// default "generic" stays out of the request, a chosen one prices the kernels as that engine
+// runs them and travels in the link; engine keys without an input are kept and listed.
+test('the engine profile is an input, its choice is in the request and the link', async () => {
+  const p = await openPage();
+  const { page } = p;
+  const choices = await page.$$eval('#engine option', (os) => os.map((o) => o.value));
+  assert.deepEqual(choices, ['generic', 'sglang', 'trtllm', 'vllm']);
+  assert.equal(await page.inputValue('#engine'), 'generic');
+  assert.equal(await page.evaluate(() => window.flopcast.request().engine.name), undefined);
+  const pre = await presets(page);
+  await page.selectOption('#hardware', pickHardware(pre.hardware, 'h100'));
+  const generic = await page.evaluate(() => window.flopcast.lastResult().tpot_ms);
+  await page.selectOption('#engine', 'vllm');
+  await page.waitForFunction((t) => window.flopcast.lastResult().tpot_ms !== t, generic);
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.equal(req.engine.name, 'vllm');
+  const direct = await page.evaluate(
+    (r) => JSON.parse(window.flopcast.module.estimate(JSON.stringify(r))).result.tpot_ms,
+    req,
+  );
+  assert.equal(await page.evaluate(() => window.flopcast.lastResult().tpot_ms), direct);
+  await p.done();
+
+  // The CLI's `link --engine trtllm --chunked-prefill off`: the select shows the engine, the
+  // key without an input is kept in the request and named under the form.
+  const q = await openPage(
+    'v=1&task=inference&model=llama-2-7b&hardware=a100-sxm-80g&workload.prompt_tokens=100' +
+      '&workload.output_tokens=10&engine.name=trtllm&engine.chunked_prefill=false',
+  );
+  assert.equal(await status(q.page), 'ready');
+  assert.equal(await q.page.inputValue('#engine'), 'trtllm');
+  const linked = await q.page.evaluate(() => window.flopcast.request().engine);
+  assert.equal(linked.name, 'trtllm');
+  assert.equal(linked.chunked_prefill, false);
+  assert.match(await q.page.textContent('#extras-note'), /engine\.chunked_prefill = false/);
+  await q.done();
+});
+
 // Builds a fragment from a valid request and overrides one field with a raw
 // (invalid) value, in the link's own encoding.
 async function fragmentWith(page, request, pathKey, rawValue) {

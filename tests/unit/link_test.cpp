@@ -67,6 +67,24 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   EXPECT_EQ(io::run(decoded.at("request")), io::run(r));
 }
 
+// Every key of an inference request has a link field: the resolved request (every default
+// filled in, every engine key the reader takes: name, chunked_prefill, kernel_fixed_us, ...)
+// encodes and decodes to itself, and gives the same estimate. `flopcast link --engine vllm`
+// failed with "engine.name: unknown key".
+TEST(Link, EveryKeyOfAResolvedInferenceRequestRoundTrips) {
+  json r = base_request();
+  r["hardware"] = "h100-sxm";
+  r["engine"] = {{"name", "vllm"}, {"chunked_prefill", false}, {"kernel_fixed_us", 3}};
+  const json resolved = io::run(r).at("request");
+  ASSERT_TRUE(resolved.at("engine").contains("kernel_fixed_us")) << resolved.dump();
+  const json decoded = io::decode_link(io::encode_link(resolved));
+  ASSERT_TRUE(decoded.at("errors").empty()) << decoded.dump();
+  json expected = resolved;
+  expected.erase("schema_version");  // the link's own "v=1" versions it
+  EXPECT_EQ(decoded.at("request"), expected);
+  EXPECT_EQ(io::run(decoded.at("request")), io::run(r));
+}
+
 TEST(Link, DataParallelAttentionAndExpertParallelismRoundTrip) {
   json r = base_request();
   r["parallelism"]["tp"] = 2;

@@ -94,8 +94,8 @@ test('presets lists 46 models, 37 hardware, 10 scenarios, 4 engines', () => {
   assert.ok(out.result.hardware.some((h) => h.id === 'h100-sxm'));
 });
 
-// The page builds its precision, MoE-dispatch and recomputation choices from schema(), the core's
-// own tables: 13 weight types (5 of them GGUF), 8 attention types, 5 KV-cache types, 5 training
+// The page builds its precision, MoE-dispatch, engine and recomputation choices from schema(), the
+// core's own tables (the engines: presets/engines/): 13 weight types (5 of them GGUF), 8 attention types, 5 KV-cache types, 5 training
 // compute types; and the longest request or link read, 1 MiB.
 test('schema gives the choice lists of the core', () => {
   const out = call('schema');
@@ -107,6 +107,7 @@ test('schema gives the choice lists of the core', () => {
   assert.deepEqual(p.kv_cache, ['bf16', 'fp16', 'fp8', 'int8', 'fp4']);
   assert.deepEqual(p.compute, ['bf16', 'fp16', 'fp8', 'mxfp8', 'fp4']);
   assert.deepEqual(out.result.parallelism.moe_dispatch, ['all_reduce', 'all_to_all']);
+  assert.deepEqual(out.result.engine.name, ['generic', 'sglang', 'trtllm', 'vllm']);
   assert.deepEqual(out.result.workload.recompute, ['none', 'selective', 'op', 'full']);
   assert.deepEqual(out.result.limits, { request_bytes: 1048576 });
   // Every listed weight type is one a request may name: an estimate with it is no bad-value error.

@@ -37,6 +37,13 @@ json names_json(const std::array<Named<E>, N>& table) {
   return out;
 }
 
+/// The engine profiles a request may name (presets/engines/, in their preset order).
+json engine_names_json() {
+  json out = json::array();
+  for (const json& doc : presets().at("engines")) out.push_back(doc.at("id"));
+  return out;
+}
+
 }  // namespace
 
 json schema() {
@@ -49,6 +56,7 @@ json schema() {
         {"activations", dtype_names_json(kActivationTypes)},
         {"compute", dtype_names_json(kTrainingComputeTypes)}}},
       {"parallelism", {{"moe_dispatch", names_json(kMoeDispatchNames)}}},
+      {"engine", {{"name", engine_names_json()}}},
       {"workload",
        {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}},
       // The longest request (JSON bytes) or link (characters) read: the page refuses a longer

@@ -42,10 +42,14 @@ constexpr Field kFields[] = {
     {"workload.prompt_tokens", Kind::integer},
     {"workload.output_tokens", Kind::integer},
     {"workload.batch_size", Kind::integer},
+    {"engine.name", Kind::text},
     {"engine.gpu_memory_utilization", Kind::number},
     {"engine.kv_block_tokens", Kind::integer},
     {"engine.max_num_batched_tokens", Kind::integer},
+    {"engine.chunked_prefill", Kind::boolean},
     {"engine.step_overhead_us", Kind::number},
+    {"engine.request_overhead_us", Kind::number},
+    {"engine.kernel_fixed_us", Kind::number},
     {"engine.framework_reserve_GB", Kind::number},
 };
 
