@@ -45,6 +45,14 @@ constexpr int kMaxRequests = 1500;
 // TensorRT-LLM's max-throughput runs keep up to 7,168 clients busy: fewer simulated requests
 // than clients would measure a smaller batch than the run had.
 constexpr int kMaxClosedLoopRequests = 16384;
+// An offline run whose request count the row does not state is simulated at the size
+// trtllm-bench's perf-overview gives its datasets "to guarantee that the system hit a steady
+// state": about 6.5 million tokens (30,000 requests of 128 + 128 tokens, 3,000 of 128 + 2,048,
+// 1,500 of 2,048 + 2,048; NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md
+// @00f3768), never fewer than 1,000 requests nor more than 30,000. At 1,000 requests a batch of
+// ~900 ran one wave, measuring the ramp and the drain instead of the engine.
+constexpr double kSteadyStateTokens = 6.5e6;
+constexpr int kMinSteadyStateRequests = 1000, kMaxSteadyStateRequests = 30000;
 
 json sharegpt_length(double mean) {
   return json{{"kind", "lognormal"}, {"mean", mean}, {"sigma", 1.0}, {"min", 4}, {"max", 1024}};
@@ -226,8 +234,11 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
 /// 1,024, else 256; at least 64), max_num_tokens = requests x (1 + ISL / OSL), capped at 32,768
 /// and rounded up (to 256 under 4,096, at least 2,048; 512 under 8,192; else 1,024). `request` is
 /// the row's serving request (model, hardware, parallelism, precision, engine) and `fraction` its
-/// KV share (the row's, else trtllm-bench's 0.90).
-void apply_trtllm_bench_limits(json& request, double isl, double osl, double fraction) {
+/// KV share (the row's, else trtllm-bench's 0.90). With attention DP the limits bound each of the
+/// `ranks` attention ranks (engine_of), so the replica's are `ranks` times as large: at one
+/// replica-wide max_batch_size the MoE rows of the perf-overview ran in two or three waves of
+/// equal-length requests instead of a steady batch.
+void apply_trtllm_bench_limits(json& request, double isl, double osl, double fraction, int ranks) {
   json probe{{"task", "inference"},
              {"model", request.at("model")},
              {"hardware", request.at("hardware")},
@@ -257,8 +268,8 @@ void apply_trtllm_bench_limits(json& request, double isl, double osl, double fra
   const double max_tokens = tokens < 4096   ? std::max(2048.0, round_up(tokens, 256))
                             : tokens < 8192 ? round_up(tokens, 512)
                                             : round_up(tokens, 1024);
-  request["engine"]["max_num_seqs"] = static_cast<int>(max_bs);
-  request["engine"]["max_num_batched_tokens"] = static_cast<int>(max_tokens);
+  request["engine"]["max_num_seqs"] = static_cast<int>(max_bs) * ranks;
+  request["engine"]["max_num_batched_tokens"] = static_cast<int>(max_tokens) * ranks;
 }
 
 /// The number after `tag` in `text` ("tp2 x ep4", "ep" -> 4); NaN when there is none.
@@ -328,7 +339,13 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   if (!std::isfinite(ep)) ep = number_after(lower_case(json_string(par, "moe")), "ep");
   const double pp = row_number_or(par, "pp", 1);
   if (pp > 1) return std::string("pipeline parallelism in serving is not modelled yet");
-  const bool dp_attention = row_bool(par, "attention_dp").value_or(false);
+  // The TensorRT-LLM perf-overview rows say it in their notes: "Attention-DP enabled for MoE
+  // models" (its llm_options.yml for MoE sets enable_attention_dp: true).
+  const bool moe = b.model.is_object() && b.model.value("num_experts", 0) > 0;
+  const bool dp_attention = row_bool(par, "attention_dp")
+                                .value_or(moe && tp > 1 &&
+                                          contains(lower_case(json_string(row, "notes")),
+                                                   "attention-dp enabled for moe models"));
   const auto speculative = speculative_of(row);
   if (const auto* reason = std::get_if<std::string>(&speculative)) return *reason;
   const double num_gpus = row_number(row, "num_gpus");
@@ -352,10 +369,15 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const double cap = std::isfinite(concurrency) ? std::clamp(2 * concurrency, double(kMaxRequests),
                                                              double(kMaxClosedLoopRequests))
                                                 : kMaxRequests;
-  const int n = static_cast<int>(std::min(cap, std::isfinite(prompts) ? prompts : 1000.0));
   const bool offline =
       contains(lower_case(json_string(wl, "mode")), "offline") || json_string(wl, "qps") == "inf" ||
       (std::isfinite(concurrency) && std::isfinite(prompts) && concurrency >= prompts);
+  int n = static_cast<int>(std::min(cap, std::isfinite(prompts) ? prompts : 1000.0));
+  if (offline && !std::isfinite(prompts) && len.max_total > 0) {
+    n = static_cast<int>(std::clamp(std::round(kSteadyStateTokens / len.max_total),
+                                    double(kMinSteadyStateRequests),
+                                    double(kMaxSteadyStateRequests)));
+  }
   json arrival;
   if (offline) {
     arrival = {{"kind", "concurrency"}, {"concurrency", n}};  // every prompt at t = 0
@@ -379,10 +401,11 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
                             contains(lower_case(json_string(wl, "engine")), "trtllm-bench") &&
                             !r["engine"].contains("max_num_seqs") &&
                             !r["engine"].contains("max_num_batched_tokens");
-  if (bench_limits && !dp_attention && len.prompt.is_number() && len.output.is_number()) {
+  if (bench_limits && len.prompt.is_number() && len.output.is_number()) {
     const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
     apply_trtllm_bench_limits(r, len.prompt.get<double>(), len.output.get<double>(),
-                              std::isfinite(fraction) ? fraction : 0.90);
+                              std::isfinite(fraction) ? fraction : 0.90,
+                              dp_attention ? static_cast<int>(tp) : 1);
   }
   if (const auto& draft = std::get<std::optional<json>>(speculative)) {
     r["features"]["speculative"] = *draft;
