@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,7 @@ void put_network(json& r, const NetworkFlags& n);
 /// Flags that build a request (shared by `estimate` and `link`).
 struct RequestOptions {
   std::string request_file;
+  std::string scenario;      ///< a scenario preset's id: its request
   std::string request_flag;  ///< note_request_flags
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
@@ -117,6 +119,9 @@ struct RequestOptions {
   std::optional<int> max_tier;
 };
 void add_request_options(CLI::App& app, RequestOptions& o);
+/// "bf16, fp16, ..." of one of the core's choice lists (io::schema()), minus `except`.
+std::string schema_choices(const char* group, const char* key,
+                           const std::set<std::string>& except = {});
 /// The request document: the --request file, or one built from the flags that were given
 /// (defaults are left to the core, which has the only copy of them).
 json build_request(const RequestOptions& o);

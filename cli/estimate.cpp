@@ -150,8 +150,24 @@ void put_network(json& r, const NetworkFlags& n) {
   if (n.latency_us) r["network"]["latency_us"] = *n.latency_us;
 }
 
+// Help text from the core's own lists cannot drift from what the request reader accepts.
+std::string schema_choices(const char* group, const char* key,
+                           const std::set<std::string>& except) {
+  const json schema = io::schema();
+  std::string out;
+  for (const json& v : schema.at(group).at(key)) {
+    const std::string name = v.get<std::string>();
+    if (except.count(name) == 0) out += (out.empty() ? "" : ", ") + name;
+  }
+  return out;
+}
+
 void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--request", o.request_file, "Request document (JSON file, or - for stdin)");
+  app.add_option("--scenario", o.scenario,
+                 "A benchmark scenario preset by id, e.g. i1.1 (`flopcast presets list "
+                 "--kind scenarios`): its request")
+      ->excludes("--request");
   app.add_option("--model", o.model, "Model preset id (see `flopcast presets list`)");
   app.add_option("--model-file", o.model_file, "Model object (JSON file)");
   app.add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
@@ -162,14 +178,19 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
   app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
   add_expert_layout_options(app, o.layout);
-  app.add_option("--weights", o.weights,
-                 "Weight precision: bf16, fp16, fp8, mxfp8, int8, int4, fp4, mxfp4; GGUF q4_0, "
-                 "q4_k_m, q5_k_m, q6_k, q8_0");
+  const json gguf = io::schema().at("precision").at("gguf_weights");  // a copy, not a reference
+  app.add_option(
+      "--weights", o.weights,
+      "Weight precision: " +
+          schema_choices("precision", "weights", std::set<std::string>(gguf.begin(), gguf.end())) +
+          "; GGUF " + schema_choices("precision", "gguf_weights"));
   app.add_option("--attention-weights", o.attention_weights,
                  "Attention projections' precision where the checkpoint keeps them apart "
                  "(Meta's Llama 3.1 FP8, gpt-oss: bf16); default: --weights");
-  app.add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16, fp16, fp8, int8");
-  app.add_option("--activations", o.activations, "Activation precision: bf16, fp16");
+  app.add_option("--kv-cache", o.kv_cache,
+                 "KV-cache precision: " + schema_choices("precision", "kv_cache"));
+  app.add_option("--activations", o.activations,
+                 "Activation precision: " + schema_choices("precision", "activations"));
   app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");
   app.add_option("--output-tokens", o.output_tokens, "Generated tokens per request");
   app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
@@ -291,6 +312,16 @@ json build_request(const RequestOptions& o) {
     refuse_request_flags(o.request_file, o.request_flag);
     return read_request_file(o.request_file);
   }
+  if (!o.scenario.empty()) {
+    if (!o.request_flag.empty()) {
+      throw SpecError("", "--scenario cannot be combined with request flags such as " +
+                              o.request_flag +
+                              " (the scenario is the whole request); write it out with "
+                              "`flopcast presets show " +
+                              o.scenario + " --kind scenarios` and edit its request");
+    }
+    return io::preset("scenarios", o.scenario, "--scenario").at("request");
+  }
   json r{{"task", "inference"}};
   put_model_and_hardware(
       r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if},
@@ -341,7 +372,7 @@ void setup_estimate(CLI::App& app, EstimateOptions& o) {
   add_request_options(*sub, o.request);
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  note_request_flags(*sub, o.request.request_flag, {"--format"});
+  note_request_flags(*sub, o.request.request_flag, {"--format", "--scenario"});
 }
 
 int run_estimate(const EstimateOptions& o) {
@@ -378,7 +409,7 @@ void setup_link(CLI::App& app, LinkOptions& o) {
   CLI::App* sub = app.add_subcommand("link", "Print the shareable web-calculator URL of a request");
   add_request_options(*sub, o.request);
   sub->add_option("--base-url", o.base_url, "URL of the web calculator")->capture_default_str();
-  note_request_flags(*sub, o.request.request_flag, {"--base-url"});
+  note_request_flags(*sub, o.request.request_flag, {"--base-url", "--scenario"});
 }
 
 int run_link(const LinkOptions& o) {

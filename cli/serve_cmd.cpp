@@ -282,10 +282,12 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
   sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");
   add_expert_layout_options(*sub, o.layout);
-  sub->add_option("--weights", o.weights, "Weight precision");
+  sub->add_option("--weights", o.weights,
+                  "Weight precision: " + schema_choices("precision", "weights"));
   sub->add_option("--attention-weights", o.attention_weights,
                   "Attention projections' precision (default: --weights)");
-  sub->add_option("--kv-cache", o.kv_cache, "KV-cache precision");
+  sub->add_option("--kv-cache", o.kv_cache,
+                  "KV-cache precision: " + schema_choices("precision", "kv_cache"));
   sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
   sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));

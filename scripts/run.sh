@@ -4,10 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# Only what this script uses: the CLI and the site (the tests are scripts/test.sh's).
 cmake --preset native-release >/dev/null
-cmake --build --preset native-release
+cmake --build --preset native-release --target flopcast
 cmake --preset wasm-release >/dev/null
-cmake --build --preset wasm-release
+cmake --build --preset wasm-release --target flopcast_site
 
 echo
 echo "$ flopcast estimate --model llama-2-7b --hardware a100-sxm-80g --prompt-tokens 128 --output-tokens 128"
