@@ -1,8 +1,49 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "flopcast/io/api.hpp"
+
+namespace {
+
+/// After a command-line error, a "did you mean" for a misspelled subcommand or option (CLI11
+/// names the unexpected arguments only): `flopcast estimat` -> estimate, `--promt-tokens` ->
+/// --prompt-tokens.
+void suggest_fix(CLI::App& app, int argc, char** argv) {
+  CLI::App* sub = nullptr;
+  std::vector<std::string> commands;
+  for (CLI::App* s : app.get_subcommands({})) {
+    commands.push_back(s->get_name());
+    if (s->parsed()) sub = s;
+  }
+  if (sub == nullptr) {
+    if (argc > 1 && argv[1][0] != '-') {
+      if (auto guess = flopcast::io::suggest(argv[1], commands)) {
+        std::cerr << "flopcast: did you mean `flopcast " << *guess << "`?\n";
+      }
+    }
+    return;
+  }
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (auto guess = flopcast::io::suggest(name, names)) {
+      std::cerr << "flopcast: " << name << " is not an option of `flopcast " << sub->get_name()
+                << "`; did you mean " << *guess << "?\n";
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace flopcast::cli;
@@ -36,6 +77,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
+    if (code != 0) suggest_fix(app, argc, argv);
     return code == 0 ? kOk : kUsage;
   }
   if (app.got_subcommand("estimate")) return run_estimate(estimate);

@@ -46,6 +46,10 @@ json engine_names_json() {
 
 }  // namespace
 
+std::optional<std::string> suggest(std::string_view word, const std::vector<std::string>& options) {
+  return detail::nearest(word, options);
+}
+
 json schema() {
   return json{
       {"precision",

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace flopcast::io {
 
@@ -79,9 +80,13 @@ const json& presets();
 
 /// The values of the request keys that take one of a list, from the core's own tables (the page
 /// builds its choices from these): {"precision": {"weights", "gguf_weights", "attention_weights",
-/// "kv_cache", "activations", "compute"}, "parallelism": {"moe_dispatch"}, "workload":
-/// {"recompute", "optimizer"}}, each a list of names in the order to offer them.
+/// "kv_cache", "activations", "compute"}, "parallelism": {"moe_dispatch"}, "engine": {"name"},
+/// "workload": {"recompute", "optimizer"}}, each a list of names in the order to offer them.
 json schema();
+
+/// The option nearest to a misspelled `word` (a prefix first, else the smallest edit distance
+/// within a third of its length), for "did you mean" hints; none when nothing is close.
+std::optional<std::string> suggest(std::string_view word, const std::vector<std::string>& options);
 /// The preset of a kind named by its id or one of its `aliases` (any case), or null.
 const json* find_preset(std::string_view kind, std::string_view name);
 /// One preset by kind ("models", "hardware", "scenarios") and id or alias; SpecError with a
