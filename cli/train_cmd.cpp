@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "human.hpp"
 
 namespace flopcast::cli {
 namespace {
@@ -161,46 +162,60 @@ void print_search_table(const json& r) {
 }
 
 void print_table(const json& r) {
+  using namespace human;
+  const auto d = [](const json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
   const json& m = r.at("memory_per_gpu");
   std::printf("%s on %s x %s (tier %s)\n", r.at("model").at("name").get<std::string>().c_str(),
               num(r.at("num_gpus")).c_str(), r.at("hardware").at("name").get<std::string>().c_str(),
               num(r.at("tier")).c_str());
-  std::printf("  step time        %s s (micro-batch %s x %s)\n", num(r.at("step_time_s")).c_str(),
-              num(r.at("micro_batch_size")).c_str(), num(r.at("num_micro_batches")).c_str());
-  std::printf("  tokens/s         %s (%s per GPU)\n", num(r.at("tokens_per_s")).c_str(),
-              num(r.at("tokens_per_s_per_gpu")).c_str());
-  std::printf("  MFU / HFU        %s / %s\n", num(r.at("mfu")).c_str(), num(r.at("hfu")).c_str());
+  if (!m.at("fits").get<bool>()) {
+    std::printf("  DOES NOT FIT: %s of %s GB per GPU (the numbers below assume it did)\n",
+                sig(d(m.at("total_GB"))).c_str(), sig(d(m.at("capacity_GB"))).c_str());
+  }
+  std::printf("  step time        %s (micro-batch %s x %s)",
+              duration(d(r.at("step_time_s"))).c_str(), num(r.at("micro_batch_size")).c_str(),
+              num(r.at("num_micro_batches")).c_str());
+  if (const json& band = r.at("interval").at("step_time_s"); band.is_object()) {
+    std::printf(", 80%% band %s-%s", duration(d(band.at("low"))).c_str(),
+                duration(d(band.at("high"))).c_str());
+  }
+  std::printf("\n  tokens/s         %s (%s per GPU)\n", si(d(r.at("tokens_per_s"))).c_str(),
+              si(d(r.at("tokens_per_s_per_gpu"))).c_str());
+  std::printf("  MFU / HFU        %s / %s\n", percent(d(r.at("mfu"))).c_str(),
+              percent(d(r.at("hfu"))).c_str());
   if (!r.at("total_time_s").is_null()) {
-    std::printf("  total time       %s s (%s GPU-hours", num(r.at("total_time_s")).c_str(),
-                num(r.at("gpu_hours")).c_str());
-    if (!r.at("cost_usd").is_null()) std::printf(", $%s", num(r.at("cost_usd")).c_str());
+    std::printf("  total time       %s (%s GPU-hours", duration(d(r.at("total_time_s"))).c_str(),
+                si(d(r.at("gpu_hours"))).c_str());
+    if (!r.at("cost_usd").is_null()) std::printf(", %s", money(d(r.at("cost_usd"))).c_str());
     std::printf(")\n");
   }
   if (r.at("cost_basis").is_object()) {
-    std::printf("  price            $%s per GPU-hour: %s\n",
-                num(r.at("cost_basis").at("usd_per_gpu_hour")).c_str(),
+    std::printf("  price            %s per GPU-hour: %s\n",
+                money(d(r.at("cost_basis").at("usd_per_gpu_hour"))).c_str(),
                 r.at("cost_basis").at("basis").get<std::string>().c_str());
   }
   if (r.at("energy").is_object()) {
     const json& e = r.at("energy");
-    std::printf("  energy           %s J per step (GPUs at %s of %s W board power)",
-                num(e.at("joules_per_step")).c_str(), num(e.at("power_W")).c_str(),
-                num(e.at("board_power_W")).c_str());
+    std::printf("  energy           %s per step (GPUs at %s of %s board power)",
+                si_unit(d(e.at("joules_per_step")), "J").c_str(),
+                si_unit(d(e.at("power_W")), "W").c_str(),
+                si_unit(d(e.at("board_power_W")), "W").c_str());
     if (!e.at("total_MWh").is_null())
-      std::printf(", %s MWh in all", num(e.at("total_MWh")).c_str());
+      std::printf(", %s in all", si_unit(d(e.at("total_MWh")) * 1e6, "Wh").c_str());
     std::printf("\n");
   }
-  std::printf("  memory per GPU   %s of %s GB (%s)\n", num(m.at("total_GB")).c_str(),
-              num(m.at("capacity_GB")).c_str(), m.at("fits").get<bool>() ? "fits" : "does not fit");
+  std::printf("  memory per GPU   %s of %s GB (%s)\n", sig(d(m.at("total_GB"))).c_str(),
+              sig(d(m.at("capacity_GB"))).c_str(),
+              m.at("fits").get<bool>() ? "fits" : "does not fit");
   for (const char* k : {"weights_GB", "gradients_GB", "optimizer_GB", "activations_GB",
                         "temporary_GB", "reserve_GB"}) {
-    std::printf("    %-16s %s\n", k, num(m.at(k)).c_str());
+    std::printf("    %-16s %s\n", k, sig(d(m.at(k))).c_str());
   }
-  std::printf("  %-14s %-20s %12s %7s  %s\n", "phase", "op", "time_ms", "share", "bound");
+  std::printf("  %-14s %-20s %12s %8s  %s\n", "phase", "op", "time", "share", "bound");
   for (const json& b : r.at("breakdown")) {
-    std::printf("  %-14s %-20s %12s %7s  %s\n", b.at("phase").get<std::string>().c_str(),
-                b.at("op").get<std::string>().c_str(), num(b.at("time_ms")).c_str(),
-                num(b.at("share")).c_str(), b.at("bound").get<std::string>().c_str());
+    std::printf("  %-14s %-20s %12s %8s  %s\n", b.at("phase").get<std::string>().c_str(),
+                b.at("op").get<std::string>().c_str(), duration(d(b.at("time_ms")) / 1e3).c_str(),
+                percent(d(b.at("share"))).c_str(), b.at("bound").get<std::string>().c_str());
   }
   for (const json& w : r.at("warnings"))
     std::printf("  warning: %s\n", w.get<std::string>().c_str());
