@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "human.hpp"
 
 namespace flopcast::cli {
 namespace {
@@ -181,6 +182,8 @@ json assumption(const json& r, const char* name) {
 }
 
 void print_table(const json& r) {
+  using namespace human;
+  const auto d = [](const json& v) { return v.get<double>(); };
   // Replicas, or the prefill and decode instances of disaggregated pools.
   const json& split = r.at("request").at("features").value("disaggregated", json());
   const std::string instances = split.is_object()
@@ -191,55 +194,58 @@ void print_table(const json& r) {
             << r.at("engine").at("name").get<std::string>() << "\n";
   std::cout << "saturated: " << (r.at("saturated").get<bool>() ? "yes" : "no");
   if (!r.at("saturation_rate_per_s").is_null()) {
-    std::cout << "  saturation rate: " << fmt(r.at("saturation_rate_per_s"))
-              << " req/s  utilization: " << fmt(r.at("utilization"));
+    std::cout << "  saturation rate: " << sig(d(r.at("saturation_rate_per_s")))
+              << " req/s  utilization: " << percent(d(r.at("utilization")));
   }
   // Which pool binds: the one whose rate the system's saturation rate is.
   const json prefill = assumption(r, "prefill_pool_saturation_rate");
   const json decode = assumption(r, "decode_pool_saturation_rate");
   if (prefill.is_number() && decode.is_number()) {
-    std::cout << "\n  pools saturate at " << fmt(prefill) << " req/s (prefill), " << fmt(decode)
-              << " req/s (decode)";
+    std::cout << "\n  pools saturate at " << sig(d(prefill)) << " req/s (prefill), "
+              << sig(d(decode)) << " req/s (decode)";
   }
   std::cout << "\n\n  metric            mean        p50        p90        p99\n";
-  for (const char* key : {"ttft_ms", "tpot_ms", "e2e_ms", "queueing_ms"}) {
+  for (const auto& [key, label] :
+       {std::pair{"ttft_ms", "TTFT"}, std::pair{"tpot_ms", "TPOT"}, std::pair{"e2e_ms", "E2E"},
+        std::pair{"queueing_ms", "queueing"}}) {
     const json& p = r.at(key);
-    std::cout << "  " << key;
-    for (std::size_t i = std::string(key).size(); i < 14; ++i) std::cout << ' ';
+    std::cout << "  " << label;
+    for (std::size_t i = std::string(label).size(); i < 14; ++i) std::cout << ' ';
     for (const char* q : {"mean", "p50", "p90", "p99"}) {
-      const std::string cell = p.is_null() ? "-" : fmt(p.at(q));
+      const std::string cell = p.is_null() ? "-" : duration(d(p.at(q)) / 1e3);
       std::cout << std::string(cell.size() < 11 ? 11 - cell.size() : 1, ' ') << cell;
     }
     std::cout << "\n";
   }
   const json& t = r.at("throughput");
-  std::cout << "\n  throughput: " << fmt(t.at("requests_per_s")) << " req/s, "
-            << fmt(t.at("input_tokens_per_s")) << " input tok/s, "
-            << fmt(t.at("output_tokens_per_s")) << " output tok/s\n";
+  std::cout << "\n  throughput: " << sig(d(t.at("requests_per_s"))) << " req/s, "
+            << si(d(t.at("input_tokens_per_s"))) << " input tok/s, "
+            << si(d(t.at("output_tokens_per_s"))) << " output tok/s\n";
   if (r.contains("usd_per_million_output_tokens") &&
       r.at("usd_per_million_output_tokens").is_number()) {
     const json& c = r.at("cost_basis");
-    std::cout << "  cost: $" << fmt(r.at("usd_per_million_output_tokens"))
+    std::cout << "  cost: " << money(d(r.at("usd_per_million_output_tokens")))
               << " per million output tokens at this load";
     if (c.at("usd_per_million_output_tokens_at_saturation").is_number()) {
-      std::cout << ", $" << fmt(c.at("usd_per_million_output_tokens_at_saturation"))
+      std::cout << ", " << money(d(c.at("usd_per_million_output_tokens_at_saturation")))
                 << " at saturation";
     }
-    std::cout << " ($" << fmt(c.at("usd_per_gpu_hour"))
+    std::cout << " (" << money(d(c.at("usd_per_gpu_hour")))
               << " per GPU-hour: " << c.at("basis").get<std::string>() << ")\n";
   }
   if (r.at("energy").is_object()) {
     const json& e = r.at("energy");
-    std::cout << "  energy: " << fmt(e.at("joules_per_output_token"))
-              << " J per output token at this load (GPUs at " << fmt(e.at("power_W")) << " of "
-              << fmt(e.at("board_power_W")) << " W board power)\n";
+    std::cout << "  energy: " << si_unit(d(e.at("joules_per_output_token")), "J")
+              << " per output token at this load (GPUs at " << si_unit(d(e.at("power_W")), "W")
+              << " of " << si_unit(d(e.at("board_power_W")), "W") << " board power)\n";
   }
   if (!r.at("goodput").at("fraction").is_null()) {
-    std::cout << "  goodput: " << fmt(r.at("goodput").at("requests_per_s")) << " req/s ("
-              << fmt(r.at("goodput").at("fraction")) << " of requests meet the SLOs)\n";
+    std::cout << "  goodput: " << sig(d(r.at("goodput").at("requests_per_s"))) << " req/s ("
+              << percent(d(r.at("goodput").at("fraction"))) << " of requests meet the SLOs)\n";
   }
-  std::cout << "  mean batch: " << fmt(r.at("batch").at("mean_size"))
-            << " sequences, mean step: " << fmt(r.at("batch").at("mean_step_time_ms")) << " ms";
+  std::cout << "  mean batch: " << sig(d(r.at("batch").at("mean_size")))
+            << " sequences, mean step: "
+            << duration(d(r.at("batch").at("mean_step_time_ms")) / 1e3);
   if (!r.at("preemptions").is_null()) std::cout << ", preemptions: " << r.at("preemptions");
   std::cout << "\n";
   for (const auto& w : r.at("warnings")) std::cout << "  warning: " << w.get<std::string>() << "\n";
