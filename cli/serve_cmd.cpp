@@ -480,24 +480,26 @@ void print_search_table(const json& r) {
     if (priced) {
       const json& hw = c.at("hardware");
       std::printf(" %-12s %4s %10s", hw.is_string() ? hw.get<std::string>().c_str() : "object",
-                  fmt(c.at("num_gpus")).c_str(), fmt(c.at("output_tokens_per_usd")).c_str());
+                  fmt(c.at("num_gpus")).c_str(),
+                  human::si(c.at("output_tokens_per_usd").get<double>()).c_str());
     }
-    std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n",
+    std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %11s %11s\n",
                 fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
                 p.value("dp_attention", false) ? "dp" : "tp",
                 c.at("weights").get<std::string>().c_str(),
                 c.at("kv_cache").get<std::string>().c_str(), replicas.c_str(),
                 fmt(c.at("max_num_seqs")).c_str(), fmt(c.at("max_num_batched_tokens")).c_str(),
-                fmt(c.at("saturation_rate_per_s")).c_str(),
-                fmt(c.at("capacity_output_tokens_per_s_per_gpu")).c_str(),
-                fmt(c.at("tokens_per_s_per_user")).c_str(), fmt(c.at("ttft_ms").at("p90")).c_str(),
-                fmt(c.at("tpot_ms").at("p90")).c_str());
+                human::sig(c.at("saturation_rate_per_s").get<double>()).c_str(),
+                human::si(c.at("capacity_output_tokens_per_s_per_gpu").get<double>()).c_str(),
+                human::sig(c.at("tokens_per_s_per_user").get<double>()).c_str(),
+                human::sig(c.at("ttft_ms").at("p90").get<double>()).c_str(),
+                human::sig(c.at("tpot_ms").at("p90").get<double>()).c_str());
   };
   std::printf("  %-8s %4s", "", "rank");
   if (priced) std::printf(" %-12s %4s %10s", "hardware", "gpus", "tok/USD");
-  std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %10s %10s\n", "tp", "pp", "ep",
+  std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %11s %11s\n", "tp", "pp", "ep",
               "att", "weights", "kv", "replicas", "max_seqs", "budget", "max_req/s",
-              "cap_tok/s/GPU", "tok/s/user", "ttft_p90", "tpot_p90");
+              "cap_tok/s/GPU", "tok/s/user", "ttft_p90_ms", "tpot_p90_ms");
   int rank = 0;
   for (const json& c : r.at("candidates")) row("best", ++rank, c);
   rank = 0;
