@@ -479,9 +479,10 @@ void print_search_table(const json& r) {
     std::printf("  %-8s %4d", label, rank);
     if (priced) {
       const json& hw = c.at("hardware");
-      std::printf(" %-12s %4s %10s", hw.is_string() ? hw.get<std::string>().c_str() : "object",
+      std::printf(" %-12s %4s %10s %10s", hw.is_string() ? hw.get<std::string>().c_str() : "object",
                   fmt(c.at("num_gpus")).c_str(),
-                  human::si(c.at("output_tokens_per_usd").get<double>()).c_str());
+                  human::si(c.at("output_tokens_per_usd").get<double>()).c_str(),
+                  human::si(c.at("output_tokens_per_usd_low").get<double>()).c_str());
     }
     std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %11s %11s\n",
                 fmt(p.at("tp")).c_str(), fmt(p.value("pp", json(1))).c_str(), ep.c_str(),
@@ -496,7 +497,8 @@ void print_search_table(const json& r) {
                 human::sig(c.at("tpot_ms").at("p90").get<double>()).c_str());
   };
   std::printf("  %-8s %4s", "", "rank");
-  if (priced) std::printf(" %-12s %4s %10s", "hardware", "gpus", "tok/USD");
+  // Ranked by the tokens a dollar buys at the low edge of the throughput's 80 % band.
+  if (priced) std::printf(" %-12s %4s %10s %10s", "hardware", "gpus", "tok/USD", "80%-low");
   std::printf(" %3s %3s %6s %3s %7s %7s %8s %9s %8s %10s %14s %12s %11s %11s\n", "tp", "pp", "ep",
               "att", "weights", "kv", "replicas", "max_seqs", "budget", "max_req/s",
               "cap_tok/s/GPU", "tok/s/user", "ttft_p90_ms", "tpot_p90_ms");

@@ -327,6 +327,10 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
       fail("search.hardware[" + std::to_string(i) + "].cost_per_gpu_hour_usd", "must be > 0",
            offers[i].usd_per_gpu_hour);
     }
+    if (!(offers[i].throughput_low_factor > 0 && offers[i].throughput_low_factor <= 1)) {
+      fail("search.hardware[" + std::to_string(i) + "]", "throughput band edge must be in (0, 1]",
+           offers[i].throughput_low_factor);
+    }
     setups += resolve(offers[i].base, space).size();
   }
   check_budget(setups);
@@ -343,6 +347,7 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
       c.offer = static_cast<int>(i);
       c.output_tokens_per_usd =
           c.capacity_output_tokens_per_s_per_gpu * 3600 / offer.usd_per_gpu_hour;
+      c.output_tokens_per_usd_low = c.output_tokens_per_usd * offer.throughput_low_factor;
     };
     for (ServingCandidate& c : one.best) {
       priced(c);
@@ -367,9 +372,13 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
     }
   }
 
-  // Most tokens per dollar first; stable, so ties keep the offers' and each search's order.
+  // Most tokens per dollar at the band's low edge first (a GPU type whose measurements ran
+  // slower than its estimates is not ranked on the estimate), then at the estimate; stable, so
+  // ties keep the offers' and each search's order.
   std::stable_sort(best.begin(), best.end(),
                    [percentile](const ServingCandidate& a, const ServingCandidate& b) {
+                     if (a.output_tokens_per_usd_low != b.output_tokens_per_usd_low)
+                       return a.output_tokens_per_usd_low > b.output_tokens_per_usd_low;
                      if (a.output_tokens_per_usd != b.output_tokens_per_usd)
                        return a.output_tokens_per_usd > b.output_tokens_per_usd;
                      return ttft_at(a, percentile) < ttft_at(b, percentile);

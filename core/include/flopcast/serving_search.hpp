@@ -69,6 +69,8 @@ struct ServingCandidate {
   /// buys at the saturation rate (capacity per GPU · 3600 / the price of a GPU-hour).
   int offer = 0;
   double output_tokens_per_usd = 0;
+  /// The same at the low edge of the throughput's 80 % band (ServingOffer::throughput_low_factor).
+  double output_tokens_per_usd_low = 0;
 };
 
 struct ServingSearchResult {
@@ -106,14 +108,21 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
 struct ServingOffer {
   ServingSpec base;
   double usd_per_gpu_hour = 0;
+  /// The low edge of the 80 % band of this hardware's output throughput, as a fraction of the
+  /// estimate (from the measured errors of its kind, presets/bands/e2e.json: ~0.19 on AMD GPUs,
+  /// whose measured runs were 2-5x slower than estimated); 1 where none is known. The ranking
+  /// uses tokens per dollar at that edge, so a GPU type is not put first on an optimism the
+  /// measurements contradict.
+  double throughput_low_factor = 1;
 };
 
 /// Offers one search may compare.
 inline constexpr int kMaxServingOffers = 16;
 
 /// The search over several GPU types at their prices: every offer's setups (search_serving's
-/// space on each), ranked by output tokens per dollar at saturation (ties: lower TTFT at the
-/// percentile, then offer and enumeration order); the frontier is that of tokens per dollar
+/// space on each), ranked by output tokens per dollar at saturation at the low edge of the
+/// throughput's band (ties: more at the estimate, lower TTFT at the percentile, then offer and
+/// enumeration order); the frontier is that of tokens per dollar
 /// against tokens/s per user. Rejections are counted per offer, their reasons prefixed with the
 /// hardware's name and GPU count ("h100-sxm x 8: does not fit in memory"). Throws SpecError at
 /// `search.hardware` for no offer or more than kMaxServingOffers, and at `search` for more than

@@ -353,6 +353,21 @@ json ms(const std::optional<Percentiles>& p) {
               {"p99", round6(p->p99 / kMilli)}};
 }
 
+/// The 80% band of a serving estimate's output throughput. The throughput under load has one
+/// source of its own; where its band was never checked on a source it was not built from, the
+/// simulator's throughput band from the max-throughput runs (the "inference throughput" kind,
+/// the same simulator and figure) stands in.
+std::optional<E2EBand> throughput_band(const InferenceSpec& s) {
+  const bool tier0 = !(s.kernel.use_calibration && s.hardware.calibration);
+  auto throughput = e2e_band("serving throughput", s.hardware, s.model, tier0);
+  if (!tier0 && (!throughput || !std::isfinite(throughput->coverage_loso))) {
+    if (auto wider = e2e_band("inference throughput", s.hardware, s.model, tier0)) {
+      throughput = wider;
+    }
+  }
+  return throughput;
+}
+
 /// 80% bands (presets/bands/e2e.json) of the latency means, medians and p99, and of the output
 /// throughput; null for a figure the model leaves null (saturated). A band that held too few rows
 /// of sources it was not built from adds a warning to `warnings`.
@@ -385,14 +400,7 @@ json serving_interval(const ServingResult& r, const InferenceSpec& s,
     }
     out[name] = f;
   }
-  // The throughput under load has one source of its own; where its band was never checked on a
-  // source it was not built from, the simulator's throughput band from the max-throughput runs
-  // (the "inference throughput" kind, the same simulator and figure) stands in.
-  auto throughput = e2e_band("serving throughput", hw, s.model, tier0);
-  if (!tier0 && (!throughput || !std::isfinite(throughput->coverage_loso))) {
-    if (auto wider = e2e_band("inference throughput", hw, s.model, tier0)) throughput = wider;
-  }
-  if (const auto& b = throughput) {
+  if (const auto b = throughput_band(s)) {
     out["output_tokens_per_s"] = band_json(r.output_tokens_per_s, *b, true);
     warn_band_coverage("the output throughput", *b, warnings);
   }
@@ -770,8 +778,12 @@ json run_serving_search(const json& request) {
   for (auto& [one, p] : deployed) p.spec.disaggregation = asked.link;
   if (asked.offers) {
     std::vector<ServingOffer> offers;
-    for (const auto& [one, p] : deployed)
-      offers.push_back({p.spec, p.price.from_request ? p.price.usd : 0.0});
+    for (const auto& [one, p] : deployed) {
+      // The band's low edge as a fraction of the estimate (band_json's rule for a rate).
+      const auto band = throughput_band(p.spec.inference);
+      const double low = band ? std::exp(-std::max(band->slow_p90, 0.0)) : 1.0;
+      offers.push_back({p.spec, p.price.from_request ? p.price.usd : 0.0, low});
+    }
     found = search_serving_offers(offers, asked.space, asked.top, asked.percentile);
   } else {
     found = search_serving(deployed.front().second.spec, asked.space, asked.top, asked.percentile);
@@ -783,6 +795,7 @@ json run_serving_search(const json& request) {
     if (asked.offers) {
       for (const char* key : kOfferKeys) row[key] = one.at(key);
       row["output_tokens_per_usd"] = round6(c.output_tokens_per_usd);
+      row["output_tokens_per_usd_low"] = round6(c.output_tokens_per_usd_low);
     }
     return row;
   };
