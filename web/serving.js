@@ -636,7 +636,14 @@ export class ServingView {
       ],
       ['Attn', varies((p) => p.dp_attention), (p) => (p.dp_attention ? 'DP' : 'TP')],
     ].filter(([, shown]) => shown);
-    const before = ['#', ...(priced ? ['GPU', 'Tok per $'] : []), ...layoutColumns.map(([h]) => h), 'Replicas'];
+    // Ranked by the tokens a dollar buys at the low edge of the throughput's 80 % band: a GPU type
+    // whose measured runs were slower than estimated is not put first on its estimate.
+    const before = [
+      '#',
+      ...(priced ? ['GPU', 'Tok per $', 'at 80 % low'] : []),
+      ...layoutColumns.map(([h]) => h),
+      'Replicas',
+    ];
     const head = [
       ...before,
       'Max seqs',
@@ -655,7 +662,11 @@ export class ServingView {
       res.candidates,
       (c) => [
         ...(priced
-          ? [el('td', { text: gpu(c) }), el('td', { class: 'num', text: fmtNum(c.output_tokens_per_usd) })]
+          ? [
+              el('td', { text: gpu(c) }),
+              el('td', { class: 'num', text: fmtNum(c.output_tokens_per_usd) }),
+              el('td', { class: 'num', text: fmtNum(c.output_tokens_per_usd_low) }),
+            ]
           : []),
         ...layoutColumns.map(([, , value]) => el('td', { text: String(value(c.parallelism)) })),
         el('td', { text: instances(c) }),

@@ -932,9 +932,14 @@ test('serving view: the setup search compares GPU types at their prices', async 
     await searchColumn(page, 'sv', 'GPU'),
     res.candidates.map((c) => `${c.hardware} ×${c.num_gpus}`),
   );
+  // Ranked by the tokens a dollar buys at the low edge of each GPU type's throughput band.
   res.candidates.forEach((c, i) => {
+    assert.ok(c.output_tokens_per_usd_low <= c.output_tokens_per_usd);
     if (i > 0)
-      assert.ok(c.output_tokens_per_usd <= res.candidates[i - 1].output_tokens_per_usd, 'most per dollar first');
+      assert.ok(
+        c.output_tokens_per_usd_low <= res.candidates[i - 1].output_tokens_per_usd_low,
+        'most per dollar at the band edge first',
+      );
   });
   assert.match(await page.textContent('#sv-frontier'), /^Frontier, tokens per dollar against speed per user: /);
   // Use: the first setup's hardware, GPU count and price go into the form.
