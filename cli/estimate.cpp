@@ -153,7 +153,7 @@ void put_network(json& r, const NetworkFlags& n) {
 // Help text from the core's own lists cannot drift from what the request reader accepts.
 std::string schema_choices(const char* group, const char* key,
                            const std::set<std::string>& except) {
-  const json schema = io::schema();
+  static const json schema = io::schema();  // built once per process, not once per flag
   std::string out;
   for (const json& v : schema.at(group).at(key)) {
     const std::string name = v.get<std::string>();

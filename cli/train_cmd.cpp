@@ -4,6 +4,7 @@
 // io::run like every front end; defaults are left to the core.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include "commands.hpp"
 #include "flopcast/error.hpp"
@@ -168,7 +169,10 @@ void print_search_table(const json& r) {
 
 void print_table(const json& r) {
   using namespace human;
-  const auto d = [](const json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
+  // null (not computed) prints as "-": human:: formats a non-finite number that way.
+  const auto d = [](const json& v) {
+    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  };
   const json& m = r.at("memory_per_gpu");
   std::printf("%s on %s x %s (tier %s)\n", r.at("model").at("name").get<std::string>().c_str(),
               num(r.at("num_gpus")).c_str(), r.at("hardware").at("name").get<std::string>().c_str(),

@@ -190,13 +190,17 @@ void warn_band_coverage(const std::string& figure, const E2EBand& band,
 
 namespace flopcast::io::detail {
 
-json band_json(double value, const E2EBand& band, bool rate) {
+double band_edge_factor(const E2EBand& band, bool rate, bool low) {
   // A band always holds its estimate: where the measured errors all lean one way (Tier 0 is
   // faster than every measurement), the band reaches from the estimate to where they lie.
   const double p10 = std::min(band.slow_p10, 0.0), p90 = std::max(band.slow_p90, 0.0);
-  const double a = value * std::exp(rate ? -p90 : p10);
-  const double b = value * std::exp(rate ? -p10 : p90);
-  return json{{"low", round6(a)}, {"high", round6(b)}};
+  // slow_* is log(measured / estimate) of a time; a rate's edges are the times' mirrored.
+  return std::exp(low ? (rate ? -p90 : p10) : (rate ? -p10 : p90));
+}
+
+json band_json(double value, const E2EBand& band, bool rate) {
+  return json{{"low", round6(value * band_edge_factor(band, rate, true))},
+              {"high", round6(value * band_edge_factor(band, rate, false))}};
 }
 
 }  // namespace flopcast::io::detail

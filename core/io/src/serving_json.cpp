@@ -779,9 +779,9 @@ json run_serving_search(const json& request) {
   if (asked.offers) {
     std::vector<ServingOffer> offers;
     for (const auto& [one, p] : deployed) {
-      // The band's low edge as a fraction of the estimate (band_json's rule for a rate).
+      // The band's low edge as a fraction of the estimate (what band_json reports for a rate).
       const auto band = throughput_band(p.spec.inference);
-      const double low = band ? std::exp(-std::max(band->slow_p90, 0.0)) : 1.0;
+      const double low = band ? detail::band_edge_factor(*band, true, true) : 1.0;
       offers.push_back({p.spec, p.price.from_request ? p.price.usd : 0.0, low});
     }
     found = search_serving_offers(offers, asked.space, asked.top, asked.percentile);

@@ -89,6 +89,9 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e);
 /// The profile's settings as an `engine` object (`name` plus the keys a request may override).
 json engine_profile_to_json(const EngineProfile& e);
 
+/// One edge of `band` as a factor of the estimate: the low edge when `low`, of a rate when `rate`
+/// (a rate is slow when it is low). The band always holds the estimate.
+double band_edge_factor(const E2EBand& band, bool rate, bool low);
 /// {"low", "high"} of a time `value` under `band`, or of a rate when `rate` (a rate is slow when
 /// it is low).
 nlohmann::json band_json(double value, const E2EBand& band, bool rate);
