@@ -42,7 +42,8 @@ std::string profile_of(const json& wl) {
 /// Recomputation named by `activation_checkpointing`, read the way the row's framework means
 /// it; nullopt when not stated and the framework has no default. torchtitan's `selective` is
 /// op-level unless it says `layer` (its Llama and Qwen train configs set selective_ac_option =
-/// "op", and they are what a run that does not restate it uses); Megatron's is the attention core.
+/// "op", and they are what a run that does not restate it uses); Megatron's is the attention core
+/// (Korthikanti et al.) and its default is none.
 std::optional<std::string> recompute_of(const json& wl, const std::string& profile) {
   const bool torchtitan = contains(lower_case(json_string(wl, "framework")), "torchtitan");
   if (const auto b = row_bool(wl, "activation_checkpointing")) return *b ? "full" : "none";
@@ -52,7 +53,11 @@ std::optional<std::string> recompute_of(const json& wl, const std::string& profi
   if (contains(ac, "full")) return "full";
   if (ac == "none" || ac == "no" || ac == "off") return "none";
   if (torchtitan) return "op";
-  if (profile == "megatron") return "selective";  // Megatron-Core's default recomputation
+  // Megatron-Core recomputes nothing unless told (TransformerConfig.recompute_granularity
+  // defaults to None), and Megatron-Bridge's performance recipes (perf_recipes/, at 067f987)
+  // either keep it off (Llama 3, Qwen3 MoE) or name op-level modules (mla_up_proj, layernorm,
+  // moe_act) whose recomputation is a small elementwise cost, never the attention core.
+  if (profile == "megatron") return "none";
   return std::nullopt;
 }
 

@@ -369,7 +369,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
     ops.mamba_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
   }
   if (m.has_mamba()) {
-    ops.mamba_scan = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, t, false);
+    ops.mamba_scan = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, t, layer_ops::MambaPass::forward);
   }
   const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
                                      [](const LayerKind& k) { return k.ffn && !k.moe; });
@@ -466,7 +466,8 @@ OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& ki
 /// in chunks; decode updates each sequence's fixed state (no growth with the context).
 OpCost mamba_op(const InferenceSpec& s, const Shard& sh, const TokenOps& tok, const Step& st) {
   if (st.prefill) return *tok.mamba_scan;
-  return layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, st.sequences, true);
+  return layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, st.sequences,
+                             layer_ops::MambaPass::decode);
 }
 
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
@@ -1048,8 +1049,9 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
       // The Mamba-2 layers scan every chunk's new tokens (one varlen kernel chain per layer).
       double tokens = 0;
       for (int i = 0; i < count; ++i) tokens += std::max(0, chunks[i].new_tokens);
-      t += kind.count *
-           layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, tokens, false).time.value;
+      t += kind.count * layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, tokens,
+                                            layer_ops::MambaPass::forward)
+                            .time.value;
     }
     if (kind.mixer != Mixer::attention) continue;
     const AttentionDims dims = sh.attention(kind.local, false);
@@ -1166,7 +1168,7 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
     if (kind.mixer == Mixer::mamba) {
       // Each sequence's fixed Mamba-2 state is updated, whatever its context.
       t += kind.count * layer_ops::mamba_op(m.spec.hardware, m.sh.km, m.spec.model, m.spec.tp,
-                                            m.sh.a, sequences, true)
+                                            m.sh.a, sequences, layer_ops::MambaPass::decode)
                             .time.value;
     }
     if (kind.mixer != Mixer::attention) continue;

@@ -186,9 +186,41 @@ MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
   return s;
 }
 
+MambaScan mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
+  const MambaShard r = mamba_shard(m, tp);
+  const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
+  const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
+  const double states = 4 * heads * p * n / q, dt = 8 * heads, cb = 4 * r.groups * q;
+  MambaScan s;
+  // Recomputed chunk states (2·N·P) and C·Bᵀ; the states' gradient, dx (from C·Bᵀ and from the
+  // states), dB, dC (2·N·P each), d(C·Bᵀ) (2·Q·P), d(dt·A) (2·Q·P) and C·Bᵀ's two backward
+  // matmuls (2·Q·N each).
+  s.flops = heads * (10 * n * p + 4 * q * p) + 6 * r.groups * q * n;
+  const double recompute =
+      (heads * a + dt) + (2 * gn * a + cb) + ((di + gn) * a + dt + states) + 2 * states;
+  const double dz = 6 * di * a;  // x, z, y, dy in; dz and dy·(gate) out
+  const double dstates = (gn + di) * a + dt + states;
+  const double passing = 3 * states;
+  const double dx = (3 * di + gn) * a + cb + 2 * dt + states;
+  const double db = (di + 2 * gn) * a + dt + states;
+  const double dc = (di + 2 * gn) * a + dt + states;
+  const double dcb = 2 * di * a + dt + cb;
+  const double bmm = 2 * (3 * gn * a + cb);
+  const double dda = 2 * di * a + cb + 2 * dt;
+  const double dcumsum = heads * a + 2 * dt;
+  const double conv = 3 * (di + 2 * gn) * a;  // input and output gradient in, input gradient out
+  const double norm = 5 * di * a;             // y, z, gradient in; dy, dz out
+  s.bytes =
+      recompute + dz + dstates + passing + dx + db + dc + dcb + bmm + dda + dcumsum + conv + norm;
+  s.kernels = 17;
+  return s;
+}
+
 OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
-                double act_bytes, double n, bool decode) {
-  const MambaScan one = decode ? mamba_decode(m, tp, act_bytes) : mamba_scan(m, tp, act_bytes);
+                double act_bytes, double n, MambaPass pass) {
+  const MambaScan one = pass == MambaPass::decode     ? mamba_decode(m, tp, act_bytes)
+                        : pass == MambaPass::backward ? mamba_scan_backward(m, tp, act_bytes)
+                                                      : mamba_scan(m, tp, act_bytes);
   return memory_op("mamba_scan", hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
 }
 

@@ -94,10 +94,21 @@ MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes);
 /// written, the norm's three passes; FLOPs 5·H·P·N (decay, input and output of the state).
 MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes);
 
+/// The training backward of the same mixer, per token on this rank, as mamba_ssm runs it
+/// (ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_bwd; causal_conv1d's and the gated
+/// norm's backward): it recomputes four of the forward's kernels (chunk cumsum, C·Bᵀ, chunk
+/// state, state passing) and runs eleven of its own (dz, dstates, state passing, dx, dB, dC,
+/// d(C·Bᵀ), two C·Bᵀ backward matmuls, d(dt·A) and the cumsum's), then conv1d's and the norm's.
+/// It moves about 25·d_in + 21·G·N activations per token against the forward's 9·d_in + 8·G·N.
+MambaScan mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes);
+
+/// Which pass of the Mamba-2 mixer an op prices.
+enum class MambaPass { forward, decode, backward };
+
 /// One Mamba-2 layer's conv1d, scan and gated norm as one memory-bound op (`mamba_scan`) for `n`
-/// tokens (prefill, training forward) or, `decode`, `n` sequences' decode steps.
+/// tokens (prefill, training forward or backward) or `n` sequences' decode steps.
 OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
-                double act_bytes, double n, bool decode);
+                double act_bytes, double n, MambaPass pass);
 
 /// Bytes one sequence's Mamba-2 state takes in one layer on this rank: the SSM state of
 /// H·P·N elements in fp32 (mamba_ssm's inference cache; the Nemotron-H configs'

@@ -513,11 +513,13 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     p.bwd.add(Phase::backward, attn, kAttentionBackwardFactor / s.cp);
   }
   if (kind.mixer == Mixer::mamba) {
-    // Mamba-2's conv1d, chunked scan and gated norm: memory-bound kernels (layer_ops::mamba_scan);
-    // the backward reads and writes about twice the bytes, like the other elementwise work.
-    const OpCost op = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, false);
-    p.fwd.add(Phase::forward, op);
-    p.bwd.add(Phase::backward, op, 2);
+    // Mamba-2's conv1d, chunked scan and gated norm: memory-bound kernels, forward
+    // (layer_ops::mamba_scan) and backward (layer_ops::mamba_scan_backward: ~2.7x the bytes).
+    using layer_ops::MambaPass;
+    p.fwd.add(Phase::forward,
+              layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, MambaPass::forward));
+    p.bwd.add(Phase::backward,
+              layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, MambaPass::backward));
   }
   if (attends && !s.flash_attention) {
     // Unfused attention writes and reads the scores and probabilities (2 bytes each) in HBM.
