@@ -312,6 +312,36 @@ TEST(Link, GarbageNeverThrows) {
   }
 }
 
+TEST(Link, DeepKeysAreRefusedBeforeTheyNest) {
+  // 40,000 levels of "a." once recursed through nested objects until the stack overflowed; a
+  // key of more than 8 segments (a request's deepest path has 3) is no request field.
+  std::string deep = "v=1&task=training&";
+  for (int i = 0; i < 40000; ++i) deep += "a.";
+  deep += "a=1";
+  json d;
+  ASSERT_NO_THROW(d = io::decode_link(deep));
+  EXPECT_EQ(d.at("request"), (json{{"task", "training"}}));
+  ASSERT_EQ(d.at("errors").size(), 1u);
+  EXPECT_EQ(d.at("errors")[0].at("message"),
+            "link: a key 40001 levels deep is no request field (they are at most 8)");
+  // Eight segments still place (and are left to the task's reader to judge); nine do not.
+  EXPECT_TRUE(io::decode_link("v=1&task=training&a.b.c.d.e.f.g.h=1").at("errors").empty());
+  EXPECT_EQ(io::decode_link("v=1&task=training&a.b.c.d.e.f.g.h.i=1").at("errors").size(), 1u);
+}
+
+TEST(Link, ManyBadKeysAreListedOnceAndCounted) {
+  // 20,000 unknown keys: the first 20 errors, then one line counting the other 19,980.
+  for (const char* task : {"", "task=serving&"}) {
+    std::string link = std::string("v=1&") + task;
+    for (int i = 0; i < 20000; ++i) link += "Bad" + std::to_string(i) + "=1&";
+    const json d = io::decode_link(link);
+    ASSERT_EQ(d.at("errors").size(), 21u) << task;
+    EXPECT_EQ(d.at("errors")[20].at("message"),
+              "link: 19980 more errors like the ones above, not listed")
+        << task;
+  }
+}
+
 TEST(Link, OtherTasksCarryEveryLeafByItsPath) {
   // The encoding of the page's serving view: dotted paths of the leaves,
   // strings as they are, other values as JSON, model and hardware objects whole; percent-encoded.

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "flopcast/error.hpp"
@@ -156,10 +157,22 @@ void append_leaves(const json& j, const std::string& prefix, std::string& out) {
   }
 }
 
+/// The deepest dotted path a request has (search.space.*, workload.arrival.*: three) with room;
+/// a deeper key cannot be a request field, and placing one costs a level of nesting per dot.
+constexpr std::size_t kMaxLinkDepth = 8;
+/// Errors a decoded link lists one by one; the rest are counted in one last entry.
+constexpr std::size_t kMaxLinkErrors = 20;
+
 /// A dotted request path a task link may carry: lower-case words, then words of letters, digits
-/// and underscores ("workload.arrival.rate_per_s"); never a segment that names a JavaScript
-/// object's internals (the page applies the request to plain objects).
+/// and underscores ("workload.arrival.rate_per_s"), at most kMaxLinkDepth of them; never a
+/// segment that names a JavaScript object's internals (the page applies the request to plain
+/// objects).
+std::size_t depth_of(std::string_view key) {
+  return static_cast<std::size_t>(std::count(key.begin(), key.end(), '.')) + 1;
+}
+
 bool leaf_key(std::string_view key) {
+  if (depth_of(key) > kMaxLinkDepth) return false;
   for (std::size_t at = 0; at <= key.size();) {
     const std::size_t dot = std::min(key.find('.', at), key.size());
     const std::string_view segment = key.substr(at, dot - at);
@@ -273,10 +286,23 @@ json decode_link(std::string_view fragment) {
   if (!fragment.empty() && fragment.front() == '#') fragment.remove_prefix(1);
   json request = json::object();
   json errors = json::array();
-  std::vector<std::string> seen;
+  std::unordered_set<std::string> seen;
+  std::size_t unlisted = 0;  // errors past kMaxLinkErrors
   auto error = [&](const std::string& path, const std::string& message) {
+    if (errors.size() >= kMaxLinkErrors) {
+      ++unlisted;
+      return;
+    }
     errors.push_back({{"path", SpecError::safe_text(path, SpecError::kMaxPathBytes)},
                       {"message", SpecError::safe_text(message, SpecError::kMaxRuleBytes)}});
+  };
+  const auto result = [&] {
+    if (unlisted > 0) {
+      errors.push_back({{"path", ""},
+                        {"message", "link: " + std::to_string(unlisted) +
+                                        " more errors like the ones above, not listed"}});
+    }
+    return json{{"request", request}, {"errors", errors}};
   };
   if (fragment.size() > kMaxRequestBytes) {
     error("", "link: " + std::to_string(fragment.size()) + " characters, more than the " +
@@ -287,11 +313,15 @@ json decode_link(std::string_view fragment) {
   // back by type; the task's view checks the keys when it runs the request.
   if (const std::string task = link_task(fragment); !task.empty() && task != "inference") {
     for_each_pair(fragment, error, [&](const std::string& key, const std::string& value) {
+      if (depth_of(key) > kMaxLinkDepth) {
+        return error(key, "link: a key " + std::to_string(depth_of(key)) +
+                              " levels deep is no request field (they are at most " +
+                              std::to_string(kMaxLinkDepth) + ")");
+      }
       if (!leaf_key(key)) return error(key, key + ": not a request field");
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      if (!seen.insert(key).second) {
         return error(key, key + ": appears more than once in the link");
       }
-      seen.push_back(key);
       const json::json_pointer ptr = pointer(key.c_str());
       // A leaf under a path already holding a value (or the reverse) cannot be placed.
       bool clash = request.contains(ptr) && request.at(ptr).is_object();
@@ -303,20 +333,20 @@ json decode_link(std::string_view fragment) {
       request[ptr] =
           spec && (value.empty() || value.front() != '{') ? json(value) : leaf_value(value);
     });
-    return json{{"request", request}, {"errors", errors}};
+    return result();
   }
   for_each_pair(fragment, error, [&](const std::string& key, const std::string& value) {
     const Field* f = find_field(key);
     if (!f) {
+      if (errors.size() >= kMaxLinkErrors) return error(key, "");  // counted, not spelled out
       std::string rule = key + ": unknown link field";
       if (auto guess = detail::nearest(key, field_names()))
         rule += " (did you mean \"" + *guess + "\"?)";
       return error(key, rule);
     }
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+    if (!seen.insert(key).second) {
       return error(key, key + ": appears more than once in the link");
     }
-    seen.push_back(key);
     try {
       request[pointer(f->key)] = typed_value(*f, value);
     } catch (const SpecError& e) {
@@ -353,7 +383,7 @@ json decode_link(std::string_view fragment) {
       break;
     }
   }
-  return json{{"request", request}, {"errors", errors}};
+  return result();
 }
 
 }  // namespace flopcast::io
