@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "flopcast/io/api.hpp"
@@ -55,7 +56,7 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
   if (lower_case(json_string(arch, "attention")).find("mla") != std::string::npos) {
     return std::string("multi-head latent attention (MLA) is not modelled yet");
   }
-  if (arch.value("shared_expert", false) || number("shared_experts") > 0) {
+  if (row_bool(arch, "shared_expert").value_or(false) || number("shared_experts") > 0) {
     return std::string("MoE with shared experts is not modelled yet");
   }
   // A LatentMoE model without a preset (Nemotron 3 Ultra): the row does not give its shapes.
@@ -68,6 +69,15 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
       !std::isfinite(number("vocab"))) {
     return "no model preset for \"" + name + "\" and its arch lacks layers, hidden or vocab";
   }
+  // A size the row states is a whole count a model can have; anything else is the row's error.
+  for (const char* key : {"layers", "hidden", "vocab", "heads", "kv_heads", "ffn"}) {
+    const double v = number(key);
+    if (std::isfinite(v) && !(v >= 1 && v <= 1e8 && v == std::floor(v))) {
+      char got[32];
+      std::snprintf(got, sizeof got, "%g", v);
+      return "arch." + std::string(key) + ": must be a whole number in [1, 1e8] (got " + got + ")";
+    }
+  }
   const int hidden = static_cast<int>(number("hidden"));
   const int heads = std::isfinite(number("heads")) ? static_cast<int>(number("heads"))
                                                    : std::max(1, hidden / 128);
@@ -75,8 +85,8 @@ std::variant<json, std::string> arch_model(const json& arch, const std::string& 
       std::isfinite(number("kv_heads")) ? static_cast<int>(number("kv_heads")) : heads;
   const int ffn = std::isfinite(number("ffn")) ? static_cast<int>(number("ffn")) : 4 * hidden;
   // MPT ties its input and output embeddings (llm-foundry's mpt yamls); Megatron GPT does not.
-  const bool tied = arch.contains("tie_embeddings") ? arch.value("tie_embeddings", false)
-                                                    : lower_case(name).rfind("mpt", 0) == 0;
+  const bool tied =
+      row_bool(arch, "tie_embeddings").value_or(lower_case(name).rfind("mpt", 0) == 0);
   json m{{"name", name},
          {"num_layers", static_cast<int>(number("layers"))},
          {"hidden_size", hidden},

@@ -986,9 +986,30 @@ void fill_rates(TrainingResult& r, const TrainingSpec& s, double step_s, const T
   r.tokens_per_s_per_gpu = r.tokens_per_s / s.num_gpus;
   r.model_flops_per_token = f.model;
   r.hardware_flops_per_token = f.hardware;
-  r.peak_flops_per_gpu = s.hardware.peak(math_type(s.compute))->value;
+  // The fastest peak the step's math runs at: the compute type's, or the 16-bit one attention
+  // and the norms keep (a custom GPU may list an fp4 peak below its bf16 one). No FLOP of the
+  // step runs faster, so MFU and HFU against it are at most 1 where the pricing is physical.
+  double peak = s.hardware.peak(math_type(s.compute))->value;
+  for (const DType half : {DType::bf16, DType::fp16}) {
+    if (const auto p = s.hardware.peak(half)) peak = std::max(peak, p->value);
+  }
+  r.peak_flops_per_gpu = peak;
   r.mfu = f.model * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
   r.hfu = f.executed * r.tokens_per_s_per_gpu / r.peak_flops_per_gpu;
+  if (!(r.hfu <= 1)) {
+    throw NotModelledError("hfu",
+                           "must be <= 1: the step would run faster than the GPU's "
+                           "peak FLOP/s, a bound the pricing breaks for this request (got " +
+                               format_number(r.hfu) + ")");
+  }
+  if (!(r.mfu <= 1)) {
+    throw NotModelledError(
+        "workload.seq_len",
+        "MFU counts attention over the whole s x s square (PaLM, Megatron), twice what causal "
+        "attention executes; at this sequence length it would be " +
+            format_number(r.mfu) + " > 1 (HFU " + format_number(r.hfu) +
+            "): no meaningful MFU (got " + format_number(double(s.seq_len)) + ")");
+  }
   if (s.total_tokens > 0) {
     r.total_time_s = s.total_tokens / r.tokens_per_s;
     r.gpu_hours = r.total_time_s * s.num_gpus / 3600;

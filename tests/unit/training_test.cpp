@@ -821,6 +821,36 @@ TEST(TrainingMxfp8, NeedsBlockScaledTensorCores) {
   EXPECT_NE(f.message.find("(got mxfp8)"), std::string::npos) << f.message;
 }
 
+TEST(TrainingBounds, MfuIsAgainstTheFastestPeakTheStepUses) {
+  // A custom GPU whose fp4 peak (1 TFLOP/s) sits below its bf16 one (989.4): the step's attention
+  // runs at the bf16 peak, so MFU against the fp4 peak came out 3.97 (issue 46). Against the
+  // fastest peak in use (989.4 TFLOP/s) MFU and HFU are at most 1.
+  json req = request();
+  req["hardware"] =
+      json{{"name", "custom gpu"},       {"vendor", "nvidia"}, {"hbm_GB", 80},
+           {"hbm_bandwidth_GBps", 3350}, {"num_sms", 132},     {"scaleup_bandwidth_GBps", 450},
+           {"scaleup_latency_us", 8},    {"gpus_per_node", 8}};
+  req["hardware"]["dense_peak_TFLOPS"] = {{"bf16", 989.4}, {"fp4", 1}};
+  req["precision"] = {{"compute", "fp4"}};
+  const json r = io::run(req);
+  EXPECT_DOUBLE_EQ(r.at("peak_tflops_per_gpu").get<double>(), 989.4);
+  EXPECT_LE(r.at("mfu").get<double>(), 1.0);
+  EXPECT_LE(r.at("hfu").get<double>(), 1.0);
+}
+
+TEST(TrainingBounds, MfuAboveOneAtExtremeSequenceIsANamedError) {
+  // Qwen3-30B-A3B at 10M tokens per sequence on 64 H100 (FSDP, Tier 0): MFU's s x s attention
+  // term (twice the causal work executed) gave MFU 1.03 at HFU 0.51; it is refused by name.
+  json req = request();
+  req["model"] = "qwen3-30b-a3b";
+  req["num_gpus"] = 64;
+  req["parallelism"] = {{"fsdp", "full_shard"}};
+  req["workload"] = {{"seq_len", 10000000}, {"global_batch_size", 64}};
+  const Failure f = failure_of(req);
+  EXPECT_EQ(f.path, "workload.seq_len");
+  EXPECT_NE(f.message.find("> 1 (HFU 0.51"), std::string::npos) << f.message;
+}
+
 TEST(TrainingFp4, Bf16LastLayersAreA16BitShareOfTheLayers) {
   // All 32 layers kept in BF16 is the BF16 step: the same GEMMs, no cast of inputs and no weight
   // cast. Half of them (16) puts the forward MLP halfway between the two.

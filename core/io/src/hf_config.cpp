@@ -44,6 +44,17 @@ int optional_int(const json& c, std::initializer_list<const char*> keys, int fal
   return v ? detail::as_int(*v, at(used)) : fallback;
 }
 
+/// A text key of the config at `path`, `fallback` when absent or null; another type is an error.
+std::string optional_string(const json& c, const char* key, const std::string& path,
+                            std::string fallback) {
+  auto it = c.find(key);
+  if (it == c.end() || it->is_null()) return fallback;
+  if (!it->is_string()) {
+    throw SpecError(path, "must be a string (got " + detail::describe_value(*it) + ")");
+  }
+  return it->get<std::string>();
+}
+
 bool optional_bool(const json& c, const char* key, bool fallback) {
   auto it = c.find(key);
   if (it == c.end() || it->is_null()) return fallback;
@@ -331,7 +342,13 @@ void read_nemotron_h(const json& c, json& m) {
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
-  std::string type = given.value("model_type", config.value("model_type", std::string()));
+  // The language model's type (text_config's in a multimodal checkpoint), else the top level's.
+  std::string type = optional_string(
+      given, "model_type", &given == &config ? at("model_type") : at("text_config.model_type"),
+      std::string());
+  if (type.empty() && &given != &config) {
+    type = optional_string(config, "model_type", at("model_type"), std::string());
+  }
   check_model_type(type);
   const json c = with_class_defaults(given, type);
   if (const int mlp_only = c.contains("mlp_only_layers") && c.at("mlp_only_layers").is_array()
@@ -424,7 +441,7 @@ std::string compressed_tensors_weights(const json& weights, const std::string& p
   const auto bits_it = weights.find("num_bits");
   if (bits_it == weights.end()) throw SpecError(path + ".num_bits", "required key is missing");
   const int bits = detail::as_int(*bits_it, path + ".num_bits");
-  const std::string kind = weights.value("type", std::string("int"));
+  const std::string kind = optional_string(weights, "type", path + ".type", "int");
   const auto group_it = weights.find("group_size");
   const int group = group_it != weights.end() && !group_it->is_null()
                         ? detail::as_int(*group_it, path + ".group_size")
