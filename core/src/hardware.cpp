@@ -78,7 +78,9 @@ void validate(const HardwareSpec& h, const std::string& path) {
     non_negative(p + "scaleout_nic_bandwidth_Gbps", h.scaleout_nic_bandwidth.value, 8 / kGB);
   }
   non_negative(p + "scaleout_latency_us", h.scaleout_latency_s, 1 / kMicro);
-  non_negative(p + "tdp_W", h.tdp_W, 1);
+  // 0: not stated (no energy figures); else a board's power, 1 W (an accelerator stick) to
+  // 100 kW (a whole rack counted as one device): below it the energy per token overflows.
+  if (h.tdp_W != 0) bounded(p + "tdp_W", h.tdp_W, 1, 1, 1e5);
   if (h.power_limit_W != 0) {
     if (!(h.tdp_W > 0)) {
       fail(p + "power_limit_W", "needs tdp_W, the power the peaks are quoted at", h.power_limit_W);

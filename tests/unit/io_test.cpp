@@ -280,6 +280,12 @@ TEST(IoErrors, HardwareOutsidePhysicalBounds) {
   r["hardware"] = hw;
   EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.dense_peak_TFLOPS.bf16",
                  "must be between 0.001 and 1000000");
+  // Issue 46: a denormal board power made output_tokens_per_kWh Inf (null) with exit 0.
+  hw = custom_hardware();
+  hw["tdp_W"] = 1e-310;
+  r["hardware"] = hw;
+  EXPECT_FAILURE(failure_of(r), "invalid_request", "hardware.tdp_W",
+                 "hardware.tdp_W: must be between 1 and 100000 (got 1e-310)");
   hw = custom_hardware();
   hw["hbm_bandwidth_GBps"] = -1;  // the documented form stays
   r["hardware"] = hw;
