@@ -140,8 +140,12 @@ inline std::string violation(const nlohmann::json& result) {
         if (e = positive(c, k, at); !e.empty()) return e;
       }
       if (c.at("utilization").get<double>() >= 1) return at + ": listed but saturated";
-      if (c.at("saturation_rate_per_s").get<double>() > previous) return at + ": not most first";
-      previous = c.at("saturation_rate_per_s").get<double>();
+      // A search over several GPU types ranks by output tokens per dollar at the band's low
+      // edge (the pessimistic one), one over a single GPU by capacity.
+      const char* rank_key = c.contains("output_tokens_per_usd_low") ? "output_tokens_per_usd_low"
+                                                                       : "saturation_rate_per_s";
+      if (c.at(rank_key).get<double>() > previous) return at + ": not most first";
+      previous = c.at(rank_key).get<double>();
     }
     for (const json& r : result.at("rejected")) rejected += r.at("count").get<double>();
     const double meeting = result.at("meeting_slo").get<double>();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "flopcast/io/api.hpp"
+#include "invariants.hpp"
 #include "test_util.hpp"
 
 namespace flopcast {
@@ -603,6 +604,9 @@ TEST(ServingSearch, GpuTypesRankByThePessimisticEdgeOfTheirBand) {
   EXPECT_LE(h100_factor, 1.0);
   EXPECT_GT(mi300x_best, h100_best);  // the estimate alone would rank the MI300X first
   EXPECT_EQ(r["candidates"][0]["hardware"], "h100-sxm");
+  // The invariants the fuzzer checks read this ranking too (they once demanded capacity order
+  // and trapped on this valid search: issue 46).
+  EXPECT_EQ(test::violation(r), "");
 }
 
 TEST(ServingSearch, GpuTypesErrorsNameTheOffer) {
