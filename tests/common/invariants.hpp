@@ -143,7 +143,7 @@ inline std::string violation(const nlohmann::json& result) {
       // A search over several GPU types ranks by output tokens per dollar at the band's low
       // edge (the pessimistic one), one over a single GPU by capacity.
       const char* rank_key = c.contains("output_tokens_per_usd_low") ? "output_tokens_per_usd_low"
-                                                                       : "saturation_rate_per_s";
+                                                                     : "saturation_rate_per_s";
       if (c.at(rank_key).get<double>() > previous) return at + ": not most first";
       previous = c.at(rank_key).get<double>();
     }
