@@ -117,7 +117,10 @@ json build_search_request(const TrainOptions& o) {
     search["recompute"] = json::array({r["workload"]["recompute"]});
     r["workload"].erase("recompute");
   }
-  r["workload"].erase("micro_batch_size");
+  if (r["workload"].contains("micro_batch_size")) {
+    search["micro_batch_size"] = json::array({r["workload"]["micro_batch_size"]});
+    r["workload"].erase("micro_batch_size");
+  }
   if (!o.search_compute.empty()) {
     if (!o.precision.empty()) {
       throw SpecError("--search-compute",
@@ -281,7 +284,8 @@ void setup_train(CLI::App& app, TrainOptions& o) {
   sub->add_option("--seq-len", o.seq_len, "Tokens per sequence");
   sub->add_option("--global-batch-size", o.global_batch_size, "Sequences per optimizer step");
   sub->add_option("--micro-batch-size", o.micro_batch_size,
-                  "Sequences per micro-batch (default: searched)");
+                  "Sequences per micro-batch (default: searched; with --search it pins every "
+                  "layout's)");
   sub->add_option("--total-tokens", o.total_tokens, "Token budget for total time and GPU-hours");
   sub->add_option("--recompute", o.recompute,
                   "none (default), selective (attention core), op (PyTorch op-level SAC), full");

@@ -2,6 +2,7 @@
 #include "flopcast/training_search.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "flopcast/error.hpp"
 #include "search_common.hpp"
@@ -61,14 +62,21 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
   double pipelines = 0;  // (pp, vpp) pairs
   for (const int pp : pps) pipelines += double(virtual_stages(pp).size());
 
+  check_positive(space.micro_batch_size, "micro_batch_size");
+  // 0: the estimate prices every micro-batch size that fits and keeps the fastest.
+  const std::vector<int> micro_batches =
+      space.micro_batch_size.empty() ? std::vector<int>{0} : space.micro_batch_size;
+
   // Work budget: a layout costs up to ~0.3 ms natively (an MoE model with its micro-batch search),
   // so 20,000 keep any search within a few seconds, and within the page's budget in WebAssembly.
   const double space_size = double(tps.size()) * pipelines * cps.size() * eps.size() *
-                            shardings.size() * recomputes.size() * computes.size();
+                            shardings.size() * recomputes.size() * computes.size() *
+                            micro_batches.size();
   if (space_size > kMaxSearchLayouts) {
     fail("search",
          "would consider more than 20,000 layouts; pin dimensions with search.tp, search.pp, "
-         "search.vpp, search.cp, search.ep, search.zero, search.recompute or search.compute",
+         "search.vpp, search.cp, search.ep, search.zero, search.recompute, search.compute or "
+         "search.micro_batch_size",
          space_size);
   }
 
@@ -78,6 +86,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     Sharding sharding;
     Recompute recompute;
     DType compute;
+    int micro_batch;
   };
   TrainingSearchResult out;
   std::vector<Layout> layouts;
@@ -97,7 +106,9 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
             for (const Sharding sharding : shardings) {
               for (const Recompute recompute : recomputes) {
                 for (const DType compute : computes) {
-                  layouts.push_back({tp, pp, vpp, cp, ep, sharding, recompute, compute});
+                  for (const int micro : micro_batches) {
+                    layouts.push_back({tp, pp, vpp, cp, ep, sharding, recompute, compute, micro});
+                  }
                 }
               }
             }
@@ -105,6 +116,38 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
         }
       }
     }
+  }
+
+  // Work budget on the step estimates: a layout whose micro-batch is searched prices up to one
+  // per divisor of its per-rank batch (a global batch of 86,486,400 sequences has 768), each
+  // ~3 us natively and ~10 us in WebAssembly: at most 1,000,000 keep a search within seconds.
+  double pricings = 0;
+  std::map<long long, double> divisor_counts;  // per-rank batch -> its divisors
+  for (const Layout& l : layouts) {
+    const long long model_ranks = 1LL * l.tp * l.pp * l.cp;
+    if (l.micro_batch != 0 || base.num_gpus % model_ranks != 0) {
+      pricings += 1;
+      continue;
+    }
+    const long long dp = base.num_gpus / model_ranks;
+    if (base.global_batch_size % dp != 0) continue;  // rejected before pricing
+    const long long per_rank = base.global_batch_size / dp;
+    auto [it, added] = divisor_counts.emplace(per_rank, 0.0);
+    if (added) {
+      for (long long i = 1; i * i <= per_rank; ++i) {
+        if (per_rank % i == 0) it->second += i * i == per_rank ? 1 : 2;
+      }
+    }
+    pricings += it->second;
+  }
+  if (pricings > kMaxSearchMicroBatches) {
+    fail("search",
+         "could price up to " + format_number(pricings) +
+             " step estimates, more than 1,000,000 (every micro-batch size dividing each "
+             "layout's batch per data rank); pin search.micro_batch_size, or narrow the layouts "
+             "with search.tp, search.pp, search.cp, search.zero, search.recompute or "
+             "search.compute",
+         pricings);
   }
 
   const auto set_layout = [&base](TrainingSpec& s, const Layout& l) {
@@ -115,7 +158,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     s.sp = l.tp > 1;  // sequence parallelism: the same traffic, 1/tp of the activations
     s.vpp = l.vpp;
     s.pp_first_stage_layers = s.pp_last_stage_layers = 0;
-    s.micro_batch_size = 0;  // the fastest that fits
+    s.micro_batch_size = l.micro_batch;
     s.ep = l.ep;
     // The experts' TP follows the layout's unless the request folds them (expert_tp 1).
     s.expert_tp = base.experts_tp() == 1 && base.tp > 1 ? 1 : 0;
@@ -155,7 +198,8 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
       continue;
     }
     if (!p.result.memory.fits) {
-      ++out.rejected["does not fit in memory at micro-batch 1"];
+      ++out.rejected["does not fit in memory at micro-batch " +
+                     std::to_string(p.result.micro_batch_size)];
       continue;
     }
     ++out.fitting;

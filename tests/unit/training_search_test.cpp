@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "flopcast/io/api.hpp"
 #include "test_util.hpp"
@@ -250,11 +251,44 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   EXPECT_EQ(budget.path, "search");
   EXPECT_EQ(budget.message,
             "search: would consider more than 20,000 layouts; pin dimensions with search.tp, "
-            "search.pp, search.vpp, search.cp, search.ep, search.zero, search.recompute or "
-            "search.compute (got 139264)");
+            "search.pp, search.vpp, search.cp, search.ep, search.zero, search.recompute, "
+            "search.compute or search.micro_batch_size (got 139264)");
   q = search_request();
   q["search"]["vpp"] = {1, 0};
   EXPECT_EQ(failure_of(q).message, "search.vpp[1]: must be >= 1 (got 0)");
+}
+
+TEST(LayoutSearch, StepEstimatesAreBudgetedAndTheMicroBatchCanBePinned) {
+  // 5,120 layouts of dp 8 (tp 1 listed 64 times, pp 1 listed 20 times, ZeRO 0-3, recompute
+  // none), a global batch of 8 x 720,720 sequences: each layout's micro-batch search may price
+  // one estimate per divisor of 720,720 = 2^4·3^2·5·7·11·13, (4+1)(2+1)(1+1)^4 = 240 of them:
+  // 5,120 x 240 = 1,228,800 > 1,000,000, refused before any is priced (issue 46: 4.5 M took
+  // 17 s).
+  json q = search_request();
+  q["workload"]["seq_len"] = 8;
+  q["workload"]["global_batch_size"] = 8 * 720720;
+  q["search"]["tp"] = json(std::vector<int>(64, 1));
+  q["search"]["pp"] = json(std::vector<int>(20, 1));
+  q["search"]["cp"] = {1};
+  q["search"]["recompute"] = {"none"};
+  const test::Failure budget = failure_of(q);
+  EXPECT_EQ(budget.path, "search");
+  EXPECT_EQ(budget.message.substr(0, 67),
+            "search: could price up to 1228800 step estimates, more than 1,000,0");
+  // Pinned, each layout prices one: 5,120 estimates, every candidate at micro-batch 4.
+  q["search"]["micro_batch_size"] = {4};
+  const json r = io::run(q);
+  EXPECT_EQ(r.at("micro_batches_priced"), 5120);
+  for (const json& c : r.at("candidates")) EXPECT_EQ(c.at("micro_batch_size"), 4);
+  // A pinned size that does not divide the batch per rank is that layout's named rejection.
+  q["search"]["micro_batch_size"] = {7 * 64 + 1};
+  q["search"]["tp"] = {1};
+  q["search"]["pp"] = {1};
+  const json none = io::run(q);
+  EXPECT_TRUE(none.at("candidates").empty());
+  ASSERT_FALSE(none.at("rejected").empty());
+  EXPECT_NE(none.at("rejected")[0].dump().find("micro_batch_size"), std::string::npos)
+      << none.at("rejected").dump();
 }
 
 }  // namespace

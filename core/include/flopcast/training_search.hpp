@@ -26,6 +26,9 @@ struct TrainingSearchSpace {
   /// precision.compute types to try (bf16, fp8, mxfp8, fp4); empty: the request's own, since
   /// a precision changes the numerics of what is trained.
   std::vector<DType> compute;
+  /// Micro-batch sizes to try; empty: each layout prices every size that fits and keeps the
+  /// fastest.
+  std::vector<int> micro_batch_size;
 };
 
 struct TrainingCandidate {
@@ -49,11 +52,14 @@ struct TrainingSearchResult {
 /// Layouts one search may consider (the product of the space's list sizes, with vpp's counted
 /// per pipeline size).
 inline constexpr double kMaxSearchLayouts = 20000;
+/// Step estimates one search may price, counted before the work: one per layout whose micro-batch
+/// is pinned, else one per divisor of its batch per data rank.
+inline constexpr double kMaxSearchMicroBatches = 1'000'000;
 
 /// Searches the layouts of `base` (model, hardware, GPUs, workload, precision and framework kept;
 /// its parallelism, sharding, recompute and micro-batch replaced) and returns the `top` fastest.
 /// Throws SpecError for a bad `top` (1-100), a space value below 1, or a space of more than
-/// kMaxSearchLayouts layouts (blaming `search`).
+/// kMaxSearchLayouts layouts or kMaxSearchMicroBatches step estimates (blaming `search`).
 TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSearchSpace& space,
                                      int top);
 

@@ -310,7 +310,8 @@ json run_training_search(const json& request) {
                   "gpus_per_node", "workload", "precision", "optimizer", "lora", "moe", "framework",
                   "network", "cost_per_gpu_hour_usd", "max_tier"});
   ObjectReader sr(r.require("search"), "search",
-                  {"target", "top", "tp", "pp", "vpp", "cp", "ep", "zero", "recompute", "compute"});
+                  {"target", "top", "tp", "pp", "vpp", "cp", "ep", "zero", "recompute", "compute",
+                   "micro_batch_size"});
   const std::string target = sr.string("target");
   if (target != "training") {
     fail(sr.child("target"), "must be \"training\" or \"serving\"",
@@ -323,6 +324,7 @@ json run_training_search(const json& request) {
   space.vpp = read_positive_list(sr, "vpp");
   space.cp = read_positive_list(sr, "cp");
   space.ep = read_positive_list(sr, "ep");
+  space.micro_batch_size = read_positive_list(sr, "micro_batch_size");
   space.sharding = read_list<Sharding>(sr, "zero", [](const json& v, const std::string& path) {
     const int stage = as_int(v, path);
     if (stage < 0 || stage > 3) fail(path, "must be between 0 and 3", stage);
@@ -349,8 +351,8 @@ json run_training_search(const json& request) {
   for (const char* key : {"micro_batch_size", "recompute"}) {
     if (wl.is_object() && wl.contains(key)) {
       fail(std::string("workload.") + key,
-           "is searched by task \"search\" (pin it with search.recompute, or run task "
-           "\"training\")",
+           std::string("is searched by task \"search\" (pin it with search.") + key +
+               ", or run task \"training\")",
            describe_value(wl.at(key)));
     }
   }
