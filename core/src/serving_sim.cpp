@@ -229,7 +229,7 @@ struct ServingSimulation::State {
     if (generated > kMaxSimOutputTokens) {
       fail(spec.arrival.kind == ArrivalKind::trace ? "workload.arrival.requests"
                                                    : "workload.num_requests",
-           "the simulation may generate at most 5e8 tokens in all (num_requests x output_tokens); "
+           "the simulation may generate at most 2e8 tokens in all (num_requests x output_tokens); "
            "simulate fewer or shorter requests",
            generated);
     }

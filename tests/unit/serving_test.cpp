@@ -67,7 +67,7 @@ TEST(ServingErrors, SimulationWorkIsBoundedBeforeAnyStep) {
            {"output_tokens", 100000},
            {"num_requests", 200000}}}};
   EXPECT_EQ(error_of(r),
-            "workload.num_requests: the simulation may generate at most 5e8 tokens in all "
+            "workload.num_requests: the simulation may generate at most 2e8 tokens in all "
             "(num_requests x output_tokens); simulate fewer or shorter requests (got 20000000000)");
   r["workload"]["output_tokens"] = 100;
   r["workload"]["num_requests"] = 2000;

@@ -162,8 +162,9 @@ inline constexpr int kMaxTraceRequests = 200'000;
 inline constexpr double kMaxSimDuration_s = 7.0 * 24 * 3600;
 inline constexpr int kMaxSimSteps = 20'000'000;
 /// The simulator's work: tokens generated in all (Σ output_tokens), each one a sequence in one
-/// step. ~5·10^7 a second natively, so at most ~10 s (the page's worker: ~20 s).
-inline constexpr double kMaxSimOutputTokens = 5e8;
+/// step. ~5·10^7 a second natively and ~2·10^7 in the page's worker, so at most ~4 s and ~10 s
+/// (issue 46: 5·10^8 took 9.9 s and 22.7 s).
+inline constexpr double kMaxSimOutputTokens = 2e8;
 inline constexpr int kMaxReplicas = 1024;
 inline constexpr int kMaxTimelinePoints = 4096;
 
