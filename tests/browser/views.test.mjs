@@ -1314,6 +1314,30 @@ test('a 1 MB link is refused with a message within 100 ms', async () => {
   await p.done();
 });
 
+// Issue 46: a training link with a key 40,000 levels deep overflowed the decoder's stack (the
+// module threw), and 20,000 unknown keys froze the tab and listed 20,000 lines. The first 20 errors
+// are listed, the other 19,981 counted in one line, and the view keeps the link's model.
+test('a link of a deep key and 20,000 unknown keys lists 21 lines and opens its view', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  const lines = await page.evaluate(() => {
+    const bad = Array.from({ length: 20000 }, (_, i) => `Bad${i}=1`).join('&');
+    history.replaceState(null, '', `#v=1&task=training&model=llama-3.1-8b&${'a.'.repeat(40000)}a=1&${bad}`);
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    return [...document.querySelectorAll('#training-general-error p')]
+      .map((e) => e.textContent)
+      .filter((t) => t.startsWith('From the link: '));
+  });
+  assert.equal(lines.length, 21, lines.join('\n'));
+  assert.equal(lines[0], 'From the link: link: a key 40001 levels deep is no request field (they are at most 8)');
+  assert.equal(lines[1], 'From the link: Bad0: not a request field');
+  assert.equal(lines[20], 'From the link: link: 19981 more errors like the ones above, not listed');
+  assert.equal(await page.evaluate(() => window.flopcastViews.active()), 'training');
+  assert.equal((await viewRequest(page, 'training')).model, 'llama-3.1-8b');
+  await p.done();
+});
+
 // Issue 11: on a 390 px phone the page was 441 px wide (the tab strip overflowed, units spilled
 // out of cards). Every tab fits the width of a phone: no horizontal scroll.
 test('on a 390 px phone no tab scrolls sideways', async () => {
