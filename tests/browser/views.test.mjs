@@ -1321,14 +1321,17 @@ test('a link of a deep key and 20,000 unknown keys lists 21 lines and opens its 
   const p = await openPage();
   const { page } = p;
   await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
-  const lines = await page.evaluate(() => {
+  await page.evaluate(() => {
     const bad = Array.from({ length: 20000 }, (_, i) => `Bad${i}=1`).join('&');
     history.replaceState(null, '', `#v=1&task=training&model=llama-3.1-8b&${'a.'.repeat(40000)}a=1&${bad}`);
     window.dispatchEvent(new HashChangeEvent('hashchange'));
-    return [...document.querySelectorAll('#training-general-error p')]
-      .map((e) => e.textContent)
-      .filter((t) => t.startsWith('From the link: '));
   });
+  await page.waitForFunction(() => document.querySelectorAll('#tr-general-error p').length > 0);
+  const lines = await page.evaluate(() =>
+    [...document.querySelectorAll('#tr-general-error p')]
+      .map((e) => e.textContent)
+      .filter((t) => t.startsWith('From the link: ')),
+  );
   assert.equal(lines.length, 21, lines.join('\n'));
   assert.equal(lines[0], 'From the link: link: a key 40001 levels deep is no request field (they are at most 8)');
   assert.equal(lines[1], 'From the link: Bad0: not a request field');
