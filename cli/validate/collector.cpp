@@ -91,7 +91,7 @@ void Collector::add(std::string_view source, const std::string& group, std::stri
     engine_samples_.push_back(
         EngineSample{outcome.engine, s, measured, outcome.predicted, group, outcome.kind,
                      std::string(identity), outcome.low, outcome.high, outcome.fits_engine,
-                     outcome.light_load_ttft, outcome.mla_moe, outcome.early_engine});
+                     outcome.light_load_ttft, outcome.mla_moe, outcome.early_engine, outcome.moe});
   }
   b.tier = std::max(b.tier, outcome.tier);
   if (std::isfinite(outcome.low) && std::isfinite(outcome.high) && outcome.high > outcome.low) {

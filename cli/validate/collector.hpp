@@ -63,6 +63,8 @@ struct Outcome {
   bool mla_moe = false;
   /// For MLA + MoE rows: run on an engine release of early 2025 (early_mla_engine).
   bool early_engine = false;
+  /// For end-to-end rows: the model has routed experts (its training rows are banded apart).
+  bool moe = false;
   /// The estimate's nominal 80% band, when it has one (NaN otherwise).
   double low = std::numeric_limits<double>::quiet_NaN();
   double high = std::numeric_limits<double>::quiet_NaN();
@@ -106,6 +108,7 @@ struct EngineSample {
   bool light_load_ttft = false;  ///< Outcome::light_load_ttft
   bool mla_moe = false;          ///< Outcome::mla_moe
   bool early_engine = false;     ///< Outcome::early_engine
+  bool moe = false;              ///< Outcome::moe
 };
 
 /// What an end-to-end figure is, for reporting error per kind: "training", "inference

@@ -540,6 +540,7 @@ Outcome predict_e2e(const json& given, Context& ctx, std::string_view source) {
   const auto model = row_model(row, 1);
   if (const auto* m = std::get_if<json>(&model); m && m->value("num_experts", 0) > 0) {
     o.fits_engine = false;
+    o.moe = true;
     o.mla_moe = m->value("kv_lora_rank", 0) > 0;
     o.early_engine = o.mla_moe && early_mla_engine(row.value("workload", json::object()));
   }

@@ -87,7 +87,8 @@ std::string kind_of(const EngineSample& s) {
   const auto id = hardware_preset_for(gpu_of(s.group));
   if (!id) return s.kind;
   const json& hw = io::preset("hardware", *id, "hardware").at("hardware");
-  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()), s.mla_moe, s.early_engine);
+  return io::e2e_band_kind(s.kind, hw.value("vendor", std::string()), s.mla_moe, s.early_engine,
+                           s.moe);
 }
 
 /// Slowness of a row: ln(measured time / predicted time), i.e. ln(measured / predicted) for a

@@ -113,10 +113,13 @@ void read_finetune(const ObjectReader& r, TrainingSpec& s) {
   s.lora_targets = lr.choice("targets", kLoraTargetNames, s.lora_targets);
 }
 
-/// 80% bands of the headline figures (presets/bands/e2e.json, kind "training"); null without.
-json training_interval(const TrainingResult& r) {
-  const auto band = e2e_band("training", r.tier == 0);
+/// 80% bands of the headline figures (presets/bands/e2e.json, kind "training" or "training
+/// (moe)"); null without. A band whose hold on unseen sources is short or unmeasured warns.
+json training_interval(const TrainingSpec& s, const TrainingResult& r,
+                       std::vector<std::string>& warnings) {
+  const auto band = e2e_band("training", s.hardware, s.model, r.tier == 0);
   if (!band) return nullptr;
+  warn_band_coverage("the step time", *band, warnings);
   return json{{"step_time_s", band_json(r.step_time_s, *band, false)},
               {"tokens_per_s", band_json(r.tokens_per_s, *band, true)},
               {"tokens_per_s_per_gpu", band_json(r.tokens_per_s_per_gpu, *band, true)},
@@ -413,6 +416,8 @@ json run_training(const json& request) {
   Parsed p = parse_request(request);
   const TrainingSpec& s = p.spec;
   const TrainingResult r = estimate_training(s);
+  std::vector<std::string> warnings = r.warnings;
+  json interval = training_interval(s, r, warnings);
 
   json model = identity(request.at("model"), s.model.name);
   model["params_B"] = round6(r.params.total / 1e9);
@@ -456,11 +461,11 @@ json run_training(const json& request) {
       {"max_micro_batch_size", r.max_micro_batch_size},
       {"num_micro_batches", r.num_micro_batches},
       {"bubble_fraction", round6(r.bubble_fraction)},
-      {"interval", training_interval(r)},
+      {"interval", std::move(interval)},
       {"memory_per_gpu", memory_json(r.memory)},
       {"breakdown", std::move(breakdown)},
       {"assumptions", assumptions_json(r.assumptions)},
-      {"warnings", r.warnings},
+      {"warnings", std::move(warnings)},
       {"request", std::move(p.resolved)}};
 }
 

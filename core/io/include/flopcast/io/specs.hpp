@@ -83,12 +83,14 @@ std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0);
 /// and routed experts (`mla_moe`, DeepSeek-V3 style): AMD GPUs have bands of their own ("<kind>
 /// (amd)"), since their kernel efficiencies are not measured, and so do MLA + MoE inference and
 /// serving on other GPUs ("<kind> (mla-moe)"), whose engine kernels differ from release to
-/// release far more than dense models' (docs/validation.md); training has one band. The MLA +
+/// release far more than dense models' (docs/validation.md). The MLA +
 /// MoE rows of the engine releases of early 2025 (`early_engines`: SGLang <= 0.4.3, vLLM <= 0.7,
 /// TensorRT-LLM <= 0.18, before their DeepSeek kernels) are a kind of their own, "<kind>
 /// (mla-moe, early-2025 engines)": estimates use the later releases' band and warn with it.
+/// Training is banded apart for models with routed experts, "training (moe)" (`moe`): their
+/// newest trainers run them 30 % faster or slower than estimated where dense models hold ~10 %.
 std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bool mla_moe,
-                          bool early_engines = false);
+                          bool early_engines = false, bool moe = false);
 /// The band of `kind` for an estimate of `model` on `hw` (e2e_band_kind).
 std::optional<E2EBand> e2e_band(const std::string& kind, const HardwareSpec& hw,
                                 const ModelSpec& model, bool tier0);
