@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
 #include "test_util.hpp"
@@ -653,6 +654,48 @@ TEST(HfConfig, ResultIsAValidModelObjectAndStable) {
     EXPECT_NE(out.find("\"ok\":true"), std::string::npos) << out;
     EXPECT_EQ(io::model_from_hf_config(json::parse(text)), m);
   }
+}
+
+// Issue 46: 53 of 1,500 fuzzed configs ended in a raw json exception (exit 1), e.g. a model_type
+// that is a number. Every key of every config above, top level and inside text_config, set to
+// each value of the wrong type or out of range: the importer, and the model reader on what it
+// imports, either succeed or raise a SpecError that names a field; nothing else escapes.
+TEST(HfConfig, EveryKeyOfTheWrongTypeIsANamedError) {
+  const json hostile =
+      json::array({5, -1, 0, 0.5, 1e300, 2147483647, "x", "", true, nullptr, json::array(),
+                   json::array({1, 2}), json::object(), json{{"quant_method", 5}}});
+  int tried = 0, imported = 0;
+  const auto check = [&](const json& config, const std::string& what) {
+    ++tried;
+    try {
+      const json model = io::model_from_hf_config(config);
+      (void)io::precision_from_hf_config(config);
+      // What imports is a model the request reader takes or names what is wrong with it.
+      (void)io::resolve_model(model, "model");
+      ++imported;
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(':'), std::string::npos) << what << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << " escaped as " << e.what();
+    }
+  };
+  for (const char* text :
+       {kLlama2_7b, kMixtral_8x7b, kQwen2_7b, kFalcon40b, kDeepSeekV2Lite, kMistral7bV01}) {
+    const json config = json::parse(text);
+    for (const auto& [key, unused] : config.items()) {
+      for (const json& v : hostile) {
+        json broken = config;
+        broken[key] = v;
+        check(broken, key + " = " + v.dump());
+        // The same key in a multimodal checkpoint's text_config.
+        json nested{{"model_type", "llava"}, {"text_config", config}};
+        nested["text_config"][key] = v;
+        check(nested, "text_config." + key + " = " + v.dump());
+      }
+    }
+  }
+  EXPECT_GT(tried, 1000);
+  EXPECT_GT(imported, 0);  // the values that are of the right type still import
 }
 
 }  // namespace

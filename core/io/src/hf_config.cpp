@@ -371,6 +371,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
   const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
+  // The model reader's bound, checked before any per-layer work (2,147,483,647 layers once ran
+  // 9.7 s through the local-attention pattern before the model was refused).
+  check_int(at("num_hidden_layers"), layers, 1, 1000);
   m["num_layers"] = layers;
   m["hidden_size"] = hidden;
   m["num_heads"] = heads;
