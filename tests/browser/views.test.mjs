@@ -1051,11 +1051,12 @@ test('serving view: simulate runs to completion in a worker, and cancel stops a 
   assert.equal(await page.isVisible('#sv-progress'), false);
   await shot(page, 'serving-simulated');
 
-  // A long run (the simulator's limit of 200,000 long requests near saturation) is cancelled.
+  // A long run (190,000 requests of 1,024 tokens near saturation: 1.95e8 generated tokens, just
+  // under the simulator's 2e8) is cancelled.
   await page.fill('#sv-output_tokens', '1024');
   assert.equal(await page.evaluate(() => document.getElementById('sv-sim').classList.contains('outdated')), true);
   await page.fill('#sv-rate', String(Math.floor(0.95 * (await viewResult(page, 'serving')).saturation_rate_per_s)));
-  await page.fill('#sv-num_requests', '200000');
+  await page.fill('#sv-num_requests', '190000');
   await page.click('#sv-simulate');
   await page.waitForFunction(() => document.getElementById('sv-sim').dataset.state === 'running');
   assert.equal(await page.isVisible('#sv-progress'), true);
