@@ -134,7 +134,7 @@ std::string format_table(const json& r) {
   for (const json& b : r.at("breakdown")) {
     out << "  " << pad(b.at("phase").get<std::string>(), 9)
         << pad(b.at("op").get<std::string>(), 18)
-        << pad(fixed(b.at("time_ms").get<double>(), 4), 10, true)
+        << pad(num(b.at("time_ms").get<double>()), 10, true)
         << pad(fixed(100 * b.at("share").get<double>(), 1) + "%", 8, true) << "  "
         << b.at("bound").get<std::string>() << "\n";
   }
