@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "flopcast/io/api.hpp"
 #include "validate/e2e.hpp"
@@ -216,7 +217,9 @@ std::variant<json, std::string> row_model(const json& row, int context_tokens) {
   return "no model preset for \"" + name + "\" and no arch in the row";
 }
 
-std::optional<std::string> hardware_preset_for(std::string_view gpu) {
+namespace {
+
+std::optional<std::string> find_hardware_preset(std::string_view gpu) {
   const std::string g = lower_case(gpu);
   // A preset by id or alias ("B300-SXM", "RTX-PRO-6000-BSE", "H800").
   if (const json* p = io::find_preset("hardware", g)) return p->at("id").get<std::string>();
@@ -239,6 +242,17 @@ std::optional<std::string> hardware_preset_for(std::string_view gpu) {
   if (contains(g, "l4")) return "l4";
   if (contains(g, "t4")) return "t4";
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> hardware_preset_for(std::string_view gpu) {
+  // A run asks for the same few GPU names once per row and fold: remember each answer (the
+  // validator runs on one thread).
+  static std::map<std::string, std::optional<std::string>, std::less<>> known;
+  auto it = known.find(gpu);
+  if (it == known.end()) it = known.emplace(std::string(gpu), find_hardware_preset(gpu)).first;
+  return it->second;
 }
 
 std::variant<RowHardware, std::string> row_hardware(const json& row) {

@@ -150,7 +150,9 @@ const json* find_preset(std::string_view kind, std::string_view name) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const json& p : list) {
     if (p.at("id") == lower) return &p;
-    for (const json& a : p.value("aliases", json::array())) {
+    const auto aliases = p.find("aliases");  // read in place: value() would copy the list
+    if (aliases == p.end() || !aliases->is_array()) continue;
+    for (const json& a : *aliases) {
       if (a == lower) return &p;
     }
   }
