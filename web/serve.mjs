@@ -238,6 +238,21 @@ const server = http.createServer((req, res) => {
   });
 });
 
+// A request Node cannot parse (a bad request line, oversized headers) never reaches the handler:
+// Node answers it with a bare 400. Answer it here instead, with the same headers as every other
+// response (issue 46).
+server.on('clientError', (err, socket) => {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const head = Object.entries({ 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS, Connection: 'close' })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${status}\r\n${head}Content-Length: 12\r\n\r\nbad request\n`);
+});
+
 server.on('error', (err) => {
   process.stderr.write(`serve.mjs: ${err.message}\n`);
   process.exit(1);

@@ -97,6 +97,25 @@ test('every response carries the security headers', async () => {
   }
 });
 
+// Issue 46: a request Node cannot parse got Node's own 400, without the security headers.
+test('a malformed request gets a 400 with the security headers', async () => {
+  const net = await import('node:net');
+  const u = new URL(base);
+  const reply = await new Promise((resolve, reject) => {
+    const socket = net.connect(Number(u.port), u.hostname, () => socket.write('GET / HTTP/1.1\r\nBad Header\r\n\r\n'));
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  assert.match(reply, /\r\nContent-Security-Policy: default-src 'self'.*frame-ancestors 'none'\r\n/);
+  assert.match(reply, /\r\nX-Frame-Options: DENY\r\n/);
+  assert.match(reply, /\r\nX-Content-Type-Options: nosniff\r\n/);
+  assert.match(reply, /\r\nReferrer-Policy: no-referrer\r\n/);
+  assert.match(reply, /\r\n\r\nbad request\n$/);
+});
+
 test('serves files with the right MIME types', async () => {
   const cases = {
     '/': 'text/html',
