@@ -22,7 +22,7 @@ void check_real(const std::string& path, double value, double lo, double hi, dou
   }
 }
 
-void check_divides(const std::string& path, int value, int whole, const std::string& what) {
+void check_divides(const std::string& path, int value, long long whole, const std::string& what) {
   if (whole % value != 0) {
     fail(path, "must divide " + what + " (" + std::to_string(whole) + ")", value);
   }

@@ -42,7 +42,7 @@ void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path, 
     check_divides(path, tp, m.dense_intermediate_size, "model.dense_intermediate_size");
   }
   if (m.shared_experts > 0) {
-    check_divides(path, tp, m.shared_experts * m.shared_expert_width(),
+    check_divides(path, tp, 1LL * m.shared_experts * m.shared_expert_width(),
                   "model.shared_experts · shared_expert_intermediate_size");
   }
 }

@@ -58,6 +58,6 @@ std::string format_number(double value);
 void check_int(const std::string& path, long long value, long long lo, long long hi);
 void check_real(const std::string& path, double value, double lo, double hi, double unit = 1);
 /// `path: must divide <what> (<whole>) (got value)` unless value divides whole (value > 0).
-void check_divides(const std::string& path, int value, int whole, const std::string& what);
+void check_divides(const std::string& path, int value, long long whole, const std::string& what);
 
 }  // namespace flopcast

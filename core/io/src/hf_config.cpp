@@ -175,7 +175,7 @@ void read_latent_attention(const json& c, int heads, json& m) {
     m["qk_rope_head_dim"] = rope;
     m["qk_nope_head_dim"] = nope;
     m["v_head_dim"] = required_int(c, {"v_head_dim"});
-    m["head_dim"] = rope + nope;
+    m["head_dim"] = 1LL * rope + nope;  // the model reader bounds it
     m["num_kv_heads"] = heads;
   }
 }
@@ -370,6 +370,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
                                    : std::string("custom model");
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
+  // The model reader's bounds, before any arithmetic on them (4 · hidden overflowed an int).
+  check_int(at("hidden_size"), hidden, 1, 1'000'000);
+  check_int(at("num_attention_heads"), heads, 1, 100'000);
   const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
   // The model reader's bound, checked before any per-layer work (2,147,483,647 layers once ran
   // 9.7 s through the local-attention pattern before the model was refused).
