@@ -84,7 +84,7 @@ void validate_parallelism(const TrainingSpec& s) {
     check_divides("parallelism.ep", s.ep, m.num_experts, "model.num_experts");
     if (s.experts_tp() == 1 && s.tp > 1) {
       // MoE parallel folding: the expert-parallel group spans the TP ranks too.
-      check_divides("parallelism.ep", s.ep, s.tp * s.dp * s.cp, "parallelism tp·dp·cp");
+      check_divides("parallelism.ep", s.ep, 1LL * s.tp * s.dp * s.cp, "parallelism tp·dp·cp");
     } else if ((s.dp * s.cp) % s.ep != 0) {
       fail("parallelism.ep",
            "must divide parallelism dp·cp (" + std::to_string(s.dp * s.cp) +
