@@ -233,6 +233,7 @@ std::variant<json, std::string> row_training_precision(const json& row, const js
 /// `account_for_loss_in_pipeline_split`) and the MTP modules as layers of the last stage, so
 /// layers + 2 + MTP split evenly into pp·vpp chunks of k and the first and last stages hold one
 /// chunk's slot (and the last its MTP modules) fewer: first = k·vpp − 1, last = k·vpp − 1 − MTP.
+/// Where the slots do not split evenly either, Megatron-Bridge's ceiling-chunk layout (below).
 /// Sets first/last_stage_layers in `parallelism`; a reason when no such split exists.
 std::optional<std::string> megatron_stage_split(const json& model, const std::string& profile,
                                                 json& parallelism) {
@@ -242,15 +243,26 @@ std::optional<std::string> megatron_stage_split(const json& model, const std::st
     return std::nullopt;
   }
   const int mtp = model.value("mtp_layers", 0);
+  const int chunks = pp * vpp;
   const int slots = layers + 2 + mtp;
-  if (slots % (pp * vpp) != 0) {
-    return "pp·vpp (" + std::to_string(pp * vpp) + ") divides neither the " +
-           std::to_string(layers) + " layers nor them with the embedding, loss and MTP counted (" +
-           std::to_string(slots) + "): the stage split is not stated";
+  if (slots % chunks != 0) {
+    // Megatron-Bridge's other published layout (Kimi-K2's `_get_kimi_k2_pipeline_layout` for
+    // every pp, vpp it lists): chunks of ⌈layers / (pp·vpp)⌉ decoder layers, the last chunk the
+    // remainder. The last pipeline rank holds it with vpp − 1 full chunks.
+    const int k = (layers + chunks - 1) / chunks;
+    const int rest = layers - k * (chunks - 1);
+    if (mtp > 0 || rest < 1) {
+      return "pp·vpp (" + std::to_string(chunks) + ") divides neither the " +
+             std::to_string(layers) + " layers nor them with the embedding, loss and MTP counted (" +
+             std::to_string(slots) + "): the stage split is not stated";
+    }
+    parallelism["first_stage_layers"] = k * vpp;
+    parallelism["last_stage_layers"] = k * (vpp - 1) + rest;
+    return std::nullopt;
   }
-  const int k = slots / (pp * vpp);
+  const int k = slots / chunks;
   if (k * vpp - 1 - mtp < 1) {
-    return "pp·vpp (" + std::to_string(pp * vpp) + ") leaves the last stage no layer";
+    return "pp·vpp (" + std::to_string(chunks) + ") leaves the last stage no layer";
   }
   parallelism["first_stage_layers"] = k * vpp - 1;
   parallelism["last_stage_layers"] = k * vpp - 1 - mtp;
