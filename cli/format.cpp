@@ -121,7 +121,7 @@ std::string format_table(const json& r) {
   line("Weights", num(mem.at("weights_GB")), "GB");
   line("KV cache", num(mem.at("kv_cache_GB")), "GB");
   if (mem.at("state_GB").get<double>() > 0) {
-    line("Mamba state", num(mem.at("state_GB")), "GB");  // hybrid models: flat in the context
+    line("Recurrent state", num(mem.at("state_GB")), "GB");  // hybrid models: flat in the context
   }
   line("Activations", num(mem.at("activations_GB")), "GB");
   line("Framework reserve", num(mem.at("reserve_GB")), "GB");

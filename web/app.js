@@ -140,7 +140,7 @@ function renderVerdict(mem, res) {
 const MEMORY_PARTS = [
   { key: 'weights_GB', label: 'Weights', cls: 'mem-weights' },
   { key: 'kv_cache_GB', label: 'KV cache', cls: 'mem-kv' },
-  { key: 'state_GB', label: 'Mamba state', cls: 'mem-state' }, // hybrid models: flat in context
+  { key: 'state_GB', label: 'Recurrent state', cls: 'mem-state' }, // hybrid models: flat in context
   { key: 'activations_GB', label: 'Activations', cls: 'mem-act' },
   { key: 'reserve_GB', label: 'Reserved', cls: 'mem-reserve' },
   { key: 'free_GB', label: 'Free', cls: 'mem-free' },
@@ -630,7 +630,7 @@ function renderMemory(mem, res) {
   const capacity0 = Number(mem.capacity_GB) || 0;
   const budget = Number(mem.budget_GB);
   const headroom = Number.isFinite(budget) && capacity0 > budget ? capacity0 - budget : 0;
-  // The Mamba state shows only for a hybrid model (it is 0 for a transformer).
+  // The recurrent (Mamba-2 / gated DeltaNet) state shows only for a hybrid model (it is 0 for a transformer).
   const parts = MEMORY_PARTS.filter((p) => p.key !== 'state_GB' || Number(mem.state_GB) > 0).map((p) => ({
     ...p,
     value: p.key === 'headroom_GB' ? headroom : Number(mem[p.key]) || 0,

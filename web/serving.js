@@ -953,9 +953,9 @@ export class ServingView {
       ],
       ['Rejected', fmtInt(res.simulation?.rejected)],
     ];
-    // A hybrid model's running requests each hold their Mamba state in the KV pool's blocks.
+    // A hybrid model's running requests each hold their fixed (Mamba-2 / gated DeltaNet) state in the KV pool's blocks.
     const state = res.kv_cache?.state_MB_per_request;
-    if (state > 0) facts.splice(6, 0, ['Mamba state per request', `${fmtNum(state)} MB`]);
+    if (state > 0) facts.splice(6, 0, ['Recurrent state per request', `${fmtNum(state)} MB`]);
     const tl = res.timeline || { t_s: [] };
     const timeline = el(
       'div',

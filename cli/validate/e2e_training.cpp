@@ -253,8 +253,9 @@ std::optional<std::string> megatron_stage_split(const json& model, const std::st
     const int rest = layers - k * (chunks - 1);
     if (mtp > 0 || rest < 1) {
       return "pp·vpp (" + std::to_string(chunks) + ") divides neither the " +
-             std::to_string(layers) + " layers nor them with the embedding, loss and MTP counted (" +
-             std::to_string(slots) + "): the stage split is not stated";
+             std::to_string(layers) +
+             " layers nor them with the embedding, loss and MTP counted (" + std::to_string(slots) +
+             "): the stage split is not stated";
     }
     parallelism["first_stage_layers"] = k * vpp;
     parallelism["last_stage_layers"] = k * (vpp - 1) + rest;

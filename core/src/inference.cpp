@@ -214,9 +214,9 @@ struct Shard {
   DType attn_math;
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
-  std::vector<layer_ops::LinearShape> attn_linears;   // per layer, every kind alike
-  std::vector<layer_ops::LinearShape> mamba_linears;  // per Mamba-2 layer (hybrid models)
-  double state_bytes = 0;  // one sequence's Mamba-2 state, all layers of the stage, per GPU
+  std::vector<layer_ops::LinearShape> attn_linears;       // per layer, every kind alike
+  std::vector<layer_ops::LinearShape> recurrent_linears;  // per Mamba-2 / gated DeltaNet layer
+  double state_bytes = 0;  // one sequence's fixed state, all layers of the stage, per GPU
   double kv_elems;         // per token and layer on the GPU that holds the token's KV
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
   /// Data-parallel attention groups: tp / attention_tp under parallelism.dp_attention (each
@@ -286,10 +286,10 @@ Shard make_shard(const InferenceSpec& s) {
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
-  if (m.has_mamba()) {
-    sh.mamba_linears = layer_ops::mamba_linears(m, s.tp);
-    sh.state_bytes =
-        sh.stage_share * count_params(m).mamba_layers * layer_ops::mamba_state_bytes(m, s.tp, sh.a);
+  if (m.has_recurrent()) {
+    sh.recurrent_linears = layer_ops::recurrent_linears(m, s.tp);
+    sh.state_bytes = sh.stage_share * count_params(m).recurrent_layers *
+                     layer_ops::recurrent_state_bytes(m, s.tp, sh.a);
   }
   return sh;
 }
@@ -312,11 +312,11 @@ struct FfnOps {
 /// The ops whose work follows the step's new tokens `t`: all but attention and the LM head's
 /// GEMM. One place for step_ops and StepTimeModel (dense_ops_s), which sum them differently.
 struct TokenOps {
-  OpCost embedding;                   ///< once per step
-  std::vector<OpCost> attn_linears;   ///< per layer: q/k/v projections, o_proj
-  std::vector<OpCost> mamba_linears;  ///< per Mamba-2 layer: in_proj, out_proj
-  std::optional<OpCost> mamba_scan;   ///< per Mamba-2 layer, prefill: conv1d, SSD scan, norm
-  FfnOps dense, moe;                  ///< per dense / MoE layer (those the model has)
+  OpCost embedding;                       ///< once per step
+  std::vector<OpCost> attn_linears;       ///< per layer: q/k/v projections, o_proj
+  std::vector<OpCost> recurrent_linears;  ///< per Mamba-2 / GDN layer: in_proj, out_proj
+  std::optional<OpCost> recurrent_scan;   ///< per recurrent layer, prefill: conv1d, scan, norm
+  FfnOps dense, moe;                      ///< per dense / MoE layer (those the model has)
   /// Per layer kind (in the order of Shard::kinds): its fused add+norm (two in a transformer
   /// layer, one in a hybrid model's), rotary where it attends, the activation function where it
   /// has an FFN.
@@ -365,11 +365,12 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
                   Bytes(sh.a * (blocks * 4 * t_attn * sh.h + rotary + act_fn_elems)),
                   2 * static_cast<int>(blocks)));
   }
-  for (const auto& l : sh.mamba_linears) {
-    ops.mamba_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
+  for (const auto& l : sh.recurrent_linears) {
+    ops.recurrent_linears.push_back(gemm_op(l.name, hw, km, t, l.n, l.k, sh.linear));
   }
-  if (m.has_mamba()) {
-    ops.mamba_scan = layer_ops::mamba_op(hw, km, m, s.tp, sh.a, t, layer_ops::MambaPass::forward);
+  if (m.has_recurrent()) {
+    ops.recurrent_scan =
+        layer_ops::recurrent_op(hw, km, m, s.tp, sh.a, t, layer_ops::RecurrentPass::forward);
   }
   const bool has_dense = std::any_of(sh.kinds.begin(), sh.kinds.end(),
                                      [](const LayerKind& k) { return k.ffn && !k.moe; });
@@ -462,12 +463,12 @@ OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& ki
                       kind.count);
 }
 
-/// One Mamba-2 layer's conv1d, scan and gated norm in step `st`: prefill scans the new tokens
-/// in chunks; decode updates each sequence's fixed state (no growth with the context).
-OpCost mamba_op(const InferenceSpec& s, const Shard& sh, const TokenOps& tok, const Step& st) {
-  if (st.prefill) return *tok.mamba_scan;
-  return layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, st.sequences,
-                             layer_ops::MambaPass::decode);
+/// One Mamba-2 / gated DeltaNet layer's conv1d, scan and gated norm in step `st`: prefill scans the
+/// new tokens in chunks; decode updates each sequence's fixed state (no growth with the context).
+OpCost recurrent_op(const InferenceSpec& s, const Shard& sh, const TokenOps& tok, const Step& st) {
+  if (st.prefill) return *tok.recurrent_scan;
+  return layer_ops::recurrent_op(s.hardware, sh.km, s.model, s.tp, sh.a, st.sequences,
+                                 layer_ops::RecurrentPass::decode);
 }
 
 /// Ops of one step, each already multiplied by its count per step (e.g. × layers).
@@ -488,7 +489,7 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
   for (std::size_t k = 0; k < sh.kinds.size(); ++k) {
     const LayerKind& kind = sh.kinds[k];
     const double layers = kind.count;
-    // Breakdown order: q/k/v projections, attention, o_proj (or the Mamba-2 mixer), FFN,
+    // Breakdown order: q/k/v projections, attention, o_proj (or the fixed-state mixer), FFN,
     // elementwise, TP (the accumulator sums ops of one name).
     if (kind.mixer == Mixer::attention) {
       for (const OpCost& op : tok.attn_linears) {
@@ -499,10 +500,10 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
       for (const OpCost& op : tok.attn_linears) {
         if (op.name == "o_proj") per_layer(op, layers);
       }
-    } else if (kind.mixer == Mixer::mamba) {
-      per_layer(tok.mamba_linears.front(), layers);
-      per_layer(mamba_op(s, sh, tok, st), layers);
-      per_layer(tok.mamba_linears.back(), layers);
+    } else if (is_recurrent(kind.mixer)) {
+      per_layer(tok.recurrent_linears.front(), layers);
+      per_layer(recurrent_op(s, sh, tok, st), layers);
+      per_layer(tok.recurrent_linears.back(), layers);
     }
     if (kind.ffn) {
       for (const OpCost& op : tok.ffn(kind).gemms) per_layer(op, layers);
@@ -670,9 +671,10 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
     ffn_phase = std::max(ffn_phase, t * layer_ops::activation_fn_elements(m, k.moe, s.tp));
   }
   const double mlp_phase = 2 * t * sh.h + ffn_phase;
-  // A Mamba-2 layer: its input and the in_proj output (z, x, B, C, dt), then the scan's output.
+  // A Mamba-2 / GDN layer: its input and the in_proj output (Mamba-2 z, x, B, C, dt), then the
+  // scan's output.
   const double mamba_phase =
-      sh.mamba_linears.empty() ? 0 : t * (2 * sh.h + sh.mamba_linears.front().n);
+      sh.recurrent_linears.empty() ? 0 : t * (2 * sh.h + sh.recurrent_linears.front().n);
   const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
   return sh.a * std::max({attn_phase, mlp_phase, mamba_phase}) + logits;
 }
@@ -702,7 +704,8 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
            sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
   };
   auto mamba = [&](int tp) {
-    return pc.mamba_layers > 0 ? pc.mamba_layers * sum(layer_ops::mamba_linears(m, tp)) : 0.0;
+    return pc.recurrent_layers > 0 ? pc.recurrent_layers * sum(layer_ops::recurrent_linears(m, tp))
+                                   : 0.0;
   };
   // The whole model's FFNs (tp 1), or one GPU's: every expert slot's width over tp (E/ep slots
   // each split over tp/ep GPUs), dense FFNs and shared experts over `dense_tp`.
@@ -1015,12 +1018,12 @@ double dense_ops_s(const InferenceSpec& s, const Shard& sh, double t, double moe
   for (std::size_t k = 0; k < sh.kinds.size(); ++k) {
     const LayerKind& kind = sh.kinds[k];
     double per_layer = 0;
-    // The mixer's projections; its token mixing (attention, the Mamba-2 scan or state update)
-    // follows the context or the sequences and is priced apart.
+    // The mixer's projections; its token mixing (attention, the Mamba-2 or GDN scan or state
+    // update) follows the context or the sequences and is priced apart.
     if (kind.mixer == Mixer::attention) {
       for (const OpCost& op : tok.attn_linears) per_layer += priced(op);
-    } else if (kind.mixer == Mixer::mamba) {
-      for (const OpCost& op : tok.mamba_linears) per_layer += priced(op);
+    } else if (is_recurrent(kind.mixer)) {
+      for (const OpCost& op : tok.recurrent_linears) per_layer += priced(op);
     }
     const FfnOps& ffn = tok.ffn(kind);
     for (std::size_t i = 0; i < ffn.gemms.size(); ++i) {
@@ -1045,12 +1048,12 @@ double prefill_attention_layers_s(const InferenceSpec& s, const Shard& sh,
                                   const PrefillChunk* chunks, int count, double mean_new) {
   double t = 0;
   for (const LayerKind& kind : sh.kinds) {
-    if (kind.mixer == Mixer::mamba) {
-      // The Mamba-2 layers scan every chunk's new tokens (one varlen kernel chain per layer).
+    if (is_recurrent(kind.mixer)) {
+      // The Mamba-2 / GDN layers scan every chunk's new tokens (one varlen kernel chain per layer).
       double tokens = 0;
       for (int i = 0; i < count; ++i) tokens += std::max(0, chunks[i].new_tokens);
-      t += kind.count * layer_ops::mamba_op(s.hardware, sh.km, s.model, s.tp, sh.a, tokens,
-                                            layer_ops::MambaPass::forward)
+      t += kind.count * layer_ops::recurrent_op(s.hardware, sh.km, s.model, s.tp, sh.a, tokens,
+                                                layer_ops::RecurrentPass::forward)
                             .time.value;
     }
     if (kind.mixer != Mixer::attention) continue;
@@ -1165,10 +1168,10 @@ double StepTimeModel::decode_attention_s(int sequences, double mean_context_toke
   const Impl& m = *impl_;
   double t = 0;
   for (const LayerKind& kind : m.sh.kinds) {
-    if (kind.mixer == Mixer::mamba) {
-      // Each sequence's fixed Mamba-2 state is updated, whatever its context.
-      t += kind.count * layer_ops::mamba_op(m.spec.hardware, m.sh.km, m.spec.model, m.spec.tp,
-                                            m.sh.a, sequences, layer_ops::MambaPass::decode)
+    if (is_recurrent(kind.mixer)) {
+      // Each sequence's fixed Mamba-2 / GDN state is updated, whatever its context.
+      t += kind.count * layer_ops::recurrent_op(m.spec.hardware, m.sh.km, m.spec.model, m.spec.tp,
+                                                m.sh.a, sequences, layer_ops::RecurrentPass::decode)
                             .time.value;
     }
     if (kind.mixer != Mixer::attention) continue;

@@ -37,6 +37,10 @@ void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path, 
     check_divides(path, tp, m.mamba_heads, "model.mamba_heads");
     check_divides(path, tp, m.mamba_groups, "model.mamba_groups");
   }
+  if (m.has_gdn()) {
+    check_divides(path, tp, m.gdn_key_heads, "model.gdn_key_heads");
+    check_divides(path, tp, m.gdn_value_heads, "model.gdn_value_heads");
+  }
   if (!split.dense) return;
   if (m.is_moe() && m.dense_intermediate_size > 0) {
     check_divides(path, tp, m.dense_intermediate_size, "model.dense_intermediate_size");
@@ -69,7 +73,8 @@ std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp) {
   const double h = m.hidden_size, hq = double(m.num_heads) / tp;
   if (!m.is_mla()) {
     const double hkv = std::max(1.0, double(m.num_kv_heads) / tp), d = m.head_dim;
-    return {{"qkv_proj", (hq + 2 * hkv) * d, h}, {"o_proj", h, hq * d}};
+    const double q = m.attention_output_gate ? 2 * hq : hq;  // the output gate rides with q
+    return {{"qkv_proj", (q + 2 * hkv) * d, h}, {"o_proj", h, hq * d}};
   }
   std::vector<LinearShape> out;
   const double d_qk = m.head_dim;
@@ -146,6 +151,17 @@ MambaShard mamba_shard(const ModelSpec& m, int tp) {
   return {heads, groups, heads * m.mamba_head_dim, groups * m.mamba_state_dim};
 }
 
+/// A gated DeltaNet mixer's widths on one TP rank: value heads (q and k repeated to them), q/k
+/// width, v width and the conv1d's channels 2·k + v.
+struct GdnShard {
+  double heads, k, v, conv;
+};
+GdnShard gdn_shard(const ModelSpec& m, int tp) {
+  const double k = double(m.gdn_key_heads) * m.gdn_key_head_dim / tp;
+  const double v = double(m.gdn_value_heads) * m.gdn_value_head_dim / tp;
+  return {double(m.gdn_value_heads) / tp, k, v, 2 * k + v};
+}
+
 }  // namespace
 
 std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
@@ -154,11 +170,11 @@ std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
   return {{"mamba_in_proj", 2 * r.di + 2 * r.gn + r.heads, h}, {"mamba_out_proj", h, r.di}};
 }
 
-MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
+ScanWork mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
   const MambaShard r = mamba_shard(m, tp);
   const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
   const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
-  MambaScan s;
+  ScanWork s;
   s.flops = heads * (4 * n * p + 2 * q * p) + 2 * r.groups * q * n;
   const double states = 4 * heads * p * n / q;  // fp32 chunk states, per token of the chunk
   const double dt = 8 * heads;                  // fp32 dt and its cumulative decay
@@ -174,24 +190,24 @@ MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
   return s;
 }
 
-MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
+ScanWork mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
   const MambaShard r = mamba_shard(m, tp);
   const double a = act_bytes;
   const double ssm = 4 * r.di * m.mamba_state_dim;
   const double conv = (m.mamba_conv_kernel - 1) * (r.di + 2 * r.gn) * a;
-  MambaScan s;
+  ScanWork s;
   s.flops = 5 * r.di * m.mamba_state_dim;
   s.bytes = 2 * ssm + 2 * conv + (2 * r.di + 2 * r.gn + r.heads) * a + r.di * a + 3 * r.di * a;
   s.kernels = 3;
   return s;
 }
 
-MambaScan mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
+ScanWork mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   const MambaShard r = mamba_shard(m, tp);
   const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
   const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
   const double states = 4 * heads * p * n / q, dt = 8 * heads, cb = 4 * r.groups * q;
-  MambaScan s;
+  ScanWork s;
   // Recomputed chunk states (2·N·P) and C·Bᵀ; the states' gradient, dx (from C·Bᵀ and from the
   // states), dB, dC (2·N·P each), d(C·Bᵀ) (2·Q·P), d(dt·A) (2·Q·P) and C·Bᵀ's two backward
   // matmuls (2·Q·N each).
@@ -216,20 +232,116 @@ MambaScan mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   return s;
 }
 
-OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
-                double act_bytes, double n, MambaPass pass) {
-  const MambaScan one = pass == MambaPass::decode     ? mamba_decode(m, tp, act_bytes)
-                        : pass == MambaPass::backward ? mamba_scan_backward(m, tp, act_bytes)
-                                                      : mamba_scan(m, tp, act_bytes);
-  return memory_op("mamba_scan", hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
+std::vector<LinearShape> gdn_linears(const ModelSpec& m, int tp) {
+  const GdnShard r = gdn_shard(m, tp);
+  const double h = m.hidden_size;
+  return {{"gdn_in_proj", 2 * r.k + 2 * r.v + 2 * r.heads, h}, {"gdn_out_proj", h, r.v}};
 }
 
-double mamba_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
+ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes) {
+  const GdnShard r = gdn_shard(m, tp);
+  const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim, c = m.gdn_chunk_tokens;
+  const double heads = r.heads, a = act_bytes;
+  const double kh = heads * kd, vh = heads * vd;  // q or k repeated to the value heads; v
+  const double states = heads * kd * vd * a / c;  // chunk states (k's dtype), per token
+  ScanWork s;
+  // Per head and token: K·Kᵀ and the WY products w, u (lower-triangular C×C blocks: C·dk, C·dk,
+  // C·dv), the state pass (v_new = u − w·S, S += kᵀ·v_new: 4·dk·dv) and the output (q·S 2·dk·dv,
+  // the masked q·kᵀ C·dk and its product with v_new C·dv).
+  s.flops = heads * (6 * kd * vd + 3 * c * kd + 2 * c * vd);
+  const double conv = 2 * r.conv * a;              // q, k, v in; convolved out
+  const double l2norm = 4 * r.k * a;               // q and k in and out
+  const double repeat = (2 * r.k + 2 * kh) * a;    // q and k repeated to the value heads
+  const double gates = 2 * heads * a + 5 * heads;  // alpha, beta in; g (fp32), beta out
+  const double cumsum = 8 * heads;                 // g in and out, fp32
+  const double intra = 2 * (kh + vh) * a + heads * a + 4 * heads + heads * c * a;  // → w, u, A
+  const double fwd_h = (2 * kh + vh) * a + 4 * heads + states + vh * a;            // → h, v_new
+  const double fwd_o = (2 * kh + vh) * a + states + 4 * heads + vh * a;            // → o
+  const double norm = 3 * vh * a;                                                  // o, z in; out
+  s.bytes = conv + l2norm + repeat + gates + cumsum + intra + fwd_h + fwd_o + norm;
+  s.kernels = 9;
+  return s;
+}
+
+ScanWork gdn_decode(const ModelSpec& m, int tp, double act_bytes) {
+  const GdnShard r = gdn_shard(m, tp);
+  const double a = act_bytes, state = 4 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim;
+  const double conv = (m.gdn_conv_kernel - 1) * r.conv * a;
+  ScanWork s;
+  s.flops = 7 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim;
+  s.bytes = 2 * state + 2 * conv + (2 * r.k + 2 * r.v + 2 * r.heads) * a + r.v * a + 3 * r.v * a;
+  s.kernels = 3;
+  return s;
+}
+
+ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
+  const GdnShard r = gdn_shard(m, tp);
+  const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim, c = m.gdn_chunk_tokens;
+  const double heads = r.heads, a = act_bytes;
+  const double kh = heads * kd, vh = heads * vd, states = heads * kd * vd * a / c;
+  ScanWork s;
+  // Per head and token: recomputed w, u (C·dk + C·dv) and states (4·dk·dv); the local dv (C·dk +
+  // C·dv); the state gradients and dv (6·dk·dv); dq, dk, dw and ds (6·dk·dv + 2·C·dk + C·dv);
+  // the WY representation's backward (2·C·dk + 2·C·dv).
+  s.flops = heads * (16 * kd * vd + 6 * c * kd + 5 * c * vd);
+  const double w_u = 2 * (kh + vh) * a + heads * a + heads * c * a + 4 * heads;
+  const double fwd_h = (2 * kh + vh) * a + 4 * heads + states + vh * a;
+  const double dv_local = (2 * kh + 2 * vh) * a + 4 * heads;      // q, k, do → dv
+  const double dhu = (3 * kh + 3 * vh) * a + 4 * heads + states;  // q, k, w, do, dv → dh, dv2
+  const double dqkwg = (3 * kh + 3 * vh) * a + 2 * states + 4 * heads + 3 * kh * a + 4 * heads;
+  const double wy = 2 * (kh + vh) * a + heads * a + heads * c * a + (kh + vh) * a + 8 * heads +
+                    (kh + vh) * a + heads * a;  // k, v, β, A, g, dw, du → dk, dv, dβ, dg
+  const double adds = 3 * kh * a + 12 * heads + 8 * heads;  // dk += dk2, dg += dg2, reverse cumsum
+  const double inputs = 2 * (2 * r.k + 2 * kh) * a + 4 * r.k * a + 2 * heads * a + 5 * heads;
+  const double conv = 3 * r.conv * a;  // input and output gradient in, input gradient out
+  const double norm = 5 * vh * a;      // o, z, gradient in; do, dz out
+  s.bytes = w_u + fwd_h + dv_local + dhu + dqkwg + wy + adds + inputs + conv + norm;
+  s.kernels = 14;
+  return s;
+}
+
+double gdn_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
+  const GdnShard r = gdn_shard(m, tp);
+  return 4 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim +
+         (m.gdn_conv_kernel - 1) * r.conv * act_bytes;
+}
+
+std::vector<LinearShape> recurrent_linears(const ModelSpec& m, int tp) {
+  if (m.has_mamba()) return mamba_linears(m, tp);
+  if (m.has_gdn()) return gdn_linears(m, tp);
+  return {};
+}
+
+ScanWork recurrent_work(const ModelSpec& m, int tp, double act_bytes, RecurrentPass pass) {
+  if (m.has_gdn()) {
+    return pass == RecurrentPass::decode     ? gdn_decode(m, tp, act_bytes)
+           : pass == RecurrentPass::backward ? gdn_scan_backward(m, tp, act_bytes)
+                                             : gdn_scan(m, tp, act_bytes);
+  }
+  return pass == RecurrentPass::decode     ? mamba_decode(m, tp, act_bytes)
+         : pass == RecurrentPass::backward ? mamba_scan_backward(m, tp, act_bytes)
+                                           : mamba_scan(m, tp, act_bytes);
+}
+
+OpCost recurrent_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
+                    double act_bytes, double n, RecurrentPass pass) {
+  const ScanWork one = recurrent_work(m, tp, act_bytes, pass);
+  return memory_op(m.has_gdn() ? "gdn_scan" : "mamba_scan", hw, km, Flops(one.flops * n),
+                   Bytes(one.bytes * n), one.kernels);
+}
+
+double recurrent_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
+  if (m.has_gdn()) return gdn_state_bytes(m, tp, act_bytes);
   const MambaShard r = mamba_shard(m, tp);
   return 4 * r.di * m.mamba_state_dim + (m.mamba_conv_kernel - 1) * (r.di + 2 * r.gn) * act_bytes;
 }
 
-double mamba_saved_elements(const ModelSpec& m, int tp) {
+double recurrent_saved_elements(const ModelSpec& m, int tp) {
+  if (m.has_gdn()) {
+    // in_proj's output, the conv1d's, the kernel's output and the gated norm's (out_proj's input).
+    const GdnShard r = gdn_shard(m, tp);
+    return (2 * r.k + 2 * r.v + 2 * r.heads) + r.conv + 2 * r.v;
+  }
   const MambaShard r = mamba_shard(m, tp);
   return (2 * r.di + 2 * r.gn + r.heads) + (r.di + 2 * r.gn) + 2 * r.di;
 }

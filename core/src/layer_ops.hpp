@@ -81,18 +81,18 @@ std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp);
 /// The Mamba-2 mixer's work between its projections, per token on this rank, forward: the causal
 /// conv1d over x, B, C, the chunked SSD scan (mamba_ssm's five kernels: chunk cumsum, chunk
 /// state, state passing, C·Bᵀ per chunk, chunk scan; chunk states in fp32) and the gated RMSNorm.
-struct MambaScan {
+struct ScanWork {
   double flops = 0;  ///< H·(4·N·P + 2·Q·P) + 2·G·Q·N (states in and out, C·Bᵀ, the masked Q×Q scan)
   double bytes = 0;  ///< what the seven kernels read and write, activations of `act_bytes`
   int kernels = 7;
 };
-MambaScan mamba_scan(const ModelSpec& m, int tp, double act_bytes);
+ScanWork mamba_scan(const ModelSpec& m, int tp, double act_bytes);
 
 /// One decode step of the Mamba-2 mixer for one sequence on this rank (mamba_ssm's
 /// selective_state_update and causal_conv1d_update, then the gated norm): the SSM state read and
 /// written (fp32), the conv state read and written, the token's x, B, C, z and dt read and y
 /// written, the norm's three passes; FLOPs 5·H·P·N (decay, input and output of the state).
-MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes);
+ScanWork mamba_decode(const ModelSpec& m, int tp, double act_bytes);
 
 /// The training backward of the same mixer, per token on this rank, as mamba_ssm runs it
 /// (ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_bwd; causal_conv1d's and the gated
@@ -100,24 +100,57 @@ MambaScan mamba_decode(const ModelSpec& m, int tp, double act_bytes);
 /// state, state passing) and runs eleven of its own (dz, dstates, state passing, dx, dB, dC,
 /// d(C·Bᵀ), two C·Bᵀ backward matmuls, d(dt·A) and the cumsum's), then conv1d's and the norm's.
 /// It moves about 25·d_in + 21·G·N activations per token against the forward's 9·d_in + 8·G·N.
-MambaScan mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes);
+ScanWork mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes);
 
-/// Which pass of the Mamba-2 mixer an op prices.
-enum class MambaPass { forward, decode, backward };
+/// Gated DeltaNet mixer linears on this rank (Megatron-Core's GatedDeltaNet splits heads over
+/// TP): in_proj h → (2·k + 2·v + 2·Hv)/tp (q, k, v, the output gate z, β and α of its heads),
+/// out_proj v/tp → h, with k = Hk·dk and v = Hv·dv.
+std::vector<LinearShape> gdn_linears(const ModelSpec& m, int tp);
 
-/// One Mamba-2 layer's conv1d, scan and gated norm as one memory-bound op (`mamba_scan`) for `n`
-/// tokens (prefill, training forward or backward) or `n` sequences' decode steps.
-OpCost mamba_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
-                double act_bytes, double n, MambaPass pass);
+/// The gated DeltaNet's work between its projections, per token on this rank, forward, as
+/// Megatron-Core runs it over flash-linear-attention's chunk_gated_delta_rule (chunks of C = 64):
+/// causal conv1d over q, k, v; L2 norm of q and k; q and k repeated to the value heads; the gates
+/// (g = −exp(A)·softplus(α + dt_bias) in fp32, β = σ(b)); the kernel's chunk cumsum of g, its
+/// fused intra-chunk step (K·Kᵀ, the triangular solve, w and u; A kept in bf16), the state pass
+/// (chunk states h in bf16, v_new) and the output; then the gated RMSNorm.
+ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes);
 
-/// Bytes one sequence's Mamba-2 state takes in one layer on this rank: the SSM state of
-/// H·P·N elements in fp32 (mamba_ssm's inference cache; the Nemotron-H configs'
-/// mamba_ssm_cache_dtype "float32") and the conv state of (K − 1)·(d_in + 2·G·N) activations.
-double mamba_state_bytes(const ModelSpec& m, int tp, double act_bytes);
+/// One decode step of the gated DeltaNet for one sequence on this rank
+/// (fused_recurrent_gated_delta_rule after causal_conv1d_update, then the gated norm): the
+/// Hv·dk·dv state read and written in fp32, the conv state read and written, the token's
+/// projections read and its output written, the norm's three passes; FLOPs 7·Hv·dk·dv (decay,
+/// kᵀ·S, the rank-1 update, q·S).
+ScanWork gdn_decode(const ModelSpec& m, int tp, double act_bytes);
 
-/// Elements per token the Mamba-2 mixer keeps for its backward on this rank: the in_proj output,
-/// the conv1d output, the scan output and the gated norm's output (out_proj's input).
-double mamba_saved_elements(const ModelSpec& m, int tp);
+/// The training backward of the same mixer, per token on this rank, as
+/// chunk_gated_delta_rule_bwd runs it: w, u and the chunk states recomputed; chunk_bwd_dv_local,
+/// chunk_gated_delta_rule_bwd_dhu, chunk_bwd_dqkwg, prepare_wy_repr_bwd, the gradient sums and
+/// the reverse cumsum; then the input steps' backward (gates, repeat, L2 norm), conv1d's and the
+/// norm's.
+ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes);
+
+/// Bytes one sequence's gated DeltaNet state takes in one layer on this rank: Hv·dk·dv in fp32
+/// (Qwen3.5's mamba_ssm_dtype "float32"; Megatron-Core's final state) and the conv state of
+/// (K − 1)·(2·k + v) activations.
+double gdn_state_bytes(const ModelSpec& m, int tp, double act_bytes);
+
+/// Which pass of a fixed-state mixer an op prices.
+enum class RecurrentPass { forward, decode, backward };
+
+/// The model's fixed-state mixer (m.recurrent_mixer(): Mamba-2 or gated DeltaNet), whichever it
+/// is: its linears (none without one), its work per token or sequence, one layer's conv1d, scan
+/// and gated norm as one memory-bound op (`mamba_scan` or `gdn_scan`) for `n` tokens (prefill,
+/// training forward or backward) or `n` sequences' decode steps, the bytes of one sequence's
+/// state in one layer (Mamba-2: the SSM state H·P·N in fp32, mamba_ssm's inference cache and the
+/// Nemotron-H configs' mamba_ssm_cache_dtype "float32", and the conv state of
+/// (K − 1)·(d_in + 2·G·N) activations), and the elements per token it keeps for its backward
+/// (the in_proj, conv1d, scan and gated-norm outputs).
+std::vector<LinearShape> recurrent_linears(const ModelSpec& m, int tp);
+ScanWork recurrent_work(const ModelSpec& m, int tp, double act_bytes, RecurrentPass pass);
+OpCost recurrent_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
+                    double act_bytes, double n, RecurrentPass pass);
+double recurrent_state_bytes(const ModelSpec& m, int tp, double act_bytes);
+double recurrent_saved_elements(const ModelSpec& m, int tp);
 
 /// FFN elements per token on this rank that the activation function reads or writes (gate, up
 /// and output: 3·width gated, 2·width plain) for a dense layer or an MoE layer (top-k experts and

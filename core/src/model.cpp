@@ -19,14 +19,29 @@ void require_zero(const std::string& p, std::initializer_list<std::pair<const ch
   }
 }
 
-/// The layer pattern of a hybrid model and the Mamba-2 shapes it needs.
+/// The gated DeltaNet shapes of a model with 'G' layers.
+void validate_gdn(const ModelSpec& m, const std::string& p) {
+  check_int(p + "gdn_key_heads", m.gdn_key_heads, 1, 100'000);
+  check_int(p + "gdn_value_heads", m.gdn_value_heads, 1, 100'000);
+  if (m.gdn_value_heads % m.gdn_key_heads != 0) {
+    fail(p + "gdn_value_heads",
+         "must be a multiple of model.gdn_key_heads (" + std::to_string(m.gdn_key_heads) + ")",
+         m.gdn_value_heads);
+  }
+  check_int(p + "gdn_key_head_dim", m.gdn_key_head_dim, 1, 100'000);
+  check_int(p + "gdn_value_head_dim", m.gdn_value_head_dim, 1, 100'000);
+  check_int(p + "gdn_conv_kernel", m.gdn_conv_kernel, 1, 64);
+  check_int(p + "gdn_chunk_tokens", m.gdn_chunk_tokens, 1, 65'536);
+}
+
+/// The layer pattern of a hybrid model and the Mamba-2 or gated DeltaNet shapes it needs.
 void validate_hybrid(const ModelSpec& m, const std::string& p) {
   const std::string& pat = m.layer_pattern;
-  const auto bad = pat.find_first_not_of("M*-E");
+  const auto bad = pat.find_first_not_of("MG*-E");
   if (bad != std::string::npos) {
     fail(p + "layer_pattern",
-         "must hold only 'M' (Mamba-2), '*' (attention), '-' (dense FFN) and 'E' (mixture of "
-         "experts); found '" +
+         "must hold only 'M' (Mamba-2), 'G' (gated DeltaNet), '*' (attention), '-' (dense FFN) "
+         "and 'E' (mixture of experts); found '" +
              std::string(1, pat[bad]) + "' at layer " + std::to_string(bad + 1),
          pat);
   }
@@ -63,6 +78,12 @@ void validate_hybrid(const ModelSpec& m, const std::string& p) {
                            "layers are not modelled (got " +
                                std::to_string(m.mtp_layers) + ")");
   }
+  if (m.has_mamba() && m.has_gdn()) {
+    throw NotModelledError(p + "layer_pattern",
+                           "a model with both Mamba-2 ('M') and gated DeltaNet ('G') layers is not "
+                           "modelled");
+  }
+  if (m.has_gdn()) validate_gdn(m, p);
   if (!m.has_mamba()) return;
   check_int(p + "mamba_heads", m.mamba_heads, 1, 100'000);
   check_int(p + "mamba_head_dim", m.mamba_head_dim, 1, 100'000);
@@ -189,6 +210,18 @@ void validate(const ModelSpec& m, const std::string& path) {
                   {"mamba_groups", m.mamba_groups}},
                  "must be 0 without 'M' layers in model.layer_pattern");
   }
+  if (!m.has_gdn()) {
+    require_zero(p,
+                 {{"gdn_key_heads", m.gdn_key_heads},
+                  {"gdn_value_heads", m.gdn_value_heads},
+                  {"gdn_key_head_dim", m.gdn_key_head_dim},
+                  {"gdn_value_head_dim", m.gdn_value_head_dim}},
+                 "must be 0 without 'G' layers in model.layer_pattern");
+  }
+  if (m.attention_output_gate && m.is_mla()) {
+    throw NotModelledError(p + "attention_output_gate",
+                           "a gated output on multi-head latent attention is not modelled");
+  }
 }
 
 std::vector<LayerKind> layer_kinds(const ModelSpec& m) {
@@ -262,6 +295,7 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
     c.norms_per_layer += (rq > 0 ? rq : 0) + rkv;  // RMSNorm of each latent
   } else {
     c.attention_per_layer = h * hq * d + 2 * h * hkv * d + hq * d * h;
+    if (m.attention_output_gate) c.attention_per_layer += h * hq * d;
   }
   if (m.qkv_bias) c.attention_per_layer += (hq + 2 * hkv) * d;
   if (m.linear_bias) c.attention_per_layer += h;
@@ -279,20 +313,26 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
   if (m.has_mamba()) {
     const double di = m.mamba_inner(), gn = double(m.mamba_groups) * m.mamba_state_dim;
     const double heads = m.mamba_heads;
-    c.mamba_per_layer = h * (2 * di + 2 * gn + heads) + (di + 2 * gn) * (m.mamba_conv_kernel + 1) +
-                        3 * heads + di + di * h;
+    c.recurrent_per_layer = h * (2 * di + 2 * gn + heads) +
+                            (di + 2 * gn) * (m.mamba_conv_kernel + 1) + 3 * heads + di + di * h;
+  } else if (m.has_gdn()) {
+    const double k = double(m.gdn_key_heads) * m.gdn_key_head_dim;
+    const double v = double(m.gdn_value_heads) * m.gdn_value_head_dim;
+    const double hv = m.gdn_value_heads;
+    c.recurrent_per_layer = h * (2 * k + 2 * v + 2 * hv) + (2 * k + v) * m.gdn_conv_kernel +
+                            2 * hv + m.gdn_value_head_dim + v * h;
   }
   for (int i = 1; i <= m.num_layers; ++i) {
     c.moe_layers += m.moe_layer(i) ? 1 : 0;
     c.dense_layers += m.has_ffn(i) && !m.moe_layer(i) ? 1 : 0;
     c.attention_layers += m.mixer(i) == Mixer::attention ? 1 : 0;
-    c.mamba_layers += m.mixer(i) == Mixer::mamba ? 1 : 0;
+    c.recurrent_layers += is_recurrent(m.mixer(i)) ? 1 : 0;
   }
 
   const double shared = c.embedding + c.lm_head + c.final_norm;
   const double fixed = c.attention_layers * c.attention_per_layer +
-                       c.mamba_layers * c.mamba_per_layer + m.num_layers * c.norms_per_layer +
-                       c.dense_layers * c.dense_ffn_per_layer;
+                       c.recurrent_layers * c.recurrent_per_layer +
+                       m.num_layers * c.norms_per_layer + c.dense_layers * c.dense_ffn_per_layer;
   const double moe_fixed = c.router_per_layer + c.shared_expert_per_layer;
   c.total = shared + fixed + c.moe_layers * (moe_fixed + m.num_experts * c.expert_per_layer);
   c.active = shared + fixed + c.moe_layers * (moe_fixed + m.experts_per_token * c.expert_per_layer);

@@ -100,7 +100,8 @@ void validate_parallelism(const TrainingSpec& s) {
   }
 }
 
-/// What of a training run is not modelled for a hybrid (Mamba-2) model, refused by name.
+/// What of a training run is not modelled for a hybrid (Mamba-2 or gated DeltaNet) model, refused
+/// by name.
 void validate_hybrid(const TrainingSpec& s) {
   const ModelSpec& m = s.model;
   if (!m.is_hybrid()) return;
@@ -110,8 +111,11 @@ void validate_hybrid(const TrainingSpec& s) {
                                      "modelled (got " +
                                      got + ")");
   };
-  if (s.cp > 1 && m.has_mamba()) {
-    refuse("parallelism.cp", "context parallelism over Mamba-2 layers", std::to_string(s.cp));
+  if (s.cp > 1 && m.has_recurrent()) {
+    refuse("parallelism.cp",
+           m.has_gdn() ? "context parallelism over gated DeltaNet layers"
+                       : "context parallelism over Mamba-2 layers",
+           std::to_string(s.cp));
   }
   if (s.finetune != Finetune::full) {
     refuse("lora.method", "LoRA / QLoRA", std::string(to_string(s.finetune)));
@@ -392,8 +396,8 @@ std::vector<Linear> layer_linears(const TrainingSpec& s, const Shard& sh, const 
   std::vector<Linear> out;
   if (kind.mixer == Mixer::attention) {
     for (const auto& l : layer_ops::attention_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
-  } else if (kind.mixer == Mixer::mamba) {
-    for (const auto& l : layer_ops::mamba_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
+  } else if (is_recurrent(kind.mixer)) {
+    for (const auto& l : layer_ops::recurrent_linears(m, s.tp)) out.push_back({l.name, l.n, l.k});
   }
   if (!kind.ffn) return out;
   if (kind.moe) {
@@ -512,14 +516,14 @@ LayerPass price_layer(const TrainingSpec& s, const Shard& sh, const LayerKind& k
     p.fwd.add(Phase::forward, attn, 1.0 / s.cp);
     p.bwd.add(Phase::backward, attn, kAttentionBackwardFactor / s.cp);
   }
-  if (kind.mixer == Mixer::mamba) {
-    // Mamba-2's conv1d, chunked scan and gated norm: memory-bound kernels, forward
-    // (layer_ops::mamba_scan) and backward (layer_ops::mamba_scan_backward: ~2.7x the bytes).
-    using layer_ops::MambaPass;
+  if (is_recurrent(kind.mixer)) {
+    // Mamba-2's or GDN's conv1d, chunked scan and gated norm: memory-bound kernels, forward
+    // (layer_ops::mamba_scan, gdn_scan) and backward (mamba_scan_backward: ~2.7x the bytes).
+    using layer_ops::RecurrentPass;
     p.fwd.add(Phase::forward,
-              layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, MambaPass::forward));
+              layer_ops::recurrent_op(hw, km, m, s.tp, sh.a, sh.tokens, RecurrentPass::forward));
     p.bwd.add(Phase::backward,
-              layer_ops::mamba_op(hw, km, m, s.tp, sh.a, sh.tokens, MambaPass::backward));
+              layer_ops::recurrent_op(hw, km, m, s.tp, sh.a, sh.tokens, RecurrentPass::backward));
   }
   if (attends && !s.flash_attention) {
     // Unfused attention writes and reads the scores and probabilities (2 bytes each) in HBM.

@@ -193,22 +193,22 @@ double attention_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
          (c.attention_per_layer - linear_params(layer_ops::attention_linears(s.model, 1))) / s.tp;
 }
 
-/// Mamba-2 weights of one layer on one GPU: the projections as layer_ops shards them, the rest
-/// (conv1d, A, D, dt bias, gated norm) split over TP with the heads.
-double mamba_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
+/// Mamba-2 / gated DeltaNet weights of one layer on one GPU: the projections as layer_ops shards
+/// them, the rest (conv1d, A, D, dt bias, gated norm) split over TP with the heads.
+double recurrent_params_on_gpu(const TrainingSpec& s, const ParamCounts& c) {
   using layer_ops::linear_params;
-  if (c.mamba_layers == 0) return 0;
-  return linear_params(layer_ops::mamba_linears(s.model, s.tp)) +
-         (c.mamba_per_layer - linear_params(layer_ops::mamba_linears(s.model, 1))) / s.tp;
+  if (c.recurrent_layers == 0) return 0;
+  return linear_params(layer_ops::recurrent_linears(s.model, s.tp)) +
+         (c.recurrent_per_layer - linear_params(layer_ops::recurrent_linears(s.model, 1))) / s.tp;
 }
 
 /// Share of the layers of each kind: a transformer's layers all attend and have an FFN.
 struct LayerShares {
-  double attention, mamba, dense, moe;
+  double attention, recurrent, dense, moe;
 };
 LayerShares layer_shares(const ModelSpec& m, const ParamCounts& c) {
   const double n = m.num_layers;
-  return {c.attention_layers / n, c.mamba_layers / n, c.dense_layers / n, c.moe_layers / n};
+  return {c.attention_layers / n, c.recurrent_layers / n, c.dense_layers / n, c.moe_layers / n};
 }
 
 /// FFN weights of one MoE layer on one GPU: its expert rank's routed experts split over the
@@ -229,7 +229,7 @@ LayerParams layer_params(const TrainingSpec& s) {
   const double ffn = share.dense * c.dense_ffn_per_layer / s.tp + share.moe * moe_ffn_params(s, c);
   LayerParams p;
   p.linear = share.attention * attention_params_on_gpu(s, c) +
-             share.mamba * mamba_params_on_gpu(s, c) + ffn;
+             share.recurrent * recurrent_params_on_gpu(s, c) + ffn;
   p.total = p.linear + share.moe * c.router_per_layer + c.norms_per_layer;
   p.trainable = s.finetune == Finetune::full ? p.total : lora_params_per_layer(s) / s.tp;
   return p;
@@ -336,15 +336,20 @@ double model_flops_per_token(const ModelSpec& m, int seq) {
   const double expert = linear_params(layer_ops::expert_linears(m, 1, ""));
   const double shared = linear_params(
       layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), 1, ""));
-  const double mamba = c.mamba_layers > 0 ? linear_params(layer_ops::mamba_linears(m, 1)) : 0;
+  const double mamba =
+      c.recurrent_layers > 0 ? linear_params(layer_ops::recurrent_linears(m, 1)) : 0;
   const double n_matmul =
       c.attention_layers * linear_params(layer_ops::attention_linears(m, 1)) +
-      c.mamba_layers * mamba + c.dense_layers * dense +
+      c.recurrent_layers * mamba + c.dense_layers * dense +
       c.moe_layers * (m.experts_per_token * expert + shared + c.router_per_layer) +
       double(m.vocab_size) * h;
-  // The Mamba-2 scan's own matmuls (states, C·Bᵀ, the chunk scan), forward and backward.
+  // The Mamba-2 / GDN scan's own matmuls (states, C·Bᵀ or K·Kᵀ, the chunk scan), forward and
+  // backward.
   const double scan =
-      c.mamba_layers > 0 ? 3 * c.mamba_layers * layer_ops::mamba_scan(m, 1, 2).flops : 0;
+      c.recurrent_layers > 0
+          ? 3 * c.recurrent_layers *
+                layer_ops::recurrent_work(m, 1, 2, layer_ops::RecurrentPass::forward).flops
+          : 0;
   return 6 * n_matmul + scan + training_detail::attention_flops_per_token(m, seq);
 }
 
@@ -370,7 +375,7 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   const double ffn = 2 * (share.dense * layer_ops::activation_fn_elements(m, false, 1) +
                           moe_share * layer_ops::activation_fn_elements(m, true, 1));
   const double mamba =
-      share.mamba > 0 ? share.mamba * 2 * layer_ops::mamba_saved_elements(m, 1) : 0;
+      share.recurrent > 0 ? share.recurrent * 2 * layer_ops::recurrent_saved_elements(m, 1) : 0;
   double bytes = s * b * (replicated + (attention + ffn + mamba) / t);
   if (recompute == Recompute::op) {
     // The layer input, the outputs of the saved matmuls and the attention output, 2 bytes each.

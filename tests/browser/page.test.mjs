@@ -836,7 +836,7 @@ test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async ()
   const legend = await page.evaluate(
     () => document.querySelector('#memory-legend li[data-part="state_GB"] .legend-label')?.textContent,
   );
-  assert.equal(legend, 'Mamba state');
+  assert.equal(legend, 'Recurrent state');
   await p.done();
 });
 

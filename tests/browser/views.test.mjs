@@ -1112,7 +1112,7 @@ test('serving view: a hybrid model simulates with its Mamba state per request', 
     ),
   );
   // 23 layers · (64·64·128 · 4 B + 3 · 6,144 · 2 B) = 49.08 MB (serving_test.cpp).
-  assert.equal(facts['Mamba state per request'], '49.08 MB');
+  assert.equal(facts['Recurrent state per request'], '49.08 MB');
   await p.done();
 });
 

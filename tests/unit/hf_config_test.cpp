@@ -448,7 +448,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
       << f.message;
   const std::pair<const char*, const char*> refused[] = {
       {"jamba", "Mamba-1 layers"},
-      {"qwen3_next", "gated DeltaNet"},
+      {"kimi_linear", "Kimi Delta Attention"},
       {"falcon_h1", "parallel attention + Mamba-2"},
       {"granitemoehybrid", "Mamba-2 layers"},
       {"deepseek_v32", "DeepSeek sparse attention"},
@@ -464,6 +464,59 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
   f = hf_failure(c);
   EXPECT_EQ(f.path, "hf_config.model_type");
   EXPECT_NE(f.message.find("required key is missing"), std::string::npos) << f.message;
+}
+
+TEST(HfConfig, Qwen3NextReadsItsLayerTypesAndRefusesOthers) {
+  // A tiny Qwen3-Next: layer_types names each mixer; every layer's FFN is a MoE layer
+  // (decoder_sparse_step 1); each decoder layer becomes two pattern layers.
+  json c = {
+      {"model_type", "qwen3_next"},
+      {"hidden_size", 256},
+      {"num_attention_heads", 4},
+      {"num_key_value_heads", 2},
+      {"head_dim", 64},
+      {"num_hidden_layers", 4},
+      {"intermediate_size", 512},
+      {"vocab_size", 1000},
+      {"max_position_embeddings", 4096},
+      {"rms_norm_eps", 1e-6},
+      {"layer_types", {"linear_attention", "full_attention", "linear_attention", "full_attention"}},
+      {"linear_num_key_heads", 2},
+      {"linear_num_value_heads", 4},
+      {"linear_key_head_dim", 32},
+      {"linear_value_head_dim", 32},
+      {"num_experts", 8},
+      {"num_experts_per_tok", 2},
+      {"moe_intermediate_size", 64},
+      {"shared_expert_intermediate_size", 64}};
+  const json m = io::model_from_hf_config(c, "tiny.json");
+  EXPECT_EQ(m["layer_pattern"], "GE*EGE*E");
+  EXPECT_EQ(m["num_layers"], 8);
+  EXPECT_EQ(m["gdn_value_heads"], 4);
+  EXPECT_EQ(m["attention_output_gate"], true);
+  EXPECT_FALSE(m.contains("dense_intermediate_size"));  // no dense layer
+  // decoder_sparse_step 2: the odd layers keep a dense MLP of intermediate_size.
+  c["decoder_sparse_step"] = 2;
+  const json sparse = io::model_from_hf_config(c, "tiny.json");
+  EXPECT_EQ(sparse["layer_pattern"], "G-*EG-*E");
+  EXPECT_EQ(sparse["dense_intermediate_size"], 512);
+  // Without layer_types, full_attention_interval (default 4) places the attention layers.
+  c.erase("layer_types");
+  c["full_attention_interval"] = 2;
+  c["decoder_sparse_step"] = 1;
+  EXPECT_EQ(io::model_from_hf_config(c, "tiny.json")["layer_pattern"], "GE*EGE*E");
+  // A layer type flopcast does not price is refused with its index.
+  c["layer_types"] = {"linear_attention", "sliding_attention", "linear_attention",
+                      "full_attention"};
+  HfFailure f = hf_failure(c);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.layer_types[1]");
+  EXPECT_NE(f.message.find("\"sliding_attention\" layers are not modelled"), std::string::npos)
+      << f.message;
+  c["layer_types"] = {"linear_attention", "full_attention"};
+  f = hf_failure(c);
+  EXPECT_EQ(f.path, "hf_config.layer_types");
+  EXPECT_NE(f.message.find("one type per layer (4"), std::string::npos) << f.message;
 }
 
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {

@@ -311,6 +311,57 @@ TEST(HybridInference, DecodeUpdatesEachSequencesStateAndNotTheContext) {
   }
 }
 
+json qwen3_next_request(int prompt_tokens) {
+  json req = nano_request(prompt_tokens);
+  req["model"] = "qwen3-next-80b-a3b";
+  req["num_gpus"] = 2;
+  req["parallelism"] = {{"tp", 2}};
+  return req;
+}
+
+TEST(HybridInference, GatedDeltaNetHoldsAFixedStateAndTheAttentionLayersTheKv) {
+  // Qwen3-Next 80B-A3B, bf16, two H200s at TP 2, a batch of 4.
+  // KV per token and GPU: the 12 gated-attention layers only, 2 (K, V) · 2 / 2 KV heads · 256 ·
+  // 2 B = 1,024 B a layer, 12,288 B. State per sequence and GPU: 36 gated DeltaNet layers ·
+  // (16 value heads · 128 · 128 · 4 B = 1,048,576 + conv (4 − 1) · (2·2048 + 4096) / 2 · 2 B =
+  // 24,576) = 38,633,472 B.
+  const json r = run(qwen3_next_request(128));
+  EXPECT_EQ(r["memory"]["kv_cache_bytes_per_token"], 12288);
+  EXPECT_TRUE(near_rel(r["memory"]["state_bytes_per_sequence"], 38633472, 1e-5));
+  const json long_context = run(qwen3_next_request(131072 - 128));
+  EXPECT_EQ(long_context["memory"]["state_GB"], r["memory"]["state_GB"]);
+  // 4 · 131,072 · 12,288 B of KV at 128k: 6.44245 GB.
+  EXPECT_TRUE(near_rel(long_context["memory"]["kv_cache_GB"], 6.44245, 1e-5));
+  // The largest batch counts the state and the KV per sequence: 38.63 MB + 1.611 GB.
+  const json m = long_context["memory"];
+  const double per_sequence = 0.038633472 + 131072 * 12288 / 1e9;
+  const double room = m["budget_GB"].get<double>() - m["weights_GB"].get<double>() -
+                      m["reserve_GB"].get<double>() - m["activations_GB"].get<double>();
+  EXPECT_NEAR(m["max_batch_size"].get<double>(), std::floor(room / per_sequence), 1.0);
+}
+
+TEST(HybridInference, GatedDeltaNetPrefillAndDecodeTraffic) {
+  // Prefill, per token and gated DeltaNet layer on one of 2 GPUs (16 value heads of 128; q, k
+  // 1024 wide and v 2048 on the rank; chunks of 64): conv1d 2 · 4096 · 2 = 16,384; L2 norm of q,
+  // k 4 · 1024 · 2 = 8,192; q, k repeated to 16 heads (2·1024 + 2·2048) · 2 = 12,288; gates
+  // 2·16·2 + 5·16 = 144; cumsum 8·16 = 128; the intra-chunk step (k, v in twice over: w, u out)
+  // 2 · 4096 · 2 + β 32 + g 64 + A 16·64·2 = 18,528; the state pass (k, w, u in; v_new out; chunk
+  // states 16·128·128·2 / 64 = 8,192) 12,288 + 64 + 8,192 + 4,096 = 24,640; the output (q, k,
+  // v_new, states in; o out) 24,640; gated norm 3 · 2048 · 2 = 12,288: 117,232 B. 512 tokens ·
+  // 36 layers: 2,160,820,224 B.
+  const json r = run(qwen3_next_request(128));
+  double prefill = 0, decode = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["op"] != "gdn_scan") continue;
+    (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
+  }
+  EXPECT_TRUE(near_rel(prefill, 2160820224.0, 1e-5));
+  // Decode, per sequence and layer: the fp32 state read and written 2 · 1,048,576, the conv state
+  // 2 · 24,576, the in_proj outputs read (2·1024 + 2·2048 + 2·16) · 2 = 12,352, o written 4,096,
+  // the gated norm 12,288: 2,175,040 B; 36 layers and 4 sequences: 313,205,760 B a step.
+  EXPECT_TRUE(near_rel(decode, 313205760.0, 1e-5));
+}
+
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;

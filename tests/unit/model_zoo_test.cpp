@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The published config.json of 26 current models (tests/fixtures/hf/, see SOURCES.md there)
+// The published config.json of 27 current models (tests/fixtures/hf/, see SOURCES.md there)
 // through the importer: the fields that define each architecture, and the parameter count
 // against the published total (unit).
 #include <gtest/gtest.h>
@@ -138,6 +138,11 @@ const ZooCase kZoo[] = {
     // attention layers of 23,396,352, 52 norms, two 131072·2688 tables) and 3.580e9 active (6
     // routed experts of 2·2688·1856, the shared one of 2·2688·3712 and the router per MoE layer).
     {"nemotron-3-nano-30b-a3b", 31.6e9, 3.6e9},
+    // Qwen3-Next-80B-A3B model card: 80B total, 3B activated. Derived 79,674,286,848 (below);
+    // the model page's 81.3B adds the MTP layer (1.65e9). Active without the embedding and LM
+    // head (2·151936·2048 = 0.622e9), as Qwen counts it: 3.253e9 (10 routed experts and the
+    // shared one of 3·2048·512 per layer, 48 layers) for a one-digit "3B".
+    {"qwen3-next-80b-a3b", 80e9, 3e9, 0.01, 0.1, true, true},
 };
 
 TEST(ModelZoo, ParameterCountsMatchPublished) {
@@ -174,9 +179,9 @@ TEST(ModelZoo, ExactCountsByHand) {
   // dt bias 3·64, gated norm 4096, out_proj 4096·2688 = 11,010,048: 38,742,208. Each layer is
   // one block with one RMSNorm; the pattern holds 23 'M', 23 'E', 6 '*' and no '-'.
   const ParamCounts nano = counts("nemotron-3-nano-30b-a3b");
-  EXPECT_EQ(nano.mamba_per_layer, 38742208.0);
+  EXPECT_EQ(nano.recurrent_per_layer, 38742208.0);
   EXPECT_EQ(nano.norms_per_layer, 2688.0);
-  EXPECT_EQ(nano.mamba_layers, 23);
+  EXPECT_EQ(nano.recurrent_layers, 23);
   EXPECT_EQ(nano.moe_layers, 23);
   EXPECT_EQ(nano.attention_layers, 6);
   EXPECT_EQ(nano.dense_layers, 0);
@@ -194,10 +199,46 @@ TEST(ModelZoo, ExactCountsByHand) {
       count_params(io::resolve_model(json("nemotron-3-super-120b-a12b"), "model"));
   EXPECT_EQ(super.expert_per_layer, 5505024.0);
   EXPECT_EQ(super.router_per_layer, 10485760.0);
-  EXPECT_EQ(super.mamba_per_layer, 109635968.0);
+  EXPECT_EQ(super.recurrent_per_layer, 109635968.0);
   EXPECT_EQ(super.moe_layers, 40);
   EXPECT_EQ(super.attention_layers, 8);
   EXPECT_EQ(super.total, 120668687360.0);
+}
+
+TEST(ModelZoo, Qwen3NextGatedDeltaNetAndGatedAttention) {
+  // A gated DeltaNet mixer (q, k 16 heads of 128 = 2048 wide; v and the gate z 32 heads of 128 =
+  // 4096): in_proj 2048·(2·2048 + 2·4096 + 2·32) = 25,296,896, conv1d (2·2048 + 4096)·4 =
+  // 32,768 (no bias), A_log and dt_bias 2·32, the gated norm 128, out_proj 4096·2048 =
+  // 8,388,608: 33,718,464. Gated attention: q_proj 2048·(16·256·2) = 16,777,216 (the output
+  // gate doubles it), k and v 2·2048·512 = 2,097,152, o_proj 4096·2048 = 8,388,608: 27,262,976.
+  // A MoE layer: 512 experts of 3·2048·512 = 1,610,612,736, the router 2048·512, the shared
+  // expert 3,145,728: 1,614,807,040. Total: 36 · 33,718,464 + 12 · 27,262,976 + 48 ·
+  // 1,614,807,040 + 96 norms · 2048 + final 2048 + 2 · 151936·2048 = 79,674,286,848. The
+  // checkpoint's 79,674,391,296 (without MTP) adds the shared experts' sigmoid gates (48 · 2048)
+  // and the q/k norms (12 · 2 · 256), 104,448 weights (1.3e-6) flopcast does not count.
+  const ParamCounts next = counts("qwen3-next-80b-a3b");
+  EXPECT_EQ(next.recurrent_per_layer, 33718464.0);
+  EXPECT_EQ(next.attention_per_layer, 27262976.0);
+  EXPECT_EQ(next.recurrent_layers, 36);
+  EXPECT_EQ(next.attention_layers, 12);
+  EXPECT_EQ(next.moe_layers, 48);
+  EXPECT_EQ(next.dense_layers, 0);
+  EXPECT_EQ(next.total, 79674286848.0);
+  expect_fields(imported("qwen3-next-80b-a3b"), {{"num_layers", 96},
+                                                 {"gdn_key_heads", 16},
+                                                 {"gdn_value_heads", 32},
+                                                 {"gdn_key_head_dim", 128},
+                                                 {"gdn_value_head_dim", 128},
+                                                 {"gdn_conv_kernel", 4},
+                                                 {"attention_output_gate", true},
+                                                 {"num_experts", 512},
+                                                 {"experts_per_token", 10},
+                                                 {"intermediate_size", 512},
+                                                 {"shared_experts", 1},
+                                                 {"tie_embeddings", false}});
+  std::string pattern;
+  for (int i = 0; i < 12; ++i) pattern += "GEGEGE*E";
+  EXPECT_EQ(imported("qwen3-next-80b-a3b")["layer_pattern"], pattern);
 }
 
 TEST(ModelZoo, NemotronHPatternAndMamba) {

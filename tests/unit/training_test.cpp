@@ -697,10 +697,10 @@ TEST(TrainingHybrid, WhatIsNotModelledIsRefusedByName) {
   // A pattern character flopcast does not know is named with its layer.
   json bad = req;
   bad["model"] = io::preset("models", "nemotron-3-nano-30b-a3b", "model").at("model");
-  bad["model"]["layer_pattern"] = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEMG";
+  bad["model"]["layer_pattern"] = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEMD";
   f = failure_of(bad);
   EXPECT_EQ(f.path, "model.layer_pattern");
-  EXPECT_NE(f.message.find("found 'G' at layer 52"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("found 'D' at layer 52"), std::string::npos) << f.message;
 }
 
 TEST(TrainingHybrid, LatentMoeFlopsCountTheLatentExperts) {

@@ -34,9 +34,13 @@ constexpr std::string_view to_string(LocalAttention a) noexcept {
   return name_in(kLocalAttentionNames, a);
 }
 
-/// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, or nothing (a hybrid model's
-/// FFN-only layer).
-enum class Mixer { attention, mamba, none };
+/// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, a gated DeltaNet
+/// (linear-attention) mixer, or nothing (a hybrid model's FFN-only layer).
+enum class Mixer { attention, mamba, gdn, none };
+
+/// Whether a mixer keeps a fixed state per sequence (Mamba-2, gated DeltaNet) instead of a KV
+/// cache.
+constexpr bool is_recurrent(Mixer x) noexcept { return x == Mixer::mamba || x == Mixer::gdn; }
 
 /// A decoder-only transformer, or a hybrid of attention, Mamba-2 and FFN layers. Shapes as in a
 /// Hugging Face config.json. For a mixture of experts
@@ -51,8 +55,9 @@ enum class Mixer { attention, mamba, none };
 ///
 /// A hybrid model (Nemotron-H, Nemotron 3) sets `layer_pattern`, one character per layer as
 /// Megatron-Core's hybrid_override_pattern writes it: each layer is a single block (norm, one
-/// mixer or one FFN, residual): 'M' a Mamba-2 mixer, '*' attention, '-' a dense FFN, 'E' a
-/// mixture of experts. The pattern then decides which layers have experts.
+/// mixer or one FFN, residual): 'M' a Mamba-2 mixer, 'G' a gated DeltaNet mixer, '*' attention,
+/// '-' a dense FFN, 'E' a mixture of experts. The pattern then decides which layers have experts.
+/// A Qwen3-Next decoder layer (mixer, then MoE) is two pattern layers: "GE" or "*E".
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -116,11 +121,33 @@ struct ModelSpec {
   int mamba_groups = 0;
   int mamba_conv_kernel = 4;
   int mamba_chunk_tokens = 128;
+  /// Gated DeltaNet mixer (Yang et al. 2025; Megatron-Core's GatedDeltaNet, Qwen3-Next's
+  /// linear_attention layers): q and k of gdn_key_heads heads of gdn_key_head_dim, v and the output
+  /// gate of gdn_value_heads heads of gdn_value_head_dim (q and k repeated to the value heads), a
+  /// causal conv1d of gdn_conv_kernel taps over q, k, v, the chunked delta rule in chunks of
+  /// gdn_chunk_tokens and a recurrent state of key_head_dim × value_head_dim per value head.
+  int gdn_key_heads = 0;
+  int gdn_value_heads = 0;
+  int gdn_key_head_dim = 0;
+  int gdn_value_head_dim = 0;
+  int gdn_conv_kernel = 4;
+  int gdn_chunk_tokens = 64;
+  /// Gated attention (Qwen3-Next attn_output_gate): q_proj also yields a per-head sigmoid gate on
+  /// the attention output, doubling its width.
+  bool attention_output_gate = false;
 
   [[nodiscard]] bool is_hybrid() const noexcept { return !layer_pattern.empty(); }
   [[nodiscard]] bool has_mamba() const noexcept {
     return layer_pattern.find('M') != std::string::npos;
   }
+  [[nodiscard]] bool has_gdn() const noexcept {
+    return layer_pattern.find('G') != std::string::npos;
+  }
+  /// The model's fixed-state mixer (at most one kind a model): Mamba-2, gated DeltaNet or none.
+  [[nodiscard]] Mixer recurrent_mixer() const noexcept {
+    return has_mamba() ? Mixer::mamba : has_gdn() ? Mixer::gdn : Mixer::none;
+  }
+  [[nodiscard]] bool has_recurrent() const noexcept { return recurrent_mixer() != Mixer::none; }
   [[nodiscard]] double mamba_inner() const noexcept { return double(mamba_heads) * mamba_head_dim; }
   /// The width the routed experts read and write, and their tokens travel in: the hidden state,
   /// or the LatentMoE latent.
@@ -148,7 +175,10 @@ struct ModelSpec {
   [[nodiscard]] Mixer mixer(int i) const noexcept {
     if (!is_hybrid()) return Mixer::attention;
     const char c = layer_pattern[std::size_t(i - 1)];
-    return c == '*' ? Mixer::attention : c == 'M' ? Mixer::mamba : Mixer::none;
+    return c == '*'   ? Mixer::attention
+           : c == 'M' ? Mixer::mamba
+           : c == 'G' ? Mixer::gdn
+                      : Mixer::none;
   }
   [[nodiscard]] bool has_ffn(int i) const noexcept {
     if (!is_hybrid()) return true;
@@ -203,12 +233,14 @@ struct ParamCounts {
   /// and LatentMoE's two latent projections 2·h·latent.
   double router_per_layer = 0;
   double norms_per_layer = 0;  ///< with MLA, its two latent norms too
-  double mamba_per_layer = 0;  ///< one Mamba-2 mixer: projections, conv1d, A, D, dt bias, norm
+  /// One fixed-state mixer: Mamba-2 (projections, conv1d, A, D, dt bias, norm) or gated DeltaNet
+  /// (projections, conv1d, A, dt bias, norm).
+  double recurrent_per_layer = 0;
   double final_norm = 0;
   int moe_layers = 0;        ///< layers with experts
   int dense_layers = 0;      ///< layers with a dense FFN
   int attention_layers = 0;  ///< layers with attention (every layer of a transformer)
-  int mamba_layers = 0;      ///< layers with a Mamba-2 mixer
+  int recurrent_layers = 0;  ///< layers with a Mamba-2 or gated DeltaNet mixer
 };
 
 /// Checks shapes and cross-field rules; throws SpecError with paths under `path` (e.g. "model").
@@ -223,7 +255,9 @@ void validate(const ModelSpec& m, const std::string& path);
 /// (1 in a hybrid model; +1 final), h (RMSNorm) or 2h (LayerNorm); Mamba-2 mixer with
 /// d_in = heads·head_dim, G groups, state N, conv kernel K, H heads:
 ///   in_proj h·(2·d_in + 2·G·N + H) + conv1d (d_in + 2·G·N)·(K + 1) + A, D, dt bias 3·H +
-///   gated norm d_in + out_proj d_in·h.
+///   gated norm d_in + out_proj d_in·h; gated DeltaNet with q/k width k = Hk·dk, v width
+///   v = Hv·dv, conv kernel K: in_proj h·(2·k + 2·v + 2·Hv) + conv1d (2·k + v)·K + A, dt bias
+///   2·Hv + gated norm dv + out_proj v·h; gated attention adds h·Hq·d to q.
 ParamCounts count_params(const ModelSpec& m) noexcept;
 
 }  // namespace flopcast

@@ -134,15 +134,35 @@ const json& language_config(const json& config) {
 
 /// Keys a published config leaves to its transformers config class: Gemma 3's multimodal
 /// checkpoints (4B, 12B, 27B) spell out only what differs from Gemma3TextConfig's defaults
-/// (transformers 4.50), vocabulary and heads included.
+/// (transformers 4.50), vocabulary and heads included; Qwen3NextConfig's defaults are the
+/// Qwen3-Next-80B-A3B shapes.
 json with_class_defaults(const json& c, const std::string& type) {
-  if (type != "gemma3_text" && type != "gemma3") return c;
-  json m = {{"vocab_size", 262208},      {"hidden_size", 2304},
-            {"intermediate_size", 9216}, {"num_hidden_layers", 26},
-            {"num_attention_heads", 8},  {"num_key_value_heads", 4},
-            {"head_dim", 256},           {"max_position_embeddings", 131072},
-            {"sliding_window", 4096},    {"sliding_window_pattern", 6},
-            {"rms_norm_eps", 1e-6}};
+  json m;
+  if (type == "gemma3_text" || type == "gemma3") {
+    m = {{"vocab_size", 262208},      {"hidden_size", 2304},
+         {"intermediate_size", 9216}, {"num_hidden_layers", 26},
+         {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+         {"head_dim", 256},           {"max_position_embeddings", 131072},
+         {"sliding_window", 4096},    {"sliding_window_pattern", 6},
+         {"rms_norm_eps", 1e-6}};
+  } else if (type == "qwen3_next") {
+    // transformers' Qwen3NextConfig (the linear_* and MoE defaults are read where they are used).
+    m = {{"vocab_size", 151936},
+         {"hidden_size", 2048},
+         {"intermediate_size", 5632},
+         {"num_hidden_layers", 48},
+         {"num_attention_heads", 16},
+         {"num_key_value_heads", 2},
+         {"head_dim", 256},
+         {"max_position_embeddings", 32768},
+         {"rms_norm_eps", 1e-6},
+         {"num_experts", 512},
+         {"num_experts_per_tok", 10},
+         {"moe_intermediate_size", 512},
+         {"shared_expert_intermediate_size", 512}};
+  } else {
+    return c;
+  }
   for (const auto& [key, value] : c.items()) {
     if (!value.is_null()) m[key] = value;
   }
@@ -240,11 +260,11 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 /// list may have layers the importer would not see; it is refused by name rather than read as a
 /// Llama.
 constexpr std::string_view kReadTypes[] = {
-    "llama",       "mistral",     "mixtral",     "qwen2",     "qwen2_moe", "qwen3",
-    "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",   "llama4",    "llama4_text",
-    "gpt_oss",     "phi3",        "gemma",       "gemma2",    "gemma3",    "gemma3_text",
-    "falcon",      "gpt2",        "gpt_neox",    "gptj",      "opt",       "bloom",
-    "gpt_bigcode", "glm4_moe",    "mistral3",    "nemotron_h"};
+    "llama",       "mistral",     "mixtral",     "qwen2",      "qwen2_moe", "qwen3",
+    "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",    "llama4",    "llama4_text",
+    "gpt_oss",     "phi3",        "gemma",       "gemma2",     "gemma3",    "gemma3_text",
+    "falcon",      "gpt2",        "gpt_neox",    "gptj",       "opt",       "bloom",
+    "gpt_bigcode", "glm4_moe",    "mistral3",    "nemotron_h", "qwen3_next"};
 
 /// Families with layers flopcast does not model, each with what it lacks.
 struct Unmodelled {
@@ -257,7 +277,6 @@ constexpr Unmodelled kUnmodelledTypes[] = {
     {"falcon_h1", "parallel attention + Mamba-2 layers (one block runs both)"},
     {"granitemoehybrid", "Mamba-2 layers in layer_types"},
     {"bamba", "Mamba-2 layers in attn_layer_indices"},
-    {"qwen3_next", "gated DeltaNet linear-attention layers (layer_types)"},
     {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
     {"minimax", "lightning linear-attention layers"},
     {"minimax_m1", "lightning linear-attention layers"},
@@ -339,6 +358,63 @@ void read_nemotron_h(const json& c, json& m) {
   read_expert_groups(c, m);
 }
 
+/// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig): each decoder layer is a
+/// mixer, gated DeltaNet ("linear_attention") or gated attention ("full_attention", q_proj
+/// doubled by its output gate), then an FFN: experts where (i + 1) % decoder_sparse_step == 0,
+/// else a dense MLP of intermediate_size. `layer_types` names the mixers, or, absent,
+/// full_attention_interval (every 4th layer full attention, the class's default). flopcast writes
+/// each decoder layer as two pattern layers: "GE" / "*E" (or "G-" / "*-").
+void read_qwen3_next(const json& c, int layers, json& m) {
+  std::vector<bool> full(static_cast<std::size_t>(layers));
+  if (const auto it = c.find("layer_types"); it != c.end() && !it->is_null()) {
+    if (!it->is_array() || static_cast<int>(it->size()) != layers) {
+      throw SpecError(at("layer_types"), "must list one type per layer (" + std::to_string(layers) +
+                                             ", num_hidden_layers)");
+    }
+    for (int i = 0; i < layers; ++i) {
+      const json& t = (*it)[static_cast<std::size_t>(i)];
+      const std::string name = t.is_string() ? t.get<std::string>() : detail::describe_value(t);
+      if (name != "linear_attention" && name != "full_attention") {
+        throw NotModelledError(at("layer_types") + "[" + std::to_string(i) + "]",
+                               "\"" + name +
+                                   "\" layers are not modelled (linear_attention: gated DeltaNet, "
+                                   "full_attention)");
+      }
+      full[static_cast<std::size_t>(i)] = name == "full_attention";
+    }
+  } else {
+    const int interval = optional_int(c, {"full_attention_interval"}, 4);
+    check_int(at("full_attention_interval"), interval, 1, layers);
+    for (int i = 0; i < layers; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % interval == 0;
+  }
+  const bool experts = optional_int(c, {"num_experts"}, 0) > 0;
+  const int step = optional_int(c, {"decoder_sparse_step"}, 1);
+  check_int(at("decoder_sparse_step"), step, 1, layers);
+  std::string pattern;
+  for (int i = 0; i < layers; ++i) {
+    pattern += full[static_cast<std::size_t>(i)] ? '*' : 'G';
+    pattern += experts && (i + 1) % step == 0 ? 'E' : '-';
+  }
+  m["num_layers"] = 2 * layers;
+  m["layer_pattern"] = pattern;  // it places the experts: no interval beside it
+  m.erase("moe_layer_interval");
+  m.erase("first_dense_layers");
+  if (pattern.find('G') != std::string::npos) {
+    m["gdn_key_heads"] = optional_int(c, {"linear_num_key_heads"}, 16);
+    m["gdn_value_heads"] = optional_int(c, {"linear_num_value_heads"}, 32);
+    m["gdn_key_head_dim"] = optional_int(c, {"linear_key_head_dim"}, 128);
+    m["gdn_value_head_dim"] = optional_int(c, {"linear_value_head_dim"}, 128);
+    m["gdn_conv_kernel"] = optional_int(c, {"linear_conv_kernel_dim"}, 4);
+  }
+  // Qwen3NextAttention's q_proj always carries the gate; Qwen3.5's configs name it.
+  m["attention_output_gate"] = optional_bool(c, "attn_output_gate", true);
+  if (pattern.find('-') == std::string::npos) m.erase("dense_intermediate_size");
+  if (const int mtp = optional_int(c, {"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
+      mtp > 0) {
+    m["mtp_layers"] = mtp;  // a full-attention layer and the model's FFN, as Nemotron 3's "*E"
+  }
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -401,7 +477,8 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const bool tie_default =
       !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
-        type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3");
+        type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3" ||
+        type == "qwen3_next");
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -422,6 +499,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
 
   if (type == "nemotron_h") {
     read_nemotron_h(c, m);
+  } else if (type == "qwen3_next") {
+    read_experts(c, type, dense_width, m);
+    read_qwen3_next(c, layers, m);
   } else {
     read_experts(c, type, dense_width, m);
     read_local_attention(c, type, layers, context, m);

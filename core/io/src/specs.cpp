@@ -62,7 +62,14 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "mamba_state_dim",
                   "mamba_groups",
                   "mamba_conv_kernel",
-                  "mamba_chunk_tokens"});
+                  "mamba_chunk_tokens",
+                  "gdn_key_heads",
+                  "gdn_value_heads",
+                  "gdn_key_head_dim",
+                  "gdn_value_head_dim",
+                  "gdn_conv_kernel",
+                  "gdn_chunk_tokens",
+                  "attention_output_gate"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
   m.num_layers = r.integer("num_layers");
@@ -133,6 +140,13 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.mamba_groups = r.integer("mamba_groups", 0);
   m.mamba_conv_kernel = r.integer("mamba_conv_kernel", 4);
   m.mamba_chunk_tokens = r.integer("mamba_chunk_tokens", 128);
+  m.gdn_key_heads = r.integer("gdn_key_heads", 0);
+  m.gdn_value_heads = r.integer("gdn_value_heads", 0);
+  m.gdn_key_head_dim = r.integer("gdn_key_head_dim", 0);
+  m.gdn_value_head_dim = r.integer("gdn_value_head_dim", 0);
+  m.gdn_conv_kernel = r.integer("gdn_conv_kernel", 4);
+  m.gdn_chunk_tokens = r.integer("gdn_chunk_tokens", 64);
+  m.attention_output_gate = r.boolean("attention_output_gate", false);
   validate(m, path);
   return m;
 }
@@ -192,6 +206,15 @@ json model_to_json(const ModelSpec& m) {
     j["mamba_conv_kernel"] = m.mamba_conv_kernel;
     j["mamba_chunk_tokens"] = m.mamba_chunk_tokens;
   }
+  if (m.has_gdn()) {
+    j["gdn_key_heads"] = m.gdn_key_heads;
+    j["gdn_value_heads"] = m.gdn_value_heads;
+    j["gdn_key_head_dim"] = m.gdn_key_head_dim;
+    j["gdn_value_head_dim"] = m.gdn_value_head_dim;
+    j["gdn_conv_kernel"] = m.gdn_conv_kernel;
+    j["gdn_chunk_tokens"] = m.gdn_chunk_tokens;
+  }
+  if (m.attention_output_gate) j["attention_output_gate"] = true;
   return j;
 }
 
