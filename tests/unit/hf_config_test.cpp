@@ -519,6 +519,45 @@ TEST(HfConfig, Qwen3NextReadsItsLayerTypesAndRefusesOthers) {
   EXPECT_NE(f.message.find("one type per layer (4"), std::string::npos) << f.message;
 }
 
+TEST(HfConfig, Qwen35IsQwen3NextsLayersInATextConfig) {
+  // Qwen3.5-9B's text_config (model_type qwen3_5_text inside a qwen3_5 checkpoint): 32 decoder
+  // layers, every 4th full attention, a dense gated FFN of 12288 in each. Hand count: gated
+  // DeltaNet 4096·(2·2048 + 2·4096 + 2·32) + 8192·4 + 64 + 128 + 4096·4096 = 67,403,968 (24 of
+  // them); gated attention 4096·8192 + 2·4096·1024 + 4096·4096 = 58,720,256 (8); FFN
+  // 3·4096·12288 = 150,994,944 (32); 64 norms and the final one of 4096; untied 248320·4096
+  // tables twice: 8,953,799,168 (the vision tower is not counted).
+  json text = {{"model_type", "qwen3_5_text"},
+               {"hidden_size", 4096},
+               {"num_hidden_layers", 32},
+               {"intermediate_size", 12288},
+               {"num_attention_heads", 16},
+               {"num_key_value_heads", 4},
+               {"head_dim", 256},
+               {"vocab_size", 248320},
+               {"max_position_embeddings", 262144},
+               {"rms_norm_eps", 1e-6},
+               {"attn_output_gate", true},
+               {"full_attention_interval", 4},
+               {"linear_num_key_heads", 16},
+               {"linear_num_value_heads", 32},
+               {"linear_key_head_dim", 128},
+               {"linear_value_head_dim", 128},
+               {"linear_conv_kernel_dim", 4},
+               {"tie_word_embeddings", false}};
+  const json c = {{"model_type", "qwen3_5"}, {"text_config", text}};
+  const json m = io::model_from_hf_config(c, "qwen3.5-9b.json");
+  std::string pattern;
+  for (int i = 0; i < 8; ++i) pattern += "G-G-G-*-";
+  EXPECT_EQ(m["layer_pattern"], pattern);
+  EXPECT_EQ(count_params(io::read_model(m, "model")).total, 8953799168.0);
+  // Qwen3.5 states its linear-attention shapes; one missing is named, not defaulted.
+  json missing = c;
+  missing["text_config"].erase("linear_num_value_heads");
+  const HfFailure f = hf_failure(missing);
+  EXPECT_EQ(f.path, "hf_config.linear_num_value_heads");
+  EXPECT_NE(f.message.find("required key is missing"), std::string::npos) << f.message;
+}
+
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {
   // A tiny Nemotron-H: Mamba, attention, dense FFN and MoE layers; then LatentMoE and MTP.
   json c = {{"model_type", "nemotron_h"},

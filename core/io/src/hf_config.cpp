@@ -146,7 +146,7 @@ json with_class_defaults(const json& c, const std::string& type) {
          {"sliding_window", 4096},    {"sliding_window_pattern", 6},
          {"rms_norm_eps", 1e-6}};
   } else if (type == "qwen3_next") {
-    // transformers' Qwen3NextConfig (the linear_* and MoE defaults are read where they are used).
+    // transformers' Qwen3NextConfig.
     m = {{"vocab_size", 151936},
          {"hidden_size", 2048},
          {"intermediate_size", 5632},
@@ -159,7 +159,12 @@ json with_class_defaults(const json& c, const std::string& type) {
          {"num_experts", 512},
          {"num_experts_per_tok", 10},
          {"moe_intermediate_size", 512},
-         {"shared_expert_intermediate_size", 512}};
+         {"shared_expert_intermediate_size", 512},
+         {"linear_num_key_heads", 16},
+         {"linear_num_value_heads", 32},
+         {"linear_key_head_dim", 128},
+         {"linear_value_head_dim", 128},
+         {"linear_conv_kernel_dim", 4}};
   } else {
     return c;
   }
@@ -256,15 +261,24 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 }  // namespace
 
 /// Model types whose configs this importer reads as a transformer (every layer attention + FFN)
-/// or, for nemotron_h, as a hybrid of Mamba-2, attention and FFN layers. A family outside this
+/// or, for nemotron_h, qwen3_next and qwen3_5, as a hybrid of Mamba-2 or gated DeltaNet, attention
+/// and FFN layers. A family outside this
 /// list may have layers the importer would not see; it is refused by name rather than read as a
 /// Llama.
 constexpr std::string_view kReadTypes[] = {
-    "llama",       "mistral",     "mixtral",     "qwen2",      "qwen2_moe", "qwen3",
-    "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",    "llama4",    "llama4_text",
-    "gpt_oss",     "phi3",        "gemma",       "gemma2",     "gemma3",    "gemma3_text",
-    "falcon",      "gpt2",        "gpt_neox",    "gptj",       "opt",       "bloom",
-    "gpt_bigcode", "glm4_moe",    "mistral3",    "nemotron_h", "qwen3_next"};
+    "llama",        "mistral",     "mixtral",         "qwen2",      "qwen2_moe",  "qwen3",
+    "qwen3_moe",    "deepseek_v2", "deepseek_v3",     "kimi_k2",    "llama4",     "llama4_text",
+    "gpt_oss",      "phi3",        "gemma",           "gemma2",     "gemma3",     "gemma3_text",
+    "falcon",       "gpt2",        "gpt_neox",        "gptj",       "opt",        "bloom",
+    "gpt_bigcode",  "glm4_moe",    "mistral3",        "nemotron_h", "qwen3_next", "qwen3_5",
+    "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"};
+
+/// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
+/// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
+bool gated_deltanet_family(const std::string& type) {
+  return type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text" ||
+         type == "qwen3_5_moe" || type == "qwen3_5_moe_text";
+}
 
 /// Families with layers flopcast does not model, each with what it lacks.
 struct Unmodelled {
@@ -358,7 +372,8 @@ void read_nemotron_h(const json& c, json& m) {
   read_expert_groups(c, m);
 }
 
-/// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig): each decoder layer is a
+/// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig) and Qwen3.5 (qwen3_5_text,
+/// qwen3_5_moe_text; the same layers, every key stated): each decoder layer is a
 /// mixer, gated DeltaNet ("linear_attention") or gated attention ("full_attention", q_proj
 /// doubled by its output gate), then an FFN: experts where (i + 1) % decoder_sparse_step == 0,
 /// else a dense MLP of intermediate_size. `layer_types` names the mixers, or, absent,
@@ -400,11 +415,11 @@ void read_qwen3_next(const json& c, int layers, json& m) {
   m.erase("moe_layer_interval");
   m.erase("first_dense_layers");
   if (pattern.find('G') != std::string::npos) {
-    m["gdn_key_heads"] = optional_int(c, {"linear_num_key_heads"}, 16);
-    m["gdn_value_heads"] = optional_int(c, {"linear_num_value_heads"}, 32);
-    m["gdn_key_head_dim"] = optional_int(c, {"linear_key_head_dim"}, 128);
-    m["gdn_value_head_dim"] = optional_int(c, {"linear_value_head_dim"}, 128);
-    m["gdn_conv_kernel"] = optional_int(c, {"linear_conv_kernel_dim"}, 4);
+    m["gdn_key_heads"] = required_int(c, {"linear_num_key_heads"});
+    m["gdn_value_heads"] = required_int(c, {"linear_num_value_heads"});
+    m["gdn_key_head_dim"] = required_int(c, {"linear_key_head_dim"});
+    m["gdn_value_head_dim"] = required_int(c, {"linear_value_head_dim"});
+    m["gdn_conv_kernel"] = required_int(c, {"linear_conv_kernel_dim"});
   }
   // Qwen3NextAttention's q_proj always carries the gate; Qwen3.5's configs name it.
   m["attention_output_gate"] = optional_bool(c, "attn_output_gate", true);
@@ -478,7 +493,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
       !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
         type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3" ||
-        type == "qwen3_next");
+        gated_deltanet_family(type));
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -499,7 +514,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
 
   if (type == "nemotron_h") {
     read_nemotron_h(c, m);
-  } else if (type == "qwen3_next") {
+  } else if (gated_deltanet_family(type)) {
     read_experts(c, type, dense_width, m);
     read_qwen3_next(c, layers, m);
   } else {
