@@ -142,24 +142,32 @@ double rope_elements_per_token(const ModelSpec& m, int tp) {
 
 namespace {
 
-/// A Mamba-2 mixer's widths on one TP rank: heads, groups, d_in = heads·P and G·N.
+/// A Mamba-2 mixer on one TP rank: heads, groups, d_in = heads·P, G·N, head size P, state N,
+/// chunk Q, and the scan's fp32 per-token traffic units: chunk states 4·H·P·N/Q, dt and its
+/// cumulative decay 8·H, the C·Bᵀ block 4·G·Q.
 struct MambaShard {
-  double heads, groups, di, gn;
+  double heads, groups, di, gn, p, n, q, states, dt, cb;
 };
 MambaShard mamba_shard(const ModelSpec& m, int tp) {
   const double heads = double(m.mamba_heads) / tp, groups = double(m.mamba_groups) / tp;
-  return {heads, groups, heads * m.mamba_head_dim, groups * m.mamba_state_dim};
+  const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
+  return {heads,     groups,        heads * p, groups * n, p, n, q, 4 * heads * p * n / q,
+          8 * heads, 4 * groups * q};
 }
 
-/// A gated DeltaNet mixer's widths on one TP rank: value heads (q and k repeated to them), q/k
-/// width, v width and the conv1d's channels 2·k + v.
+/// A gated DeltaNet mixer on one TP rank: value heads H (q and k repeated to them), q/k width,
+/// v width, the conv1d's channels 2·k + v, head sizes dk and dv, chunk C, and q or k repeated
+/// (H·dk) and v (H·dv) per token.
 struct GdnShard {
-  double heads, k, v, conv;
+  double heads, k, v, conv, kd, vd, c, kh, vh;
+  /// Chunk states per token in k's dtype (`act_bytes`): H·dk·dv·a / C.
+  [[nodiscard]] double states(double act_bytes) const { return heads * kd * vd * act_bytes / c; }
 };
 GdnShard gdn_shard(const ModelSpec& m, int tp) {
-  const double k = double(m.gdn_key_heads) * m.gdn_key_head_dim / tp;
-  const double v = double(m.gdn_value_heads) * m.gdn_value_head_dim / tp;
-  return {double(m.gdn_value_heads) / tp, k, v, 2 * k + v};
+  const double heads = double(m.gdn_value_heads) / tp;
+  const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim;
+  const double k = double(m.gdn_key_heads) * kd / tp, v = heads * vd;
+  return {heads, k, v, 2 * k + v, kd, vd, double(m.gdn_chunk_tokens), heads * kd, heads * vd};
 }
 
 }  // namespace
@@ -172,14 +180,11 @@ std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
 
 ScanWork mamba_scan(const ModelSpec& m, int tp, double act_bytes) {
   const MambaShard r = mamba_shard(m, tp);
-  const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
-  const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
+  const double p = r.p, n = r.n, q = r.q, heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
+  const double states = r.states, dt = r.dt, cb = r.cb;
   ScanWork s;
   s.flops = heads * (4 * n * p + 2 * q * p) + 2 * r.groups * q * n;
-  const double states = 4 * heads * p * n / q;  // fp32 chunk states, per token of the chunk
-  const double dt = 8 * heads;                  // fp32 dt and its cumulative decay
-  const double cb = 4 * r.groups * q;           // fp32 C·Bᵀ block, per token
-  const double conv = 2 * (di + 2 * gn) * a;    // read x, B, C; write them convolved
+  const double conv = 2 * (di + 2 * gn) * a;  // read x, B, C; write them convolved
   const double cumsum = heads * a + dt;
   const double chunk_state = (di + gn) * a + dt + states;
   const double state_passing = 2 * states;
@@ -204,9 +209,8 @@ ScanWork mamba_decode(const ModelSpec& m, int tp, double act_bytes) {
 
 ScanWork mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   const MambaShard r = mamba_shard(m, tp);
-  const double p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_tokens;
-  const double heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
-  const double states = 4 * heads * p * n / q, dt = 8 * heads, cb = 4 * r.groups * q;
+  const double p = r.p, n = r.n, q = r.q, heads = r.heads, di = r.di, gn = r.gn, a = act_bytes;
+  const double states = r.states, dt = r.dt, cb = r.cb;
   ScanWork s;
   // Recomputed chunk states (2·N·P) and C·Bᵀ; the states' gradient, dx (from C·Bᵀ and from the
   // states), dB, dC (2·N·P each), d(C·Bᵀ) (2·Q·P), d(dt·A) (2·Q·P) and C·Bᵀ's two backward
@@ -240,10 +244,8 @@ std::vector<LinearShape> gdn_linears(const ModelSpec& m, int tp) {
 
 ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes) {
   const GdnShard r = gdn_shard(m, tp);
-  const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim, c = m.gdn_chunk_tokens;
-  const double heads = r.heads, a = act_bytes;
-  const double kh = heads * kd, vh = heads * vd;  // q or k repeated to the value heads; v
-  const double states = heads * kd * vd * a / c;  // chunk states (k's dtype), per token
+  const double kd = r.kd, vd = r.vd, c = r.c, heads = r.heads, a = act_bytes;
+  const double kh = r.kh, vh = r.vh, states = r.states(a);
   ScanWork s;
   // Per head and token: K·Kᵀ and the WY products w, u (lower-triangular C×C blocks: C·dk, C·dk,
   // C·dv), the state pass (v_new = u − w·S, S += kᵀ·v_new: 4·dk·dv) and the output (q·S 2·dk·dv,
@@ -265,10 +267,10 @@ ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes) {
 
 ScanWork gdn_decode(const ModelSpec& m, int tp, double act_bytes) {
   const GdnShard r = gdn_shard(m, tp);
-  const double a = act_bytes, state = 4 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim;
+  const double a = act_bytes, state = 4 * r.heads * r.kd * r.vd;
   const double conv = (m.gdn_conv_kernel - 1) * r.conv * a;
   ScanWork s;
-  s.flops = 7 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim;
+  s.flops = 7 * r.heads * r.kd * r.vd;
   s.bytes = 2 * state + 2 * conv + (2 * r.k + 2 * r.v + 2 * r.heads) * a + r.v * a + 3 * r.v * a;
   s.kernels = 3;
   return s;
@@ -276,9 +278,8 @@ ScanWork gdn_decode(const ModelSpec& m, int tp, double act_bytes) {
 
 ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   const GdnShard r = gdn_shard(m, tp);
-  const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim, c = m.gdn_chunk_tokens;
-  const double heads = r.heads, a = act_bytes;
-  const double kh = heads * kd, vh = heads * vd, states = heads * kd * vd * a / c;
+  const double kd = r.kd, vd = r.vd, c = r.c, heads = r.heads, a = act_bytes;
+  const double kh = r.kh, vh = r.vh, states = r.states(a);
   ScanWork s;
   // Per head and token: recomputed w, u (C·dk + C·dv) and states (4·dk·dv); the local dv (C·dk +
   // C·dv); the state gradients and dv (6·dk·dv); dq, dk, dw and ds (6·dk·dv + 2·C·dk + C·dv);
@@ -302,8 +303,7 @@ ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
 
 double gdn_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
   const GdnShard r = gdn_shard(m, tp);
-  return 4 * r.heads * m.gdn_key_head_dim * m.gdn_value_head_dim +
-         (m.gdn_conv_kernel - 1) * r.conv * act_bytes;
+  return 4 * r.heads * r.kd * r.vd + (m.gdn_conv_kernel - 1) * r.conv * act_bytes;
 }
 
 std::vector<LinearShape> recurrent_linears(const ModelSpec& m, int tp) {

@@ -21,8 +21,8 @@ void require_zero(const std::string& p, std::initializer_list<std::pair<const ch
 
 /// The gated DeltaNet shapes of a model with 'G' layers.
 void validate_gdn(const ModelSpec& m, const std::string& p) {
-  check_int(p + "gdn_key_heads", m.gdn_key_heads, 1, 100'000);
-  check_int(p + "gdn_value_heads", m.gdn_value_heads, 1, 100'000);
+  check_int(p + "gdn_key_heads", m.gdn_key_heads, 1, kMaxHeads);
+  check_int(p + "gdn_value_heads", m.gdn_value_heads, 1, kMaxHeads);
   if (m.gdn_value_heads % m.gdn_key_heads != 0) {
     fail(p + "gdn_value_heads",
          "must be a multiple of model.gdn_key_heads (" + std::to_string(m.gdn_key_heads) + ")",
@@ -85,7 +85,7 @@ void validate_hybrid(const ModelSpec& m, const std::string& p) {
   }
   if (m.has_gdn()) validate_gdn(m, p);
   if (!m.has_mamba()) return;
-  check_int(p + "mamba_heads", m.mamba_heads, 1, 100'000);
+  check_int(p + "mamba_heads", m.mamba_heads, 1, kMaxHeads);
   check_int(p + "mamba_head_dim", m.mamba_head_dim, 1, 100'000);
   check_int(p + "mamba_state_dim", m.mamba_state_dim, 1, 100'000);
   check_int(p + "mamba_groups", m.mamba_groups, 1, m.mamba_heads);
@@ -101,9 +101,9 @@ void validate_hybrid(const ModelSpec& m, const std::string& p) {
 
 void validate(const ModelSpec& m, const std::string& path) {
   const std::string p = path + ".";
-  check_int(p + "num_layers", m.num_layers, 1, 1000);
-  check_int(p + "hidden_size", m.hidden_size, 1, 1'000'000);
-  check_int(p + "num_heads", m.num_heads, 1, 100'000);
+  check_int(p + "num_layers", m.num_layers, 1, kMaxLayers);
+  check_int(p + "hidden_size", m.hidden_size, 1, kMaxHiddenSize);
+  check_int(p + "num_heads", m.num_heads, 1, kMaxHeads);
   check_int(p + "num_kv_heads", m.num_kv_heads, 1, m.num_heads);
   if (m.num_heads % m.num_kv_heads != 0) {
     fail(p + "num_kv_heads", "must divide model.num_heads (" + std::to_string(m.num_heads) + ")",

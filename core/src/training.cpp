@@ -1086,18 +1086,6 @@ Step estimate_step(const TrainingSpec& s, int b, const RequestConstants& rc) {
   return out;
 }
 
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int i = 1; 1LL * i * i <= n; ++i) {
-    if (n % i == 0) {
-      out.push_back(i);
-      if (i != n / i) out.push_back(n / i);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<Assumption> assumptions(const TrainingSpec& s) {
   const KernelModel& km = s.kernel;
   std::vector<Assumption> out{
@@ -1138,6 +1126,18 @@ std::vector<Assumption> assumptions(const TrainingSpec& s) {
 }
 
 }  // namespace
+
+std::vector<int> training_detail::divisors(int n) {
+  std::vector<int> out;
+  for (int i = 1; 1LL * i * i <= n; ++i) {
+    if (n % i == 0) {
+      out.push_back(i);
+      if (i != n / i) out.push_back(n / i);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 const TrainingFramework::Scales* TrainingFramework::scales_for(
     std::string_view architecture) const {

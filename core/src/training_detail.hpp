@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-/// Internals shared by training.cpp (time) and training_memory.cpp (parameters and memory).
+/// Internals shared by training.cpp (time), training_memory.cpp (parameters and memory) and
+/// training_search.cpp (its work budget).
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "flopcast/training.hpp"
 
@@ -24,6 +26,9 @@ StageLayers stage_layers(const TrainingSpec& s);
 /// Attention FLOPs per token, forward and backward: 12·L·Hq·d·s over the full square (the
 /// convention of PaLM and Megatron), local layers by their share of attended pairs.
 double attention_flops_per_token(const ModelSpec& m, int seq);
+
+/// The divisors of n ≥ 1, ascending: the micro-batch sizes a per-rank batch of n sequences allows.
+std::vector<int> divisors(int n);
 
 /// Ranks that reduce gradients together: data and context ranks share the weights.
 inline int grad_ranks(const TrainingSpec& s) { return s.dp * s.cp; }

@@ -6,6 +6,7 @@
 
 #include "flopcast/error.hpp"
 #include "search_common.hpp"
+#include "training_detail.hpp"
 
 namespace flopcast {
 using search_detail::check_positive;
@@ -133,11 +134,7 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     if (base.global_batch_size % dp != 0) continue;  // rejected before pricing
     const long long per_rank = base.global_batch_size / dp;
     auto [it, added] = divisor_counts.emplace(per_rank, 0.0);
-    if (added) {
-      for (long long i = 1; i * i <= per_rank; ++i) {
-        if (per_rank % i == 0) it->second += i * i == per_rank ? 1 : 2;
-      }
-    }
+    if (added) it->second = double(training_detail::divisors(static_cast<int>(per_rank)).size());
     pricings += it->second;
   }
   if (pricings > kMaxSearchMicroBatches) {

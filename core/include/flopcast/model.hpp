@@ -34,6 +34,12 @@ constexpr std::string_view to_string(LocalAttention a) noexcept {
   return name_in(kLocalAttentionNames, a);
 }
 
+/// The model reader's bounds on the sizes every other count is built from (validate), shared with
+/// the config importer, which checks them before any arithmetic on them.
+inline constexpr int kMaxLayers = 1000;
+inline constexpr int kMaxHiddenSize = 1'000'000;
+inline constexpr int kMaxHeads = 100'000;
+
 /// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, a gated DeltaNet
 /// (linear-attention) mixer, or nothing (a hybrid model's FFN-only layer).
 enum class Mixer { attention, mamba, gdn, none };

@@ -10,6 +10,7 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/model.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -462,12 +463,12 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const int hidden = required_int(c, {"hidden_size", "n_embd", "d_model"});
   const int heads = required_int(c, {"num_attention_heads", "n_head", "n_heads"});
   // The model reader's bounds, before any arithmetic on them (4 · hidden overflowed an int).
-  check_int(at("hidden_size"), hidden, 1, 1'000'000);
-  check_int(at("num_attention_heads"), heads, 1, 100'000);
+  check_int(at("hidden_size"), hidden, 1, kMaxHiddenSize);
+  check_int(at("num_attention_heads"), heads, 1, kMaxHeads);
   const int layers = required_int(c, {"num_hidden_layers", "n_layer", "num_layers"});
   // The model reader's bound, checked before any per-layer work (2,147,483,647 layers once ran
   // 9.7 s through the local-attention pattern before the model was refused).
-  check_int(at("num_hidden_layers"), layers, 1, 1000);
+  check_int(at("num_hidden_layers"), layers, 1, kMaxLayers);
   m["num_layers"] = layers;
   m["hidden_size"] = hidden;
   m["num_heads"] = heads;
