@@ -66,20 +66,13 @@ std::string format_table(const json& r) {
   if (!mem.at("fits").get<bool>()) {
     // The verdict first, and what would make it fit (as the page says it), before numbers that
     // describe memory the GPUs do not have.
-    double need = 0;
-    for (const char* k : {"weights_GB", "kv_cache_GB", "state_GB", "activations_GB", "reserve_GB"})
-      need += mem.value(k, 0.0);
-    const double budget = mem.at("budget_GB").get<double>();
-    out << "  DOES NOT FIT in the " << num(budget) << " GB memory budget per GPU";
-    if (need > budget) out << ": short by " << num(need - budget) << " GB";
-    out << " (the numbers below assume it did).\n  "
-        << (mem.at("max_batch_size").get<int>() > 0
-                ? "A batch of " + std::to_string(mem.at("max_batch_size").get<int>()) +
-                      " fits at this context. "
-                : std::string("Not even one sequence fits at this context. "))
-        << "To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, tensor "
-           "parallelism above "
-        << tp << ", or a GPU with more memory.\n\n";
+    out << "  DOES NOT FIT in the " << num(mem.at("budget_GB").get<double>())
+        << " GB memory budget per GPU";
+    if (mem.at("short_GB").get<double>() > 0) {
+      out << ": short by " << num(mem.at("short_GB").get<double>()) << " GB";
+    }
+    out << " (the numbers below assume it did).\n  " << mem.at("to_fit").get<std::string>()
+        << "\n\n";
   }
 
   auto line = [&](const std::string& label, const std::string& value, const std::string& unit) {

@@ -121,20 +121,10 @@ function renderVerdict(mem, res) {
     verdict.textContent = '';
     return;
   }
-  const need = ['weights_GB', 'kv_cache_GB', 'state_GB', 'activations_GB', 'reserve_GB'].reduce(
-    (a, k) => a + (Number(mem[k]) || 0),
-    0,
-  );
-  const short = need > mem.budget_GB ? ` — short by ${fmtGB(need - mem.budget_GB)} per GPU` : '';
-  const batch =
-    mem.max_batch_size > 0
-      ? `A batch of ${fmtInt(mem.max_batch_size)} fits at this context. `
-      : 'Not even one sequence fits at this context. ';
-  const tp = res.request?.parallelism?.tp || 1;
+  // The module says what is missing and what would make it fit (memory.short_GB, to_fit).
+  const short = mem.short_GB > 0 ? ` — short by ${fmtGB(mem.short_GB)} per GPU` : '';
   verdict.textContent =
-    `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` +
-    batch +
-    `To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, tensor parallelism above ${tp}, or a GPU with more memory.`;
+    `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` + mem.to_fit;
 }
 
 const MEMORY_PARTS = [

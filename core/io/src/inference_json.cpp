@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Request document <-> InferenceSpec, InferenceResult -> response document (task "inference").
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -162,6 +163,20 @@ json run_inference(const json& request) {
            {"assumptions", assumptions_json(r.assumptions)},
            {"warnings", warnings},
            {"request", std::move(p.resolved)}};
+  if (!m.fits) {
+    // What is missing and what would make it fit, said once for the CLI and the page.
+    const double need =
+        m.weights_bytes + m.kv_cache_bytes + m.state_bytes + m.activations_bytes + m.reserve_bytes;
+    json& mem = out["memory"];
+    mem["short_GB"] = round6(std::max(0.0, need - m.budget_bytes) / kGB);
+    mem["to_fit"] = (m.max_batch_size > 0 ? "A batch of " + std::to_string(m.max_batch_size) +
+                                                " fits at this context. "
+                                          : std::string("Not even one sequence fits at this "
+                                                        "context. ")) +
+                    "To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, "
+                    "tensor parallelism above " +
+                    std::to_string(s.tp) + ", or a GPU with more memory.";
+  }
   add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
   if (p.price.usd > 0) {
     // The cheapest batch at this context: the largest that fits (null when none does).
