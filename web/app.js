@@ -112,7 +112,7 @@ const BOUND_LABELS = {
  * A setup that does not fit in memory has no latency: its headline numbers would describe memory
  * the GPUs do not have, so the verdict and what would make it fit replace them.
  */
-function renderVerdict(mem, res) {
+function renderVerdict(mem) {
   const unfit = mem.fits === false;
   $('headline').hidden = unfit;
   const verdict = $('unfit-verdict');
@@ -342,7 +342,7 @@ function renderResult(res) {
     (replicas > 1 ? `across ${replicas} replicas` : 'one replica') + costText(res) + energyText(res.energy);
 
   renderMemory(res.memory || {}, res);
-  renderVerdict(res.memory || {}, res);
+  renderVerdict(res.memory || {});
   const bd = Array.isArray(res.breakdown) ? res.breakdown : [];
   renderPhase(
     'prefill',
