@@ -450,7 +450,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
       {"jamba", "Mamba-1 layers"},
       {"kimi_linear", "Kimi Delta Attention"},
       {"falcon_h1", "parallel attention + Mamba-2"},
-      {"granitemoehybrid", "Mamba-2 layers"},
+      {"bamba", "Mamba-2 layers"},
       {"deepseek_v32", "DeepSeek sparse attention"},
   };
   for (const auto& [type, lacks] : refused) {
@@ -556,6 +556,46 @@ TEST(HfConfig, Qwen35IsQwen3NextsLayersInATextConfig) {
   const HfFailure f = hf_failure(missing);
   EXPECT_EQ(f.path, "hf_config.linear_num_value_heads");
   EXPECT_NE(f.message.find("required key is missing"), std::string::npos) << f.message;
+}
+
+TEST(HfConfig, Granite4HybridIsMambaAndAttentionEachWithExperts) {
+  // transformers' documentation example of a GraniteMoeHybrid config: 8 decoder layers (6 Mamba-2,
+  // 2 attention), each followed by 8 experts (top 2) beside a shared MLP; NoPE attention. Hand
+  // count: Mamba-2 (d_in 8·128 = 1024, 1 group of 128): in_proj 512·(2·1024 + 2·128 + 8) +
+  // conv1d (1024 + 256)·5 + 3·8 + norm 1024 + out_proj 1024·512 = 1,715,480 (6 of them);
+  // attention 4·512·512 = 1,048,576 (2); an FFN layer 8 · 3·512·1024 + router 512·8 + shared
+  // 3·512·512 = 13,373,440 (8); 16 norms and the final one of 512; the tied 49152·512 table:
+  // 144,552,080.
+  const json c = json::parse(R"({
+    "architectures": ["GraniteMoeHybridForCausalLM"], "attention_bias": false,
+    "hidden_size": 512, "intermediate_size": 1024,
+    "layer_types": ["mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "attention"],
+    "mamba_chunk_size": 256, "mamba_conv_bias": true, "mamba_d_conv": 4, "mamba_d_head": 128,
+    "mamba_d_state": 128, "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 8,
+    "mamba_proj_bias": false, "max_position_embeddings": 4096, "model_type": "granitemoehybrid",
+    "num_attention_heads": 8, "num_experts_per_tok": 2, "num_hidden_layers": 8,
+    "num_key_value_heads": 8, "num_local_experts": 8, "position_embedding_type": "nope",
+    "rms_norm_eps": 1e-05, "shared_intermediate_size": 512, "tie_word_embeddings": true,
+    "vocab_size": 49152})");
+  const json m = io::model_from_hf_config(c, "granite.json");
+  EXPECT_EQ(m["layer_pattern"], "MEMEME*EMEMEME*E");
+  EXPECT_EQ(m["position_embedding"], "none");
+  EXPECT_EQ(m["shared_expert_intermediate_size"], 512);
+  EXPECT_EQ(count_params(io::read_model(m, "model")).total, 144552080.0);
+  // Without experts the shared MLP is each layer's dense FFN; mamba_d_head "auto" is
+  // mamba_expand · hidden / heads.
+  json dense = c;
+  dense["num_local_experts"] = 0;
+  dense["mamba_d_head"] = "auto";
+  const json d = io::model_from_hf_config(dense, "granite.json");
+  EXPECT_EQ(d["layer_pattern"], "M-M-M-*-M-M-M-*-");
+  EXPECT_EQ(d["intermediate_size"], 512);
+  EXPECT_EQ(d["mamba_head_dim"], 128);
+  json biased = c;
+  biased["mamba_proj_bias"] = true;
+  const HfFailure f = hf_failure(biased);
+  EXPECT_EQ(f.code, "not_modelled");
+  EXPECT_EQ(f.path, "hf_config.mamba_proj_bias");
 }
 
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {

@@ -13,7 +13,9 @@ namespace flopcast {
 
 enum class FfnKind { gated, plain };         ///< SwiGLU-style (gate, up, down) or plain (up, down)
 enum class NormKind { rmsnorm, layernorm };  ///< RMSNorm: weight only; LayerNorm: weight + bias
-enum class PositionEmbedding { rope, learned };
+/// How positions enter: rotary (its elementwise cost per token), a learned table (its weights),
+/// or none (NoPE: Granite 4.0's hybrid models, whose Mamba layers carry position).
+enum class PositionEmbedding { rope, learned, none };
 /// Local attention of the windowed layers: a sliding window of the last W tokens (Mistral v0.1,
 /// Gemma 2/3, gpt-oss), or fixed chunks of W tokens attended causally within the chunk (Llama 4).
 enum class LocalAttention { sliding, chunked };
@@ -21,8 +23,10 @@ inline constexpr std::array<Named<FfnKind>, 2> kFfnNames{
     {{"gated", FfnKind::gated}, {"plain", FfnKind::plain}}};
 inline constexpr std::array<Named<NormKind>, 2> kNormNames{
     {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}}};
-inline constexpr std::array<Named<PositionEmbedding>, 2> kPositionEmbeddingNames{
-    {{"rope", PositionEmbedding::rope}, {"learned", PositionEmbedding::learned}}};
+inline constexpr std::array<Named<PositionEmbedding>, 3> kPositionEmbeddingNames{
+    {{"rope", PositionEmbedding::rope},
+     {"learned", PositionEmbedding::learned},
+     {"none", PositionEmbedding::none}}};
 inline constexpr std::array<Named<LocalAttention>, 2> kLocalAttentionNames{
     {{"sliding", LocalAttention::sliding}, {"chunked", LocalAttention::chunked}}};
 constexpr std::string_view to_string(FfnKind k) noexcept { return name_in(kFfnNames, k); }

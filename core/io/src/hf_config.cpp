@@ -272,7 +272,7 @@ constexpr std::string_view kReadTypes[] = {
     "gpt_oss",      "phi3",        "gemma",           "gemma2",     "gemma3",     "gemma3_text",
     "falcon",       "gpt2",        "gpt_neox",        "gptj",       "opt",        "bloom",
     "gpt_bigcode",  "glm4_moe",    "mistral3",        "nemotron_h", "qwen3_next", "qwen3_5",
-    "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"};
+    "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "granitemoehybrid"};
 
 /// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
 /// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
@@ -290,7 +290,6 @@ constexpr Unmodelled kUnmodelledTypes[] = {
     {"mamba", "Mamba-1 layers"},
     {"mamba2", "an all-Mamba-2 stack without attention layers"},
     {"falcon_h1", "parallel attention + Mamba-2 layers (one block runs both)"},
-    {"granitemoehybrid", "Mamba-2 layers in layer_types"},
     {"bamba", "Mamba-2 layers in attn_layer_indices"},
     {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
     {"minimax", "lightning linear-attention layers"},
@@ -431,6 +430,68 @@ void read_qwen3_next(const json& c, int layers, json& m) {
   }
 }
 
+/// IBM Granite 4.0 hybrid (model_type granitemoehybrid, transformers' GraniteMoeHybridConfig):
+/// each decoder layer is a mixer, Mamba-2 ("mamba") or attention ("attention") as `layer_types`
+/// lists them, then an FFN: num_local_experts routed experts of intermediate_size beside a
+/// shared gated MLP of shared_intermediate_size, or that shared MLP alone without experts.
+/// flopcast writes each decoder layer as two pattern layers ("ME" / "*E", "M-" / "*-"). Every
+/// Mamba shape must be stated; biased Mamba projections are refused.
+void read_granite_hybrid(const json& c, int layers, json& m) {
+  const auto it = c.find("layer_types");
+  if (it == c.end() || !it->is_array() || static_cast<int>(it->size()) != layers) {
+    throw SpecError(at("layer_types"), "must list one type per layer (" + std::to_string(layers) +
+                                           ", num_hidden_layers)");
+  }
+  const bool experts = optional_int(c, {"num_local_experts"}, 0) > 0;
+  std::string pattern;
+  for (int i = 0; i < layers; ++i) {
+    const json& t = (*it)[static_cast<std::size_t>(i)];
+    const std::string name = t.is_string() ? t.get<std::string>() : detail::describe_value(t);
+    if (name != "mamba" && name != "attention") {
+      throw NotModelledError(at("layer_types") + "[" + std::to_string(i) + "]",
+                             "\"" + name + "\" layers are not modelled (mamba, attention)");
+    }
+    pattern += name == "mamba" ? 'M' : '*';
+    pattern += experts ? 'E' : '-';
+  }
+  m["num_layers"] = 2 * layers;
+  m["layer_pattern"] = pattern;
+  m.erase("moe_layer_interval");
+  m.erase("first_dense_layers");
+  m.erase("dense_intermediate_size");
+  const int shared = required_int(c, {"shared_intermediate_size"});
+  if (experts) {
+    m["num_experts"] = required_int(c, {"num_local_experts"});
+    m["experts_per_token"] = required_int(c, {"num_experts_per_tok"});
+    m["intermediate_size"] = required_int(c, {"intermediate_size"});
+    m["shared_experts"] = 1;
+    m["shared_expert_intermediate_size"] = shared;
+  } else {
+    m["intermediate_size"] = shared;  // the shared MLP is the dense FFN
+  }
+  if (optional_bool(c, "mamba_proj_bias", false)) {
+    throw NotModelledError(at("mamba_proj_bias"), "biased Mamba projections are not modelled");
+  }
+  if (pattern.find('M') != std::string::npos) {
+    const int heads = required_int(c, {"mamba_n_heads"});
+    m["mamba_heads"] = heads;
+    // GraniteMoeHybridConfig's mamba_d_head "auto": mamba_expand · hidden / heads.
+    const auto d = c.find("mamba_d_head");
+    m["mamba_head_dim"] = d != c.end() && d->is_number()
+                              ? detail::as_int(*d, at("mamba_d_head"))
+                              : required_int(c, {"mamba_expand"}) *
+                                    required_int(c, {"hidden_size"}) / std::max(1, heads);
+    m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
+    m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
+    m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
+    m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
+  }
+  if (optional_string(c, "position_embedding_type", at("position_embedding_type"), "rope") ==
+      "nope") {
+    m["position_embedding"] = "none";
+  }
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -515,6 +576,8 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
 
   if (type == "nemotron_h") {
     read_nemotron_h(c, m);
+  } else if (type == "granitemoehybrid") {
+    read_granite_hybrid(c, layers, m);
   } else if (gated_deltanet_family(type)) {
     read_experts(c, type, dense_width, m);
     read_qwen3_next(c, layers, m);
