@@ -47,10 +47,14 @@ std::pair<double, double> band_of(const std::map<std::string, std::vector<double
     const double q = rule.scale * source_weighted_percentile(size, 100 - 2 * rule.tail);
     return {-q, q};
   }
-  // As estimates give it: a band always holds its estimate (slowness 0).
-  const double lo = std::min(0.0, source_weighted_percentile(by_source, rule.tail));
-  const double hi = std::max(0.0, source_weighted_percentile(by_source, 100 - rule.tail));
-  return {rule.scale * lo, rule.scale * hi};
+  // Where the rows lie, not stretched to the estimate: a band whose edge is the estimate says
+  // nothing on that side (Tier 0 is faster than every measurement: its band lies above it).
+  // Scaled about its middle, or about the estimate.
+  const double lo = source_weighted_percentile(by_source, rule.tail);
+  const double hi = source_weighted_percentile(by_source, 100 - rule.tail);
+  if (rule.about_estimate) return {rule.scale * lo, rule.scale * hi};
+  const double mid = (lo + hi) / 2, half = rule.scale * (hi - lo) / 2;
+  return {mid - half, mid + half};
 }
 
 BandCheck check_band_rule(const std::map<std::string, std::vector<double>>& by_source,
@@ -88,8 +92,10 @@ std::map<std::string, BandRule> band_rules(
       for (int i = 0; i <= steps; ++i) {
         const double w = kMinScale + i * kScaleStep;
         for (double tail : kTails) {
-          for (bool symmetric : {false, true}) {
-            const BandRule rule{tail, w, symmetric};
+          // About the middle, about the estimate, symmetric.
+          for (const BandRule rule :
+               {BandRule{tail, w, false, false}, BandRule{tail, w, false, true},
+                BandRule{tail, w, true, false}}) {
             const BandCheck c = check_band_rule(by_source, rule);
             if (c.coverage >= kTargetCoverage && c.mean_width < best_width - 1e-12) {
               best_width = c.mean_width;

@@ -18,13 +18,16 @@ double source_weighted_percentile(const std::map<std::string, std::vector<double
                                   double p);
 
 /// How an 80 % band of slowness ln(measured time / predicted time) is drawn from residuals
-/// (sources weighted alike): the `tail` and 100 − `tail` percentiles, stretched to hold 0 (the
-/// estimate); or, `symmetric`, ±(the 100 − 2·`tail` percentile of |slowness|), for sources that
-/// disagree in sign; then scaled `scale` times about the estimate (which it always holds).
+/// (sources weighted alike): the `tail` and 100 − `tail` percentiles, scaled `scale` times about
+/// their middle, or about the estimate (`about_estimate`: both edges times `scale`); a band need
+/// not hold its estimate (where every row is slower, it lies above it). Or, `symmetric`,
+/// ±`scale`·(the 100 − 2·`tail` percentile of |slowness|) about the estimate, for sources that
+/// disagree in sign.
 struct BandRule {
   double tail = 10;  ///< percent
   double scale = 1;
   bool symmetric = false;
+  bool about_estimate = false;
 };
 /// The band [low, high] of `rule` over residuals by source.
 std::pair<double, double> band_of(const std::map<std::string, std::vector<double>>& by_source,

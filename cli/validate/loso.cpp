@@ -631,6 +631,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
                    {"tail_percent", rule.tail},
                    {"scale", round6(rule.scale)},
                    {"symmetric", rule.symmetric},
+                   {"about_estimate", rule.about_estimate},
                    {"sources", by_source.size()},
                    {"rows", rows},
                    {"coverage_loso", coverage(by_kind[kind])}};

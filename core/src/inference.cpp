@@ -582,13 +582,12 @@ struct Accumulator {
       item.flops += weight * op.flops.value;
       item.bytes += weight * op.bytes.value;
       if (op.bound == Bound::compute) item.bound = Bound::compute;
-      // A band holds its estimate: where an op's measured errors all lean one way (Tier 0 slower
-      // than every measurement), its band reaches from the estimate to where they lie.
+      // Where an op's measured errors lie: where they all lean one way (Tier 0 faster than every
+      // measurement) its band lies on that side of the estimate.
       BandFactors& f = factors_[at];
       if (!f.valid || f.log_p10 != op.log_residual_p10 || f.log_p90 != op.log_residual_p90) {
         f = {true, op.log_residual_p10, op.log_residual_p90,
-             std::exp(std::min(op.log_residual_p10, 0.0)),
-             std::exp(std::max(op.log_residual_p90, 0.0))};
+             std::exp(op.log_residual_p10), std::exp(op.log_residual_p90)};
       }
       low_s += weight * op.time.value * f.low;
       high_s += weight * op.time.value * f.high;

@@ -115,8 +115,8 @@ void check_bands(const json& doc) {
   if (!bands.is_object()) throw SpecError("bands", "must be an object");
   for (const auto& [kind, b] : bands.items()) {
     ObjectReader br(b, "bands." + kind,
-                    {"slow_p10", "slow_p90", "tail_percent", "scale", "symmetric", "sources",
-                     "rows", "coverage_loso", "slow_median"});
+                    {"slow_p10", "slow_p90", "tail_percent", "scale", "symmetric", "about_estimate",
+                     "sources", "rows", "coverage_loso", "slow_median"});
     const double lo = br.number("slow_p10"), hi = br.number("slow_p90");
     if (!(lo <= hi)) fail("bands." + kind + ".slow_p10", "must be <= slow_p90", lo);
   }
@@ -201,9 +201,10 @@ void warn_band_coverage(const std::string& figure, const E2EBand& band,
 namespace flopcast::io::detail {
 
 double band_edge_factor(const E2EBand& band, bool rate, bool low) {
-  // A band always holds its estimate: where the measured errors all lean one way (Tier 0 is
-  // faster than every measurement), the band reaches from the estimate to where they lie.
-  const double p10 = std::min(band.slow_p10, 0.0), p90 = std::max(band.slow_p90, 0.0);
+  // Where the measured rows lie: where they all lean one way (Tier 0 is faster than every
+  // measurement) the band lies on that side of the estimate, not from it (an edge at the estimate
+  // would say nothing on that side).
+  const double p10 = band.slow_p10, p90 = band.slow_p90;
   // slow_* is log(measured / estimate) of a time; a rate's edges are the times' mirrored.
   return std::exp(low ? (rate ? -p90 : p10) : (rate ? -p10 : p90));
 }

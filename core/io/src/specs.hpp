@@ -90,7 +90,8 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e);
 json engine_profile_to_json(const EngineProfile& e);
 
 /// One edge of `band` as a factor of the estimate: the low edge when `low`, of a rate when `rate`
-/// (a rate is slow when it is low). The band always holds the estimate.
+/// (a rate is slow when it is low). It need not hold the estimate: Tier 0 lies below every
+/// measured time, and its band above it.
 double band_edge_factor(const E2EBand& band, bool rate, bool low);
 /// {"low", "high"} of a time `value` under `band`, or of a rate when `rate` (a rate is slow when
 /// it is low).
