@@ -162,6 +162,15 @@ struct GdnShard {
   double heads, k, v, conv, kd, vd, c, kh, vh;
   /// Chunk states per token in k's dtype (`act_bytes`): H·dk·dv·a / C.
   [[nodiscard]] double states(double act_bytes) const { return heads * kd * vd * act_bytes / c; }
+  /// The WY step per token, in the forward and again in the backward: k, v, β, g (fp32) in; w, u
+  /// and the C×C block A out.
+  [[nodiscard]] double wy_bytes(double a) const {
+    return 2 * (kh + vh) * a + heads * a + 4 * heads + heads * c * a;
+  }
+  /// The chunk-state pass per token, forward and recomputed: k, w, u, g in; states, v_new out.
+  [[nodiscard]] double state_pass_bytes(double a) const {
+    return (2 * kh + vh) * a + 4 * heads + states(a) + vh * a;
+  }
 };
 GdnShard gdn_shard(const ModelSpec& m, int tp) {
   const double heads = double(m.gdn_value_heads) / tp;
@@ -256,11 +265,10 @@ ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes) {
   const double repeat = (2 * r.k + 2 * kh) * a;    // q and k repeated to the value heads
   const double gates = 2 * heads * a + 5 * heads;  // alpha, beta in; g (fp32), beta out
   const double cumsum = 8 * heads;                 // g in and out, fp32
-  const double intra = 2 * (kh + vh) * a + heads * a + 4 * heads + heads * c * a;  // → w, u, A
-  const double fwd_h = (2 * kh + vh) * a + 4 * heads + states + vh * a;            // → h, v_new
-  const double fwd_o = (2 * kh + vh) * a + states + 4 * heads + vh * a;            // → o
-  const double norm = 3 * vh * a;                                                  // o, z in; out
-  s.bytes = conv + l2norm + repeat + gates + cumsum + intra + fwd_h + fwd_o + norm;
+  const double fwd_o = (2 * kh + vh) * a + states + 4 * heads + vh * a;  // q, k, v_new, h → o
+  const double norm = 3 * vh * a;                                        // o, z in; out
+  s.bytes = conv + l2norm + repeat + gates + cumsum + r.wy_bytes(a) + r.state_pass_bytes(a) +
+            fwd_o + norm;
   s.kernels = 9;
   return s;
 }
@@ -285,10 +293,9 @@ ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   // C·dv); the state gradients and dv (6·dk·dv); dq, dk, dw and ds (6·dk·dv + 2·C·dk + C·dv);
   // the WY representation's backward (2·C·dk + 2·C·dv).
   s.flops = heads * (16 * kd * vd + 6 * c * kd + 5 * c * vd);
-  const double w_u = 2 * (kh + vh) * a + heads * a + heads * c * a + 4 * heads;
-  const double fwd_h = (2 * kh + vh) * a + 4 * heads + states + vh * a;
-  const double dv_local = (2 * kh + 2 * vh) * a + 4 * heads;      // q, k, do → dv
-  const double dhu = (3 * kh + 3 * vh) * a + 4 * heads + states;  // q, k, w, do, dv → dh, dv2
+  const double recompute = r.wy_bytes(a) + r.state_pass_bytes(a);  // w, u and the states again
+  const double dv_local = (2 * kh + 2 * vh) * a + 4 * heads;       // q, k, do → dv
+  const double dhu = (3 * kh + 3 * vh) * a + 4 * heads + states;   // q, k, w, do, dv → dh, dv2
   const double dqkwg = (3 * kh + 3 * vh) * a + 2 * states + 4 * heads + 3 * kh * a + 4 * heads;
   const double wy = 2 * (kh + vh) * a + heads * a + heads * c * a + (kh + vh) * a + 8 * heads +
                     (kh + vh) * a + heads * a;  // k, v, β, A, g, dw, du → dk, dv, dβ, dg
@@ -296,7 +303,7 @@ ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   const double inputs = 2 * (2 * r.k + 2 * kh) * a + 4 * r.k * a + 2 * heads * a + 5 * heads;
   const double conv = 3 * r.conv * a;  // input and output gradient in, input gradient out
   const double norm = 5 * vh * a;      // o, z, gradient in; do, dz out
-  s.bytes = w_u + fwd_h + dv_local + dhu + dqkwg + wy + adds + inputs + conv + norm;
+  s.bytes = recompute + dv_local + dhu + dqkwg + wy + adds + inputs + conv + norm;
   s.kernels = 14;
   return s;
 }

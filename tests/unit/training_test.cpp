@@ -653,6 +653,30 @@ TEST(TrainingHybrid, MambaScanIsPricedAsItsTraffic) {
   EXPECT_EQ(breakdown_ms(r, "forward", "mlp"), 0.0);  // no '-' layer
 }
 
+TEST(TrainingHybrid, GatedDeltaNetIsPricedAsItsTraffic) {
+  // Qwen3-Next on 8 H100 (DP 8), one 4,096-token micro-batch per GPU, Tier 0 (the step's memory
+  // does not fit; the times are what they would be). Per token a gated DeltaNet layer (32 value
+  // heads of 128, q and k 2048 wide, v 4096, conv 8192 channels, chunks of 64, bf16 chunk states
+  // 32·128·128·2/64 = 16,384 B) moves forward: conv1d 2·8192·2 = 32,768; L2 norm 4·2048·2 =
+  // 16,384; repeat (4096 + 8192)·2 = 24,576; gates 2·32·2 + 5·32 = 288; cumsum 256; the WY step
+  // 2·8192·2 + 64 + 128 + 32·64·2 = 37,056; the state pass 12,288·2 + 128 + 16,384 + 8,192 =
+  // 49,280; the output 49,280; the gated norm 3·4096·2 = 24,576: 234,464 B. 4,096 tokens at 0.85 ·
+  // 3,350 GB/s = 337.266 us + 9 kernels · 2 us; · 36 layers · 8 micro-batches = 102.317 ms.
+  // Backward: the WY step and state pass again 86,336; local dv (2·4096 + 2·4096)·2 + 128 =
+  // 32,896; the state gradients 49,152 + 128 + 16,384 = 65,664; dq, dk, dw, dg 49,152 + 32,768 +
+  // 128 + 24,576 + 128 = 106,752; the WY backward 32,768 + 64 + 4,096 + 16,384 + 256 + 16,384 + 64
+  // = 70,016; the sums and reverse cumsum 24,576 + 384 + 256 = 25,216; the input steps
+  // 2·(4096 + 8192)·2 + 16,384 + 128 + 160 = 65,824; conv1d 3·8192·2 = 49,152; norm 5·4096·2 =
+  // 40,960: 542,816 B (2.32x the forward). 780.816 us + 14 kernels · 2 us; · 36 · 8 = 232.939 ms.
+  json req = request();
+  req["model"] = "qwen3-next-80b-a3b";
+  const json r = io::run(req);
+  EXPECT_NEAR(breakdown_ms(r, "forward", "gdn_scan"), 102.317, 2e-3);
+  EXPECT_NEAR(breakdown_ms(r, "backward", "gdn_scan"), 232.939, 4e-3);
+  EXPECT_GT(breakdown_ms(r, "forward", "gdn_in_proj"), 0.0);
+  EXPECT_EQ(breakdown_ms(r, "forward", "mamba_scan"), 0.0);
+}
+
 TEST(TrainingHybrid, AttentionOnlyWhereThePatternAttends) {
   // Nano's 6 attention layers cost what 6 layers of the same attention cost in a transformer:
   // the attention kernel time scales with the layers that attend (Tier 0, same shapes).
