@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target over the JSON entry point and the link decoder. Any input must give a valid
-// envelope: ok with a result that satisfies its task's invariants, or an error with a message.
-// Neither io::handle nor io::decode_link may throw.
+// libFuzzer target over the JSON entry point, the link decoder and the Hugging Face config
+// importer. Any input must give a valid envelope: ok with a result that satisfies its task's
+// invariants, or an error with a message. Neither io::handle nor io::decode_link may throw; the
+// importer throws only flopcast's named errors.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -9,7 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/io/specs.hpp"
 #include "invariants.hpp"
 
 namespace {
@@ -43,8 +46,8 @@ void check_envelope(const std::string& text) {
   if (ok->get<bool>()) {
     const auto result = env.find("result");
     if (result == env.end()) __builtin_trap();
-    // Each task's own invariants: finite, positive times, MFU and HFU <= 1, each point inside its
-    // band, null latencies only when saturated (tests/common/invariants.hpp).
+    // Each task's own invariants: finite, positive times, MFU and HFU <= 1, each band ordered and
+    // within 100x of its point, null latencies only when saturated (tests/common/invariants.hpp).
     if (!flopcast::test::violation(*result).empty()) __builtin_trap();
     const auto task = result->find("task");
     ++outcomes()
@@ -73,6 +76,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     __builtin_trap();  // handle() is documented never to throw
   }
   check_envelope(envelope);
+
+  // The Hugging Face config importer: a named error or a model the reader accepts.
+  const json config = json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (config.is_object()) {
+    try {
+      (void)flopcast::io::read_model(flopcast::io::model_from_hf_config(config), "model");
+      ++outcomes().counts["hf_config model"];
+    } catch (const flopcast::Error&) {
+      ++outcomes().counts["hf_config error"];  // SpecError, NotModelledError: named
+    } catch (...) {
+      __builtin_trap();  // anything else (a json exception, a bad_alloc) is a defect
+    }
+  }
 
   try {
     const json decoded = flopcast::io::decode_link(input);

@@ -591,6 +591,8 @@ TEST(HfConfig, Granite4HybridIsMambaAndAttentionEachWithExperts) {
   EXPECT_EQ(d["layer_pattern"], "M-M-M-*-M-M-M-*-");
   EXPECT_EQ(d["intermediate_size"], 512);
   EXPECT_EQ(d["mamba_head_dim"], 128);
+  dense["mamba_expand"] = 1000000000;  // bounded before it multiplies the hidden size
+  EXPECT_EQ(hf_failure(dense).path, "hf_config.mamba_expand");
   json biased = c;
   biased["mamba_proj_bias"] = true;
   const HfFailure f = hf_failure(biased);

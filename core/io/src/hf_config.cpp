@@ -266,13 +266,40 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 /// and FFN layers. A family outside this
 /// list may have layers the importer would not see; it is refused by name rather than read as a
 /// Llama.
-constexpr std::string_view kReadTypes[] = {
-    "llama",        "mistral",     "mixtral",         "qwen2",      "qwen2_moe",  "qwen3",
-    "qwen3_moe",    "deepseek_v2", "deepseek_v3",     "kimi_k2",    "llama4",     "llama4_text",
-    "gpt_oss",      "phi3",        "gemma",           "gemma2",     "gemma3",     "gemma3_text",
-    "falcon",       "gpt2",        "gpt_neox",        "gptj",       "opt",        "bloom",
-    "gpt_bigcode",  "glm4_moe",    "mistral3",        "nemotron_h", "qwen3_next", "qwen3_5",
-    "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "granitemoehybrid"};
+constexpr std::string_view kReadTypes[] = {"llama",
+                                           "mistral",
+                                           "mixtral",
+                                           "qwen2",
+                                           "qwen2_moe",
+                                           "qwen3",
+                                           "qwen3_moe",
+                                           "deepseek_v2",
+                                           "deepseek_v3",
+                                           "kimi_k2",
+                                           "llama4",
+                                           "llama4_text",
+                                           "gpt_oss",
+                                           "phi3",
+                                           "gemma",
+                                           "gemma2",
+                                           "gemma3",
+                                           "gemma3_text",
+                                           "falcon",
+                                           "gpt2",
+                                           "gpt_neox",
+                                           "gptj",
+                                           "opt",
+                                           "bloom",
+                                           "gpt_bigcode",
+                                           "glm4_moe",
+                                           "mistral3",
+                                           "nemotron_h",
+                                           "qwen3_next",
+                                           "qwen3_5",
+                                           "qwen3_5_text",
+                                           "qwen3_5_moe",
+                                           "qwen3_5_moe_text",
+                                           "granitemoehybrid"};
 
 /// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
 /// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
@@ -475,12 +502,16 @@ void read_granite_hybrid(const json& c, int layers, json& m) {
   if (pattern.find('M') != std::string::npos) {
     const int heads = required_int(c, {"mamba_n_heads"});
     m["mamba_heads"] = heads;
-    // GraniteMoeHybridConfig's mamba_d_head "auto": mamba_expand · hidden / heads.
+    // GraniteMoeHybridConfig's mamba_d_head "auto": mamba_expand · hidden / heads (hidden is
+    // bounded already; the expansion before it multiplies).
     const auto d = c.find("mamba_d_head");
-    m["mamba_head_dim"] = d != c.end() && d->is_number()
-                              ? detail::as_int(*d, at("mamba_d_head"))
-                              : required_int(c, {"mamba_expand"}) *
-                                    required_int(c, {"hidden_size"}) / std::max(1, heads);
+    if (d != c.end() && d->is_number()) {
+      m["mamba_head_dim"] = detail::as_int(*d, at("mamba_d_head"));
+    } else {
+      const int expand = required_int(c, {"mamba_expand"});
+      check_int(at("mamba_expand"), expand, 1, 64);
+      m["mamba_head_dim"] = expand * required_int(c, {"hidden_size"}) / std::max(1, heads);
+    }
     m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
     m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
     m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
