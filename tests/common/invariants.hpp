@@ -40,15 +40,16 @@ inline std::string positive(const json& r, const char* key, const std::string& t
   return {};
 }
 
-/// {low, high} is ordered, not negative and near `point`: a band lies where measured rows lie, which
-/// need not hold the estimate (Tier 0 is faster than every measurement), but an 80 % band more
-/// than 100x from its estimate is no estimate.
+/// {low, high} is ordered, not negative and near `point`: a band lies where measured rows lie,
+/// which need not hold the estimate (Tier 0 is faster than every measurement), but an 80 % band
+/// more than 100x from its estimate is no estimate.
 inline std::string holds(const json& band, double point, const std::string& path) {
   if (!band.is_object() || !band.contains("low") || !band.contains("high")) return {};
   const double lo = band.at("low").get<double>(), hi = band.at("high").get<double>();
   if (!(lo <= hi)) return path + ": band low > high";
   if (!(lo >= 0)) return path + ": band low < 0";
-  if (point > 0 && (hi < point / 100 || lo > point * 100)) return path + ": band 100x off its point";
+  if (point > 0 && (hi < point / 100 || lo > point * 100))
+    return path + ": band 100x off its point";
   return {};
 }
 
