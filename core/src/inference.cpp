@@ -586,8 +586,8 @@ struct Accumulator {
       // measurement) its band lies on that side of the estimate.
       BandFactors& f = factors_[at];
       if (!f.valid || f.log_p10 != op.log_residual_p10 || f.log_p90 != op.log_residual_p90) {
-        f = {true, op.log_residual_p10, op.log_residual_p90,
-             std::exp(op.log_residual_p10), std::exp(op.log_residual_p90)};
+        f = {true, op.log_residual_p10, op.log_residual_p90, std::exp(op.log_residual_p10),
+             std::exp(op.log_residual_p90)};
       }
       low_s += weight * op.time.value * f.low;
       high_s += weight * op.time.value * f.high;
