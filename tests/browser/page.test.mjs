@@ -841,6 +841,28 @@ test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async ()
   await p.done();
 });
 
+// Issue 42: Qwen3-Next's published config imports as gated DeltaNet and gated-attention layers;
+// at TP 2 its KV is the 12 attention layers' (12 · 2 · 1 KV head · 256 · 2 B = 12,288 B a token)
+// and its state the 36 DeltaNet layers' (36 · (16 · 128 · 128 · 4 + 3 · 4096 · 2) B).
+test('a pasted Qwen3-Next config is a gated DeltaNet hybrid with a recurrent state', async () => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const config = readFileSync(path.join(here, '..', 'fixtures', 'hf', 'qwen3-next-80b-a3b.json'), 'utf8');
+  const p = await openPage(
+    'v=1&task=inference&hardware=h200-sxm&num_gpus=2&parallelism.tp=2&workload.prompt_tokens=1024&workload.output_tokens=128',
+  );
+  const { page } = p;
+  await page.selectOption('#model', '__custom__');
+  await page.fill('#model-custom', config);
+  await waitSettled(page);
+  assert.equal(await fieldError(page, 'model-custom'), '');
+  assert.equal(await status(page), 'ready');
+  assert.match(await page.textContent('#model-custom-info'), /hybrid: 36 gated DeltaNet, 12 attention, 48 MoE/);
+  const res = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(res.memory.kv_cache_bytes_per_token, 12288);
+  assert.ok(near(res.memory.state_bytes_per_sequence, 38633472, 1e-5));
+  await p.done();
+});
+
 // Issue 10: a preset's checkpoint types are the default. DeepSeek-R1 is published in FP8 (671 B
 // parameters at 1 byte over 8 H200: ~84 GB per GPU, where bf16 would not fit), gpt-oss with MXFP4
 // experts beside bf16 attention; "as published" leaves precision.weights to the core.
