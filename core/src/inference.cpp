@@ -672,10 +672,10 @@ double activation_bytes(const InferenceSpec& s, const Shard& sh, double batch, d
   const double mlp_phase = 2 * t * sh.h + ffn_phase;
   // A Mamba-2 / GDN layer: its input and the in_proj output (Mamba-2 z, x, B, C, dt), then the
   // scan's output.
-  const double mamba_phase =
+  const double recurrent_phase =
       sh.recurrent_linears.empty() ? 0 : t * (2 * sh.h + sh.recurrent_linears.front().n);
   const double logits = batch * m.vocab_size * 4.0 * 2;  // fp32 logits + probabilities
-  return sh.a * std::max({attn_phase, mlp_phase, mamba_phase}) + logits;
+  return sh.a * std::max({attn_phase, mlp_phase, recurrent_phase}) + logits;
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -702,7 +702,7 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
     return pc.attention_layers *
            sum(layer_ops::attention_linears(m, tp == 1 ? 1 : sh.attention_tp()));
   };
-  auto mamba = [&](int tp) {
+  auto recurrent = [&](int tp) {
     return pc.recurrent_layers > 0 ? pc.recurrent_layers * sum(layer_ops::recurrent_linears(m, tp))
                                    : 0.0;
   };
@@ -724,11 +724,11 @@ double weight_bytes_per_gpu(const InferenceSpec& s) {
   // LatentMoE's projections: whole on every GPU, in the weights' type.
   const double latent = pc.moe_layers * sum(layer_ops::latent_linears(m));
   const double rest = pc.total - vocab_matrix * (m.tie_embeddings ? 1 : 2) - attention(1) -
-                      mamba(1) - ffn(1, 1, m.num_experts) - latent;
+                      recurrent(1) - ffn(1, 1, m.num_experts) - latent;
   const double ffn_per_gpu =
       ffn(s.tp, sh.dense_dp ? 1 : s.tp, double(m.num_experts) + s.redundant_experts) + latent;
-  return sh.stage_share *
-             (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w + mamba(s.tp) * sh.w + rest * sh.a) +
+  return sh.stage_share * (ffn_per_gpu * sh.w + attention(s.tp) * sh.attn_w +
+                           recurrent(s.tp) * sh.w + rest * sh.a) +
          vocab_rows * sh.head.weight_bytes;
 }
 

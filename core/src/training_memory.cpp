@@ -336,11 +336,11 @@ double model_flops_per_token(const ModelSpec& m, int seq) {
   const double expert = linear_params(layer_ops::expert_linears(m, 1, ""));
   const double shared = linear_params(
       layer_ops::ffn_linears(m, double(m.shared_experts) * m.shared_expert_width(), 1, ""));
-  const double mamba =
+  const double recurrent =
       c.recurrent_layers > 0 ? linear_params(layer_ops::recurrent_linears(m, 1)) : 0;
   const double n_matmul =
       c.attention_layers * linear_params(layer_ops::attention_linears(m, 1)) +
-      c.recurrent_layers * mamba + c.dense_layers * dense +
+      c.recurrent_layers * recurrent + c.dense_layers * dense +
       c.moe_layers * (m.experts_per_token * expert + shared + c.router_per_layer) +
       double(m.vocab_size) * h;
   // The Mamba-2 / GDN scan's own matmuls (states, C·Bᵀ or K·Kᵀ, the chunk scan), forward and
@@ -374,9 +374,9 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, double s, int tp
   const double moe_share = share.moe;
   const double ffn = 2 * (share.dense * layer_ops::activation_fn_elements(m, false, 1) +
                           moe_share * layer_ops::activation_fn_elements(m, true, 1));
-  const double mamba =
+  const double recurrent =
       share.recurrent > 0 ? share.recurrent * 2 * layer_ops::recurrent_saved_elements(m, 1) : 0;
-  double bytes = s * b * (replicated + (attention + ffn + mamba) / t);
+  double bytes = s * b * (replicated + (attention + ffn + recurrent) / t);
   if (recompute == Recompute::op) {
     // The layer input, the outputs of the saved matmuls and the attention output, 2 bytes each.
     double saved = (1 - moe_share) * training_detail::op_sac_layer(m, false, 1).saved_elements;
