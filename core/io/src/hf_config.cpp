@@ -4,8 +4,11 @@
 // architecture in ways flopcast does not model are rejected explicitly.
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flopcast/error.hpp"
@@ -399,6 +402,47 @@ void read_nemotron_h(const json& c, json& m) {
   read_expert_groups(c, m);
 }
 
+/// The mixer of each of `layers` decoder layers from a config's `layer_types` list, one pattern
+/// character each: `kinds` maps every type flopcast prices to its character; another type is
+/// refused by its index, naming those in `priced`.
+std::string mixers_from_layer_types(const json& c, int layers,
+                                    std::initializer_list<std::pair<std::string_view, char>> kinds,
+                                    const std::string& priced) {
+  const auto it = c.find("layer_types");
+  if (it == c.end() || !it->is_array() || static_cast<int>(it->size()) != layers) {
+    throw SpecError(at("layer_types"), "must list one type per layer (" + std::to_string(layers) +
+                                           ", num_hidden_layers)");
+  }
+  std::string mixers;
+  for (int i = 0; i < layers; ++i) {
+    const json& t = (*it)[static_cast<std::size_t>(i)];
+    const std::string name = t.is_string() ? t.get<std::string>() : detail::describe_value(t);
+    const auto kind =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+    if (kind == kinds.end()) {
+      throw NotModelledError(at("layer_types") + "[" + std::to_string(i) + "]",
+                             "\"" + name + "\" layers are not modelled (" + priced + ")");
+    }
+    mixers += kind->second;
+  }
+  return mixers;
+}
+
+/// Decoder layers of a mixer and an FFN written as pairs of pattern layers: mixers[i], then 'E'
+/// where moe(i), else '-'. The pattern places the experts: no interval or dense prefix beside it.
+template <typename Moe>
+void write_decoder_pattern(json& m, const std::string& mixers, Moe moe) {
+  std::string pattern;
+  for (std::size_t i = 0; i < mixers.size(); ++i) {
+    pattern += mixers[i];
+    pattern += moe(static_cast<int>(i)) ? 'E' : '-';
+  }
+  m["num_layers"] = 2 * static_cast<int>(mixers.size());
+  m["layer_pattern"] = pattern;
+  m.erase("moe_layer_interval");
+  m.erase("first_dense_layers");
+}
+
 /// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig) and Qwen3.5 (qwen3_5_text,
 /// qwen3_5_moe_text; the same layers, every key stated): each decoder layer is a
 /// mixer, gated DeltaNet ("linear_attention") or gated attention ("full_attention", q_proj
@@ -407,41 +451,21 @@ void read_nemotron_h(const json& c, json& m) {
 /// full_attention_interval (every 4th layer full attention, the class's default). flopcast writes
 /// each decoder layer as two pattern layers: "GE" / "*E" (or "G-" / "*-").
 void read_qwen3_next(const json& c, int layers, json& m) {
-  std::vector<bool> full(static_cast<std::size_t>(layers));
+  std::string mixers;
   if (const auto it = c.find("layer_types"); it != c.end() && !it->is_null()) {
-    if (!it->is_array() || static_cast<int>(it->size()) != layers) {
-      throw SpecError(at("layer_types"), "must list one type per layer (" + std::to_string(layers) +
-                                             ", num_hidden_layers)");
-    }
-    for (int i = 0; i < layers; ++i) {
-      const json& t = (*it)[static_cast<std::size_t>(i)];
-      const std::string name = t.is_string() ? t.get<std::string>() : detail::describe_value(t);
-      if (name != "linear_attention" && name != "full_attention") {
-        throw NotModelledError(at("layer_types") + "[" + std::to_string(i) + "]",
-                               "\"" + name +
-                                   "\" layers are not modelled (linear_attention: gated DeltaNet, "
-                                   "full_attention)");
-      }
-      full[static_cast<std::size_t>(i)] = name == "full_attention";
-    }
+    mixers =
+        mixers_from_layer_types(c, layers, {{"linear_attention", 'G'}, {"full_attention", '*'}},
+                                "linear_attention: gated DeltaNet, full_attention");
   } else {
     const int interval = optional_int(c, {"full_attention_interval"}, 4);
     check_int(at("full_attention_interval"), interval, 1, layers);
-    for (int i = 0; i < layers; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % interval == 0;
+    for (int i = 0; i < layers; ++i) mixers += (i + 1) % interval == 0 ? '*' : 'G';
   }
   const bool experts = optional_int(c, {"num_experts"}, 0) > 0;
   const int step = optional_int(c, {"decoder_sparse_step"}, 1);
   check_int(at("decoder_sparse_step"), step, 1, layers);
-  std::string pattern;
-  for (int i = 0; i < layers; ++i) {
-    pattern += full[static_cast<std::size_t>(i)] ? '*' : 'G';
-    pattern += experts && (i + 1) % step == 0 ? 'E' : '-';
-  }
-  m["num_layers"] = 2 * layers;
-  m["layer_pattern"] = pattern;  // it places the experts: no interval beside it
-  m.erase("moe_layer_interval");
-  m.erase("first_dense_layers");
-  if (pattern.find('G') != std::string::npos) {
+  write_decoder_pattern(m, mixers, [&](int i) { return experts && (i + 1) % step == 0; });
+  if (mixers.find('G') != std::string::npos) {
     m["gdn_key_heads"] = required_int(c, {"linear_num_key_heads"});
     m["gdn_value_heads"] = required_int(c, {"linear_num_value_heads"});
     m["gdn_key_head_dim"] = required_int(c, {"linear_key_head_dim"});
@@ -450,7 +474,8 @@ void read_qwen3_next(const json& c, int layers, json& m) {
   }
   // Qwen3NextAttention's q_proj always carries the gate; Qwen3.5's configs name it.
   m["attention_output_gate"] = optional_bool(c, "attn_output_gate", true);
-  if (pattern.find('-') == std::string::npos) m.erase("dense_intermediate_size");
+  // A dense MLP somewhere: no experts, or the first layer off the sparse step.
+  if (experts && step == 1) m.erase("dense_intermediate_size");
   if (const int mtp = optional_int(c, {"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
       mtp > 0) {
     m["mtp_layers"] = mtp;  // a full-attention layer and the model's FFN, as Nemotron 3's "*E"
@@ -464,27 +489,10 @@ void read_qwen3_next(const json& c, int layers, json& m) {
 /// flopcast writes each decoder layer as two pattern layers ("ME" / "*E", "M-" / "*-"). Every
 /// Mamba shape must be stated; biased Mamba projections are refused.
 void read_granite_hybrid(const json& c, int layers, json& m) {
-  const auto it = c.find("layer_types");
-  if (it == c.end() || !it->is_array() || static_cast<int>(it->size()) != layers) {
-    throw SpecError(at("layer_types"), "must list one type per layer (" + std::to_string(layers) +
-                                           ", num_hidden_layers)");
-  }
+  const std::string mixers =
+      mixers_from_layer_types(c, layers, {{"mamba", 'M'}, {"attention", '*'}}, "mamba, attention");
   const bool experts = optional_int(c, {"num_local_experts"}, 0) > 0;
-  std::string pattern;
-  for (int i = 0; i < layers; ++i) {
-    const json& t = (*it)[static_cast<std::size_t>(i)];
-    const std::string name = t.is_string() ? t.get<std::string>() : detail::describe_value(t);
-    if (name != "mamba" && name != "attention") {
-      throw NotModelledError(at("layer_types") + "[" + std::to_string(i) + "]",
-                             "\"" + name + "\" layers are not modelled (mamba, attention)");
-    }
-    pattern += name == "mamba" ? 'M' : '*';
-    pattern += experts ? 'E' : '-';
-  }
-  m["num_layers"] = 2 * layers;
-  m["layer_pattern"] = pattern;
-  m.erase("moe_layer_interval");
-  m.erase("first_dense_layers");
+  write_decoder_pattern(m, mixers, [&](int) { return experts; });
   m.erase("dense_intermediate_size");
   const int shared = required_int(c, {"shared_intermediate_size"});
   if (experts) {
@@ -499,7 +507,7 @@ void read_granite_hybrid(const json& c, int layers, json& m) {
   if (optional_bool(c, "mamba_proj_bias", false)) {
     throw NotModelledError(at("mamba_proj_bias"), "biased Mamba projections are not modelled");
   }
-  if (pattern.find('M') != std::string::npos) {
+  if (mixers.find('M') != std::string::npos) {
     const int heads = required_int(c, {"mamba_n_heads"});
     m["mamba_heads"] = heads;
     // GraniteMoeHybridConfig's mamba_d_head "auto": mamba_expand · hidden / heads (hidden is
