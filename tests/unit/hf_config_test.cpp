@@ -3,6 +3,8 @@
 // config.json files of each model family (trimmed of keys flopcast ignores where noted).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "flopcast/error.hpp"
@@ -449,7 +451,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
   const std::pair<const char*, const char*> refused[] = {
       {"jamba", "Mamba-1 layers"},
       {"kimi_linear", "Kimi Delta Attention"},
-      {"falcon_h1", "parallel attention + Mamba-2"},
+      {"minimax_m1", "lightning linear-attention"},
       {"bamba", "Mamba-2 layers"},
       {"deepseek_v32", "DeepSeek sparse attention"},
   };
@@ -598,6 +600,34 @@ TEST(HfConfig, Granite4HybridIsMambaAndAttentionEachWithExperts) {
   const HfFailure f = hf_failure(biased);
   EXPECT_EQ(f.code, "not_modelled");
   EXPECT_EQ(f.path, "hf_config.mamba_proj_bias");
+}
+
+TEST(HfConfig, FalconH1RefusesWhatItDoesNotModel) {
+  // Falcon-H1-0.5B's published config (tests/fixtures/hf/falcon-h1-0.5b.json, its parameter count
+  // in model_zoo_test.cpp); each change below is a Falcon-H1 flopcast does not price.
+  std::ifstream in(std::string(FLOPCAST_FIXTURES_DIR) + "/hf/falcon-h1-0.5b.json");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json c = json::parse(text.str());
+  EXPECT_EQ(io::model_from_hf_config(c, "falcon.json")["num_layers"], 108);
+  const auto refused = [&](const char* key, const json& value) {
+    json changed = c;
+    changed[key] = value;
+    const HfFailure f = hf_failure(changed);
+    EXPECT_EQ(f.code, "not_modelled") << key;
+    EXPECT_EQ(f.path, std::string("hf_config.") + key);
+    return f.message;
+  };
+  EXPECT_NE(refused("attn_layer_indices", json::array({0, 2})).find("attention in some layers"),
+            std::string::npos);
+  refused("mamba_use_mlp", false);
+  refused("mamba_proj_bias", true);
+  refused("projectors_bias", true);
+  // d_ssm 2048 is not 24 heads · 64 = 1536.
+  EXPECT_NE(refused("mamba_d_ssm", 2048).find("(1536)"), std::string::npos);
+  json chunkless = c;
+  chunkless.erase("mamba_chunk_size");  // stated, never guessed
+  EXPECT_EQ(hf_failure(chunkless).path, "hf_config.mamba_chunk_size");
 }
 
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {

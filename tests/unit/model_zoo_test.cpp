@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The published config.json of 27 current models (tests/fixtures/hf/, see SOURCES.md there)
+// The published config.json of current models (tests/fixtures/hf/, see SOURCES.md there)
 // through the importer: the fields that define each architecture, and the parameter count
 // against the published total (unit).
 #include <gtest/gtest.h>
@@ -143,6 +143,9 @@ const ZooCase kZoo[] = {
     // head (2·151936·2048 = 0.622e9), as Qwen counts it: 3.253e9 (10 routed experts and the
     // shared one of 3·2048·512 per layer, 48 layers) for a one-digit "3B".
     {"qwen3-next-80b-a3b", 80e9, 3e9, 0.01, 0.1, true, true},
+    // Falcon-H1 family (arXiv 2507.22448): "0.5B", one significant digit (±0.05e9). Derived
+    // 521,503,264 (below).
+    {"falcon-h1-0.5b", 0.5e9, 0, 0.05},
 };
 
 TEST(ModelZoo, ParameterCountsMatchPublished) {
@@ -239,6 +242,34 @@ TEST(ModelZoo, Qwen3NextGatedDeltaNetAndGatedAttention) {
   std::string pattern;
   for (int i = 0; i < 12; ++i) pattern += "GEGEGE*E";
   EXPECT_EQ(imported("qwen3-next-80b-a3b")["layer_pattern"], pattern);
+}
+
+TEST(ModelZoo, FalconH1ParallelMambaAndAttention) {
+  // Every Falcon-H1 decoder layer runs a Mamba-2 mixer and attention side by side, then a gated
+  // MLP: three pattern layers "M*-". Mamba-2 (d_in 24·64 = 1536, 1 group of state 128): in_proj
+  // 1024·(2·1536 + 2·128 + 24) = 3,432,448, conv1d (1536 + 256)·(4 + 1) = 8,960, A, D and dt
+  // bias 3·24, gated norm 1536, out_proj 1536·1024 = 1,572,864: 5,015,880. Attention
+  // 1024·512 + 2·1024·128 + 512·1024 = 1,310,720; MLP 3·1024·2048 = 6,291,456; three norms of
+  // 1024. A decoder layer: 12,621,128; 36 of them 454,360,608; untied 32784·1024 tables
+  // 67,141,632 and the final norm: 521,503,264. The checkpoint has two norms a layer and no
+  // gated norm (mamba_rms_norm false): 92,160 fewer (1.8e-4).
+  const ParamCounts f = counts("falcon-h1-0.5b");
+  EXPECT_EQ(f.recurrent_per_layer, 5015880.0);
+  EXPECT_EQ(f.attention_per_layer, 1310720.0);
+  EXPECT_EQ(f.recurrent_layers, 36);
+  EXPECT_EQ(f.attention_layers, 36);
+  EXPECT_EQ(f.dense_layers, 36);
+  EXPECT_EQ(f.total, 521503264.0);
+  std::string pattern;
+  for (int i = 0; i < 36; ++i) pattern += "M*-";
+  expect_fields(imported("falcon-h1-0.5b"), {{"num_layers", 108},
+                                             {"layer_pattern", pattern},
+                                             {"mamba_heads", 24},
+                                             {"mamba_head_dim", 64},
+                                             {"mamba_state_dim", 128},
+                                             {"mamba_groups", 1},
+                                             {"mamba_chunk_tokens", 128},
+                                             {"tie_embeddings", false}});
 }
 
 TEST(ModelZoo, NemotronHPatternAndMamba) {

@@ -4,6 +4,7 @@
 // architecture in ways flopcast does not model are rejected explicitly.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -265,10 +266,9 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 }  // namespace
 
 /// Model types whose configs this importer reads as a transformer (every layer attention + FFN)
-/// or, for nemotron_h, qwen3_next and qwen3_5, as a hybrid of Mamba-2 or gated DeltaNet, attention
-/// and FFN layers. A family outside this
-/// list may have layers the importer would not see; it is refused by name rather than read as a
-/// Llama.
+/// or, for nemotron_h, qwen3_next, qwen3_5, granitemoehybrid and falcon_h1, as a hybrid of Mamba-2
+/// or gated DeltaNet, attention and FFN layers. A family outside this list may have layers the
+/// importer would not see; it is refused by name rather than read as a Llama.
 constexpr std::string_view kReadTypes[] = {"llama",
                                            "mistral",
                                            "mixtral",
@@ -302,7 +302,8 @@ constexpr std::string_view kReadTypes[] = {"llama",
                                            "qwen3_5_text",
                                            "qwen3_5_moe",
                                            "qwen3_5_moe_text",
-                                           "granitemoehybrid"};
+                                           "granitemoehybrid",
+                                           "falcon_h1"};
 
 /// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
 /// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
@@ -319,7 +320,6 @@ constexpr Unmodelled kUnmodelledTypes[] = {
     {"jamba", "Mamba-1 layers (layers_block_type / attn_layer_period)"},
     {"mamba", "Mamba-1 layers"},
     {"mamba2", "an all-Mamba-2 stack without attention layers"},
-    {"falcon_h1", "parallel attention + Mamba-2 layers (one block runs both)"},
     {"bamba", "Mamba-2 layers in attn_layer_indices"},
     {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
     {"minimax", "lightning linear-attention layers"},
@@ -531,6 +531,51 @@ void read_granite_hybrid(const json& c, int layers, json& m) {
   }
 }
 
+/// Falcon-H1 (model_type falcon_h1, transformers' FalconH1Config): every decoder layer runs a
+/// Mamba-2 mixer and attention side by side on one normed input, adds both, then a gated MLP.
+/// Run one after the other they cost what flopcast prices for three pattern layers, "M*-" (the
+/// kernels are the same; flopcast's extra norm is h elements a token). Every Mamba shape must be
+/// stated; mamba_d_ssm, when given, must be the heads' width; what the family can switch off or
+/// bias (attn_layer_indices, mamba_use_mlp false, biased projections) is refused by name.
+void read_falcon_h1(const json& c, int layers, json& m) {
+  if (const auto it = c.find("attn_layer_indices"); it != c.end() && !it->is_null()) {
+    throw NotModelledError(at("attn_layer_indices"),
+                           "a Falcon-H1 with attention in some layers only is not modelled "
+                           "(null: attention in every layer)");
+  }
+  if (!optional_bool(c, "mamba_use_mlp", true)) {
+    throw NotModelledError(at("mamba_use_mlp"),
+                           "a Falcon-H1 layer without its MLP is not modelled");
+  }
+  for (const char* key : {"mamba_proj_bias", "projectors_bias", "attention_bias", "mlp_bias"}) {
+    if (optional_bool(c, key, false)) {
+      throw NotModelledError(at(key), "biased Falcon-H1 projections are not modelled");
+    }
+  }
+  std::string pattern;
+  for (int i = 0; i < layers; ++i) pattern += "M*-";
+  m["num_layers"] = 3 * layers;
+  m["layer_pattern"] = pattern;
+  const int heads = required_int(c, {"mamba_n_heads"});
+  const int head_dim = required_int(c, {"mamba_d_head"});
+  check_int(at("mamba_n_heads"), heads, 1, kMaxHeads);
+  check_int(at("mamba_d_head"), head_dim, 1, kMaxHiddenSize);
+  if (const int d_ssm = optional_int(c, {"mamba_d_ssm"}, 0);
+      d_ssm != 0 && std::int64_t{d_ssm} != std::int64_t{heads} * head_dim) {
+    throw NotModelledError(at("mamba_d_ssm"),
+                           "must be mamba_n_heads · mamba_d_head (" +
+                               std::to_string(std::int64_t{heads} * head_dim) +
+                               "): a Mamba-2 width other than its heads' is not modelled (got " +
+                               std::to_string(d_ssm) + ")");
+  }
+  m["mamba_heads"] = heads;
+  m["mamba_head_dim"] = head_dim;
+  m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
+  m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
+  m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
+  m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -594,7 +639,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
       !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
         type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3" ||
-        gated_deltanet_family(type));
+        type == "falcon_h1" || gated_deltanet_family(type));
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -617,6 +662,8 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
     read_nemotron_h(c, m);
   } else if (type == "granitemoehybrid") {
     read_granite_hybrid(c, layers, m);
+  } else if (type == "falcon_h1") {
+    read_falcon_h1(c, layers, m);
   } else if (gated_deltanet_family(type)) {
     read_experts(c, type, dense_width, m);
     read_qwen3_next(c, layers, m);
