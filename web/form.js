@@ -51,6 +51,7 @@ function hybridSummary(pattern) {
   const count = (c) => pattern.split(c).length - 1;
   return [
     ['M', 'Mamba-2'],
+    ['S', 'Mamba-1'],
     ['G', 'gated DeltaNet'],
     ['*', 'attention'],
     ['-', 'dense FFN'],

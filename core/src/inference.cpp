@@ -215,7 +215,7 @@ struct Shard {
   KernelModel km;  // the spec's, with decode attention reading the engine's KV blocks
   std::vector<LayerKind> kinds;
   std::vector<layer_ops::LinearShape> attn_linears;       // per layer, every kind alike
-  std::vector<layer_ops::LinearShape> recurrent_linears;  // per Mamba-2 / gated DeltaNet layer
+  std::vector<layer_ops::LinearShape> recurrent_linears;  // per fixed-state layer
   double state_bytes = 0;  // one sequence's fixed state, all layers of the stage, per GPU
   double kv_elems;         // per token and layer on the GPU that holds the token's KV
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
@@ -314,7 +314,7 @@ struct FfnOps {
 struct TokenOps {
   OpCost embedding;                       ///< once per step
   std::vector<OpCost> attn_linears;       ///< per layer: q/k/v projections, o_proj
-  std::vector<OpCost> recurrent_linears;  ///< per Mamba-2 / GDN layer: in_proj, out_proj
+  std::vector<OpCost> recurrent_linears;  ///< per fixed-state layer: in_proj, …, out_proj
   std::optional<OpCost> recurrent_scan;   ///< per recurrent layer, prefill: conv1d, scan, norm
   FfnOps dense, moe;                      ///< per dense / MoE layer (those the model has)
   /// Per layer kind (in the order of Shard::kinds): its fused add+norm (two in a transformer
@@ -501,9 +501,11 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
         if (op.name == "o_proj") per_layer(op, layers);
       }
     } else if (is_recurrent(kind.mixer)) {
-      per_layer(tok.recurrent_linears.front(), layers);
+      // in_proj (and Mamba-1's x_proj, dt_proj), the scan or state update, out_proj.
+      const auto& linears = tok.recurrent_linears;
+      for (std::size_t i = 0; i + 1 < linears.size(); ++i) per_layer(linears[i], layers);
       per_layer(recurrent_op(s, sh, tok, st), layers);
-      per_layer(tok.recurrent_linears.back(), layers);
+      per_layer(linears.back(), layers);
     }
     if (kind.ffn) {
       for (const OpCost& op : tok.ffn(kind).gemms) per_layer(op, layers);

@@ -37,6 +37,7 @@ void check_tensor_parallel(const ModelSpec& m, int tp, const std::string& path, 
     check_divides(path, tp, m.mamba_heads, "model.mamba_heads");
     check_divides(path, tp, m.mamba_groups, "model.mamba_groups");
   }
+  if (m.has_mamba1()) check_divides(path, tp, m.mamba1_inner_size, "model.mamba1_inner_size");
   if (m.has_gdn()) {
     check_divides(path, tp, m.gdn_key_heads, "model.gdn_key_heads");
     check_divides(path, tp, m.gdn_value_heads, "model.gdn_value_heads");
@@ -179,7 +180,74 @@ GdnShard gdn_shard(const ModelSpec& m, int tp) {
   return {heads, k, v, 2 * k + v, kd, vd, double(m.gdn_chunk_tokens), heads * kd, heads * vd};
 }
 
+/// A Mamba-1 mixer on one TP rank (vLLM's MambaMixer splits the channels; x_proj is row-parallel,
+/// dt_proj column-parallel): channels d_in, state N, dt rank R, conv taps K.
+struct Mamba1Shard {
+  double di, n, r, k;
+  /// A token's step, forward or decode: per channel and state dA = exp(Δ·A), Δ·B·x, the state
+  /// update, C·state (2 each) and D·x; the conv1d's taps.
+  [[nodiscard]] double flops() const { return 9 * di * n + 2 * k * di; }
+  /// What a token's step reads and writes beside the conv1d and the state: Jamba's RMSNorms of dt,
+  /// B and C, then the scan's x, Δ, z, B, C in and y out.
+  [[nodiscard]] double io_bytes(double a) const {
+    return 2 * (r + 2 * n) * a + (4 * di + 2 * n) * a;
+  }
+};
+Mamba1Shard mamba1_shard(const ModelSpec& m, int tp) {
+  return {double(m.mamba1_inner_size) / tp, double(m.mamba1_state_dim), double(m.mamba1_dt_rank),
+          double(m.mamba1_conv_kernel)};
+}
+
 }  // namespace
+
+std::vector<LinearShape> mamba1_linears(const ModelSpec& m, int tp) {
+  const Mamba1Shard r = mamba1_shard(m, tp);
+  const double h = m.hidden_size;
+  return {{"mamba1_in_proj", 2 * r.di, h},
+          {"mamba1_x_proj", r.r + 2 * r.n, r.di},
+          {"mamba1_dt_proj", r.di, r.r},
+          {"mamba1_out_proj", h, r.di}};
+}
+
+ScanWork mamba1_scan(const ModelSpec& m, int tp, double act_bytes) {
+  const Mamba1Shard r = mamba1_shard(m, tp);
+  ScanWork s;
+  s.flops = r.flops();
+  s.bytes = 2 * r.di * act_bytes + r.io_bytes(act_bytes);  // the conv1d: x in, convolved x out
+  s.kernels = 5;
+  return s;
+}
+
+ScanWork mamba1_decode(const ModelSpec& m, int tp, double act_bytes) {
+  const Mamba1Shard r = mamba1_shard(m, tp);
+  // The state (in the model's type) and the conv state, each read and written.
+  const double state = mamba1_state_bytes(m, tp, act_bytes);
+  ScanWork s;
+  s.flops = r.flops();
+  s.bytes = 2 * state + r.io_bytes(act_bytes);
+  s.kernels = 5;
+  return s;
+}
+
+ScanWork mamba1_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
+  const Mamba1Shard r = mamba1_shard(m, tp);
+  const double a = act_bytes;
+  ScanWork s;
+  // The scan recomputed within each chunk, then its gradient: twice the forward's work again.
+  s.flops = 3 * 9 * r.di * r.n + 4 * r.k * r.di;
+  // x, Δ, z, B, C and dy in; dx, dΔ, dz, dB, dC out.
+  const double scan = (5 * r.di + 2 * r.n) * a + (3 * r.di + 2 * r.n) * a;
+  const double conv = 3 * r.di * a;              // input and output gradient in, input gradient out
+  const double norms = 3 * (r.r + 2 * r.n) * a;  // input, gradient in; gradient out
+  s.bytes = scan + conv + norms;
+  s.kernels = 5;
+  return s;
+}
+
+double mamba1_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
+  const Mamba1Shard r = mamba1_shard(m, tp);
+  return (r.di * r.n + (r.k - 1) * r.di) * act_bytes;
+}
 
 std::vector<LinearShape> mamba_linears(const ModelSpec& m, int tp) {
   const MambaShard r = mamba_shard(m, tp);
@@ -314,36 +382,59 @@ double gdn_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
 }
 
 std::vector<LinearShape> recurrent_linears(const ModelSpec& m, int tp) {
-  if (m.has_mamba()) return mamba_linears(m, tp);
-  if (m.has_gdn()) return gdn_linears(m, tp);
-  return {};
+  switch (m.recurrent_mixer()) {
+    case Mixer::mamba:
+      return mamba_linears(m, tp);
+    case Mixer::mamba1:
+      return mamba1_linears(m, tp);
+    case Mixer::gdn:
+      return gdn_linears(m, tp);
+    default:
+      return {};
+  }
 }
 
 ScanWork recurrent_work(const ModelSpec& m, int tp, double act_bytes, RecurrentPass pass) {
-  if (m.has_gdn()) {
-    return pass == RecurrentPass::decode     ? gdn_decode(m, tp, act_bytes)
-           : pass == RecurrentPass::backward ? gdn_scan_backward(m, tp, act_bytes)
-                                             : gdn_scan(m, tp, act_bytes);
+  const bool decode = pass == RecurrentPass::decode, backward = pass == RecurrentPass::backward;
+  switch (m.recurrent_mixer()) {
+    case Mixer::gdn:
+      return decode     ? gdn_decode(m, tp, act_bytes)
+             : backward ? gdn_scan_backward(m, tp, act_bytes)
+                        : gdn_scan(m, tp, act_bytes);
+    case Mixer::mamba1:
+      return decode     ? mamba1_decode(m, tp, act_bytes)
+             : backward ? mamba1_scan_backward(m, tp, act_bytes)
+                        : mamba1_scan(m, tp, act_bytes);
+    default:
+      return decode     ? mamba_decode(m, tp, act_bytes)
+             : backward ? mamba_scan_backward(m, tp, act_bytes)
+                        : mamba_scan(m, tp, act_bytes);
   }
-  return pass == RecurrentPass::decode     ? mamba_decode(m, tp, act_bytes)
-         : pass == RecurrentPass::backward ? mamba_scan_backward(m, tp, act_bytes)
-                                           : mamba_scan(m, tp, act_bytes);
 }
 
 OpCost recurrent_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,
                     double act_bytes, double n, RecurrentPass pass) {
   const ScanWork one = recurrent_work(m, tp, act_bytes, pass);
-  return memory_op(m.has_gdn() ? "gdn_scan" : "mamba_scan", hw, km, Flops(one.flops * n),
-                   Bytes(one.bytes * n), one.kernels);
+  const Mixer x = m.recurrent_mixer();
+  return memory_op(x == Mixer::gdn      ? "gdn_scan"
+                   : x == Mixer::mamba1 ? "mamba1_scan"
+                                        : "mamba_scan",
+                   hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
 }
 
 double recurrent_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
   if (m.has_gdn()) return gdn_state_bytes(m, tp, act_bytes);
+  if (m.has_mamba1()) return mamba1_state_bytes(m, tp, act_bytes);
   const MambaShard r = mamba_shard(m, tp);
   return 4 * r.di * m.mamba_state_dim + (m.mamba_conv_kernel - 1) * (r.di + 2 * r.gn) * act_bytes;
 }
 
 double recurrent_saved_elements(const ModelSpec& m, int tp) {
+  if (m.has_mamba1()) {
+    // in_proj's output (x, z), the conv1d's, x_proj's (dt, B, C), dt_proj's and the scan's.
+    const Mamba1Shard r = mamba1_shard(m, tp);
+    return 2 * r.di + r.di + (r.r + 2 * r.n) + r.di + r.di;
+  }
   if (m.has_gdn()) {
     // in_proj's output, the conv1d's, the kernel's output and the gated norm's (out_proj's input).
     const GdnShard r = gdn_shard(m, tp);

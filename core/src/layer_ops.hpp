@@ -134,17 +134,42 @@ ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes);
 /// (K − 1)·(2·k + v) activations.
 double gdn_state_bytes(const ModelSpec& m, int tp, double act_bytes);
 
+/// Mamba-1 mixer linears on this rank (vLLM's MambaMixer: the d_in channels split over TP):
+/// in_proj h → 2·d_in/tp (x and the gate z), x_proj d_in/tp → R + 2·N (dt, B, C; row-parallel),
+/// dt_proj R → d_in/tp, out_proj d_in/tp → h.
+std::vector<LinearShape> mamba1_linears(const ModelSpec& m, int tp);
+
+/// The Mamba-1 mixer's work between its projections, per token on this rank, forward, as
+/// mamba_ssm's selective_scan_fn runs it after causal_conv1d_fn (Jamba's RMSNorms of dt, B and C
+/// between x_proj and the scan): the conv1d reads and writes x; the scan reads x, Δ, z, B, C and
+/// writes y, its state held on chip; FLOPs 9·d_in·N + 2·K·d_in.
+ScanWork mamba1_scan(const ModelSpec& m, int tp, double act_bytes);
+
+/// One decode step of the Mamba-1 mixer for one sequence on this rank (causal_conv1d_update and
+/// selective_state_update): the d_in·N state read and written in the activations' type (mamba_ssm's
+/// allocate_inference_cache, vLLM's default mamba_ssm_cache_dtype "auto"), the conv state read and
+/// written, the token's inputs read and its output written.
+ScanWork mamba1_decode(const ModelSpec& m, int tp, double act_bytes);
+
+/// The training backward of the same mixer (selective_scan_bwd: the forward recomputed within
+/// each chunk, then dx, dΔ, dz, dB, dC), conv1d's and the norms' backward.
+ScanWork mamba1_scan_backward(const ModelSpec& m, int tp, double act_bytes);
+
+/// Bytes one sequence's Mamba-1 state takes in one layer on this rank: (d_in·N + (K − 1)·d_in)
+/// activations.
+double mamba1_state_bytes(const ModelSpec& m, int tp, double act_bytes);
+
 /// Which pass of a fixed-state mixer an op prices.
 enum class RecurrentPass { forward, decode, backward };
 
-/// The model's fixed-state mixer (m.recurrent_mixer(): Mamba-2 or gated DeltaNet), whichever it
-/// is: its linears (none without one), its work per token or sequence, one layer's conv1d, scan
-/// and gated norm as one memory-bound op (`mamba_scan` or `gdn_scan`) for `n` tokens (prefill,
-/// training forward or backward) or `n` sequences' decode steps, the bytes of one sequence's
-/// state in one layer (Mamba-2: the SSM state H·P·N in fp32, mamba_ssm's inference cache and the
-/// Nemotron-H configs' mamba_ssm_cache_dtype "float32", and the conv state of
-/// (K − 1)·(d_in + 2·G·N) activations), and the elements per token it keeps for its backward
-/// (the in_proj, conv1d, scan and gated-norm outputs).
+/// The model's fixed-state mixer (m.recurrent_mixer(): Mamba-2, Mamba-1 or gated DeltaNet),
+/// whichever it is: its linears (none without one), its work per token or sequence, one layer's
+/// conv1d, scan and gated norm as one memory-bound op (`mamba_scan` or `gdn_scan`) for `n` tokens
+/// (prefill, training forward or backward) or `n` sequences' decode steps, the bytes of one
+/// sequence's state in one layer (Mamba-2: the SSM state H·P·N in fp32, mamba_ssm's inference cache
+/// and the Nemotron-H configs' mamba_ssm_cache_dtype "float32", and the conv state of (K − 1)·(d_in
+/// + 2·G·N) activations), and the elements per token it keeps for its backward (the in_proj,
+/// conv1d, scan and gated-norm outputs).
 std::vector<LinearShape> recurrent_linears(const ModelSpec& m, int tp);
 ScanWork recurrent_work(const ModelSpec& m, int tp, double act_bytes, RecurrentPass pass);
 OpCost recurrent_op(const HardwareSpec& hw, const KernelModel& km, const ModelSpec& m, int tp,

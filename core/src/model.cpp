@@ -34,14 +34,23 @@ void validate_gdn(const ModelSpec& m, const std::string& p) {
   check_int(p + "gdn_chunk_tokens", m.gdn_chunk_tokens, 1, 65'536);
 }
 
-/// The layer pattern of a hybrid model and the Mamba-2 or gated DeltaNet shapes it needs.
+/// The Mamba-1 shapes of a model with 'S' layers.
+void validate_mamba1(const ModelSpec& m, const std::string& p) {
+  check_int(p + "mamba1_inner_size", m.mamba1_inner_size, 1, 10'000'000);
+  check_int(p + "mamba1_state_dim", m.mamba1_state_dim, 1, 100'000);
+  check_int(p + "mamba1_dt_rank", m.mamba1_dt_rank, 1, 100'000);
+  check_int(p + "mamba1_conv_kernel", m.mamba1_conv_kernel, 1, 64);
+}
+
+/// The layer pattern of a hybrid model and the Mamba-1, Mamba-2 or gated DeltaNet shapes it
+/// needs.
 void validate_hybrid(const ModelSpec& m, const std::string& p) {
   const std::string& pat = m.layer_pattern;
-  const auto bad = pat.find_first_not_of("MG*-E");
+  const auto bad = pat.find_first_not_of("MSG*-E");
   if (bad != std::string::npos) {
     fail(p + "layer_pattern",
-         "must hold only 'M' (Mamba-2), 'G' (gated DeltaNet), '*' (attention), '-' (dense FFN) "
-         "and 'E' (mixture of experts); found '" +
+         "must hold only 'M' (Mamba-2), 'S' (Mamba-1), 'G' (gated DeltaNet), '*' (attention), '-' "
+         "(dense FFN) and 'E' (mixture of experts); found '" +
              std::string(1, pat[bad]) + "' at layer " + std::to_string(bad + 1),
          pat);
   }
@@ -78,12 +87,13 @@ void validate_hybrid(const ModelSpec& m, const std::string& p) {
                            "layers are not modelled (got " +
                                std::to_string(m.mtp_layers) + ")");
   }
-  if (m.has_mamba() && m.has_gdn()) {
+  if (int(m.has_mamba()) + int(m.has_mamba1()) + int(m.has_gdn()) > 1) {
     throw NotModelledError(p + "layer_pattern",
-                           "a model with both Mamba-2 ('M') and gated DeltaNet ('G') layers is not "
-                           "modelled");
+                           "a model with more than one kind of fixed-state layer (Mamba-2 'M', "
+                           "Mamba-1 'S', gated DeltaNet 'G') is not modelled");
   }
   if (m.has_gdn()) validate_gdn(m, p);
+  if (m.has_mamba1()) validate_mamba1(m, p);
   if (!m.has_mamba()) return;
   check_int(p + "mamba_heads", m.mamba_heads, 1, kMaxHeads);
   check_int(p + "mamba_head_dim", m.mamba_head_dim, 1, 100'000);
@@ -210,6 +220,13 @@ void validate(const ModelSpec& m, const std::string& path) {
                   {"mamba_groups", m.mamba_groups}},
                  "must be 0 without 'M' layers in model.layer_pattern");
   }
+  if (!m.has_mamba1()) {
+    require_zero(p,
+                 {{"mamba1_inner_size", m.mamba1_inner_size},
+                  {"mamba1_state_dim", m.mamba1_state_dim},
+                  {"mamba1_dt_rank", m.mamba1_dt_rank}},
+                 "must be 0 without 'S' layers in model.layer_pattern");
+  }
   if (!m.has_gdn()) {
     require_zero(p,
                  {{"gdn_key_heads", m.gdn_key_heads},
@@ -315,6 +332,11 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
     const double heads = m.mamba_heads;
     c.recurrent_per_layer = h * (2 * di + 2 * gn + heads) +
                             (di + 2 * gn) * (m.mamba_conv_kernel + 1) + 3 * heads + di + di * h;
+  } else if (m.has_mamba1()) {
+    // in_proj (x, z), conv1d with bias, x_proj (dt, B, C), dt_proj with bias, A, D, out_proj.
+    const double di = m.mamba1_inner_size, n = m.mamba1_state_dim, r = m.mamba1_dt_rank;
+    c.recurrent_per_layer = h * 2 * di + di * (m.mamba1_conv_kernel + 1) + di * (r + 2 * n) +
+                            (r + 1) * di + di * n + di + di * h;
   } else if (m.has_gdn()) {
     const double k = double(m.gdn_key_heads) * m.gdn_key_head_dim;
     const double v = double(m.gdn_value_heads) * m.gdn_value_head_dim;

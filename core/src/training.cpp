@@ -112,10 +112,10 @@ void validate_hybrid(const TrainingSpec& s) {
                                      got + ")");
   };
   if (s.cp > 1 && m.has_recurrent()) {
-    refuse("parallelism.cp",
-           m.has_gdn() ? "context parallelism over gated DeltaNet layers"
-                       : "context parallelism over Mamba-2 layers",
-           std::to_string(s.cp));
+    refuse(
+        "parallelism.cp",
+        std::string("context parallelism over ") + recurrent_name(m.recurrent_mixer()) + " layers",
+        std::to_string(s.cp));
   }
   if (s.finetune != Finetune::full) {
     refuse("lora.method", "LoRA / QLoRA", std::string(to_string(s.finetune)));

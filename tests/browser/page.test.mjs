@@ -806,11 +806,11 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   const err = await fieldError(page, 'model-custom');
   assert.match(err, /hidden_size/, `error beside the custom model box: "${err}"`);
   assert.equal(await status(page), 'stale');
-  // A family flopcast does not read (Jamba's Mamba-1 layers) is refused by name beside the box,
-  // never read as a Llama.
-  await page.fill('#model-custom', JSON.stringify({ ...LLAMA2_7B_HF_CONFIG, model_type: 'jamba' }));
+  // A family whose layers flopcast does not model (Kimi Linear's Kimi Delta Attention) is refused
+  // by name beside the box, never read as a Llama.
+  await page.fill('#model-custom', JSON.stringify({ ...LLAMA2_7B_HF_CONFIG, model_type: 'kimi_linear' }));
   const refused = await fieldError(page, 'model-custom');
-  assert.match(refused, /model_type: "jamba": Mamba-1 layers/, `refusal beside the box: "${refused}"`);
+  assert.match(refused, /model_type: "kimi_linear": Kimi Delta Attention/, `refusal beside the box: "${refused}"`);
   assert.equal(await status(page), 'stale');
   await shot(page, 'custom-model');
   await p.done();

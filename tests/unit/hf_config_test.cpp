@@ -440,7 +440,8 @@ TEST(HfConfig, InconsistentShapesAreRejected) {
 
 TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
   // A family the importer does not read is refused, never read as a Llama-style transformer
-  // (a Jamba config read that way came out as a 91.8B transformer; the model has ~52B).
+  // (a Jamba config read that way came out as a 91.8B transformer; the model has ~52B, and reads
+  // as Jamba now: model_zoo_test.cpp).
   json c = json::parse(kLlama2_7b);
   c["model_type"] = "totally_unknown";
   HfFailure f = hf_failure(c);
@@ -449,7 +450,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
   EXPECT_NE(f.message.find("\"totally_unknown\" is not a family flopcast reads"), std::string::npos)
       << f.message;
   const std::pair<const char*, const char*> refused[] = {
-      {"jamba", "Mamba-1 layers"},
+      {"mamba", "Mamba-1 layers"},
       {"kimi_linear", "Kimi Delta Attention"},
       {"minimax_m1", "lightning linear-attention"},
       {"bamba", "Mamba-2 layers"},

@@ -311,12 +311,17 @@ TEST(HybridInference, DecodeUpdatesEachSequencesStateAndNotTheContext) {
   }
 }
 
-json qwen3_next_request(int prompt_tokens) {
+/// nano_request's workload for another hybrid model, on two H200s at TP 2.
+json tp2_hybrid_request(const char* model, int prompt_tokens) {
   json req = nano_request(prompt_tokens);
-  req["model"] = "qwen3-next-80b-a3b";
+  req["model"] = model;
   req["num_gpus"] = 2;
   req["parallelism"] = {{"tp", 2}};
   return req;
+}
+
+json qwen3_next_request(int prompt_tokens) {
+  return tp2_hybrid_request("qwen3-next-80b-a3b", prompt_tokens);
 }
 
 TEST(HybridInference, GatedDeltaNetHoldsAFixedStateAndTheAttentionLayersTheKv) {
@@ -360,6 +365,47 @@ TEST(HybridInference, GatedDeltaNetPrefillAndDecodeTraffic) {
   // 2 · 24,576, the in_proj outputs read (2·1024 + 2·2048 + 2·16) · 2 = 12,352, o written 4,096,
   // the gated norm 12,288: 2,175,040 B; 36 layers and 4 sequences: 313,205,760 B a step.
   EXPECT_TRUE(near_rel(decode, 313205760.0, 1e-5));
+}
+
+json jamba_request(int prompt_tokens) {
+  return tp2_hybrid_request("jamba-1.5-mini", prompt_tokens);
+}
+
+TEST(HybridInference, Mamba1HoldsAStateInTheActivationsType) {
+  // Jamba 1.5 Mini, bf16, two H200s at TP 2, a batch of 4. KV per token and GPU: the 4 attention
+  // layers, 2 (K, V) · 8 / 2 KV heads · 128 · 2 B = 2,048 B a layer, 8,192 B. State per sequence
+  // and GPU: 28 Mamba-1 layers · (4096 channels · 16 · 2 B = 131,072 + conv (4 − 1) · 4096 · 2 B =
+  // 24,576) = 4,358,144 B, the same at 128k.
+  const json r = run(jamba_request(128));
+  EXPECT_EQ(r["memory"]["kv_cache_bytes_per_token"], 8192);
+  EXPECT_TRUE(near_rel(r["memory"]["state_bytes_per_sequence"], 4358144, 1e-5));
+  const json long_context = run(jamba_request(131072 - 128));
+  EXPECT_EQ(long_context["memory"]["state_GB"], r["memory"]["state_GB"]);
+}
+
+TEST(HybridInference, Mamba1PrefillAndDecodeTraffic) {
+  // Prefill, per token and Mamba-1 layer on one of 2 GPUs (4096 channels, state 16, dt rank
+  // 256): conv1d 2 · 4096 · 2 = 16,384; the RMSNorms of dt, B, C 2 · (256 + 32) · 2 = 1,152; the
+  // selective scan (x, Δ, z, B, C in; y out) (4 · 4096 + 32) · 2 = 32,832: 50,368 B. 512 tokens
+  // · 28 layers: 722,075,648 B.
+  const json r = run(jamba_request(128));
+  double prefill = 0, decode = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["op"] != "mamba1_scan") continue;
+    (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
+  }
+  EXPECT_TRUE(near_rel(prefill, 722075648.0, 1e-5));
+  // Decode, per sequence and layer: the bf16 state read and written 2 · 131,072, the conv state
+  // 2 · 24,576, the norms 1,152, the token's inputs and output 32,832: 345,280 B; 28 layers and 4
+  // sequences: 38,671,360 B a step.
+  EXPECT_TRUE(near_rel(decode, 38671360.0, 1e-5));
+  // x_proj and dt_proj are priced beside in_proj and out_proj.
+  bool x_proj = false, dt_proj = false;
+  for (const json& b : r["breakdown"]) {
+    x_proj = x_proj || b["op"] == "mamba1_x_proj";
+    dt_proj = dt_proj || b["op"] == "mamba1_dt_proj";
+  }
+  EXPECT_TRUE(x_proj && dt_proj);
 }
 
 TEST(Breakdown, SharesSumToOnePerPhase) {

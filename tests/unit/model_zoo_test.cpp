@@ -146,6 +146,9 @@ const ZooCase kZoo[] = {
     // Falcon-H1 family (arXiv 2507.22448): "0.5B", one significant digit (±0.05e9). Derived
     // 521,503,264 (below).
     {"falcon-h1-0.5b", 0.5e9, 0, 0.05},
+    // AI21-Jamba-1.5-Mini model card: 52B total, 12B active. Derived 51,570,315,264 and
+    // 12,110,303,232 (below).
+    {"jamba-1.5-mini", 52e9, 12e9},
 };
 
 TEST(ModelZoo, ParameterCountsMatchPublished) {
@@ -270,6 +273,39 @@ TEST(ModelZoo, FalconH1ParallelMambaAndAttention) {
                                              {"mamba_groups", 1},
                                              {"mamba_chunk_tokens", 128},
                                              {"tie_embeddings", false}});
+}
+
+TEST(ModelZoo, JambaMamba1AndAttentionEveryEighthLayer) {
+  // Jamba 1.5 Mini: decoder layer i (from 0) attends where i % 8 == 4 (4 layers), else a Mamba-1
+  // mixer (28); experts where i % 2 == 1 (16), else a dense FFN (16). Mamba-1 (8192 channels,
+  // state 16, dt rank 256, conv 4): in_proj 4096·2·8192 = 67,108,864, conv1d 8192·(4 + 1) =
+  // 40,960, x_proj 8192·(256 + 2·16) = 2,359,296, dt_proj (256 + 1)·8192 = 2,105,344, A 8192·16
+  // = 131,072, D 8192, out_proj 8192·4096 = 33,554,432: 105,308,160 (Jamba's RMSNorms of dt, B
+  // and C, 288 weights, are not counted). Attention 2·4096·4096 + 2·4096·1024 = 41,943,040; a
+  // dense FFN 3·4096·14336 = 176,160,768; a MoE layer 16 of them + the router 4096·16 =
+  // 2,818,637,824. Total: 28 · 105,308,160 + 4 · 41,943,040 + 16 · 176,160,768 + 16 ·
+  // 2,818,637,824 + 65 norms of 4096 + 2 · 65536·4096 = 51,570,315,264; active (2 experts a
+  // MoE layer: 352,387,072) 12,110,303,232.
+  const ParamCounts j = counts("jamba-1.5-mini");
+  EXPECT_EQ(j.recurrent_per_layer, 105308160.0);
+  EXPECT_EQ(j.attention_per_layer, 41943040.0);
+  EXPECT_EQ(j.recurrent_layers, 28);
+  EXPECT_EQ(j.attention_layers, 4);
+  EXPECT_EQ(j.moe_layers, 16);
+  EXPECT_EQ(j.dense_layers, 16);
+  EXPECT_EQ(j.total, 51570315264.0);
+  EXPECT_EQ(j.active, 12110303232.0);
+  expect_fields(imported("jamba-1.5-mini"), {{"num_layers", 64},
+                                             {"mamba1_inner_size", 8192},
+                                             {"mamba1_state_dim", 16},
+                                             {"mamba1_dt_rank", 256},
+                                             {"mamba1_conv_kernel", 4},
+                                             {"num_experts", 16},
+                                             {"experts_per_token", 2},
+                                             {"tie_embeddings", false}});
+  std::string pattern;
+  for (int i = 0; i < 4; ++i) pattern += "S-SES-SE*-SES-SE";
+  EXPECT_EQ(imported("jamba-1.5-mini")["layer_pattern"], pattern);
 }
 
 TEST(ModelZoo, NemotronHPatternAndMamba) {

@@ -16,7 +16,7 @@ using io::json;
 
 TEST(Presets, AllLoadWithTheRequiredIds) {
   const json& all = io::presets();
-  EXPECT_EQ(all["models"].size(), 48u);
+  EXPECT_EQ(all["models"].size(), 49u);
   EXPECT_EQ(all["hardware"].size(), 37u);
   EXPECT_EQ(all["scenarios"].size(), 10u);
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
@@ -53,6 +53,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
                          "nemotron-3-nano-30b-a3b",
                          "qwen3-next-80b-a3b",
                          "falcon-h1-0.5b",
+                         "jamba-1.5-mini",
                          "qwen3-235b-a22b",
                          "deepseek-v3",
                          "deepseek-r1",

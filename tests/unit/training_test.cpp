@@ -677,6 +677,24 @@ TEST(TrainingHybrid, GatedDeltaNetIsPricedAsItsTraffic) {
   EXPECT_EQ(breakdown_ms(r, "forward", "mamba_scan"), 0.0);
 }
 
+TEST(TrainingHybrid, Mamba1IsPricedAsItsTraffic) {
+  // Jamba 1.5 Mini on 8 H100 (DP 8), one 4,096-token micro-batch per GPU, Tier 0 (the step's
+  // memory does not fit; the times are what they would be). Per token a Mamba-1 layer (8192
+  // channels, state 16, dt rank 256) moves forward: conv1d 2·8192·2 = 32,768; the RMSNorms of
+  // dt, B, C 2·288·2 = 1,152; the selective scan (4·8192 + 32)·2 = 65,600: 99,520 B. 4,096
+  // tokens at 0.85 · 3,350 GB/s = 143.155 us + 5 kernels · 2 us; · 28 layers · 8 micro-batches =
+  // 34.307 ms. Backward: the scan's inputs and dy in, dx, dΔ, dz, dB, dC out (5·8192 + 32 +
+  // 3·8192 + 32)·2 = 131,200; conv1d 3·8192·2 = 49,152; the norms 3·288·2 = 1,728: 182,080 B,
+  // 261.914 us + 5 · 2 us; · 28 · 8 = 60.909 ms.
+  json req = request();
+  req["model"] = "jamba-1.5-mini";
+  const json r = io::run(req);
+  EXPECT_NEAR(breakdown_ms(r, "forward", "mamba1_scan"), 34.307, 2e-3);
+  EXPECT_NEAR(breakdown_ms(r, "backward", "mamba1_scan"), 60.909, 2e-3);
+  EXPECT_GT(breakdown_ms(r, "forward", "mamba1_x_proj"), 0.0);
+  EXPECT_EQ(breakdown_ms(r, "forward", "mamba_scan"), 0.0);
+}
+
 TEST(TrainingHybrid, AttentionOnlyWhereThePatternAttends) {
   // Nano's 6 attention layers cost what 6 layers of the same attention cost in a transformer:
   // the attention kernel time scales with the layers that attend (Tier 0, same shapes).

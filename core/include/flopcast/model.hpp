@@ -44,13 +44,20 @@ inline constexpr int kMaxLayers = 1000;
 inline constexpr int kMaxHiddenSize = 1'000'000;
 inline constexpr int kMaxHeads = 100'000;
 
-/// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, a gated DeltaNet
-/// (linear-attention) mixer, or nothing (a hybrid model's FFN-only layer).
-enum class Mixer { attention, mamba, gdn, none };
+/// What mixes tokens in a layer: attention, a Mamba-2 (SSD) mixer, a Mamba-1 (selective scan)
+/// mixer, a gated DeltaNet (linear-attention) mixer, or nothing (a hybrid model's FFN-only layer).
+enum class Mixer { attention, mamba, mamba1, gdn, none };
 
-/// Whether a mixer keeps a fixed state per sequence (Mamba-2, gated DeltaNet) instead of a KV
-/// cache.
-constexpr bool is_recurrent(Mixer x) noexcept { return x == Mixer::mamba || x == Mixer::gdn; }
+/// Whether a mixer keeps a fixed state per sequence (Mamba-1 and -2, gated DeltaNet) instead of a
+/// KV cache.
+constexpr bool is_recurrent(Mixer x) noexcept {
+  return x == Mixer::mamba || x == Mixer::mamba1 || x == Mixer::gdn;
+}
+
+/// A fixed-state mixer's name in messages ("Mamba-2", "Mamba-1", "gated DeltaNet").
+constexpr const char* recurrent_name(Mixer x) noexcept {
+  return x == Mixer::mamba ? "Mamba-2" : x == Mixer::mamba1 ? "Mamba-1" : "gated DeltaNet";
+}
 
 /// A decoder-only transformer, or a hybrid of attention, Mamba-2 and FFN layers. Shapes as in a
 /// Hugging Face config.json. For a mixture of experts
@@ -65,9 +72,10 @@ constexpr bool is_recurrent(Mixer x) noexcept { return x == Mixer::mamba || x ==
 ///
 /// A hybrid model (Nemotron-H, Nemotron 3) sets `layer_pattern`, one character per layer as
 /// Megatron-Core's hybrid_override_pattern writes it: each layer is a single block (norm, one
-/// mixer or one FFN, residual): 'M' a Mamba-2 mixer, 'G' a gated DeltaNet mixer, '*' attention,
-/// '-' a dense FFN, 'E' a mixture of experts. The pattern then decides which layers have experts.
-/// A Qwen3-Next decoder layer (mixer, then MoE) is two pattern layers: "GE" or "*E".
+/// mixer or one FFN, residual): 'M' a Mamba-2 mixer, 'S' a Mamba-1 (selective-scan) mixer, 'G' a
+/// gated DeltaNet mixer, '*' attention, '-' a dense FFN, 'E' a mixture of experts. The pattern
+/// then decides which layers have experts. A Qwen3-Next decoder layer (mixer, then MoE) is two
+/// pattern layers: "GE" or "*E"; a Jamba one "SE", "S-", "*E" or "*-".
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -131,6 +139,14 @@ struct ModelSpec {
   int mamba_groups = 0;
   int mamba_conv_kernel = 4;
   int mamba_chunk_tokens = 128;
+  /// Mamba-1 mixer (Gu & Dao 2023, mamba_ssm's Mamba; Jamba's mamba layers): in_proj to x and the
+  /// gate z of mamba1_inner_size channels each, a causal conv1d of mamba1_conv_kernel taps over x,
+  /// x_proj to dt (mamba1_dt_rank) and B, C (mamba1_state_dim each), dt_proj back to the
+  /// channels, the selective scan with a state of mamba1_state_dim per channel, out_proj.
+  int mamba1_inner_size = 0;
+  int mamba1_state_dim = 0;
+  int mamba1_dt_rank = 0;
+  int mamba1_conv_kernel = 4;
   /// Gated DeltaNet mixer (Yang et al. 2025; Megatron-Core's GatedDeltaNet, Qwen3-Next's
   /// linear_attention layers): q and k of gdn_key_heads heads of gdn_key_head_dim, v and the output
   /// gate of gdn_value_heads heads of gdn_value_head_dim (q and k repeated to the value heads), a
@@ -150,12 +166,19 @@ struct ModelSpec {
   [[nodiscard]] bool has_mamba() const noexcept {
     return layer_pattern.find('M') != std::string::npos;
   }
+  [[nodiscard]] bool has_mamba1() const noexcept {
+    return layer_pattern.find('S') != std::string::npos;
+  }
   [[nodiscard]] bool has_gdn() const noexcept {
     return layer_pattern.find('G') != std::string::npos;
   }
-  /// The model's fixed-state mixer (at most one kind a model): Mamba-2, gated DeltaNet or none.
+  /// The model's fixed-state mixer (at most one kind a model): Mamba-2, Mamba-1, gated DeltaNet
+  /// or none.
   [[nodiscard]] Mixer recurrent_mixer() const noexcept {
-    return has_mamba() ? Mixer::mamba : has_gdn() ? Mixer::gdn : Mixer::none;
+    return has_mamba()    ? Mixer::mamba
+           : has_mamba1() ? Mixer::mamba1
+           : has_gdn()    ? Mixer::gdn
+                          : Mixer::none;
   }
   [[nodiscard]] bool has_recurrent() const noexcept { return recurrent_mixer() != Mixer::none; }
   [[nodiscard]] double mamba_inner() const noexcept { return double(mamba_heads) * mamba_head_dim; }
@@ -187,6 +210,7 @@ struct ModelSpec {
     const char c = layer_pattern[std::size_t(i - 1)];
     return c == '*'   ? Mixer::attention
            : c == 'M' ? Mixer::mamba
+           : c == 'S' ? Mixer::mamba1
            : c == 'G' ? Mixer::gdn
                       : Mixer::none;
   }

@@ -266,9 +266,9 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
 }  // namespace
 
 /// Model types whose configs this importer reads as a transformer (every layer attention + FFN)
-/// or, for nemotron_h, qwen3_next, qwen3_5, granitemoehybrid and falcon_h1, as a hybrid of Mamba-2
-/// or gated DeltaNet, attention and FFN layers. A family outside this list may have layers the
-/// importer would not see; it is refused by name rather than read as a Llama.
+/// or, for nemotron_h, qwen3_next, qwen3_5, granitemoehybrid, falcon_h1 and jamba, as a hybrid of
+/// Mamba-2, Mamba-1 or gated DeltaNet, attention and FFN layers. A family outside this list may
+/// have layers the importer would not see; it is refused by name rather than read as a Llama.
 constexpr std::string_view kReadTypes[] = {"llama",
                                            "mistral",
                                            "mixtral",
@@ -303,7 +303,8 @@ constexpr std::string_view kReadTypes[] = {"llama",
                                            "qwen3_5_moe",
                                            "qwen3_5_moe_text",
                                            "granitemoehybrid",
-                                           "falcon_h1"};
+                                           "falcon_h1",
+                                           "jamba"};
 
 /// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
 /// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
@@ -317,7 +318,6 @@ struct Unmodelled {
   std::string_view type, layers;
 };
 constexpr Unmodelled kUnmodelledTypes[] = {
-    {"jamba", "Mamba-1 layers (layers_block_type / attn_layer_period)"},
     {"mamba", "Mamba-1 layers"},
     {"mamba2", "an all-Mamba-2 stack without attention layers"},
     {"bamba", "Mamba-2 layers in attn_layer_indices"},
@@ -576,6 +576,53 @@ void read_falcon_h1(const json& c, int layers, json& m) {
   m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
 }
 
+/// Jamba (model_type jamba, AI21's Jamba 1.5 and 1.7; transformers' JambaConfig): decoder layer i
+/// (from 0) is attention where i % attn_layer_period == attn_layer_offset, else a Mamba-1 mixer
+/// of mamba_expand · hidden channels; its FFN is num_experts routed experts (top
+/// num_experts_per_tok) where i % expert_layer_period == expert_layer_offset, else a dense MLP of
+/// the same width. flopcast writes each decoder layer as two pattern layers ("SE", "S-", "*E",
+/// "*-"). Every period and Mamba shape must be stated (mamba_dt_rank "auto" is ⌈hidden / 16⌉, the
+/// class's rule); a sliding window or biased Mamba projections are refused by name.
+void read_jamba(const json& c, int layers, json& m) {
+  // Layer i is attention / has experts where i % period == offset.
+  const auto offset_in = [&](const char* every, const char* offset) {
+    const int p = required_int(c, {every});
+    check_int(at(every), p, 1, layers);
+    const int o = required_int(c, {offset});
+    check_int(at(offset), o, 0, p - 1);
+    return std::pair{p, o};
+  };
+  const std::pair<int, int> attn = offset_in("attn_layer_period", "attn_layer_offset");
+  const std::pair<int, int> moe = offset_in("expert_layer_period", "expert_layer_offset");
+  if (const auto w = c.find("sliding_window"); w != c.end() && !w->is_null()) {
+    throw NotModelledError(at("sliding_window"),
+                           "local attention in a hybrid model is not modelled (null: full)");
+  }
+  if (optional_bool(c, "mamba_proj_bias", false)) {
+    throw NotModelledError(at("mamba_proj_bias"), "biased Mamba projections are not modelled");
+  }
+  std::string mixers;
+  for (int i = 0; i < layers; ++i) mixers += i % attn.first == attn.second ? '*' : 'S';
+  const int experts = required_int(c, {"num_experts"});
+  check_int(at("num_experts"), experts, 1, 100'000);
+  write_decoder_pattern(m, mixers,
+                        [&](int i) { return experts > 1 && i % moe.first == moe.second; });
+  if (experts > 1) {
+    m["num_experts"] = experts;
+    m["experts_per_token"] = required_int(c, {"num_experts_per_tok"});
+  }
+  const int hidden = required_int(c, {"hidden_size"});
+  const int expand = required_int(c, {"mamba_expand"});
+  check_int(at("mamba_expand"), expand, 1, 64);
+  m["mamba1_inner_size"] = expand * hidden;  // hidden is bounded already
+  m["mamba1_state_dim"] = required_int(c, {"mamba_d_state"});
+  const auto r = c.find("mamba_dt_rank");
+  m["mamba1_dt_rank"] = r != c.end() && r->is_string() && r->get<std::string>() == "auto"
+                            ? (hidden + 15) / 16
+                            : required_int(c, {"mamba_dt_rank"});
+  m["mamba1_conv_kernel"] = required_int(c, {"mamba_d_conv"});
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -639,7 +686,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
       !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
         type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3" ||
-        type == "falcon_h1" || gated_deltanet_family(type));
+        type == "falcon_h1" || type == "jamba" || gated_deltanet_family(type));
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -664,6 +711,8 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
     read_granite_hybrid(c, layers, m);
   } else if (type == "falcon_h1") {
     read_falcon_h1(c, layers, m);
+  } else if (type == "jamba") {
+    read_jamba(c, layers, m);
   } else if (gated_deltanet_family(type)) {
     read_experts(c, type, dense_width, m);
     read_qwen3_next(c, layers, m);

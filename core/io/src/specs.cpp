@@ -63,6 +63,10 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "mamba_groups",
                   "mamba_conv_kernel",
                   "mamba_chunk_tokens",
+                  "mamba1_inner_size",
+                  "mamba1_state_dim",
+                  "mamba1_dt_rank",
+                  "mamba1_conv_kernel",
                   "gdn_key_heads",
                   "gdn_value_heads",
                   "gdn_key_head_dim",
@@ -140,6 +144,10 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.mamba_groups = r.integer("mamba_groups", 0);
   m.mamba_conv_kernel = r.integer("mamba_conv_kernel", 4);
   m.mamba_chunk_tokens = r.integer("mamba_chunk_tokens", 128);
+  m.mamba1_inner_size = r.integer("mamba1_inner_size", 0);
+  m.mamba1_state_dim = r.integer("mamba1_state_dim", 0);
+  m.mamba1_dt_rank = r.integer("mamba1_dt_rank", 0);
+  m.mamba1_conv_kernel = r.integer("mamba1_conv_kernel", 4);
   m.gdn_key_heads = r.integer("gdn_key_heads", 0);
   m.gdn_value_heads = r.integer("gdn_value_heads", 0);
   m.gdn_key_head_dim = r.integer("gdn_key_head_dim", 0);
@@ -205,6 +213,12 @@ json model_to_json(const ModelSpec& m) {
     j["mamba_groups"] = m.mamba_groups;
     j["mamba_conv_kernel"] = m.mamba_conv_kernel;
     j["mamba_chunk_tokens"] = m.mamba_chunk_tokens;
+  }
+  if (m.has_mamba1()) {
+    j["mamba1_inner_size"] = m.mamba1_inner_size;
+    j["mamba1_state_dim"] = m.mamba1_state_dim;
+    j["mamba1_dt_rank"] = m.mamba1_dt_rank;
+    j["mamba1_conv_kernel"] = m.mamba1_conv_kernel;
   }
   if (m.has_gdn()) {
     j["gdn_key_heads"] = m.gdn_key_heads;
