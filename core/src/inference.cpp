@@ -218,6 +218,7 @@ struct Shard {
   std::vector<layer_ops::LinearShape> recurrent_linears;  // per fixed-state layer
   double state_bytes = 0;  // one sequence's fixed state, all layers of the stage, per GPU
   double kv_elems;         // per token and layer on the GPU that holds the token's KV
+  double kv_index_bytes;   // DSA's index key per token and layer, beside the KV (0 without)
   double stage_share = 1;  // layers of the largest pipeline stage / all layers
   /// Data-parallel attention groups: tp / attention_tp under parallelism.dp_attention (each
   /// group runs attention for its own sequences, heads split over its attention_tp GPUs), else
@@ -285,6 +286,7 @@ Shard make_shard(const InferenceSpec& s) {
   sh.dense_dp = dense_data_parallel(s);
   sh.attn_linears = layer_ops::attention_linears(m, sh.attention_tp());
   sh.kv_elems = layer_ops::kv_elements_per_token(m, sh.attention_tp());
+  sh.kv_index_bytes = layer_ops::attention_dims(m, sh.attention_tp(), false, true).index_bytes;
   sh.stage_share = std::ceil(double(m.num_layers) / s.pp) / m.num_layers;
   if (m.has_recurrent()) {
     sh.recurrent_linears = layer_ops::recurrent_linears(m, s.tp);
@@ -644,14 +646,14 @@ std::pair<double, double> global_and_local_layers(const Shard& sh) {
 /// the context is within their window); under DP attention a GPU holds 1/dp of the tokens.
 double kv_bytes_per_token(const Shard& sh) {
   const auto [global, local] = global_and_local_layers(sh);
-  return sh.stage_share * (global + local) * sh.kv_elems * sh.kv / sh.dp;
+  return sh.stage_share * (global + local) * (sh.kv_elems * sh.kv + sh.kv_index_bytes) / sh.dp;
 }
 
 /// KV cache of `batch` sequences of `context` tokens, in whole blocks; local layers hold at most
 /// their window.
 double kv_cache_bytes(const InferenceSpec& s, const Shard& sh, double batch, double context) {
   const auto [global, local] = global_and_local_layers(sh);
-  const double per_layer_token = sh.kv_elems * sh.kv;
+  const double per_layer_token = sh.kv_elems * sh.kv + sh.kv_index_bytes;
   auto blocks = [&](double tokens) { return std::ceil(tokens / s.engine.kv_block_tokens); };
   const double local_tokens = local_kv_tokens(context, s.model.window_tokens);
   return sh.stage_share * sh.attention_share(batch) * s.engine.kv_block_tokens * per_layer_token *

@@ -232,6 +232,26 @@ OpCost moe_experts_op(const HardwareSpec& hw, const KernelModel& km, double toke
   return moe;
 }
 
+namespace {
+
+/// DSA's lightning indexer over `pairs` query-key pairs of `batch` sequences (DeepGEMM's
+/// fp8_mqa_logits, then a top-k over the fp32 logits): 2·H_I·d_I FLOPs a pair at the fp8 peak
+/// (the math type's where the GPU has none), the logits written and read (8 B a pair), and
+/// `key_bytes` of index keys and queries.
+struct Indexer {
+  Flops flops;
+  Bytes bytes;
+  Seconds compute;
+};
+Indexer indexer_work(const HardwareSpec& hw, DType math, const AttentionDims& a, double batch,
+                     double pairs, double key_bytes) {
+  const FlopsPerSecond peak = peak_or_throw(hw, hw.peak(DType::fp8) ? DType::fp8 : math);
+  const Flops flops(batch * 2 * a.index_heads * a.index_dim * pairs);
+  return {flops, Bytes(batch * pairs * 8 + key_bytes), flops / peak};
+}
+
+}  // namespace
+
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
                             const AttentionDims& a, const AttentionTypes& types, double cached) {
   const DType math = types.math;
@@ -253,6 +273,14 @@ OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, doubl
                 (a.heads * (a.qk_dim + a.v_dim) * act_bytes + a.kv_heads * a.kv_elems * kv_bytes) +
             batch * cached_read * a.kv_heads * a.kv_elems * kv_bytes);
   w.compute_ideal = w.flops / (peak * (tile_eff * occupancy));
+  if (a.index_heads > 0) {
+    const Indexer idx =
+        indexer_work(hw, math, a, batch, attended_pairs(cached, seq, 0, a.local),
+                     batch * ((cached + seq) * a.index_bytes + seq * a.index_heads * a.index_dim));
+    w.flops = w.flops + idx.flops;
+    w.bytes = w.bytes + idx.bytes;
+    w.compute_ideal = w.compute_ideal + idx.compute / (tile_eff * occupancy);
+  }
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
   w.units = tiles;
   return apply("attention", w, hw, km, OpClass::attention_prefill, math);
@@ -270,9 +298,19 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   w.bytes = Bytes(batch * (read_tokens * a.kv_heads * a.kv_elems * kv_bytes +
                            a.heads * (a.qk_dim + a.v_dim) * act_bytes));
   w.compute_ideal = w.flops / peak;
+  if (a.index_heads > 0) {
+    const Indexer idx =
+        indexer_work(hw, math, a, batch, context,
+                     batch * (context * a.index_bytes + a.index_heads * a.index_dim));
+    w.flops = w.flops + idx.flops;
+    w.bytes = w.bytes + idx.bytes;
+    w.compute_ideal = w.compute_ideal + idx.compute;
+  }
   w.memory_ideal = w.bytes / hw.hbm_bandwidth;
-  // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits.
-  w.units = batch * a.kv_heads * std::ceil(attended / 256);
+  // Parallel work of split-KV (flash-decoding) kernels: sequences x KV heads x 256-token splits;
+  // DSA's indexer splits the whole context the same way.
+  w.units = batch * a.kv_heads * std::ceil(attended / 256) +
+            (a.index_heads > 0 ? batch * std::ceil(context / 256) : 0);
   w.blocks = batch * a.kv_heads;
   // An 8-bit KV cache and multi-head attention each run their own decode kernels.
   const KernelVariant variant = kv_bytes <= 1           ? KernelVariant::kv8

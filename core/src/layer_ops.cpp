@@ -2,6 +2,7 @@
 #include "layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "flopcast/error.hpp"
 
@@ -87,6 +88,13 @@ std::vector<LinearShape> attention_linears(const ModelSpec& m, int tp) {
   }
   out.push_back({"qkv_proj", double(m.kv_lora_rank + m.qk_rope_head_dim), h});
   out.push_back({"qkv_proj", hq * (m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank)});
+  if (m.has_dsa()) {
+    // DSA's indexer, whole on every TP rank: wq_b from the q latent, wk and weights_proj (one
+    // GEMM) from the hidden state.
+    const double hi = m.dsa_index_heads, di = m.dsa_index_head_dim;
+    out.push_back({"indexer_proj", hi * di, double(m.q_lora_rank)});
+    out.push_back({"indexer_proj", di + hi, h});
+  }
   out.push_back({"o_proj", h, hq * m.v_head_dim});
   return out;
 }
@@ -125,6 +133,18 @@ AttentionDims attention_dims(const ModelSpec& m, int tp, bool local, bool decode
   if (local) {
     a.window_tokens = m.window_tokens;
     a.local = m.local_attention;
+  }
+  if (m.has_dsa()) {
+    // DeepSeek-V3.2 runs its sparse attention in MLA's MQA mode, prefill and decode alike (each
+    // query over its top-k latents), and indexes every token: fp8 keys with an fp32 scale per 128.
+    const double latent = m.kv_lora_rank + m.qk_rope_head_dim;
+    a.qk_dim = latent;
+    a.v_dim = m.kv_lora_rank;
+    a.window_tokens = m.dsa_topk_tokens;
+    a.local = LocalAttention::sliding;
+    a.index_heads = m.dsa_index_heads;
+    a.index_dim = m.dsa_index_head_dim;
+    a.index_bytes = a.index_dim + 4 * std::ceil(a.index_dim / 128);
   }
   return a;
 }

@@ -235,6 +235,24 @@ void validate(const ModelSpec& m, const std::string& path) {
                   {"gdn_value_head_dim", m.gdn_value_head_dim}},
                  "must be 0 without 'G' layers in model.layer_pattern");
   }
+  if (m.has_dsa() || m.dsa_index_heads != 0 || m.dsa_index_head_dim != 0) {
+    check_int(p + "dsa_topk_tokens", m.dsa_topk_tokens, 1, 100'000'000);
+    check_int(p + "dsa_index_heads", m.dsa_index_heads, 1, kMaxHeads);
+    check_int(p + "dsa_index_head_dim", m.dsa_index_head_dim, 1, 100'000);
+    if (!m.is_mla() || m.q_lora_rank == 0) {
+      throw NotModelledError(p + "dsa_topk_tokens",
+                             "DeepSeek sparse attention is modelled over multi-head latent "
+                             "attention with a q latent (model.kv_lora_rank and q_lora_rank > 0) "
+                             "only (got " +
+                                 std::to_string(m.dsa_topk_tokens) + ")");
+    }
+    if (m.window_tokens != 0 || m.is_hybrid()) {
+      throw NotModelledError(p + "dsa_topk_tokens",
+                             "DeepSeek sparse attention beside local attention or in a hybrid "
+                             "model is not modelled (got " +
+                                 std::to_string(m.dsa_topk_tokens) + ")");
+    }
+  }
   if (m.attention_output_gate && m.is_mla()) {
     throw NotModelledError(p + "attention_output_gate",
                            "a gated output on multi-head latent attention is not modelled");
@@ -310,6 +328,12 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
         h * (rkv + m.qk_rope_head_dim) + rkv * hq * (m.qk_nope_head_dim + m.v_head_dim);
     c.attention_per_layer = q + kv + hq * m.v_head_dim * h;
     c.norms_per_layer += (rq > 0 ? rq : 0) + rkv;  // RMSNorm of each latent
+    if (m.has_dsa()) {
+      // The indexer: wq_b [r_q → H_I·d_I], wk [h → d_I], weights_proj [h → H_I] and the LayerNorm
+      // of its key (weight and bias).
+      const double hi = m.dsa_index_heads, di = m.dsa_index_head_dim;
+      c.attention_per_layer += rq * hi * di + h * (di + hi) + 2 * di;
+    }
   } else {
     c.attention_per_layer = h * hq * d + 2 * h * hkv * d + hq * d * h;
     if (m.attention_output_gate) c.attention_per_layer += h * hq * d;

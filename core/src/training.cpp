@@ -129,6 +129,12 @@ void validate_hybrid(const TrainingSpec& s) {
 
 void validate(const TrainingSpec& s) {
   validate(s.model, "model");
+  if (s.model.has_dsa()) {
+    // The indexer's own training (its KL objective, dense warm-up) is not priced.
+    throw NotModelledError("model.dsa_topk_tokens",
+                           "training with DeepSeek sparse attention is not modelled (got " +
+                               std::to_string(s.model.dsa_topk_tokens) + ")");
+  }
   validate_hybrid(s);
   validate(s.hardware, "hardware");
   check_int("num_gpus", s.num_gpus, 1, 10'000'000);

@@ -182,6 +182,71 @@ TEST(Architectures, MlaDecodeIsAbsorbedMultiQueryAttention) {
   EXPECT_NEAR(p.flops, 61.0 * 2 * 16 * 320 * 4095.0 * 4096 / 2, 1e3);
 }
 
+/// DeepSeek-V3.2: DeepSeek-V3 with DeepSeek sparse attention (index_n_heads 64, index_head_dim
+/// 128, index_topk 2048).
+ModelSpec deepseek_v32() {
+  ModelSpec m = deepseek_v3();
+  m.dsa_index_heads = 64;
+  m.dsa_index_head_dim = 128;
+  m.dsa_topk_tokens = 2048;
+  return m;
+}
+
+TEST(Architectures, SparseAttentionIndexesEveryTokenAndAttendsToTheTopK) {
+  // DeepSeek-V3.2 on 8 H200 (TP 8), prompt 4095, one decode step at context 4096.
+  // Parameters: V3's 671,026,404,352 + the indexer, replicated per layer: wq_b 1536·64·128 +
+  // wk and weights_proj 7168·(128 + 64) + its key's LayerNorm 2·128 = 13,959,424; × 61 =
+  // 851,524,864.
+  EXPECT_NEAR(count_params(deepseek_v32()).total, 671026404352.0 + 851524864.0, 1e3);
+  // KV per token and GPU: V3's latent 61 · 1152 B + the fp8 index key and its fp32 scale 61 ·
+  // (128 + 4) = 70,272 + 8,052 = 78,324 B.
+  InferenceSpec s = inference(deepseek_v32(), "h200-sxm", 8, 4095, 2);
+  s.weights = DType::fp8;
+  const InferenceResult r = estimate_inference(s);
+  EXPECT_DOUBLE_EQ(r.memory.kv_cache_bytes_per_token, 78324);
+  // Decode, per layer: the top 2048 of the 4096 latents read (2048 · 576 · 2 B = 2,359,296) and
+  // Q, O of 16 heads of (576 + 512) · 2 B (34,816); the indexer reads the 4096 index keys (4096 ·
+  // 132 = 540,672) and its fp8 query (64 · 128 = 8,192) and writes and reads a 4-byte logit a
+  // key (32,768): 2,975,744 B; × 61 = 181,520,384. FLOPs: 2 · 2048 · 16 · 1088 = 71,303,168 +
+  // the indexer's 2 · 64 · 128 · 4096 = 67,108,864; × 61 = 8,443,133,952.
+  const BreakdownItem& a = item(r, "decode", "attention");
+  EXPECT_NEAR(a.bytes, 181520384.0, 1);
+  EXPECT_NEAR(a.flops, 8443133952.0, 1);
+  // Prefill runs the same MQA mode over each query's top-k: Σ min(p, 2048) for p ≤ 4095 =
+  // 6,290,432 pairs · 2 · 16 · 1088 = 219,007,680,512; the indexer scores the whole causal
+  // triangle, 4095 · 4096 / 2 = 8,386,560 pairs · 2 · 64 · 128 = 137,405,399,040; × 61 =
+  // 21,741,197,852,672.
+  EXPECT_NEAR(item(r, "prefill", "attention").flops, 21741197852672.0, 1e4);
+  // Training with the indexer is refused by name.
+  TrainingSpec t;
+  t.model = deepseek_v32();
+  try {
+    (void)estimate_training(t);
+    ADD_FAILURE() << "training a DSA model was accepted";
+  } catch (const NotModelledError& e) {
+    EXPECT_EQ(e.path(), "model.dsa_topk_tokens");
+  }
+}
+
+TEST(Architectures, SparseAttentionNeedsLatentAttention) {
+  ModelSpec m = deepseek_v32();
+  m.q_lora_rank = 0;
+  try {
+    validate(m, "model");
+    ADD_FAILURE() << "DSA without a q latent was accepted";
+  } catch (const NotModelledError& e) {
+    EXPECT_EQ(e.path(), "model.dsa_topk_tokens");
+  }
+  m = deepseek_v32();
+  m.dsa_index_heads = 0;
+  try {
+    validate(m, "model");
+    ADD_FAILURE() << "DSA without indexer heads was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.path(), "model.dsa_index_heads");
+  }
+}
+
 TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttention) {
   // DeepSeek-V3 fp8 on 8 H200, batch 8 at context 4096, attention data-parallel over the 8 GPUs
   // (SGLang --enable-dp-attention): each GPU caches only its own sequence's latent,

@@ -454,7 +454,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
       {"kimi_linear", "Kimi Delta Attention"},
       {"minimax_m1", "lightning linear-attention"},
       {"bamba", "Mamba-2 layers"},
-      {"deepseek_v32", "DeepSeek sparse attention"},
+      {"glm_moe_dsa", "indexers shared across layers"},
   };
   for (const auto& [type, lacks] : refused) {
     c["model_type"] = type;
@@ -629,6 +629,32 @@ TEST(HfConfig, FalconH1RefusesWhatItDoesNotModel) {
   json chunkless = c;
   chunkless.erase("mamba_chunk_size");  // stated, never guessed
   EXPECT_EQ(hf_failure(chunkless).path, "hf_config.mamba_chunk_size");
+}
+
+TEST(HfConfig, DeepSeekV32ReadsItsSparseAttention) {
+  // DeepSeek-V3.2's config.json is DeepSeek-V3's with model_type deepseek_v32 and its indexer
+  // (index_n_heads 64, index_head_dim 128, index_topk 2048).
+  std::ifstream in(std::string(FLOPCAST_FIXTURES_DIR) + "/hf/deepseek-v3.json");
+  std::ostringstream text;
+  text << in.rdbuf();
+  json c = json::parse(text.str());
+  c["model_type"] = "deepseek_v32";
+  c["architectures"] = {"DeepseekV32ForCausalLM"};
+  c["index_n_heads"] = 64;
+  c["index_head_dim"] = 128;
+  c["index_topk"] = 2048;
+  const json m = io::model_from_hf_config(c, "deepseek-v3.2.json");
+  EXPECT_EQ(m["dsa_index_heads"], 64);
+  EXPECT_EQ(m["dsa_index_head_dim"], 128);
+  EXPECT_EQ(m["dsa_topk_tokens"], 2048);
+  EXPECT_EQ(m["kv_lora_rank"], 512);
+  // The preset is this import (its name and the published FP8 types aside).
+  json preset = io::preset("models", "deepseek-v3.2", "model").at("model");
+  json imported = m;
+  for (json* j : {&preset, &imported}) j->erase("name");
+  EXPECT_EQ(preset, imported);
+  c.erase("index_topk");  // stated, never guessed
+  EXPECT_EQ(hf_failure(c).path, "hf_config.index_topk");
 }
 
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {

@@ -1017,7 +1017,7 @@ TEST(IoResponses, DescribeNonFlopcastException) {
 
 TEST(IoPresets, CountsAndStrictLoading) {
   const json& all = io::presets();
-  EXPECT_EQ(all.at("models").size(), 49u);
+  EXPECT_EQ(all.at("models").size(), 50u);
   EXPECT_EQ(all.at("engines").size(), 4u);
   EXPECT_EQ(all.at("hardware").size(), 37u);
   EXPECT_EQ(all.at("scenarios").size(), 10u);

@@ -83,10 +83,10 @@ test('deep nesting is an invalid_json envelope, thousands of times, without a le
   assert.equal(call('estimate', baseRequest).ok, true);
 });
 
-test('presets lists 49 models, 37 hardware, 10 scenarios, 4 engines', () => {
+test('presets lists 50 models, 37 hardware, 10 scenarios, 4 engines', () => {
   const out = call('presets');
   assert.equal(out.ok, true);
-  assert.equal(out.result.models.length, 49);
+  assert.equal(out.result.models.length, 50);
   assert.equal(out.result.engines.length, 4);
   assert.equal(out.result.hardware.length, 37);
   assert.equal(out.result.scenarios.length, 10);

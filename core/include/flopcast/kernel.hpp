@@ -158,8 +158,14 @@ struct AttentionDims {
   double qk_dim = 0;    ///< per head, of q·kᵀ
   double v_dim = 0;     ///< per head, of the values
   double kv_elems = 0;  ///< cached elements per KV head and token: 2·d (K and V); MLA r_kv + d_rope
-  int window_tokens = 0;  ///< local attention (0: full causal)
+  int window_tokens = 0;  ///< local attention (0: full causal); DSA: the top-k each query attends
   LocalAttention local = LocalAttention::sliding;
+  /// DeepSeek sparse attention's lightning indexer (0 heads: none): index_heads heads of index_dim
+  /// score every cached token in fp8 (the window is then the top-k, not a cut of the KV cache);
+  /// index_bytes of index key cached per token (fp8 and its scale).
+  double index_heads = 0;
+  double index_dim = 0;
+  double index_bytes = 0;
 
   /// Standard multi-, grouped- or multi-query attention with head dimension d, full causal.
   static AttentionDims standard(double heads, double kv_heads, double head_dim) {
@@ -181,13 +187,17 @@ struct AttentionTypes {
 /// full attention without a cache: QKᵀ and PV over the causal triangle; s·c + s(s+1)/2 after c
 /// cached tokens); bytes = Q and O (activation type) + the new tokens' KV written to the cache +
 /// the cached KV the new tokens attend to, read once. Query tiles cover the new tokens only: a
-/// few new tokens over a long cache fill a fraction of each tile.
+/// few new tokens over a long cache fill a fraction of each tile. With DSA's indexer
+/// (a.index_heads > 0) the op also holds the indexer's scoring of every causal pair
+/// (2·H_I·d_I FLOPs each, at the fp8 peak where the GPU has one), its fp32 logits written and
+/// read once by the top-k, and the index keys read and written.
 OpCost attention_prefill_op(const HardwareSpec& hw, const KernelModel& km, double batch, double seq,
                             const AttentionDims& a, const AttentionTypes& types, double cached = 0);
 /// One decode step of attention: `batch` sequences, each one query token over `context` cached
 /// tokens, of which it attends to c' = attended_context(context, window). FLOPs = 2·c'·Hq·(d_qk +
 /// d_v) per sequence; bytes = the KV cache read, in whole KV pages (ceil(c'/page)·page·Hkv·kv_elems
-/// ·kv), + Q and O.
+/// ·kv), + Q and O. With DSA's indexer the op also scores every cached token: its index keys read
+/// (a.index_bytes each), 2·H_I·d_I FLOPs, a logit written and read.
 OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double batch,
                            double context, const AttentionDims& a, const AttentionTypes& types);
 /// A bandwidth-bound op (norms, residual adds, rotary, activation function, embedding lookup):

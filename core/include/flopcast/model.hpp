@@ -125,6 +125,12 @@ struct ModelSpec {
   int qk_rope_head_dim = 0;
   int qk_nope_head_dim = 0;  ///< head_dim = qk_nope_head_dim + qk_rope_head_dim under MLA
   int v_head_dim = 0;
+  /// DeepSeek sparse attention (DeepSeek-V3.2's DSA, over MLA): a lightning indexer of
+  /// dsa_index_heads heads of dsa_index_head_dim scores every cached token (its own fp8 key cache)
+  /// and each query attends to the dsa_topk_tokens best in MLA's MQA mode. 0: dense attention.
+  int dsa_index_heads = 0;
+  int dsa_index_head_dim = 0;
+  int dsa_topk_tokens = 0;
   int window_tokens = 0;  ///< local attention window or chunk; 0: every layer attends to all
   LocalAttention local_attention = LocalAttention::sliding;
   int global_attention_every = 0;
@@ -189,6 +195,7 @@ struct ModelSpec {
   }
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
   [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
+  [[nodiscard]] bool has_dsa() const noexcept { return dsa_topk_tokens > 0; }
   [[nodiscard]] int dense_ffn_width() const noexcept {
     return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
   }

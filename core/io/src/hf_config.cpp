@@ -278,6 +278,7 @@ constexpr std::string_view kReadTypes[] = {"llama",
                                            "qwen3_moe",
                                            "deepseek_v2",
                                            "deepseek_v3",
+                                           "deepseek_v32",
                                            "kimi_k2",
                                            "llama4",
                                            "llama4_text",
@@ -324,7 +325,7 @@ constexpr Unmodelled kUnmodelledTypes[] = {
     {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
     {"minimax", "lightning linear-attention layers"},
     {"minimax_m1", "lightning linear-attention layers"},
-    {"deepseek_v32", "DeepSeek sparse attention (an indexer and top-k attention)"},
+    {"glm_moe_dsa", "GLM-5's sparse-attention indexers shared across layers (indexer_types)"},
     {"rwkv", "RWKV recurrent layers"},
     {"recurrent_gemma", "RG-LRU recurrent layers"},
 };
@@ -685,8 +686,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   const bool tie_default =
       !(type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
-        type == "deepseek_v3" || type == "llama4_text" || type == "gpt_oss" || type == "phi3" ||
-        type == "falcon_h1" || type == "jamba" || gated_deltanet_family(type));
+        type == "deepseek_v3" || type == "deepseek_v32" || type == "llama4_text" ||
+        type == "gpt_oss" || type == "phi3" || type == "falcon_h1" || type == "jamba" ||
+        gated_deltanet_family(type));
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -719,6 +721,12 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   } else {
     read_experts(c, type, dense_width, m);
     read_local_attention(c, type, layers, context, m);
+  }
+  if (type == "deepseek_v32") {
+    // DeepSeek-V3.2's sparse attention: its lightning indexer and top-k, every shape stated.
+    m["dsa_index_heads"] = required_int(c, {"index_n_heads"});
+    m["dsa_index_head_dim"] = required_int(c, {"index_head_dim"});
+    m["dsa_topk_tokens"] = required_int(c, {"index_topk"});
   }
   // The result must itself be a valid model object.
   (void)detail::read_model(m, "model");

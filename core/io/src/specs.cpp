@@ -63,6 +63,9 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "mamba_groups",
                   "mamba_conv_kernel",
                   "mamba_chunk_tokens",
+                  "dsa_index_heads",
+                  "dsa_index_head_dim",
+                  "dsa_topk_tokens",
                   "mamba1_inner_size",
                   "mamba1_state_dim",
                   "mamba1_dt_rank",
@@ -144,6 +147,9 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.mamba_groups = r.integer("mamba_groups", 0);
   m.mamba_conv_kernel = r.integer("mamba_conv_kernel", 4);
   m.mamba_chunk_tokens = r.integer("mamba_chunk_tokens", 128);
+  m.dsa_index_heads = r.integer("dsa_index_heads", 0);
+  m.dsa_index_head_dim = r.integer("dsa_index_head_dim", 0);
+  m.dsa_topk_tokens = r.integer("dsa_topk_tokens", 0);
   m.mamba1_inner_size = r.integer("mamba1_inner_size", 0);
   m.mamba1_state_dim = r.integer("mamba1_state_dim", 0);
   m.mamba1_dt_rank = r.integer("mamba1_dt_rank", 0);
@@ -213,6 +219,11 @@ json model_to_json(const ModelSpec& m) {
     j["mamba_groups"] = m.mamba_groups;
     j["mamba_conv_kernel"] = m.mamba_conv_kernel;
     j["mamba_chunk_tokens"] = m.mamba_chunk_tokens;
+  }
+  if (m.has_dsa()) {
+    j["dsa_index_heads"] = m.dsa_index_heads;
+    j["dsa_index_head_dim"] = m.dsa_index_head_dim;
+    j["dsa_topk_tokens"] = m.dsa_topk_tokens;
   }
   if (m.has_mamba1()) {
     j["mamba1_inner_size"] = m.mamba1_inner_size;
