@@ -303,6 +303,8 @@ struct Step {
   double new_per_seq = 0;  // prefill: prompt length; decode: 1
   double context = 0;      // decode: tokens attended per sequence
   bool prefill = false;
+  /// Sequences the busiest GPU attends for (under DP attention); < 0: its share of `sequences`.
+  double attention_sequences = -1;
 };
 
 /// The FFN of one kind of layer for `t` tokens: its GEMMs (a dense FFN; or the routed experts
@@ -457,7 +459,8 @@ OpCost times_layers(OpCost op, double layers) {
 OpCost attention_op(const InferenceSpec& s, const Shard& sh, const LayerKind& kind,
                     const Step& st) {
   const AttentionDims dims = sh.attention(kind.local, !st.prefill);
-  const double sequences = sh.attention_share(st.sequences);
+  const double sequences =
+      st.attention_sequences >= 0 ? st.attention_sequences : sh.attention_share(st.sequences);
   return times_layers(st.prefill ? attention_prefill_op(s.hardware, sh.km, sequences,
                                                         st.new_per_seq, dims, sh.attention_types())
                                  : attention_decode_op(s.hardware, sh.km, sequences, st.context,
@@ -764,6 +767,9 @@ PrefillPass price_prefill(const InferenceSpec& spec, const Shard& sh) {
                                            : std::ceil(b / std::max(1.0, std::floor(budget / s)));
   const double pp = spec.pp;
   Step prefill{b * s / out.chunks, b / out.chunks, s, s, true};
+  // Under DP attention each GPU prefills its own prompts: the busiest one's ceil(b / dp) spread
+  // over the chunks (a chunk's share of a sequence is not rounded up to a whole one).
+  prefill.attention_sequences = sh.attention_share(b) / out.chunks;
   out.acc.add("prefill", step_ops(spec, sh, prefill), (out.chunks + pp - 1) / pp);
   return out;
 }

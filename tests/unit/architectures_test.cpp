@@ -280,6 +280,13 @@ TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttent
   groups.attention_tp = 2;
   const InferenceResult rg = estimate_inference(groups);
   EXPECT_DOUBLE_EQ(rg.memory.kv_cache_bytes_per_token, 17568);
+  // Prefill: 8 prompts of 4095 tokens run in ceil(8 · 4095 / 8192) = 4 chunks of 2 prompts'
+  // tokens. Each GPU prefills its own prompt, a quarter of it a chunk: the busiest GPU attends
+  // one prompt over all 128 heads, 2 · 128 · (192 + 128) · 4095 · 4096 / 2 · 61 =
+  // 41,908,646,707,200 FLOPs, what a TP-8 GPU does for 8 prompts over 16 heads (not one whole
+  // prompt a chunk: 4x that).
+  EXPECT_NEAR(item(rd, "prefill", "attention").flops, 41908646707200.0, 1e4);
+  EXPECT_NEAR(item(rt, "prefill", "attention").flops, 41908646707200.0, 1e4);
   // Decode attention of the busiest GPU: its group's 2 sequences over 64 of the 128 heads, per
   // sequence 4096 · 1152 B of latent plus Q and O of 64 · (576 + 512) · 2 B = 4,857,856 B per
   // layer, × 2 × 61 = 592,658,432 B.
