@@ -47,12 +47,12 @@ function looksLikeHfConfig(obj) {
 }
 
 /** The layers of a hybrid model's pattern by kind, e.g. "23 Mamba-2, 6 attention, 23 MoE". */
-function hybridSummary(pattern) {
+function hybridSummary(pattern, kda) {
   const count = (c) => pattern.split(c).length - 1;
   return [
     ['M', 'Mamba-2'],
     ['S', 'Mamba-1'],
-    ['G', 'gated DeltaNet'],
+    ['G', kda ? 'Kimi Delta Attention' : 'gated DeltaNet'],
     ['*', 'attention'],
     ['-', 'dense FFN'],
     ['E', 'MoE'],
@@ -74,7 +74,7 @@ function hfSummary(m) {
     `${m.num_experts ? `, ${m.num_experts} experts (top-${m.experts_per_token})` : ''}` +
     `${m.shared_experts ? `, ${m.shared_experts} shared` : ''}` +
     `${m.kv_lora_rank ? `, latent attention (KV rank ${m.kv_lora_rank})` : ''}${window}` +
-    `${m.layer_pattern ? `, hybrid: ${hybridSummary(m.layer_pattern)}` : ''}.`
+    `${m.layer_pattern ? `, hybrid: ${hybridSummary(m.layer_pattern, m.gdn_channel_gate)}` : ''}.`
   );
 }
 

@@ -177,27 +177,37 @@ MambaShard mamba_shard(const ModelSpec& m, int tp) {
 }
 
 /// A gated DeltaNet mixer on one TP rank: value heads H (q and k repeated to them), q/k width,
-/// v width, the conv1d's channels 2·k + v, head sizes dk and dv, chunk C, and q or k repeated
-/// (H·dk) and v (H·dv) per token.
+/// v width, the conv1d's channels 2·k + v, head sizes dk and dv, chunk C, q or k repeated
+/// (H·dk) and v (H·dv) per token, and the decay gate's elements per token: H, or H·dk under Kimi
+/// Delta Attention's gate per key channel.
 struct GdnShard {
-  double heads, k, v, conv, kd, vd, c, kh, vh;
+  double heads, k, v, conv, kd, vd, c, kh, vh, g;
   /// Chunk states per token in k's dtype (`act_bytes`): H·dk·dv·a / C.
   [[nodiscard]] double states(double act_bytes) const { return heads * kd * vd * act_bytes / c; }
   /// The WY step per token, in the forward and again in the backward: k, v, β, g (fp32) in; w, u
   /// and the C×C block A out.
   [[nodiscard]] double wy_bytes(double a) const {
-    return 2 * (kh + vh) * a + heads * a + 4 * heads + heads * c * a;
+    return 2 * (kh + vh) * a + heads * a + 4 * g + heads * c * a;
   }
   /// The chunk-state pass per token, forward and recomputed: k, w, u, g in; states, v_new out.
   [[nodiscard]] double state_pass_bytes(double a) const {
-    return (2 * kh + vh) * a + 4 * heads + states(a) + vh * a;
+    return (2 * kh + vh) * a + 4 * g + states(a) + vh * a;
   }
 };
 GdnShard gdn_shard(const ModelSpec& m, int tp) {
   const double heads = double(m.gdn_value_heads) / tp;
   const double kd = m.gdn_key_head_dim, vd = m.gdn_value_head_dim;
   const double k = double(m.gdn_key_heads) * kd / tp, v = heads * vd;
-  return {heads, k, v, 2 * k + v, kd, vd, double(m.gdn_chunk_tokens), heads * kd, heads * vd};
+  return {heads,
+          k,
+          v,
+          2 * k + v,
+          kd,
+          vd,
+          double(m.gdn_chunk_tokens),
+          heads * kd,
+          heads * vd,
+          m.gdn_channel_gate ? heads * kd : heads};
 }
 
 /// A Mamba-1 mixer on one TP rank (vLLM's MambaMixer splits the channels; x_proj is row-parallel,
@@ -336,6 +346,13 @@ ScanWork mamba_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
 std::vector<LinearShape> gdn_linears(const ModelSpec& m, int tp) {
   const GdnShard r = gdn_shard(m, tp);
   const double h = m.hidden_size;
+  if (m.gdn_channel_gate) {
+    // Kimi Delta Attention: q, k, v, β and the gates' rank-dk down-projections (whole on every
+    // rank), then the gates' up-projections to the rank's key and value channels.
+    return {{"gdn_in_proj", 2 * r.k + r.v + r.heads + 2 * r.kd, h},
+            {"gdn_gate_proj", r.kh + r.v, r.kd},
+            {"gdn_out_proj", h, r.v}};
+  }
   return {{"gdn_in_proj", 2 * r.k + 2 * r.v + 2 * r.heads, h}, {"gdn_out_proj", h, r.v}};
 }
 
@@ -348,13 +365,14 @@ ScanWork gdn_scan(const ModelSpec& m, int tp, double act_bytes) {
   // C·dv), the state pass (v_new = u − w·S, S += kᵀ·v_new: 4·dk·dv) and the output (q·S 2·dk·dv,
   // the masked q·kᵀ C·dk and its product with v_new C·dv).
   s.flops = heads * (6 * kd * vd + 3 * c * kd + 2 * c * vd);
-  const double conv = 2 * r.conv * a;              // q, k, v in; convolved out
-  const double l2norm = 4 * r.k * a;               // q and k in and out
-  const double repeat = (2 * r.k + 2 * kh) * a;    // q and k repeated to the value heads
-  const double gates = 2 * heads * a + 5 * heads;  // alpha, beta in; g (fp32), beta out
-  const double cumsum = 8 * heads;                 // g in and out, fp32
-  const double fwd_o = (2 * kh + vh) * a + states + 4 * heads + vh * a;  // q, k, v_new, h → o
-  const double norm = 3 * vh * a;                                        // o, z in; out
+  const double conv = 2 * r.conv * a;            // q, k, v in; convolved out
+  const double l2norm = 4 * r.k * a;             // q and k in and out
+  const double repeat = (2 * r.k + 2 * kh) * a;  // q and k repeated to the value heads
+  const double g = r.g;
+  const double gates = (g + heads) * a + 4 * g + heads;  // alpha, beta in; g (fp32), beta out
+  const double cumsum = 8 * g;                           // g in and out, fp32
+  const double fwd_o = (2 * kh + vh) * a + states + 4 * g + vh * a;  // q, k, v_new, h → o
+  const double norm = 3 * vh * a;                                    // o, z in; out
   s.bytes = conv + l2norm + repeat + gates + cumsum + r.wy_bytes(a) + r.state_pass_bytes(a) +
             fwd_o + norm;
   s.kernels = 9;
@@ -367,7 +385,8 @@ ScanWork gdn_decode(const ModelSpec& m, int tp, double act_bytes) {
   const double conv = (m.gdn_conv_kernel - 1) * r.conv * a;
   ScanWork s;
   s.flops = 7 * r.heads * r.kd * r.vd;
-  s.bytes = 2 * state + 2 * conv + (2 * r.k + 2 * r.v + 2 * r.heads) * a + r.v * a + 3 * r.v * a;
+  // The in_proj outputs: q, k, v, the output gate, the decay gate's input and β.
+  s.bytes = 2 * state + 2 * conv + (2 * r.k + 2 * r.v + r.g + r.heads) * a + r.v * a + 3 * r.v * a;
   s.kernels = 3;
   return s;
 }
@@ -382,13 +401,14 @@ ScanWork gdn_scan_backward(const ModelSpec& m, int tp, double act_bytes) {
   // the WY representation's backward (2·C·dk + 2·C·dv).
   s.flops = heads * (16 * kd * vd + 6 * c * kd + 5 * c * vd);
   const double recompute = r.wy_bytes(a) + r.state_pass_bytes(a);  // w, u and the states again
-  const double dv_local = (2 * kh + 2 * vh) * a + 4 * heads;       // q, k, do → dv
-  const double dhu = (3 * kh + 3 * vh) * a + 4 * heads + states;   // q, k, w, do, dv → dh, dv2
-  const double dqkwg = (3 * kh + 3 * vh) * a + 2 * states + 4 * heads + 3 * kh * a + 4 * heads;
-  const double wy = 2 * (kh + vh) * a + heads * a + heads * c * a + (kh + vh) * a + 8 * heads +
-                    (kh + vh) * a + heads * a;  // k, v, β, A, g, dw, du → dk, dv, dβ, dg
-  const double adds = 3 * kh * a + 12 * heads + 8 * heads;  // dk += dk2, dg += dg2, reverse cumsum
-  const double inputs = 2 * (2 * r.k + 2 * kh) * a + 4 * r.k * a + 2 * heads * a + 5 * heads;
+  const double g = r.g;
+  const double dv_local = (2 * kh + 2 * vh) * a + 4 * g;      // q, k, do → dv
+  const double dhu = (3 * kh + 3 * vh) * a + 4 * g + states;  // q, k, w, do, dv → dh, dv2
+  const double dqkwg = (3 * kh + 3 * vh) * a + 2 * states + 4 * g + 3 * kh * a + 4 * g;
+  const double wy = 2 * (kh + vh) * a + heads * a + heads * c * a + (kh + vh) * a + 8 * g +
+                    (kh + vh) * a + heads * a;      // k, v, β, A, g, dw, du → dk, dv, dβ, dg
+  const double adds = 3 * kh * a + 12 * g + 8 * g;  // dk += dk2, dg += dg2, reverse cumsum
+  const double inputs = 2 * (2 * r.k + 2 * kh) * a + 4 * r.k * a + (g + heads) * a + 4 * g + heads;
   const double conv = 3 * r.conv * a;  // input and output gradient in, input gradient out
   const double norm = 5 * vh * a;      // o, z, gradient in; do, dz out
   s.bytes = recompute + dv_local + dhu + dqkwg + wy + adds + inputs + conv + norm;
@@ -436,10 +456,10 @@ OpCost recurrent_op(const HardwareSpec& hw, const KernelModel& km, const ModelSp
                     double act_bytes, double n, RecurrentPass pass) {
   const ScanWork one = recurrent_work(m, tp, act_bytes, pass);
   const Mixer x = m.recurrent_mixer();
-  return memory_op(x == Mixer::gdn      ? "gdn_scan"
-                   : x == Mixer::mamba1 ? "mamba1_scan"
-                                        : "mamba_scan",
-                   hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
+  const char* name = x == Mixer::gdn      ? (m.gdn_channel_gate ? "kda_scan" : "gdn_scan")
+                     : x == Mixer::mamba1 ? "mamba1_scan"
+                                          : "mamba_scan";
+  return memory_op(name, hw, km, Flops(one.flops * n), Bytes(one.bytes * n), one.kernels);
 }
 
 double recurrent_state_bytes(const ModelSpec& m, int tp, double act_bytes) {
@@ -458,7 +478,7 @@ double recurrent_saved_elements(const ModelSpec& m, int tp) {
   if (m.has_gdn()) {
     // in_proj's output, the conv1d's, the kernel's output and the gated norm's (out_proj's input).
     const GdnShard r = gdn_shard(m, tp);
-    return (2 * r.k + 2 * r.v + 2 * r.heads) + r.conv + 2 * r.v;
+    return (2 * r.k + 2 * r.v + r.g + r.heads) + r.conv + 2 * r.v;
   }
   const MambaShard r = mamba_shard(m, tp);
   return (2 * r.di + 2 * r.gn + r.heads) + (r.di + 2 * r.gn) + 2 * r.di;

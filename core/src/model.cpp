@@ -32,6 +32,12 @@ void validate_gdn(const ModelSpec& m, const std::string& p) {
   check_int(p + "gdn_value_head_dim", m.gdn_value_head_dim, 1, 100'000);
   check_int(p + "gdn_conv_kernel", m.gdn_conv_kernel, 1, 64);
   check_int(p + "gdn_chunk_tokens", m.gdn_chunk_tokens, 1, 65'536);
+  if (m.gdn_channel_gate && m.gdn_key_heads != m.gdn_value_heads) {
+    fail(p + "gdn_value_heads",
+         "must equal model.gdn_key_heads (" + std::to_string(m.gdn_key_heads) +
+             ") with model.gdn_channel_gate (Kimi Delta Attention's q, k and v share their heads)",
+         m.gdn_value_heads);
+  }
 }
 
 /// The Mamba-1 shapes of a model with 'S' layers.
@@ -253,6 +259,10 @@ void validate(const ModelSpec& m, const std::string& path) {
                                  std::to_string(m.dsa_topk_tokens) + ")");
     }
   }
+  if (m.gdn_channel_gate && !m.has_gdn()) {
+    throw SpecError(p + "gdn_channel_gate",
+                    "must be false without 'G' layers in model.layer_pattern");
+  }
   if (m.attention_output_gate && m.is_mla()) {
     throw NotModelledError(p + "attention_output_gate",
                            "a gated output on multi-head latent attention is not modelled");
@@ -367,6 +377,14 @@ ParamCounts count_params(const ModelSpec& m) noexcept {
     const double hv = m.gdn_value_heads;
     c.recurrent_per_layer = h * (2 * k + 2 * v + 2 * hv) + (2 * k + v) * m.gdn_conv_kernel +
                             2 * hv + m.gdn_value_head_dim + v * h;
+    if (m.gdn_channel_gate) {
+      // Kimi Delta Attention: q, k, v and β from h, the decay and output gates through a rank of
+      // dk (f_a, f_b, g_a, g_b), A_log per head and dt_bias per key channel.
+      const double dk = m.gdn_key_head_dim;
+      c.recurrent_per_layer = h * (2 * k + v + hv + 2 * dk) + dk * (k + v) +
+                              (2 * k + v) * m.gdn_conv_kernel + hv + k + m.gdn_value_head_dim +
+                              v * h;
+    }
   }
   for (int i = 1; i <= m.num_layers; ++i) {
     c.moe_layers += m.moe_layer(i) ? 1 : 0;

@@ -806,11 +806,11 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   const err = await fieldError(page, 'model-custom');
   assert.match(err, /hidden_size/, `error beside the custom model box: "${err}"`);
   assert.equal(await status(page), 'stale');
-  // A family whose layers flopcast does not model (Kimi Linear's Kimi Delta Attention) is refused
+  // A family whose layers flopcast does not model (MiniMax-M1's lightning attention) is refused
   // by name beside the box, never read as a Llama.
-  await page.fill('#model-custom', JSON.stringify({ ...LLAMA2_7B_HF_CONFIG, model_type: 'kimi_linear' }));
+  await page.fill('#model-custom', JSON.stringify({ ...LLAMA2_7B_HF_CONFIG, model_type: 'minimax_m1' }));
   const refused = await fieldError(page, 'model-custom');
-  assert.match(refused, /model_type: "kimi_linear": Kimi Delta Attention/, `refusal beside the box: "${refused}"`);
+  assert.match(refused, /model_type: "minimax_m1": lightning linear-attention/, `refusal beside the box: "${refused}"`);
   assert.equal(await status(page), 'stale');
   await shot(page, 'custom-model');
   await p.done();

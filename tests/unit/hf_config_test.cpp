@@ -451,7 +451,7 @@ TEST(HfConfig, UnknownOrUnmodelledFamiliesAreRefusedByName) {
       << f.message;
   const std::pair<const char*, const char*> refused[] = {
       {"mamba", "Mamba-1 layers"},
-      {"kimi_linear", "Kimi Delta Attention"},
+      {"minimax", "lightning linear-attention"},
       {"minimax_m1", "lightning linear-attention"},
       {"bamba", "Mamba-2 layers"},
       {"glm_moe_dsa", "indexers shared across layers"},
@@ -655,6 +655,65 @@ TEST(HfConfig, DeepSeekV32ReadsItsSparseAttention) {
   EXPECT_EQ(preset, imported);
   c.erase("index_topk");  // stated, never guessed
   EXPECT_EQ(hf_failure(c).path, "hf_config.index_topk");
+}
+
+TEST(HfConfig, KimiLinearIsKimiDeltaAttentionAndLatentAttention) {
+  // Kimi-Linear-48B-A3B's config keys as third-party copies of the released file give them (a
+  // loader test's "released 48B config" and a conversion test's layer lists);
+  // max_position_embeddings, which neither copy holds, is the test's. 27 decoder layers: Kimi
+  // Delta Attention in 20, MLA without RoPE in layers 4, 8, …, 24, 27 (1-based); MoE from layer 2.
+  const json c = json::parse(R"({
+    "model_type": "kimi_linear", "architectures": ["KimiLinearForCausalLM"],
+    "hidden_size": 2304, "num_hidden_layers": 27, "vocab_size": 163840, "tie_word_embeddings": false,
+    "num_attention_heads": 32, "num_key_value_heads": 32, "q_lora_rank": null,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "mla_use_nope": true, "num_experts": 256, "num_experts_per_token": 8, "num_shared_experts": 1,
+    "moe_intermediate_size": 1024, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+    "num_expert_group": 1, "topk_group": 1, "intermediate_size": 9216, "rms_norm_eps": 1e-5,
+    "moe_router_activation_func": "sigmoid", "max_position_embeddings": 1048576,
+    "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27],
+      "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+      "head_dim": 128, "num_heads": 32, "short_conv_kernel_size": 4}})");
+  const json m = io::model_from_hf_config(c, "kimi-linear.json");
+  std::string pattern = "G-GEGE*E";
+  for (int i = 0; i < 5; ++i) pattern += "GEGEGE*E";
+  pattern += "GEGE*E";
+  EXPECT_EQ(m["layer_pattern"], pattern);
+  EXPECT_EQ(m["gdn_channel_gate"], true);
+  EXPECT_EQ(m["position_embedding"], "none");
+  EXPECT_EQ(m["experts_per_token"], 8);
+  EXPECT_EQ(m["shared_experts"], 1);
+  // Kimi Delta Attention (q, k, v of 32 heads of 128 = 4096 wide): in_proj 2304·(2·4096 + 4096 +
+  // 32 + 2·128) = 28,975,104, the gates' up-projections 128·(4096 + 4096) = 1,048,576, conv1d
+  // 12,288·4 = 49,152, A_log 32, dt_bias 4096, norm 128, o_proj 4096·2304 = 9,437,184:
+  // 39,514,272. MLA (no q latent): q 2304·32·192 = 14,155,776, kv_a 2304·576 = 1,327,104, kv_b
+  // 512·32·256 = 4,194,304, o 32·128·2304 = 9,437,184: 29,114,368. A MoE layer: 256 + 1 experts
+  // of 3·2304·1024 and the router 2304·256 = 1,819,607,040 (26); the dense layer 3·2304·9216 =
+  // 63,700,992; 54 norms of 2304 + 512 and the final one; two 163840·2304 tables: 20 ·
+  // 39,514,272 + 7 · 29,114,368 + 26 · 1,819,607,040 + 63,700,992 + 154,368 + 754,974,720 =
+  // 49,122,699,136 (published "48B": 48.37e9 without the embedding and LM head).
+  const ParamCounts p = count_params(io::read_model(m, "model"));
+  EXPECT_EQ(p.recurrent_per_layer, 39514272.0);
+  EXPECT_EQ(p.attention_per_layer, 29114368.0);
+  EXPECT_EQ(p.recurrent_layers, 20);
+  EXPECT_EQ(p.attention_layers, 7);
+  EXPECT_EQ(p.total, 49122699136.0);
+  // What later Kimi configs add is refused by name.
+  for (const char* key : {"mla_use_output_gate", "attn_res_block_size"}) {
+    json later = c;
+    later[key] = key == std::string("mla_use_output_gate") ? json(true) : json(12);
+    EXPECT_EQ(hf_failure(later).path, std::string("hf_config.") + key);
+    EXPECT_EQ(hf_failure(later).code, "not_modelled");
+  }
+  json full_rank = c;
+  full_rank["linear_attn_config"]["use_full_rank_gate"] = true;
+  EXPECT_EQ(hf_failure(full_rank).path, "hf_config.linear_attn_config.use_full_rank_gate");
+  json twice = c;
+  twice["linear_attn_config"]["full_attn_layers"].push_back(1);  // layer 1 is a KDA layer too
+  EXPECT_EQ(hf_failure(twice).path, "hf_config.linear_attn_config.full_attn_layers");
+  json gap = c;
+  gap["linear_attn_config"]["kda_layers"].erase(0);
+  EXPECT_NE(hf_failure(gap).message.find("layer 1 is in neither"), std::string::npos);
 }
 
 TEST(HfConfig, NemotronHRefusesWhatItDoesNotModel) {

@@ -408,6 +408,36 @@ TEST(HybridInference, Mamba1PrefillAndDecodeTraffic) {
   EXPECT_TRUE(x_proj && dt_proj);
 }
 
+TEST(HybridInference, KimiDeltaAttentionMovesItsGatePerKeyChannel) {
+  // Qwen3-Next's layers with 32 key heads (q, k, v all 32 heads of 128), as a gated DeltaNet and
+  // as Kimi Delta Attention (gdn_channel_gate), on 2 H200s at TP 2: 16 heads of 128 a GPU. The
+  // decay gate g grows from one fp32 value per head (16) to one per key channel (2048): every
+  // kernel that moves it moves 2032 more elements a token, the gate's input (2 B) and g in fp32
+  // (4 B) out of the gate step, through the cumsum (8 B), into the WY step, the state pass and the
+  // output (4 B each): 2032 · 26 = 52,832 B a token and layer; 512 prompt tokens · 36 layers:
+  // 973,799,424 B more. A decode step reads the gate's input once more per channel: 2032 · 2 B ·
+  // 36 layers · 4 sequences = 585,216 B.
+  json gdn = tp2_hybrid_request("qwen3-next-80b-a3b", 128);
+  gdn["model"] = io::preset("models", "qwen3-next-80b-a3b", "model").at("model");
+  gdn["model"]["gdn_key_heads"] = 32;
+  json kda = gdn;
+  kda["model"]["gdn_channel_gate"] = true;
+  const auto scan_bytes = [](const json& r, const char* op) {
+    double prefill = 0, decode = 0;
+    for (const json& b : r["breakdown"]) {
+      if (b["op"] != op) continue;
+      (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
+    }
+    return std::pair{prefill, decode};
+  };
+  const auto [gdn_prefill, gdn_decode] = scan_bytes(run(gdn), "gdn_scan");
+  const auto [kda_prefill, kda_decode] = scan_bytes(run(kda), "kda_scan");
+  // (The results carry 6 significant digits: each difference is good to a few units of the
+  // larger sum's sixth digit.)
+  EXPECT_NEAR(kda_prefill - gdn_prefill, 973799424.0, 2e4);
+  EXPECT_NEAR(kda_decode - gdn_decode, 585216.0, 1e3);
+}
+
 TEST(Breakdown, SharesSumToOnePerPhase) {
   const json r = run(base_request());
   double prefill = 0, decode = 0;

@@ -164,6 +164,11 @@ struct ModelSpec {
   int gdn_value_head_dim = 0;
   int gdn_conv_kernel = 4;
   int gdn_chunk_tokens = 64;
+  /// Kimi Delta Attention (Kimi Linear, model_type kimi_linear; fla's KimiDeltaAttention): the
+  /// gated DeltaNet with its decay gate per key channel instead of per head, both it and the output
+  /// gate projected through a rank of gdn_key_head_dim (f_a/f_b, g_a/g_b), β from its own
+  /// projection.
+  bool gdn_channel_gate = false;
   /// Gated attention (Qwen3-Next attn_output_gate): q_proj also yields a per-head sigmoid gate on
   /// the attention output, doubling its width.
   bool attention_output_gate = false;

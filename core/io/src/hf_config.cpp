@@ -213,7 +213,8 @@ void read_latent_attention(const json& c, int heads, json& m) {
 /// DeepSeek-V3's group-limited routing: top topk_group of n_group expert groups (Kimi K2,
 /// GLM-4.5 and Nemotron 3 keep one group: no limit).
 void read_expert_groups(const json& c, json& m) {
-  const int groups = optional_int(c, {"n_group"}, 1), chosen = optional_int(c, {"topk_group"}, 1);
+  const int groups = optional_int(c, {"n_group", "num_expert_group"}, 1);
+  const int chosen = optional_int(c, {"topk_group"}, 1);
   if (groups > 1 && chosen < groups) {
     m["expert_groups"] = groups;
     m["expert_groups_per_token"] = chosen;
@@ -226,8 +227,8 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
   const int experts = optional_int(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
   if (experts == 0) return;
   m["num_experts"] = experts;
-  m["experts_per_token"] =
-      required_int(c, {"num_experts_per_tok", "moe_top_k", "experts_per_token"});
+  m["experts_per_token"] = required_int(
+      c, {"num_experts_per_tok", "moe_top_k", "experts_per_token", "num_experts_per_token"});
   // One routed expert's width; dense layers (first_k_dense_replace, Llama 4's interleave)
   // keep the dense width.
   const int expert_width = optional_int(c, {"moe_intermediate_size"}, 0);
@@ -239,7 +240,7 @@ void read_experts(const json& c, const std::string& type, int dense_width, json&
     m["intermediate_size"] = optional_int(c, {"intermediate_size"}, dense_width);
     m["dense_intermediate_size"] = dense_width;
   }
-  const int shared = optional_int(c, {"n_shared_experts"}, 0);
+  const int shared = optional_int(c, {"n_shared_experts", "num_shared_experts"}, 0);
   const int shared_width = optional_int(c, {"shared_expert_intermediate_size"}, 0);
   if (shared > 0) {
     m["shared_experts"] = shared;
@@ -305,7 +306,8 @@ constexpr std::string_view kReadTypes[] = {"llama",
                                            "qwen3_5_moe_text",
                                            "granitemoehybrid",
                                            "falcon_h1",
-                                           "jamba"};
+                                           "jamba",
+                                           "kimi_linear"};
 
 /// Families of gated DeltaNet + gated attention layers: Qwen3-Next and Qwen3.5 (its text model
 /// is Qwen3-Next's layers; the multimodal checkpoints nest it in text_config).
@@ -322,7 +324,6 @@ constexpr Unmodelled kUnmodelledTypes[] = {
     {"mamba", "Mamba-1 layers"},
     {"mamba2", "an all-Mamba-2 stack without attention layers"},
     {"bamba", "Mamba-2 layers in attn_layer_indices"},
-    {"kimi_linear", "Kimi Delta Attention linear-attention layers"},
     {"minimax", "lightning linear-attention layers"},
     {"minimax_m1", "lightning linear-attention layers"},
     {"glm_moe_dsa", "GLM-5's sparse-attention indexers shared across layers (indexer_types)"},
@@ -624,6 +625,79 @@ void read_jamba(const json& c, int layers, json& m) {
   m["mamba1_conv_kernel"] = required_int(c, {"mamba_d_conv"});
 }
 
+/// Kimi Linear (model_type kimi_linear, Moonshot's Kimi-Linear-48B-A3B): decoder layers listed
+/// in linear_attn_config (1-based): kda_layers run Kimi Delta Attention (num_heads heads of
+/// head_dim for q, k and v, a short conv of short_conv_kernel_size, the decay gate per key
+/// channel), full_attn_layers multi-head latent attention without RoPE (mla_use_nope); each then
+/// a MoE of the DeepSeek kind (read_experts) or, before first_k_dense_replace, a dense MLP.
+/// flopcast writes each decoder layer as two pattern layers ("GE", "*E", "G-", "*-"). What later
+/// Kimi configs add beside these (an output gate on MLA, a full-rank decay gate, attention
+/// residuals, experts on a latent) is refused by name.
+void read_kimi_linear(const json& c, int layers, json& m) {
+  const auto cfg = c.find("linear_attn_config");
+  if (cfg == c.end() || !cfg->is_object()) {
+    throw SpecError(at("linear_attn_config"), "required key is missing");
+  }
+  const json& l = *cfg;
+  const auto refuse_if = [&](const json& j, const char* key, const std::string& where,
+                             const char* what) {
+    const auto it = j.find(key);
+    if (it != j.end() && !it->is_null() && *it != false) {
+      throw NotModelledError(
+          where, std::string(what) + " is not modelled (got " + detail::describe_value(*it) + ")");
+    }
+  };
+  refuse_if(c, "mla_use_output_gate", at("mla_use_output_gate"), "a gated MLA output");
+  refuse_if(c, "attn_res_block_size", at("attn_res_block_size"), "block attention residuals");
+  refuse_if(c, "routed_expert_hidden_size", at("routed_expert_hidden_size"),
+            "routed experts on a latent");
+  refuse_if(l, "use_full_rank_gate", at("linear_attn_config.use_full_rank_gate"),
+            "a full-rank decay gate");
+  if (!optional_bool(c, "mla_use_nope", false)) {
+    throw NotModelledError(at("mla_use_nope"),
+                           "Kimi Linear's MLA layers are modelled without RoPE only (true)");
+  }
+  // Each layer in exactly one of the two lists.
+  std::string mixers(static_cast<std::size_t>(layers), '?');
+  for (const auto& [key, kind] :
+       {std::pair{"kda_layers", 'G'}, std::pair{"full_attn_layers", '*'}}) {
+    const auto list = l.find(key);
+    const std::string path = at("linear_attn_config.") + key;
+    if (list == l.end() || !list->is_array()) throw SpecError(path, "required key is missing");
+    for (const json& v : *list) {
+      const int i = detail::as_int(v, path);
+      check_int(path, i, 1, layers);
+      if (mixers[static_cast<std::size_t>(i - 1)] != '?') {
+        fail(path, "must name each layer once, in one of kda_layers and full_attn_layers", i);
+      }
+      mixers[static_cast<std::size_t>(i - 1)] = kind;
+    }
+  }
+  if (const auto gap = mixers.find('?'); gap != std::string::npos) {
+    throw SpecError(
+        at("linear_attn_config.kda_layers"),
+        "layer " + std::to_string(gap + 1) + " is in neither kda_layers nor full_attn_layers");
+  }
+  const bool experts = m.contains("num_experts");
+  const int dense = m.value("first_dense_layers", 0), every = m.value("moe_layer_interval", 1);
+  write_decoder_pattern(m, mixers,
+                        [&](int i) { return experts && i >= dense && (i - dense) % every == 0; });
+  // linear_attn_config's shapes, each stated.
+  const auto head = [&](const char* key) {
+    const std::string path = at("linear_attn_config.") + key;
+    const auto it = l.find(key);
+    if (it == l.end() || it->is_null()) throw SpecError(path, "required key is missing");
+    return detail::as_int(*it, path);
+  };
+  m["gdn_key_heads"] = head("num_heads");
+  m["gdn_value_heads"] = m["gdn_key_heads"];
+  m["gdn_key_head_dim"] = head("head_dim");
+  m["gdn_value_head_dim"] = m["gdn_key_head_dim"];
+  m["gdn_conv_kernel"] = head("short_conv_kernel_size");
+  m["gdn_channel_gate"] = true;
+  m["position_embedding"] = "none";
+}
+
 json model_from_hf_config(const json& config, std::string_view file_name) {
   require_object(config);
   const json& given = language_config(config);
@@ -688,7 +762,7 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
         type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "deepseek_v2" ||
         type == "deepseek_v3" || type == "deepseek_v32" || type == "llama4_text" ||
         type == "gpt_oss" || type == "phi3" || type == "falcon_h1" || type == "jamba" ||
-        gated_deltanet_family(type));
+        type == "kimi_linear" || gated_deltanet_family(type));
   m["tie_embeddings"] = optional_bool(config, "tie_word_embeddings",
                                       optional_bool(c, "tie_word_embeddings", tie_default));
   // Falcon's published configs carry no context length; the models were trained at 2048.
@@ -715,6 +789,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
     read_falcon_h1(c, layers, m);
   } else if (type == "jamba") {
     read_jamba(c, layers, m);
+  } else if (type == "kimi_linear") {
+    read_experts(c, type, dense_width, m);
+    read_kimi_linear(c, layers, m);
   } else if (gated_deltanet_family(type)) {
     read_experts(c, type, dense_width, m);
     read_qwen3_next(c, layers, m);

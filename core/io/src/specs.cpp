@@ -76,6 +76,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "gdn_value_head_dim",
                   "gdn_conv_kernel",
                   "gdn_chunk_tokens",
+                  "gdn_channel_gate",
                   "attention_output_gate"});
   ModelSpec m;
   m.name = r.string("name", "custom model");
@@ -160,6 +161,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
   m.gdn_value_head_dim = r.integer("gdn_value_head_dim", 0);
   m.gdn_conv_kernel = r.integer("gdn_conv_kernel", 4);
   m.gdn_chunk_tokens = r.integer("gdn_chunk_tokens", 64);
+  m.gdn_channel_gate = r.boolean("gdn_channel_gate", false);
   m.attention_output_gate = r.boolean("attention_output_gate", false);
   validate(m, path);
   return m;
@@ -238,6 +240,7 @@ json model_to_json(const ModelSpec& m) {
     j["gdn_value_head_dim"] = m.gdn_value_head_dim;
     j["gdn_conv_kernel"] = m.gdn_conv_kernel;
     j["gdn_chunk_tokens"] = m.gdn_chunk_tokens;
+    if (m.gdn_channel_gate) j["gdn_channel_gate"] = true;
   }
   if (m.attention_output_gate) j["attention_output_gate"] = true;
   return j;
