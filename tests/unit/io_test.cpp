@@ -1017,10 +1017,12 @@ TEST(IoResponses, DescribeNonFlopcastException) {
 
 TEST(IoPresets, CountsAndStrictLoading) {
   const json& all = io::presets();
-  EXPECT_EQ(all.at("models").size(), 50u);
+  // One preset per file of presets/<kind> (presets_test.cpp counts them from the data); here
+  // the embedded lists are non-empty and hold the ids the tests below use.
+  EXPECT_GE(all.at("models").size(), 40u);
   EXPECT_EQ(all.at("engines").size(), 4u);
-  EXPECT_EQ(all.at("hardware").size(), 37u);
-  EXPECT_EQ(all.at("scenarios").size(), 10u);
+  EXPECT_GE(all.at("hardware").size(), 30u);
+  EXPECT_GE(all.at("scenarios").size(), 10u);
   EXPECT_EQ(io::preset("models", "llama-2-7b", "model").at("id"), "llama-2-7b");
   EXPECT_THROW((void)io::preset("hardware", "h100-sxm-9", "hardware"), SpecError);
 }
