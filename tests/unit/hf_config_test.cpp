@@ -711,6 +711,9 @@ TEST(HfConfig, KimiLinearIsKimiDeltaAttentionAndLatentAttention) {
   json twice = c;
   twice["linear_attn_config"]["full_attn_layers"].push_back(1);  // layer 1 is a KDA layer too
   EXPECT_EQ(hf_failure(twice).path, "hf_config.linear_attn_config.full_attn_layers");
+  json no_step = c;
+  no_step["moe_layer_freq"] = 0;  // a named error, not a division by zero (found by the fuzzer)
+  EXPECT_EQ(hf_failure(no_step).path, "hf_config.moe_layer_freq");
   json gap = c;
   gap["linear_attn_config"]["kda_layers"].erase(0);
   EXPECT_NE(hf_failure(gap).message.find("layer 1 is in neither"), std::string::npos);

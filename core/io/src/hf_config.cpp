@@ -680,6 +680,9 @@ void read_kimi_linear(const json& c, int layers, json& m) {
   }
   const bool experts = m.contains("num_experts");
   const int dense = m.value("first_dense_layers", 0), every = m.value("moe_layer_interval", 1);
+  // Bounded before they place the experts (a moe_layer_freq of 0 divided by zero).
+  check_int(at("first_k_dense_replace"), dense, 0, layers);
+  check_int(at("moe_layer_freq"), every, 1, layers);
   write_decoder_pattern(m, mixers,
                         [&](int i) { return experts && i >= dense && (i - dense) % every == 0; });
   // linear_attn_config's shapes, each stated.
