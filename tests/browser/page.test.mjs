@@ -816,20 +816,31 @@ test('a pasted Hugging Face config.json works as a custom model', async () => {
   await p.done();
 });
 
-// Issue 42: a hybrid model's published config imports as one; its memory shows the Mamba state
-// beside a KV cache of its six attention layers.
-test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async () => {
+/**
+ * Opens the page at `link`, pastes tests/fixtures/hf/<id>.json into the custom model box and
+ * waits until it is accepted and estimated.
+ */
+async function pasteHfFixture(link, id) {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const config = readFileSync(path.join(here, '..', 'fixtures', 'hf', 'nemotron-3-nano-30b-a3b.json'), 'utf8');
-  const p = await openPage(
-    'v=1&task=inference&hardware=h200-sxm&workload.prompt_tokens=1024&workload.output_tokens=128',
-  );
+  const config = readFileSync(path.join(here, '..', 'fixtures', 'hf', `${id}.json`), 'utf8');
+  const p = await openPage(link);
   const { page } = p;
   await page.selectOption('#model', '__custom__');
   await page.fill('#model-custom', config);
   await waitSettled(page);
   assert.equal(await fieldError(page, 'model-custom'), '');
   assert.equal(await status(page), 'ready');
+  return p;
+}
+
+// Issue 42: a hybrid model's published config imports as one; its memory shows the Mamba state
+// beside a KV cache of its six attention layers.
+test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async () => {
+  const p = await pasteHfFixture(
+    'v=1&task=inference&hardware=h200-sxm&workload.prompt_tokens=1024&workload.output_tokens=128',
+    'nemotron-3-nano-30b-a3b',
+  );
+  const { page } = p;
   assert.match(await page.textContent('#model-custom-info'), /hybrid: 23 Mamba-2, 6 attention, 23 MoE/);
   const res = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(res.memory.kv_cache_bytes_per_token, 6144); // 6 layers · 2 · 2 KV heads · 128 · 2 B
@@ -845,17 +856,11 @@ test('a pasted Nemotron 3 config is a hybrid model with a Mamba state', async ()
 // at TP 2 its KV is the 12 attention layers' (12 · 2 · 1 KV head · 256 · 2 B = 12,288 B a token)
 // and its state the 36 DeltaNet layers' (36 · (16 · 128 · 128 · 4 + 3 · 4096 · 2) B).
 test('a pasted Qwen3-Next config is a gated DeltaNet hybrid with a recurrent state', async () => {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const config = readFileSync(path.join(here, '..', 'fixtures', 'hf', 'qwen3-next-80b-a3b.json'), 'utf8');
-  const p = await openPage(
+  const p = await pasteHfFixture(
     'v=1&task=inference&hardware=h200-sxm&num_gpus=2&parallelism.tp=2&workload.prompt_tokens=1024&workload.output_tokens=128',
+    'qwen3-next-80b-a3b',
   );
   const { page } = p;
-  await page.selectOption('#model', '__custom__');
-  await page.fill('#model-custom', config);
-  await waitSettled(page);
-  assert.equal(await fieldError(page, 'model-custom'), '');
-  assert.equal(await status(page), 'ready');
   assert.match(await page.textContent('#model-custom-info'), /hybrid: 36 gated DeltaNet, 12 attention, 48 MoE/);
   const res = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(res.memory.kv_cache_bytes_per_token, 12288);

@@ -229,22 +229,15 @@ TEST(Architectures, SparseAttentionIndexesEveryTokenAndAttendsToTheTopK) {
 }
 
 TEST(Architectures, SparseAttentionNeedsLatentAttention) {
-  ModelSpec m = deepseek_v32();
-  m.q_lora_rank = 0;
-  try {
-    validate(m, "model");
-    ADD_FAILURE() << "DSA without a q latent was accepted";
-  } catch (const NotModelledError& e) {
-    EXPECT_EQ(e.path(), "model.dsa_topk_tokens");
-  }
-  m = deepseek_v32();
-  m.dsa_index_heads = 0;
-  try {
-    validate(m, "model");
-    ADD_FAILURE() << "DSA without indexer heads was accepted";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.path(), "model.dsa_index_heads");
-  }
+  InferenceSpec s = inference(deepseek_v32(), "h200-sxm", 8, 4095, 2);
+  s.model.q_lora_rank = 0;
+  expect_rejected(s,
+                  "model.dsa_topk_tokens: DeepSeek sparse attention is modelled over multi-head "
+                  "latent attention with a q latent (model.kv_lora_rank and q_lora_rank > 0) only "
+                  "(got 2048)");
+  s.model = deepseek_v32();
+  s.model.dsa_index_heads = 0;
+  expect_rejected(s, "model.dsa_index_heads: must be between 1 and 100000 (got 0)");
 }
 
 TEST(Architectures, DataParallelAttentionSplitsTheLatentCacheAndReplicatesAttention) {

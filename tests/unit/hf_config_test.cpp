@@ -3,8 +3,6 @@
 // config.json files of each model family (trimmed of keys flopcast ignores where noted).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "flopcast/error.hpp"
@@ -606,10 +604,7 @@ TEST(HfConfig, Granite4HybridIsMambaAndAttentionEachWithExperts) {
 TEST(HfConfig, FalconH1RefusesWhatItDoesNotModel) {
   // Falcon-H1-0.5B's published config (tests/fixtures/hf/falcon-h1-0.5b.json, its parameter count
   // in model_zoo_test.cpp); each change below is a Falcon-H1 flopcast does not price.
-  std::ifstream in(std::string(FLOPCAST_FIXTURES_DIR) + "/hf/falcon-h1-0.5b.json");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json c = json::parse(text.str());
+  const json c = test::hf_fixture("falcon-h1-0.5b");
   EXPECT_EQ(io::model_from_hf_config(c, "falcon.json")["num_layers"], 108);
   const auto refused = [&](const char* key, const json& value) {
     json changed = c;
@@ -634,10 +629,7 @@ TEST(HfConfig, FalconH1RefusesWhatItDoesNotModel) {
 TEST(HfConfig, DeepSeekV32ReadsItsSparseAttention) {
   // DeepSeek-V3.2's config.json is DeepSeek-V3's with model_type deepseek_v32 and its indexer
   // (index_n_heads 64, index_head_dim 128, index_topk 2048).
-  std::ifstream in(std::string(FLOPCAST_FIXTURES_DIR) + "/hf/deepseek-v3.json");
-  std::ostringstream text;
-  text << in.rdbuf();
-  json c = json::parse(text.str());
+  json c = test::hf_fixture("deepseek-v3");
   c["model_type"] = "deepseek_v32";
   c["architectures"] = {"DeepseekV32ForCausalLM"};
   c["index_n_heads"] = 64;

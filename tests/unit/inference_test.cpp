@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/specs.hpp"
@@ -262,6 +264,16 @@ TEST(Memory, Mxfp8AddsAScaleBytePer32Weights) {
   }
 }
 
+/// Bytes of the breakdown's `op` rows in prefill and in decode.
+std::pair<double, double> phase_bytes(const json& r, const std::string& op) {
+  double prefill = 0, decode = 0;
+  for (const json& b : r["breakdown"]) {
+    if (b["op"] != op) continue;
+    (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
+  }
+  return {prefill, decode};
+}
+
 json nano_request(int prompt_tokens) {
   json req = base_request();
   req["model"] = "nemotron-3-nano-30b-a3b";
@@ -354,12 +366,7 @@ TEST(HybridInference, GatedDeltaNetPrefillAndDecodeTraffic) {
   // states 16·128·128·2 / 64 = 8,192) 12,288 + 64 + 8,192 + 4,096 = 24,640; the output (q, k,
   // v_new, states in; o out) 24,640; gated norm 3 · 2048 · 2 = 12,288: 117,232 B. 512 tokens ·
   // 36 layers: 2,160,820,224 B.
-  const json r = run(qwen3_next_request(128));
-  double prefill = 0, decode = 0;
-  for (const json& b : r["breakdown"]) {
-    if (b["op"] != "gdn_scan") continue;
-    (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
-  }
+  const auto [prefill, decode] = phase_bytes(run(qwen3_next_request(128)), "gdn_scan");
   EXPECT_TRUE(near_rel(prefill, 2160820224.0, 1e-5));
   // Decode, per sequence and layer: the fp32 state read and written 2 · 1,048,576, the conv state
   // 2 · 24,576, the in_proj outputs read (2·1024 + 2·2048 + 2·16) · 2 = 12,352, o written 4,096,
@@ -389,11 +396,7 @@ TEST(HybridInference, Mamba1PrefillAndDecodeTraffic) {
   // selective scan (x, Δ, z, B, C in; y out) (4 · 4096 + 32) · 2 = 32,832: 50,368 B. 512 tokens
   // · 28 layers: 722,075,648 B.
   const json r = run(jamba_request(128));
-  double prefill = 0, decode = 0;
-  for (const json& b : r["breakdown"]) {
-    if (b["op"] != "mamba1_scan") continue;
-    (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
-  }
+  const auto [prefill, decode] = phase_bytes(r, "mamba1_scan");
   EXPECT_TRUE(near_rel(prefill, 722075648.0, 1e-5));
   // Decode, per sequence and layer: the bf16 state read and written 2 · 131,072, the conv state
   // 2 · 24,576, the norms 1,152, the token's inputs and output 32,832: 345,280 B; 28 layers and 4
@@ -422,16 +425,8 @@ TEST(HybridInference, KimiDeltaAttentionMovesItsGatePerKeyChannel) {
   gdn["model"]["gdn_key_heads"] = 32;
   json kda = gdn;
   kda["model"]["gdn_channel_gate"] = true;
-  const auto scan_bytes = [](const json& r, const char* op) {
-    double prefill = 0, decode = 0;
-    for (const json& b : r["breakdown"]) {
-      if (b["op"] != op) continue;
-      (b["phase"] == "prefill" ? prefill : decode) += b["bytes"].get<double>();
-    }
-    return std::pair{prefill, decode};
-  };
-  const auto [gdn_prefill, gdn_decode] = scan_bytes(run(gdn), "gdn_scan");
-  const auto [kda_prefill, kda_decode] = scan_bytes(run(kda), "kda_scan");
+  const auto [gdn_prefill, gdn_decode] = phase_bytes(run(gdn), "gdn_scan");
+  const auto [kda_prefill, kda_decode] = phase_bytes(run(kda), "kda_scan");
   // (The results carry 6 significant digits: each difference is good to a few units of the
   // larger sum's sixth digit.)
   EXPECT_NEAR(kda_prefill - gdn_prefill, 973799424.0, 2e4);

@@ -4,8 +4,6 @@
 // against the published total (unit).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "flopcast/io/api.hpp"
@@ -18,17 +16,8 @@ namespace {
 
 using io::json;
 
-json fixture(const std::string& id) {
-  const std::string path = std::string(FLOPCAST_FIXTURES_DIR) + "/hf/" + id + ".json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
-}
-
 json imported(const std::string& id) {
-  return io::model_from_hf_config(fixture(id), "tests/fixtures/hf/" + id + ".json");
+  return io::model_from_hf_config(test::hf_fixture(id), "tests/fixtures/hf/" + id + ".json");
 }
 
 /// Each key of `expected` has that value in the model object `m`.
@@ -330,11 +319,12 @@ TEST(ModelZoo, NameIsTheFileNameWithoutNameOrPath) {
   for (const ZooCase& z : kZoo) {
     EXPECT_EQ(imported(z.id).at("name"), z.id);  // none of these configs has _name_or_path
   }
-  json c = fixture("qwen3-8b");
+  json c = test::hf_fixture("qwen3-8b");
   c["_name_or_path"] = "Qwen/Qwen3-8B";
   EXPECT_EQ(io::model_from_hf_config(c, "config.json").at("name"), "Qwen/Qwen3-8B");
-  EXPECT_EQ(io::model_from_hf_config(fixture("qwen3-8b")).at("name"), "custom model");
-  EXPECT_EQ(io::model_from_hf_config(fixture("qwen3-8b"), "C:\\models\\q.json").at("name"), "q");
+  EXPECT_EQ(io::model_from_hf_config(test::hf_fixture("qwen3-8b")).at("name"), "custom model");
+  EXPECT_EQ(io::model_from_hf_config(test::hf_fixture("qwen3-8b"), "C:\\models\\q.json").at("name"),
+            "q");
 }
 
 // expect_fields: null stands for a key the importer leaves out (the model reader's default).
@@ -406,7 +396,8 @@ TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
                     {"shared_experts", 1},
                     {"intermediate_size", 2048},
                     {"dense_intermediate_size", 18432}});
-  EXPECT_EQ(io::precision_from_hf_config(fixture("deepseek-v3")), json({{"weights", "fp8"}}));
+  EXPECT_EQ(io::precision_from_hf_config(test::hf_fixture("deepseek-v3")),
+            json({{"weights", "fp8"}}));
   json v3 = m, r1 = imported("deepseek-r1");  // R1 is V3's architecture
   v3.erase("name");
   r1.erase("name");
@@ -424,7 +415,7 @@ TEST(ModelZoo, GptOssAlternatingWindowBiasesAndMxfp4) {
                  {"experts_per_token", 4},
                  {"intermediate_size", 2880}});
   // MXFP4 experts; modules_to_not_convert keeps "model.layers.*.self_attn" in the config's bf16.
-  EXPECT_EQ(io::precision_from_hf_config(fixture("gpt-oss-20b")),
+  EXPECT_EQ(io::precision_from_hf_config(test::hf_fixture("gpt-oss-20b")),
             json({{"weights", "mxfp4"}, {"attention_weights", "bf16"}}));
 }
 

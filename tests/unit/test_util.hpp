@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "flopcast/io/api.hpp"
@@ -29,6 +32,16 @@ inline Failure failure_of(const io::json& request) {
   if (out.at("ok").get<bool>()) return {"", "", "(no error)"};
   const io::json& e = out.at("error");
   return {e.at("code"), e.at("path"), e.at("message")};
+}
+
+/// A published config.json from tests/fixtures/hf/ (see SOURCES.md there), parsed.
+inline io::json hf_fixture(const std::string& id) {
+  const std::string path = std::string(FLOPCAST_FIXTURES_DIR) + "/hf/" + id + ".json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return io::json::parse(text.str());
 }
 
 inline io::json base_request() {

@@ -484,6 +484,15 @@ void read_qwen3_next(const json& c, int layers, json& m) {
   }
 }
 
+/// A Mamba-2 mixer's state, groups, conv taps and scan chunk as the `mamba_*` configs (Granite
+/// 4.0-H, Falcon-H1) state them, every one required.
+void read_mamba2_state(const json& c, json& m) {
+  m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
+  m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
+  m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
+  m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
+}
+
 /// IBM Granite 4.0 hybrid (model_type granitemoehybrid, transformers' GraniteMoeHybridConfig):
 /// each decoder layer is a mixer, Mamba-2 ("mamba") or attention ("attention") as `layer_types`
 /// lists them, then an FFN: num_local_experts routed experts of intermediate_size beside a
@@ -522,10 +531,7 @@ void read_granite_hybrid(const json& c, int layers, json& m) {
       check_int(at("mamba_expand"), expand, 1, 64);
       m["mamba_head_dim"] = expand * required_int(c, {"hidden_size"}) / std::max(1, heads);
     }
-    m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
-    m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
-    m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
-    m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
+    read_mamba2_state(c, m);
   }
   if (optional_string(c, "position_embedding_type", at("position_embedding_type"), "rope") ==
       "nope") {
@@ -572,10 +578,7 @@ void read_falcon_h1(const json& c, int layers, json& m) {
   }
   m["mamba_heads"] = heads;
   m["mamba_head_dim"] = head_dim;
-  m["mamba_state_dim"] = required_int(c, {"mamba_d_state"});
-  m["mamba_groups"] = required_int(c, {"mamba_n_groups"});
-  m["mamba_conv_kernel"] = required_int(c, {"mamba_d_conv"});
-  m["mamba_chunk_tokens"] = required_int(c, {"mamba_chunk_size"});
+  read_mamba2_state(c, m);
 }
 
 /// Jamba (model_type jamba, AI21's Jamba 1.5 and 1.7; transformers' JambaConfig): decoder layer i
