@@ -34,9 +34,11 @@ double predict_s(const OpCost& op, const Efficiency& e) {
 
 /// The term beyond the five every class fits: MoE's per-problem cost, decode attention's per-block
 /// time (calibration.hpp).
-FitExtra fit_extra(OpClass c) {
-  if (c == OpClass::moe) return FitExtra::per_problem;
-  if (c == OpClass::attention_decode) return FitExtra::per_block;
+FitExtra fit_extra(const CalibrationKey& k) {
+  if (k.op == OpClass::moe) return FitExtra::per_problem;
+  if (k.op == OpClass::attention_decode) {
+    return k.variant == KernelVariant::mha ? FitExtra::per_block : FitExtra::per_block_grouped;
+  }
   return FitExtra::none;
 }
 
@@ -582,7 +584,7 @@ int run_fit(const FitOptions& o) {
       const Efficiency start = tier0.tier0(rows.front()->op.op_class);
       const Efficiency e = fit_efficiency(
           [&](const Efficiency& cand, std::size_t i) { return predict_s(subset[i]->op, cand); },
-          measured, start, fit_extra(rows.front()->op.op_class));
+          measured, start, fit_extra(rows.front()->op.calibration_key));
       const CalibratedEfficiency c = describe(rows, e);
       const double tier0_mape = describe(rows, start).train_mape;
       std::cerr << "fit: " << hardware << " " << key << ": " << rows.size()

@@ -75,8 +75,11 @@ namespace {
 
 /// Prices work with the Tier-2 fit of (op class, math type) when the hardware has one, else with
 /// the Tier-0 constants.
+/// `tier0_compute`: the fit's memory side describes the kernel, its compute side does not (MLA's
+/// decode; attention_decode_op).
 OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const KernelModel& km,
-             OpClass cls, DType math, KernelVariant variant = KernelVariant::plain) {
+             OpClass cls, DType math, KernelVariant variant = KernelVariant::plain,
+             bool tier0_compute = false) {
   OpCost op;
   op.name = std::move(name);
   op.flops = w.flops;
@@ -100,6 +103,10 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
     op.log_residual_p10 = fit->log_residual_p10;
     op.log_residual_p90 = fit->log_residual_p90;
     op.outside_calibrated_range = w.units < 0.5 * fit->min_units || w.units > 2 * fit->max_units;
+    if (tier0_compute) {
+      e.compute = km.tier0(cls).compute;
+      e.compute_half_units = km.tier0(cls).compute_half_units;
+    }
   } else if (km.tier0_residuals) {
     if (const CalibratedEfficiency* band = km.tier0_residuals->find_for(op.calibration_key)) {
       op.log_residual_p10 = band->log_residual_p10;
@@ -316,7 +323,12 @@ OpCost attention_decode_op(const HardwareSpec& hw, const KernelModel& km, double
   const KernelVariant variant = kv_bytes <= 1           ? KernelVariant::kv8
                                 : a.heads == a.kv_heads ? KernelVariant::mha
                                                         : KernelVariant::plain;
-  return apply("attention", w, hw, km, OpClass::attention_decode, math, variant);
+  // MLA's heads share one latent KV row (K and V in one r_kv + d_rope vector): its decode kernels
+  // (FlashMLA, TensorRT-LLM's MLA generation kernel) tile 64 heads per MMA and run near their
+  // compute peak, which the grouped-query kernels the fits measured (at most 32 query heads per
+  // KV head, in small MMAs) do not show: they keep the fit's memory side and Tier 0's compute.
+  const bool latent = a.kv_elems < a.qk_dim + a.v_dim;
+  return apply("attention", w, hw, km, OpClass::attention_decode, math, variant, latent);
 }
 
 OpCost memory_op(std::string name, const HardwareSpec& hw, const KernelModel& km, Flops flops,

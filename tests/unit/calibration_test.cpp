@@ -110,6 +110,37 @@ TEST(Calibration, PerBlockFitRecoversTheBlockTimeAndKeepsTheComputeSide) {
   EXPECT_EQ(fit.group_s, 0.0);
 }
 
+TEST(Calibration, GroupedDecodeFitFindsTheRateOfTheGroupsWork) {
+  // Grouped-query decode kernels: the same bytes per KV head, but 2·group FLOPs per KV element,
+  // so T_c / T_m grows with the group (here T_c = T_m · group / 100 at the dense peak). Truth:
+  // η_c 0.08, η_m 0.85, t_0 4 us, no block time. Groups 1..4 stream (T_c/η_c = 0.5 T_m/η_m at
+  // group 4: 4/100/0.08 = 0.5 vs 1/0.85 = 1.18), group 32 is compute-bound at 4.0 T_m against
+  // 1.18. From the start's 0.6 the compute side never binds, so the loss is flat along it; the
+  // fit must still find 0.08 and the 85 % the streaming rows reach.
+  const Efficiency truth{0.08, 0, 0.85, 0, 4e-6, 0, 0};
+  std::vector<KernelWork> work;
+  std::vector<double> measured;
+  for (int i = 0; i < 150; ++i) {
+    const double memory = 1e-6 * std::pow(1.07, i);  // 1 us .. 23 ms
+    const double group = std::pow(2.0, i % 6);        // 1 .. 32
+    work.push_back(KernelWork{memory * group / 100, memory, 1e6, 1, 0, 0});
+    measured.push_back(priced_time_s(work.back(), truth));
+  }
+  auto predict = [&](const Efficiency& e, std::size_t i) { return priced_time_s(work[i], e); };
+  Efficiency start;
+  start.compute = 0.6;
+  const Efficiency fit = fit_efficiency(predict, measured, start, FitExtra::per_block_grouped);
+  EXPECT_TRUE(near_rel(fit.compute, 0.08, 0.02));
+  EXPECT_TRUE(near_rel(fit.memory, 0.85, 0.02));
+  EXPECT_EQ(fit.compute_half_units, 0.0);
+  // Held (multi-head kernels): the compute side stays the start's; the absolute loss follows the
+  // streaming majority, so a group-32 row (i = 149: 149 % 6 = 5) is priced at its 1/0.85 streaming
+  // time, 3.4x faster than its 4.0 T_m.
+  const Efficiency held = fit_efficiency(predict, measured, start, FitExtra::per_block);
+  EXPECT_EQ(held.compute, 0.6);
+  EXPECT_TRUE(near_rel(predict(held, 149) / measured[149], (1 / 0.85) / 4.0, 0.05));
+}
+
 TEST(Calibration, PerBlockTimeReadsAsWrittenAndMustNotBeNegative) {
   // A fit's JSON carries block_us (microseconds) only where it has a per-block time.
   CalibratedEfficiency c;
@@ -177,6 +208,37 @@ TEST(Calibration, Tier2FitPricesTheOpAndTier0OtherwiseIsUnchanged) {
   EXPECT_FALSE(t2.outside_calibrated_range);
   // fp8 has no fit on this GPU (and no peak): still an explicit error, never a guess.
   EXPECT_THROW(gemm_op("x", hw, km, 1, 4096, 4096, GemmTypes{DType::fp8, 1, 1, 2}), SpecError);
+}
+
+TEST(Calibration, MlaDecodeKeepsTier0ComputeUnderAGroupedFit) {
+  // A decode fit's compute efficiency describes grouped-query kernels; MLA's decode (FlashMLA:
+  // 64 heads per MMA) keeps Tier 0's 60 % and the fit's memory side. Batch 64 at 4,096 tokens on
+  // an H100 (989 TFLOP/s bf16, 3.35 TB/s): GQA with 32 query heads on one KV head of d 128 does
+  // 64·2·4096·32·256 = 4.29 GFLOP for 134 MB of bf16 KV, so under a fit of compute 0.05 it is
+  // compute-bound (86.8 us + 4 us fixed) where under 0.6 it streams (134 MB / (3.35 TB/s · 0.9) =
+  // 44.5 us + 4 us). MLA with 128 heads over one 576-wide latent (d_qk 576, d_v 512) costs the
+  // same under both fits.
+  HardwareSpec hw = io::resolve_hardware(io::json("h100-sxm"), "hardware");
+  const KernelModel km;
+  const AttentionTypes bf16{DType::bf16, 2, 2};
+  const AttentionDims gqa = AttentionDims::standard(32, 1, 128);
+  const AttentionDims mla{128, 1, 576, 512, 576};
+  auto priced = [&](double compute) {
+    auto cal = std::make_shared<Calibration>();
+    CalibratedEfficiency fit;
+    fit.efficiency = Efficiency{compute, 0, 0.9, 0, 4e-6};
+    fit.min_units = 1;
+    fit.max_units = 1e6;
+    cal->fits[CalibrationKey{OpClass::attention_decode, DType::bf16}] = fit;
+    hw.calibration = cal;
+    return std::pair{attention_decode_op(hw, km, 64, 4096, gqa, bf16).time.value,
+                     attention_decode_op(hw, km, 64, 4096, mla, bf16).time.value};
+  };
+  const auto [gqa_low, mla_low] = priced(0.05);
+  const auto [gqa_tier0, mla_tier0] = priced(0.6);
+  EXPECT_TRUE(near_rel(gqa_low / gqa_tier0, 90.8 / 48.5, 0.02));
+  EXPECT_DOUBLE_EQ(mla_low, mla_tier0);
+  EXPECT_EQ(km.tier0(OpClass::attention_decode).compute, 0.6);
 }
 
 TEST(Calibration, FrameworkKeysRoundTripAndFallBackToThePooledFit) {

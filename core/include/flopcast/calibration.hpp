@@ -134,8 +134,11 @@ struct Calibration {
 /// capped at 1, the datasheet (a physical bound: where a kernel seems to beat it, the work model
 /// over-counts, and the fit must not hide that). Deterministic.
 /// `extra`: also fit the per-problem cost `group_s` (MoE) or the per-block time `block_s` (decode
-/// attention); the other stays at `start`'s.
-enum class FitExtra { none, per_problem, per_block };
+/// attention); the other stays at `start`'s. Decode attention keeps `start`'s compute side
+/// (`per_block`: multi-head kernels, one query head per KV head, never near it) or fits its
+/// efficiency too (`per_block_grouped`: grouped-query kernels, whose work per KV byte grows
+/// with the group).
+enum class FitExtra { none, per_problem, per_block, per_block_grouped };
 Efficiency fit_efficiency(const std::function<double(const Efficiency&, std::size_t)>& predict_s,
                           const std::vector<double>& measured_s, const Efficiency& start,
                           FitExtra extra = FitExtra::none);
