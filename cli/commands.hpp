@@ -71,10 +71,12 @@ struct EngineFlags {
       kernel_fixed_us, framework_reserve_GB;
   std::optional<int> kv_block_tokens, max_num_batched_tokens;
   std::optional<std::string> chunked_prefill;  ///< on or off
+  std::optional<std::string> cuda_graphs;      ///< on or off
   bool any() const;
 };
 /// Adds --engine (its help naming `default_engine`), --gpu-memory-utilization,
-/// --kv-block-tokens, --max-num-batched-tokens, --chunked-prefill, --step-overhead-us,
+/// --kv-block-tokens, --max-num-batched-tokens, --chunked-prefill, --cuda-graphs,
+/// --step-overhead-us,
 /// --request-overhead-us, --kernel-fixed-us and --framework-reserve-GB.
 void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine);
 /// Sets r["engine"][key] for every flag given.

@@ -71,7 +71,7 @@ json read_task_file(const std::string& path, const std::string& task, const std:
 bool EngineFlags::any() const {
   return !name.empty() || gpu_memory_utilization || step_overhead_us || request_overhead_us ||
          kernel_fixed_us || framework_reserve_GB || kv_block_tokens || max_num_batched_tokens ||
-         chunked_prefill;
+         chunked_prefill || cuda_graphs;
 }
 
 void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine) {
@@ -84,6 +84,10 @@ void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& defaul
   app.add_option("--max-num-batched-tokens", e.max_num_batched_tokens,
                  "Token budget per forward step (prefill runs in chunks of it)");
   app.add_option("--chunked-prefill", e.chunked_prefill, "on or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--cuda-graphs", e.cuda_graphs,
+                 "on (default) or off: off launches every kernel from the CPU each step "
+                 "(vLLM --enforce-eager, SGLang --disable-cuda-graph)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--step-overhead-us", e.step_overhead_us,
                  "CPU time per forward step (scheduling, input preparation, sampling)");
@@ -101,6 +105,7 @@ void put_engine(json& r, const EngineFlags& e) {
   if (e.kv_block_tokens) r["engine"]["kv_block_tokens"] = *e.kv_block_tokens;
   if (e.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *e.max_num_batched_tokens;
   if (e.chunked_prefill) r["engine"]["chunked_prefill"] = *e.chunked_prefill == "on";
+  if (e.cuda_graphs) r["engine"]["cuda_graphs"] = *e.cuda_graphs == "on";
   if (e.step_overhead_us) r["engine"]["step_overhead_us"] = *e.step_overhead_us;
   if (e.request_overhead_us) r["engine"]["request_overhead_us"] = *e.request_overhead_us;
   if (e.kernel_fixed_us) r["engine"]["kernel_fixed_us"] = *e.kernel_fixed_us;

@@ -107,6 +107,10 @@ bool contains(std::string_view text, std::string_view needle);
 /// A boolean, or a string "TRUE"/"false"/"on"/...; nullopt otherwise.
 std::optional<bool> row_bool(const nlohmann::json& j, const char* key);
 
+/// An eager run (its `workload.launch` or `engine` names SGLang's --disable-cuda-graph or vLLM's
+/// --enforce-eager) launches every kernel from the CPU: its request says `cuda_graphs: false`.
+void map_eager_launch(const nlohmann::json& row, nlohmann::json& engine);
+
 /// Why a row with a speculative draft is not predicted: the draft's acceptance is not stated.
 inline constexpr const char* kDraftAcceptanceUnknown =
     "speculative decoding rows need the draft's acceptance; not predicted";

@@ -507,17 +507,6 @@ Outcome predict_e2e(const json& given, Context& ctx, std::string_view source) {
   const MetricAlias alias = canonical_metric(kind, json_string(given, "metric"));
   json row = given;
   row["metric"] = alias.metric;
-  // Decode is priced as the engines run it by default, captured in CUDA graphs; an eager run
-  // (SGLang --disable-cuda-graph, vLLM --enforce-eager) launches every kernel from the CPU each
-  // step, a cost no profile holds.
-  const json wl = row.value("workload", json::object());
-  const std::string launch = json_string(wl, "launch") + " " + json_string(wl, "engine");
-  if (kind != "training" &&
-      (contains(launch, "--disable-cuda-graph") || contains(launch, "--enforce-eager"))) {
-    return Outcome::skipped(
-        "ran without CUDA graphs (--disable-cuda-graph / --enforce-eager): "
-        "the eager per-kernel launch cost is not modelled");
-  }
   Outcome o;
   if (kind == "training") {
     o = predict_training_row(row, ctx, source);
@@ -583,6 +572,14 @@ void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
 }
 
 }  // namespace
+
+void map_eager_launch(const json& row, json& engine) {
+  const json wl = row.value("workload", json::object());
+  const std::string launch = json_string(wl, "launch") + " " + json_string(wl, "engine");
+  if (contains(launch, "--disable-cuda-graph") || contains(launch, "--enforce-eager")) {
+    engine["cuda_graphs"] = false;
+  }
+}
 
 const HardwareSpec* Context::hardware(std::string_view gpu) {
   auto it = hardware_.find(gpu);

@@ -445,6 +445,26 @@ OpCost pipeline_send_op(const InferenceSpec& s, double t) {
   return op;
 }
 
+/// Without CUDA graphs (engine.cuda_graphs false) the CPU launches a step's kernels one by one;
+/// where launching them takes longer than running them, the GPU waits the difference.
+OpCost eager_launch_op(const EngineProfile& e, double kernels, double gpu_s) {
+  OpCost op;
+  op.name = "eager_launch";
+  op.bound = Bound::overhead;
+  op.time = Seconds(std::max(0.0, kernels * e.eager_launch_s - gpu_s));
+  return op;
+}
+
+/// The kernels of `ops` and their time.
+std::pair<double, double> kernels_and_time(const std::vector<OpCost>& ops) {
+  double kernels = 0, time = 0;
+  for (const OpCost& op : ops) {
+    kernels += op.kernels;
+    time += op.time.value;
+  }
+  return {kernels, time};
+}
+
 /// `op` run `layers` times.
 OpCost times_layers(OpCost op, double layers) {
   op.flops = op.flops * layers;
@@ -544,6 +564,11 @@ std::vector<OpCost> step_ops(const InferenceSpec& s, const Shard& sh, const Step
     send.bytes = send.bytes * (s.pp - 1.0);
     send.kernels *= s.pp - 1;
     ops.push_back(send);
+  }
+
+  if (!s.engine.cuda_graphs) {
+    const auto [kernels, gpu_s] = kernels_and_time(ops);
+    ops.push_back(eager_launch_op(s.engine, kernels, gpu_s));
   }
 
   OpCost overhead;
@@ -814,6 +839,17 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     for (const LayerKind& kind : sh.kinds) {
       if (kind.mixer == Mixer::attention) attention_ops.push_back(attention_op(spec, sh, kind, st));
     }
+    if (!spec.engine.cuda_graphs) {
+      // The launch wait follows the bin's attention: the other kernels are the first bin's.
+      double gpu_s = kernels_and_time(attention_ops).second;
+      for (std::size_t k = 0; k < decode_ops.size(); ++k) {
+        const bool attention =
+            std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
+        if (!attention && decode_ops[k].bound != Bound::overhead) gpu_s += decode_ops[k].time.value;
+      }
+      attention_ops.push_back(
+          eager_launch_op(spec.engine, kernels_and_time(decode_ops).first, gpu_s));
+    }
     out.acc.add("decode", attention_ops, count);
     later_steps += count;
   }
@@ -821,6 +857,9 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     for (auto k = attention_at.rbegin(); k != attention_at.rend(); ++k) {
       decode_ops.erase(decode_ops.begin() + static_cast<std::ptrdiff_t>(*k));
     }
+    decode_ops.erase(std::remove_if(decode_ops.begin(), decode_ops.end(),
+                                    [](const OpCost& op) { return op.name == "eager_launch"; }),
+                     decode_ops.end());
     out.acc.add("decode", decode_ops, later_steps);
   }
   return out;
@@ -1004,6 +1043,7 @@ struct StepTimeModel::Impl {
   /// A step holding prompt tokens dispatches its MoE tokens otherwise (forwarded between nodes).
   bool prefill_apart = false;
   int tier = 0;
+  double kernels_per_step = 0;  ///< launched by the CPU one by one without CUDA graphs
 };
 
 namespace {
@@ -1126,6 +1166,13 @@ StepTimeModel::StepTimeModel(const InferenceSpec& spec, double moe_expert_time_f
   const OpCost dec = attention_decode_op(checked.hardware, sh.km, 16, 512,
                                          sh.attention(false, true), sh.attention_types());
   impl_->tier = dense_tier == 2 && pre.tier == 2 && dec.tier == 2 ? 2 : 0;
+  if (!checked.engine.cuda_graphs) {
+    // The kernels of a step do not depend on its batch: those of one decode token.
+    InferenceSpec graphs = checked;
+    graphs.engine.cuda_graphs = true;
+    impl_->kernels_per_step =
+        kernels_and_time(step_ops(graphs, sh, Step{1, 1, 1, 512, false})).first;
+  }
 }
 
 StepTimeModel::StepTimeModel(const StepTimeModel& other)
@@ -1225,8 +1272,10 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   }
   if (tokens == 0) return 0;
   const int t = static_cast<int>(std::min<long long>(tokens, 1'000'000'000));
-  return dense_time_s(t, chunks > 0) + head_time_s(sampled) + attention +
-         impl_->spec.engine.step_overhead_s;
+  const double gpu_s = dense_time_s(t, chunks > 0) + head_time_s(sampled) + attention;
+  const EngineProfile& e = impl_->spec.engine;
+  const double launch_s = e.cuda_graphs ? 0 : impl_->kernels_per_step * e.eager_launch_s;
+  return std::max(gpu_s, launch_s) + e.step_overhead_s;
 }
 
 namespace {

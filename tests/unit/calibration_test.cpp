@@ -122,7 +122,7 @@ TEST(Calibration, GroupedDecodeFitFindsTheRateOfTheGroupsWork) {
   std::vector<double> measured;
   for (int i = 0; i < 150; ++i) {
     const double memory = 1e-6 * std::pow(1.07, i);  // 1 us .. 23 ms
-    const double group = std::pow(2.0, i % 6);        // 1 .. 32
+    const double group = std::pow(2.0, i % 6);       // 1 .. 32
     work.push_back(KernelWork{memory * group / 100, memory, 1e6, 1, 0, 0});
     measured.push_back(priced_time_s(work.back(), truth));
   }

@@ -31,6 +31,13 @@ struct EngineProfile {
   /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
   /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
   double custom_all_reduce_max_bytes = 0;
+  /// Steps replayed from captured CUDA graphs (every engine's default for decode). Without them
+  /// (vLLM's --enforce-eager, SGLang's --disable-cuda-graph) the CPU launches each kernel through
+  /// PyTorch: a step takes at least its kernels × eager_launch_s, however short the kernels.
+  bool cuda_graphs = true;
+  /// CPU time to launch one kernel in eager PyTorch (Python module call, dispatcher,
+  /// cudaLaunchKernel): 5–20 us (docs/model.md, "Eager steps"); Tier 0, not fitted.
+  double eager_launch_s = 10e-6;
   /// 1 when the overheads were fitted on end-to-end rows (Tier 1), 0 for engineering defaults.
   int tier = 0;
 };

@@ -25,6 +25,7 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
   e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
   e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
   e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
+  e.cuda_graphs = en.boolean("cuda_graphs", e.cuda_graphs);
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
   read_kernel_fixed(en, e);
@@ -97,7 +98,8 @@ json engine_profile_to_json(const EngineProfile& e) {
          {"chunked_prefill", e.chunked_prefill},
          {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
          {"kv_block_tokens", e.kv_block_tokens},
-         {"async_scheduling", e.async_scheduling}};
+         {"async_scheduling", e.async_scheduling},
+         {"cuda_graphs", e.cuda_graphs}};
   if (e.kernel_fixed_s) j["kernel_fixed_us"] = round6(*e.kernel_fixed_s / kMicro);
   return j;
 }

@@ -41,7 +41,7 @@ Parsed parse_request(const json& request) {
   ObjectReader en(engine_doc, "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB"});
+                   "framework_reserve_GB", "cuda_graphs"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
   s.engine = profile;
   read_engine_overrides(en, s.engine);
@@ -71,6 +71,7 @@ Parsed parse_request(const json& request) {
                       {"kv_block_tokens", s.engine.kv_block_tokens},
                       {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
                       {"chunked_prefill", s.engine.chunked_prefill},
+                      {"cuda_graphs", s.engine.cuda_graphs},
                       {"step_overhead_us", round6(s.engine.step_overhead_s / kMicro)},
                       {"request_overhead_us", round6(s.engine.request_overhead_s / kMicro)},
                       {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};

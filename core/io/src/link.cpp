@@ -48,6 +48,7 @@ constexpr Field kFields[] = {
     {"engine.kv_block_tokens", Kind::integer},
     {"engine.max_num_batched_tokens", Kind::integer},
     {"engine.chunked_prefill", Kind::boolean},
+    {"engine.cuda_graphs", Kind::boolean},
     {"engine.step_overhead_us", Kind::number},
     {"engine.request_overhead_us", Kind::number},
     {"engine.kernel_fixed_us", Kind::number},

@@ -191,7 +191,7 @@ json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
                   {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
                    "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
                    "kv_block_tokens", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB", "async_scheduling"});
+                   "framework_reserve_GB", "async_scheduling", "cuda_graphs"});
   const std::string name = en.string("name", "vllm");
   s.inference.engine = engine_profile(name, "engine.name");
   EngineProfile& e = s.inference.engine;
