@@ -218,9 +218,15 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
                             ? row_number(wl, "max_num_batched_tokens")
                             : per_rank * stated(wl, "max_num_tokens", "max_num_tokens");
   if (std::isfinite(tokens) && tokens >= 1) e["max_num_batched_tokens"] = static_cast<int>(tokens);
-  const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
+  // TensorRT-LLM's fraction is of the memory left after loading, not of the device; trtllm-bench
+  // sets 0.90 where the row states none (tensorrt_llm/bench: --kv_cache_free_gpu_mem_fraction).
+  double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
+  if (!std::isfinite(fraction) && name == "trtllm" &&
+      contains(lower_case(json_string(wl, "engine")), "trtllm-bench")) {
+    fraction = 0.9;
+  }
   if (std::isfinite(fraction) && fraction > 0 && fraction <= 1) {
-    e["gpu_memory_utilization"] = fraction;
+    e["kv_cache_free_gpu_mem_fraction"] = fraction;
   }
   return e;
 }

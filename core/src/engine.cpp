@@ -22,6 +22,9 @@ void validate(const EngineProfile& e, const std::string& path) {
   check_real(p + "max_num_seqs", e.max_num_seqs, 1, 1e6, 1);
   check_real(p + "max_num_batched_tokens", e.max_num_batched_tokens, 1, 1e7, 1);
   check_real(p + "kv_block_tokens", e.kv_block_tokens, 1, 1024, 1);
+  if (e.kv_cache_free_fraction != 0) {
+    check_real(p + "kv_cache_free_gpu_mem_fraction", e.kv_cache_free_fraction, 0.01, 1, 1);
+  }
   check_real(p + "custom_all_reduce_max_MiB", e.custom_all_reduce_max_bytes, 0, 1024 * kMiB, kMiB);
   if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) {
     fail(p + "gpu_memory_utilization", "must be > 0 and <= 1", e.gpu_memory_utilization);

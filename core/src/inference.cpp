@@ -936,6 +936,12 @@ void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh)
   const double context = s + n;
   mem.kv_cache_bytes = kv_cache_bytes(spec, sh, b, context);
   mem.activations_bytes = activation_bytes(spec, sh, b, s);
+  if (spec.engine.kv_cache_free_fraction > 0) {
+    // TensorRT-LLM: the KV cache takes its fraction of what loading and profiling left free.
+    const double others = mem.weights_bytes + mem.reserve_bytes + mem.activations_bytes;
+    mem.budget_bytes =
+        others + spec.engine.kv_cache_free_fraction * std::max(0.0, mem.capacity_bytes - others);
+  }
   mem.state_bytes_per_sequence = sh.state_bytes;
   mem.state_bytes = b * sh.state_bytes;
   auto need = [&](double batch, double prompt, double ctx) {

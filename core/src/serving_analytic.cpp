@@ -363,8 +363,11 @@ struct BatchLimit {
 BatchLimit batch_limit(const ServingSpec& spec, const detail::ServingSetup& setup, const Model& m,
                        const Workload& w) {
   const double block = setup.inference.engine.kv_block_tokens;
-  // A prefill instance holds a prompt's KV cache only until its first token.
-  const double context = m.pool == Pool::prefill ? w.p_mean : m.c_mean;
+  // A prefill instance holds a prompt's KV cache only until its first token; an engine that
+  // guarantees no eviction reserves each request's whole sequence from its admission.
+  const double context = m.pool == Pool::prefill                      ? w.p_mean
+                         : setup.inference.engine.guaranteed_no_evict ? w.p_mean + w.n_mean
+                                                                      : m.c_mean;
   // A hybrid model's request holds its Mamba state's blocks beside those of its KV.
   const double per_seq_tokens = std::max(1.0, context - w.hit_tokens) + block / 2 +
                                 static_cast<double>(setup.state_blocks) * block;

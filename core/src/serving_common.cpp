@@ -365,8 +365,10 @@ ServingSetup make_setup(const ServingSpec& spec) {
     draft_bytes = weight_bytes_per_gpu(whole) - weight_bytes_per_gpu(shorter) +
                   inf.model.mtp_layers * 2 * h * h * bytes_per_element(inf.weights) / inf.tp;
   }
-  const double free =
-      m.budget_bytes - m.weights_bytes - m.reserve_bytes - m.activations_bytes - draft_bytes;
+  const double others = m.weights_bytes + m.reserve_bytes + m.activations_bytes + draft_bytes;
+  const double free = inf.engine.kv_cache_free_fraction > 0
+                          ? inf.engine.kv_cache_free_fraction * (m.capacity_bytes - others)
+                          : m.budget_bytes - others;
   st.kv_bytes_per_token = m.kv_cache_bytes_per_token;
   if (inf.model.window_tokens > 0) {
     // Local layers keep only their window: the KV pool holds more tokens of long requests.

@@ -373,6 +373,15 @@ struct ServingSimulation::State {
     return true;
   }
 
+  /// The KV tokens a request is admitted with: those it needs now, or, where the engine guarantees
+  /// no eviction (TensorRT-LLM's GUARANTEED_NO_EVICT), its whole sequence up front (at most the
+  /// pool: a longer one is admitted as it grows, as under MAX_UTILIZATION).
+  long long admission_tokens(const Instance& in, const Req& r, long long now_tokens) const {
+    if (!spec.inference.engine.guaranteed_no_evict) return now_tokens;
+    const long long whole = static_cast<long long>(r.prompt) + r.output;
+    return blocks_for(r, whole) <= in.total_blocks ? std::max(whole, now_tokens) : now_tokens;
+  }
+
   bool in_decode(const Req& r) const { return r.computed >= r.target && r.generated > 0; }
 
   static bool has_prefill(const Instance& in) {
@@ -461,7 +470,7 @@ struct ServingSimulation::State {
         if (!promote_lora_fit(in)) break;
         continue;
       }
-      if (!reserve(in, id, r.computed + tokens, false)) break;
+      if (!reserve(in, id, admission_tokens(in, r, r.computed + tokens), false)) break;
       in.waiting.pop_front();
       in.running.push_back(id);
       if (r.lora >= 0) {

@@ -431,20 +431,58 @@ TEST(ServingSimulation, DeterministicBySeed) {
   EXPECT_NE(a.e2e_s->mean, c.e2e_s->mean);
 }
 
-TEST(ServingSimulation, PreemptsWhenBlocksRunOutAndStillFinishes) {
-  // A small KV pool (gpu_memory_utilization 0.22 of 80 GB leaves ~2.5 GB after 13.5 GB of
-  // weights, 1 GB reserve and activations: ~4,700 tokens) under long outputs forces recompute.
+/// A small KV pool (gpu_memory_utilization 0.22 of 80 GB leaves ~2.5 GB after 13.5 GB of
+/// weights, 1 GB reserve and activations: ~4,700 tokens) under 100 requests of 200 + 600 tokens.
+ServingSpec small_pool_long_outputs() {
   ServingSpec s = tiny_spec();
   s.inference.engine.gpu_memory_utilization = 0.22;
   s.arrival.rate_per_s = 50;
   s.num_requests = 100;
   s.prompt = {LengthKind::fixed, 200, 1, 1, 0, 0};
   s.output = {LengthKind::fixed, 600, 1, 1, 0, 0};
-  const ServingResult r = simulate_serving(s);
+  return s;
+}
+
+TEST(ServingSimulation, PreemptsWhenBlocksRunOutAndStillFinishes) {
+  // Admitted with the blocks they need now, the long outputs outgrow the pool: recompute.
+  const ServingResult r = simulate_serving(small_pool_long_outputs());
   EXPECT_EQ(r.completed, 100);
   ASSERT_TRUE(r.preemptions.has_value());
   EXPECT_GT(*r.preemptions, 0);
   EXPECT_LE(r.kv_peak_use, 1.0);
+}
+
+TEST(ServingSimulation, GuaranteedNoEvictReservesWholeSequencesAndNeverPreempts) {
+  // The same small pool under TensorRT-LLM's GUARANTEED_NO_EVICT: a request is admitted only
+  // where its 800 tokens (50 blocks of 16) are free, so at most floor(blocks / 50) run at once
+  // and none is ever preempted; all 100 finish.
+  ServingSpec s = small_pool_long_outputs();
+  s.inference.engine.guaranteed_no_evict = true;
+  const ServingResult r = simulate_serving(s);
+  EXPECT_EQ(r.completed, 100);
+  ASSERT_TRUE(r.preemptions.has_value());
+  EXPECT_EQ(*r.preemptions, 0);
+  const double blocks = r.kv_capacity_tokens / 16;
+  ASSERT_GT(blocks, 2 * 50.0);
+  double most = 0;
+  for (const TimelinePoint& p : r.timeline) most = std::max(most, p.batch_size);
+  EXPECT_LE(most, std::floor(blocks / 50));
+  EXPECT_GE(most, 0.8 * std::floor(blocks / 50));
+}
+
+TEST(ServingSimulation, KvCacheFreeFractionIsOfWhatLoadingLeaves) {
+  // TensorRT-LLM's kv_cache_free_gpu_mem_fraction 0.5: half of what the weights (13.5 GB),
+  // reserve and activations leave of 80 GB, not 0.5 x 80 GB less them (~25 GB, against ~32 GB).
+  ServingSpec s = tiny_spec();
+  const double whole = simulate_serving(s).kv_capacity_tokens;
+  s.inference.engine.gpu_memory_utilization = 0.5;
+  const double of_device = simulate_serving(s).kv_capacity_tokens;
+  s.inference.engine.kv_cache_free_fraction = 0.5;
+  const double of_free = simulate_serving(s).kv_capacity_tokens;
+  // With the default 0.9 of the device the pool is 0.9·80 − rest; of_free is half of 80 − rest.
+  const double rest_GB = 0.9 * 80 - whole * 524288 / 1e9;  // Llama-2-7B: 512 KiB a token
+  EXPECT_TRUE(near_rel(of_free * 524288 / 1e9, 0.5 * (80 - rest_GB), 0.01));
+  EXPECT_GT(of_free, 1.2 * of_device);
 }
 
 TEST(ServingSimulation, TimelineIsBounded) {

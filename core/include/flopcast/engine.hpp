@@ -23,11 +23,20 @@ struct EngineProfile {
   int max_num_batched_tokens = 8192;
   bool chunked_prefill = true;
   double gpu_memory_utilization = 0.9;
+  /// TensorRT-LLM's kv_cache_free_gpu_mem_fraction: where > 0, the KV cache takes this fraction of
+  /// the memory the weights, activations and reserve leave (what the engine finds free after
+  /// loading and profiling), in place of gpu_memory_utilization x device memory less the rest.
+  double kv_cache_free_fraction = 0;
   int kv_block_tokens = 16;
   /// Async scheduling (vLLM >= 0.14 by default; SGLang's overlap scheduler): the next step is
   /// planned while the current one runs, so a request that arrives during a step joins the step
   /// after the next one, one step later than in a synchronous engine.
   bool async_scheduling = false;
+  /// KV admission. false (MAX_UTILIZATION; vLLM, SGLang): a request is admitted with the blocks
+  /// its tokens so far need, and running requests that outgrow the pool preempt others. true
+  /// (TensorRT-LLM's default GUARANTEED_NO_EVICT): admitted only where the blocks of its whole
+  /// sequence (prompt + output) are free, reserved up front; nothing is ever preempted.
+  bool guaranteed_no_evict = false;
   /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
   /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
   double custom_all_reduce_max_bytes = 0;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Engine profiles (presets/engines/<id>.json): the overheads and scheduler defaults of a serving
 // engine that a request's `engine.name` selects.
+#include <array>
 #include <map>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/names.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -16,16 +18,25 @@ using namespace detail;
 
 namespace flopcast::io::detail {
 
+/// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
+bool read_capacity_policy(const ObjectReader& r, bool fallback) {
+  static constexpr std::array<Named<bool>, 2> kNames{
+      {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
+  return r.choice("capacity_policy", kNames, fallback);
+}
+
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
   if (r.find("kernel_fixed_us")) e.kernel_fixed_s = r.number("kernel_fixed_us") * kMicro;
 }
 
 void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
   e.gpu_memory_utilization = en.number("gpu_memory_utilization", e.gpu_memory_utilization);
+  e.kv_cache_free_fraction = en.number("kv_cache_free_gpu_mem_fraction", e.kv_cache_free_fraction);
   e.kv_block_tokens = en.integer("kv_block_tokens", e.kv_block_tokens);
   e.max_num_batched_tokens = en.integer("max_num_batched_tokens", e.max_num_batched_tokens);
   e.chunked_prefill = en.boolean("chunked_prefill", e.chunked_prefill);
   e.cuda_graphs = en.boolean("cuda_graphs", e.cuda_graphs);
+  e.guaranteed_no_evict = read_capacity_policy(en, e.guaranteed_no_evict);
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
   read_kernel_fixed(en, e);
@@ -52,10 +63,11 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   if (e.tier == 1 && !head.find("fit")) {
     throw SpecError(head.child("fit"), "a Tier-1 profile must say how it was fitted");
   }
-  ObjectReader r(head.require("engine"), head.child("engine"),
-                 {"step_overhead_us", "request_overhead_us", "kernel_fixed_us", "max_num_seqs",
-                  "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization",
-                  "kv_block_tokens", "custom_all_reduce_max_MiB", "async_scheduling"});
+  ObjectReader r(
+      head.require("engine"), head.child("engine"),
+      {"step_overhead_us", "request_overhead_us", "kernel_fixed_us", "max_num_seqs",
+       "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization", "kv_block_tokens",
+       "custom_all_reduce_max_MiB", "async_scheduling", "capacity_policy"});
   e.step_overhead_s = r.number("step_overhead_us") * kMicro;
   e.request_overhead_s = r.number("request_overhead_us") * kMicro;
   read_kernel_fixed(r, e);
@@ -65,6 +77,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   e.gpu_memory_utilization = r.number("gpu_memory_utilization");
   e.kv_block_tokens = r.integer("kv_block_tokens");
   e.async_scheduling = r.boolean("async_scheduling", false);
+  e.guaranteed_no_evict = read_capacity_policy(r, false);
   e.custom_all_reduce_max_bytes = r.number("custom_all_reduce_max_MiB", 0) * kMiB;
   validate(e, r.path());
   return e;
@@ -99,8 +112,12 @@ json engine_profile_to_json(const EngineProfile& e) {
          {"gpu_memory_utilization", round6(e.gpu_memory_utilization)},
          {"kv_block_tokens", e.kv_block_tokens},
          {"async_scheduling", e.async_scheduling},
-         {"cuda_graphs", e.cuda_graphs}};
+         {"cuda_graphs", e.cuda_graphs},
+         {"capacity_policy", e.guaranteed_no_evict ? "guaranteed_no_evict" : "max_utilization"}};
   if (e.kernel_fixed_s) j["kernel_fixed_us"] = round6(*e.kernel_fixed_s / kMicro);
+  if (e.kv_cache_free_fraction > 0) {
+    j["kv_cache_free_gpu_mem_fraction"] = round6(e.kv_cache_free_fraction);
+  }
   return j;
 }
 

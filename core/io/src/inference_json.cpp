@@ -41,7 +41,7 @@ Parsed parse_request(const json& request) {
   ObjectReader en(engine_doc, "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB", "cuda_graphs"});
+                   "framework_reserve_GB", "cuda_graphs", "kv_cache_free_gpu_mem_fraction"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
   s.engine = profile;
   read_engine_overrides(en, s.engine);
@@ -77,6 +77,10 @@ Parsed parse_request(const json& request) {
                       {"framework_reserve_GB", round6(s.framework_reserve_bytes / kGB)}}}};
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
+  }
+  if (s.engine.kv_cache_free_fraction > 0) {
+    p.resolved["engine"]["kv_cache_free_gpu_mem_fraction"] =
+        round6(s.engine.kv_cache_free_fraction);
   }
   if (p.price.from_request) p.resolved["cost_per_gpu_hour_usd"] = p.price.usd;
   return p;

@@ -49,6 +49,7 @@ constexpr Field kFields[] = {
     {"engine.max_num_batched_tokens", Kind::integer},
     {"engine.chunked_prefill", Kind::boolean},
     {"engine.cuda_graphs", Kind::boolean},
+    {"engine.kv_cache_free_gpu_mem_fraction", Kind::number},
     {"engine.step_overhead_us", Kind::number},
     {"engine.request_overhead_us", Kind::number},
     {"engine.kernel_fixed_us", Kind::number},
