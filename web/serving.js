@@ -194,6 +194,28 @@ const FIELDS = [
     ],
   },
   {
+    key: 'cuda_graphs',
+    kind: 'pick',
+    optional: true,
+    label: 'CUDA graphs',
+    unset: true,
+    choices: [
+      ['', 'on (default)'],
+      ['engine.cuda_graphs=false', 'off (eager)'],
+    ],
+  },
+  {
+    key: 'capacity_policy',
+    kind: 'pick',
+    optional: true,
+    label: 'KV admission',
+    choices: [
+      ['', 'engine default'],
+      ['engine.capacity_policy="max_utilization"', 'max utilization (may preempt)'],
+      ['engine.capacity_policy="guaranteed_no_evict"', 'whole sequence reserved'],
+    ],
+  },
+  {
     key: 'arrival',
     path: 'workload.arrival.kind',
     kind: 'choice',
@@ -375,6 +397,7 @@ export class ServingView {
         null,
         el('legend', { text: 'Engine' }),
         row('', f('engine'), f('chunked_prefill'), f('async_scheduling')),
+        row('', f('cuda_graphs'), f('capacity_policy')),
         row('', f('max_num_seqs'), f('max_num_batched_tokens')),
         f('draft'),
         row('', f('draft_tokens'), f('acceptance')),

@@ -1133,12 +1133,16 @@ test('serving view: share link round-trips', async () => {
   await page.fill('#sv-prompt_tokens', '1000');
   await page.selectOption('#sv-chunked_prefill', 'engine.chunked_prefill=false');
   await page.selectOption('#sv-async_scheduling', 'engine.async_scheduling=false');
+  await page.selectOption('#sv-cuda_graphs', 'engine.cuda_graphs=false');
+  await page.selectOption('#sv-capacity_policy', 'engine.capacity_policy="guaranteed_no_evict"');
   await page.fill('#sv-slo_ttft', '500');
   await page.selectOption('#sv-attention_weights', 'precision.attention_weights="fp16"');
   await sweepDone(page);
   const req = await viewRequest(page, 'serving');
   assert.equal(req.engine.chunked_prefill, false);
   assert.equal(req.engine.async_scheduling, false);
+  assert.equal(req.engine.cuda_graphs, false);
+  assert.equal(req.engine.capacity_policy, 'guaranteed_no_evict');
   assert.equal(req.precision.attention_weights, 'fp16');
   assert.equal(req.parallelism.dp_attention, true);
   assert.equal(req.parallelism.attention_tp, 2);
@@ -1154,6 +1158,8 @@ test('serving view: share link round-trips', async () => {
   assert.equal(await q.page.inputValue('#sv-cv'), '2');
   assert.equal(await q.page.inputValue('#sv-chunked_prefill'), 'engine.chunked_prefill=false');
   assert.equal(await q.page.inputValue('#sv-async_scheduling'), 'engine.async_scheduling=false');
+  assert.equal(await q.page.inputValue('#sv-cuda_graphs'), 'engine.cuda_graphs=false');
+  assert.equal(await q.page.inputValue('#sv-capacity_policy'), 'engine.capacity_policy="guaranteed_no_evict"');
   assert.equal(await q.page.inputValue('#sv-dp_attention'), 'parallelism.dp_attention=true');
   assert.equal(await q.page.inputValue('#sv-attention_tp'), '2');
   assert.equal(await q.page.inputValue('#sv-attention_weights'), 'precision.attention_weights="fp16"');
