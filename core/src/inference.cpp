@@ -982,7 +982,7 @@ void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh)
 /// The Tier-0 constants and engine settings an estimate rests on, with their sources.
 std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks, double bins) {
   const KernelModel& km = spec.kernel;
-  return {
+  std::vector<Assumption> out{
       {"hbm_bandwidth_efficiency", km.hbm_efficiency, "fraction of datasheet",
        "achievable DRAM bandwidth of streaming kernels, 85-92% on A100/H100 (bandwidthTest, "
        "STREAM-like copies)"},
@@ -1015,6 +1015,12 @@ std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks,
       {"decode_average_bins", static_cast<double>(bins), "bins",
        "TPOT averages the decode steps over the growing context in at most 64 equal bins"},
   };
+  if (!spec.engine.cuda_graphs) {
+    out.push_back({"eager_launch", spec.engine.eager_launch_s / kMicro, "us per kernel",
+                   "CPU time of one PyTorch kernel launch without CUDA graphs (5-20 us): a step "
+                   "takes at least its kernels x this"});
+  }
+  return out;
 }
 
 }  // namespace

@@ -205,6 +205,15 @@ TEST(StepTimeModel, EagerStepsWaitForTheirKernelLaunches) {
   const InferenceResult eager = estimate_inference(s);
   EXPECT_LT(graphs.tpot_s - 300e-6, 1.47e-3);
   EXPECT_TRUE(near_rel(eager.tpot_s, 1.47e-3 + 300e-6, 1e-9));
+  // The estimate states the launch cost it rests on, only where it applies.
+  auto launch_us = [](const InferenceResult& r) {
+    for (const Assumption& a : r.assumptions) {
+      if (a.name == "eager_launch") return a.value;
+    }
+    return -1.0;
+  };
+  EXPECT_TRUE(near_rel(launch_us(eager), 10.0, 1e-12));
+  EXPECT_EQ(launch_us(graphs), -1.0);
   StepTimeModel m(s);
   StepShape decode;
   decode.decode_sequences = 1;
