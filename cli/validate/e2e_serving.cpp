@@ -155,6 +155,20 @@ std::variant<Lengths, std::string> lengths_of(const json& row, const json& wl) {
   return std::string("no request lengths (input_len and output_len, or a ShareGPT dataset)");
 }
 
+/// A TensorRT-LLM row measured with `trtllm-bench`.
+bool trtllm_bench_row(const json& wl) {
+  return row_engine(wl) == "trtllm" &&
+         contains(lower_case(json_string(wl, "engine")), "trtllm-bench");
+}
+
+/// TensorRT-LLM's kv_cache_free_gpu_mem_fraction (a share of the memory left after loading, not
+/// of the device): the row's, else trtllm-bench's 0.90 for its rows
+/// (tensorrt_llm/bench: --kv_cache_free_gpu_mem_fraction); NaN where neither says.
+double kv_free_fraction(const json& wl) {
+  const double stated = row_number(wl, "kv_cache_free_gpu_mem_fraction");
+  return std::isfinite(stated) || !trtllm_bench_row(wl) ? stated : 0.90;
+}
+
 /// `attention_ranks`: the data-parallel attention ranks of a replica (1 without DP attention);
 /// `mla`: the model has multi-head latent attention.
 json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool mla) {
@@ -218,13 +232,7 @@ json engine_of(const json& wl, const Lengths& lengths, int attention_ranks, bool
                             ? row_number(wl, "max_num_batched_tokens")
                             : per_rank * stated(wl, "max_num_tokens", "max_num_tokens");
   if (std::isfinite(tokens) && tokens >= 1) e["max_num_batched_tokens"] = static_cast<int>(tokens);
-  // TensorRT-LLM's fraction is of the memory left after loading, not of the device; trtllm-bench
-  // sets 0.90 where the row states none (tensorrt_llm/bench: --kv_cache_free_gpu_mem_fraction).
-  double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
-  if (!std::isfinite(fraction) && name == "trtllm" &&
-      contains(lower_case(json_string(wl, "engine")), "trtllm-bench")) {
-    fraction = 0.9;
-  }
+  const double fraction = kv_free_fraction(wl);
   if (std::isfinite(fraction) && fraction > 0 && fraction <= 1) {
     e["kv_cache_free_gpu_mem_fraction"] = fraction;
   }
@@ -403,15 +411,11 @@ std::variant<json, std::string> serving_request_of(const json& row, int tier) {
   const json& model_spec = r["model"];
   const bool mla = model_spec.is_object() && model_spec.value("kv_lora_rank", 0) > 0;
   r["engine"] = engine_of(wl, len, dp_attention ? static_cast<int>(tp) : 1, mla);
-  const bool bench_limits = row_engine(wl) == "trtllm" &&
-                            contains(lower_case(json_string(wl, "engine")), "trtllm-bench") &&
-                            !r["engine"].contains("max_num_seqs") &&
+  const bool bench_limits = trtllm_bench_row(wl) && !r["engine"].contains("max_num_seqs") &&
                             !r["engine"].contains("max_num_batched_tokens");
   if (bench_limits && len.prompt.is_number() && len.output.is_number()) {
-    const double fraction = row_number(wl, "kv_cache_free_gpu_mem_fraction");
     apply_trtllm_bench_limits(r, len.prompt.get<double>(), len.output.get<double>(),
-                              std::isfinite(fraction) ? fraction : 0.90,
-                              dp_attention ? static_cast<int>(tp) : 1);
+                              kv_free_fraction(wl), dp_attention ? static_cast<int>(tp) : 1);
   }
   if (const auto& draft = std::get<std::optional<json>>(speculative)) {
     r["features"]["speculative"] = *draft;

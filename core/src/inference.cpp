@@ -822,6 +822,10 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
   std::vector<std::size_t> attention_at;
   std::vector<OpCost> attention_ops;  // a later bin's: one per layer kind
   double later_steps = 0;             // steps of the bins after the first
+  // Eager steps: a step's kernels, and the GPU time of those that do not follow the context.
+  struct {
+    double kernels = 0, rest_s = 0;
+  } launch;
   for (long long i = 0; i < out.bins; ++i) {
     const long long first = 1 + i * out.evaluated_steps / out.bins;
     const long long last = (i + 1) * out.evaluated_steps / out.bins;  // inclusive
@@ -833,6 +837,14 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     if (i == 0) {
       decode_ops = step_ops(spec, sh, st, &attention_at);
       out.acc.add("decode", decode_ops, count);  // the first bin sets the breakdown's order
+      for (std::size_t k = 0; !spec.engine.cuda_graphs && k < decode_ops.size(); ++k) {
+        launch.kernels += decode_ops[k].kernels;
+        const bool attention =
+            std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
+        if (!attention && decode_ops[k].bound != Bound::overhead) {
+          launch.rest_s += decode_ops[k].time.value;
+        }
+      }
       continue;
     }
     attention_ops.clear();
@@ -841,14 +853,8 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     }
     if (!spec.engine.cuda_graphs) {
       // The launch wait follows the bin's attention: the other kernels are the first bin's.
-      double gpu_s = kernels_and_time(attention_ops).second;
-      for (std::size_t k = 0; k < decode_ops.size(); ++k) {
-        const bool attention =
-            std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
-        if (!attention && decode_ops[k].bound != Bound::overhead) gpu_s += decode_ops[k].time.value;
-      }
-      attention_ops.push_back(
-          eager_launch_op(spec.engine, kernels_and_time(decode_ops).first, gpu_s));
+      attention_ops.push_back(eager_launch_op(
+          spec.engine, launch.kernels, launch.rest_s + kernels_and_time(attention_ops).second));
     }
     out.acc.add("decode", attention_ops, count);
     later_steps += count;

@@ -19,10 +19,11 @@ using namespace detail;
 namespace flopcast::io::detail {
 
 /// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
+constexpr std::array<Named<bool>, 2> kCapacityPolicyNames{
+    {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
+
 bool read_capacity_policy(const ObjectReader& r, bool fallback) {
-  static constexpr std::array<Named<bool>, 2> kNames{
-      {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
-  return r.choice("capacity_policy", kNames, fallback);
+  return r.choice("capacity_policy", kCapacityPolicyNames, fallback);
 }
 
 void read_kernel_fixed(const ObjectReader& r, EngineProfile& e) {
@@ -113,7 +114,7 @@ json engine_profile_to_json(const EngineProfile& e) {
          {"kv_block_tokens", e.kv_block_tokens},
          {"async_scheduling", e.async_scheduling},
          {"cuda_graphs", e.cuda_graphs},
-         {"capacity_policy", e.guaranteed_no_evict ? "guaranteed_no_evict" : "max_utilization"}};
+         {"capacity_policy", name_in(kCapacityPolicyNames, e.guaranteed_no_evict)}};
   if (e.kernel_fixed_s) j["kernel_fixed_us"] = round6(*e.kernel_fixed_s / kMicro);
   if (e.kv_cache_free_fraction > 0) {
     j["kv_cache_free_gpu_mem_fraction"] = round6(e.kv_cache_free_fraction);
