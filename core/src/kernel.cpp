@@ -133,10 +133,13 @@ Work gemm_work(const HardwareSpec& hw, const KernelModel& km, double m, double n
   const FlopsPerSecond peak = peak_or_throw(hw, types.math);
   const double tile_m =
       pow2_tile(m, hw.min_gemm_rows > 0 ? hw.min_gemm_rows : km.min_tile_m, km.max_tile_m);
-  const double padded_m = round_up(m, tile_m);
+  // Past the largest tile the libraries do not pad m to a whole tile: their autotuners pick
+  // 64-row tiles, swap-AB configurations (m on the MMA's n side, steps of 8-32) and stream-K,
+  // so m rounds to km.row_step there (docs/model.md, "GEMM").
+  const double padded_m = round_up(m, m > tile_m ? km.row_step : tile_m);
   const double padded_n = round_up(n, km.tile_n);
   const double tile_eff = (m * n) / (padded_m * padded_n);
-  const double tiles = (padded_m / tile_m) * (padded_n / km.tile_n);
+  const double tiles = std::ceil(padded_m / tile_m) * (padded_n / km.tile_n);
   Work w;
   w.flops = Flops(2 * m * n * k * count);
   w.bytes = Bytes(count * (n * k * types.weight_bytes + m * k * types.input_bytes +

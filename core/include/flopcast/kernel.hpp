@@ -74,6 +74,10 @@ struct KernelModel {
   /// GEMM output tile: m rounds up to a power of two in [min_tile_m, max_tile_m], n to tile_n.
   int min_tile_m = 16;
   int max_tile_m = 128;
+  /// Past max_tile_m, m rounds up to this many rows, not to a whole tile. TensorRT-LLM 1.3's
+  /// fp8/bf16/nvfp4 GEMMs on H200, B200, GB200 and B300 take 1.00-1.06x the time at m = 129 as at
+  /// 128 (../shared aiconfigurator tables); a whole-tile rounding prices them 1.5x.
+  int row_step = 32;
   int tile_n = 128;
   /// Query rows per attention thread block.
   int attention_block = 128;
