@@ -28,6 +28,7 @@ import {
   fmtNum,
   fmtPct,
   fmtSI,
+  followLink,
   GGUF_TYPES,
   hardwareOptions,
   isPlainObject,
@@ -254,6 +255,7 @@ function recompute() {
     state.lastResult = result;
     renderResult(result);
     scheduleBatchSweep(req, result);
+    if (!$('view-inference').hidden) followLink(state.M, req);
   }
   setStale(blocked);
   if (!blocked) announceHeadline($('results'), $('announce'));
@@ -1187,7 +1189,12 @@ async function main() {
     presets: () => clone(state.presets),
   });
 
-  views.init({ M: state.M, presets: state.presets, wasmModule: state.wasmModule });
+  views.init({
+    M: state.M,
+    presets: state.presets,
+    wasmModule: state.wasmModule,
+    followInference: () => state.stale || followLink(state.M, state.request),
+  });
   wire();
   status.hidden = true;
   $('share-button').disabled = false;

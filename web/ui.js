@@ -537,6 +537,7 @@ export function markStale(view, prefix, stale) {
   view.root.classList.toggle('stale', stale);
   view.root.dataset.status = stale ? 'stale' : 'ready';
   $(`${prefix}-stale`).hidden = !stale;
+  if (!stale && !view.root.hidden) followLink(view.M, view.request);
   // After the view has drawn its numbers (the rest of this recompute).
   if (!stale) queueMicrotask(() => announceHeadline(view.root, $(`${prefix}-announce`)));
 }
@@ -623,6 +624,13 @@ export function offer(text, ready) {
       },
     );
   }
+}
+
+/** Puts the link of `request` in the address bar (no history entry), so a reload keeps edits. */
+export function followLink(M, request) {
+  if (!request) return;
+  const r = call(M, 'encode_link', JSON.stringify(request));
+  if (r.ok && location.hash.slice(1) !== r.result) history.replaceState(null, '', `#${r.result}`);
 }
 
 /** Offers the page's link to `request` in the header's box, or says why the module cannot encode

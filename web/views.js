@@ -2,7 +2,7 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, SCHEMA, call, cliLine, el, flatten, offer, offerRequestLink, prewarmWorkers } from './ui.js';
+import { $, SCHEMA, call, cliLine, el, flatten, followLink, offer, offerRequestLink, prewarmWorkers } from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -13,8 +13,8 @@ const TABS = ['inference', ...Object.keys(VIEWS)];
 
 const ctx = { M: null, presets: null, active: 'inference', views: {} };
 
-export function init({ M, presets, wasmModule }) {
-  Object.assign(ctx, { M, presets });
+export function init({ M, presets, wasmModule, followInference }) {
+  Object.assign(ctx, { M, presets, followInference });
   prewarmWorkers(wasmModule);
   for (const name of TABS) {
     const tab = $(`tab-${name}`);
@@ -59,10 +59,15 @@ export function show(name) {
   }
   $('share-url').hidden = true;
   $('share-status').textContent = '';
-  if (name === 'inference') return null;
+  if (name === 'inference') {
+    ctx.followInference?.();
+    return null;
+  }
   if (!ctx.views[name]) {
     ctx.views[name] = new VIEWS[name]($(`view-${name}`), ctx);
     ctx.views[name].recompute();
+  } else if (ctx.views[name].root.dataset.status === 'ready') {
+    followLink(ctx.M, ctx.views[name].request);
   }
   return ctx.views[name];
 }

@@ -1296,6 +1296,33 @@ test('Share puts the link in the address bar; a reload restores the tab and its 
   await p.done();
 });
 
+// Issue 44: after one Share, later edits were lost on reload (the address bar kept the shared
+// setup). The address bar now follows each estimate of the tab in view, without history entries.
+test('the address bar follows each edit, so a reload keeps edits made after a Share', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  const entries = await page.evaluate(() => history.length);
+  await page.fill('#batch_size', '8');
+  await page.click('#share-button');
+  const shared = await page.inputValue('#share-url');
+  await page.fill('#batch_size', '3');
+  assert.notEqual(await page.evaluate(() => location.href), shared, 'the edit moved the address on');
+  await page.reload();
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  assert.equal(await page.evaluate(() => window.flopcast.request().workload.batch_size), 3);
+
+  await openTab(page, 'serving');
+  await page.fill('#sv-rate', '3');
+  await page.waitForFunction(() => window.flopcastViews.request('serving')?.workload?.arrival?.rate_per_s === 3);
+  const serving = await viewRequest(page, 'serving');
+  await page.reload();
+  await page.waitForFunction(() => window.flopcastViews?.active() === 'serving');
+  assert.deepEqual(await viewRequest(page, 'serving'), serving);
+  assert.equal(await page.evaluate(() => history.length), entries, 'no history entry per edit');
+  await p.done();
+});
+
 // Issue 11: a 300 KB link of nested JSON threw a RangeError and left the page blank. A link over
 // the module's limit (schema().limits, 1 MiB) is refused before it is copied into the module: the
 // message at once, and the default setup computed.
