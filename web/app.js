@@ -44,8 +44,8 @@ import {
 
 const DEFAULT_REQUEST = Object.freeze({
   task: 'inference',
-  model: 'llama-2-7b',
-  hardware: 'a100-sxm-80g',
+  model: 'llama-3.1-8b',
+  hardware: 'h100-sxm',
   num_gpus: 1,
   parallelism: { tp: 1, pp: 1, ep: 1, dp_attention: false },
   precision: { kv_cache: 'bf16' },

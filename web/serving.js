@@ -315,7 +315,7 @@ const FIELDS = [
 
 export const DEFAULT_SERVING = Object.freeze({
   task: 'serving',
-  model: 'llama-3-8b',
+  model: 'llama-3.1-8b',
   hardware: 'h100-sxm',
   num_gpus: 1,
   parallelism: { tp: 1 },

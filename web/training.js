@@ -184,7 +184,7 @@ const FIELDS = [
 
 export const DEFAULT_TRAINING = Object.freeze({
   task: 'training',
-  model: 'llama-3-8b',
+  model: 'llama-3.1-8b',
   hardware: 'h100-sxm',
   num_gpus: 8,
   parallelism: {

@@ -162,8 +162,8 @@ test('loads and shows TTFT/TPOT for the default setup', async () => {
   const { page } = p;
   assert.equal(await status(page), 'ready');
   const req = await page.evaluate(() => window.flopcast.request());
-  assert.equal(req.model, 'llama-2-7b');
-  assert.equal(req.hardware, 'a100-sxm-80g');
+  assert.equal(req.model, 'llama-3.1-8b');
+  assert.equal(req.hardware, 'h100-sxm');
   assert.equal(req.num_gpus, 1);
   assert.equal(req.parallelism.tp, 1);
   assert.deepEqual(req.workload, { prompt_tokens: 128, output_tokens: 128, batch_size: 1 });
@@ -178,7 +178,7 @@ test('loads and shows TTFT/TPOT for the default setup', async () => {
   assert.ok(near(displayedMs(s.e2eText, s.e2eUnit), s.e2e_ms), `${s.e2eText} ${s.e2eUnit} vs ${s.e2e_ms}`);
   // E2E = TTFT + (output-1) * TPOT, roughly; at least it exceeds TTFT.
   assert.ok(s.e2e_ms > s.ttft_ms);
-  // A 7B model in bf16 fits on an 80 GB GPU at batch 1.
+  // An 8B model in bf16 fits on an 80 GB GPU at batch 1.
   assert.equal(s.fits, 'true');
   assert.ok(s.max_batch_size >= 1);
   assert.ok(s.max_context_tokens >= 256);
@@ -200,6 +200,7 @@ test('changing inputs recomputes immediately (GPU, batch size)', async () => {
   const h100 = pickHardware(pre.hardware, 'h100');
   assert.ok(h100, 'an H100 preset exists');
 
+  await page.selectOption('#hardware', 'a100-sxm-80g');
   const a100 = await shown(page);
   const a100Result = await page.evaluate(() => window.flopcast.lastResult());
   await page.selectOption('#hardware', h100);
@@ -230,6 +231,7 @@ test('compare: a pinned result gives each headline its ratio, coloured by better
   const p = await openPage();
   const { page } = p;
   const h100 = pickHardware((await presets(page)).hardware, 'h100');
+  await page.selectOption('#hardware', 'a100-sxm-80g');
   const a100 = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(await page.isVisible('#ttft-compare'), false);
   await page.click('#pin-button');
@@ -251,7 +253,7 @@ test('compare: a pinned result gives each headline its ratio, coloured by better
   assert.match(await page.textContent('#tpot-compare'), /^×0\.\d\d vs [\d.]+ ms pinned$/);
   assert.match(
     await page.textContent('#compare-note'),
-    /^Compared with the pinned setup: Llama 2 7B on 1 × NVIDIA A100/,
+    /^Compared with the pinned setup: Llama 3.1 8B on 1 × NVIDIA A100/,
   );
   await page.click('#pin-button');
   assert.equal(await page.isVisible('#ttft-compare'), false);
@@ -263,6 +265,8 @@ test('compare: a pinned result gives each headline its ratio, coloured by better
 test("batch sweep: latency and throughput against batch size, each point the module's estimate", async () => {
   const p = await openPage();
   const { page } = p;
+  await page.selectOption('#model', 'llama-2-7b');
+  await page.selectOption('#hardware', 'a100-sxm-80g');
   await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
   const sweep = await page.evaluate(() => window.flopcast.batchSweep());
   const res = await page.evaluate(() => window.flopcast.lastResult());
@@ -305,6 +309,8 @@ test("batch sweep: latency and throughput against batch size, each point the mod
 test("context sweep: memory per GPU against context length, each point the module's estimate", async () => {
   const p = await openPage();
   const { page } = p;
+  await page.selectOption('#model', 'llama-2-7b');
+  await page.selectOption('#hardware', 'a100-sxm-80g');
   await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
   const sweep = await page.evaluate(() => window.flopcast.contextSweep());
   const req = await page.evaluate(() => window.flopcast.request());
@@ -344,6 +350,7 @@ test("context sweep: memory per GPU against context length, each point the modul
 test('roofline: every op with FLOPs and bytes is a point at or under the roof', async () => {
   const p = await openPage();
   const { page } = p;
+  await page.selectOption('#hardware', 'a100-sxm-80g');
   await page.fill('#batch_size', '32');
   const res = await page.evaluate(() => window.flopcast.lastResult());
   const points = await page.evaluate(() =>
@@ -770,6 +777,7 @@ test('a very long model name wraps instead of widening the page', async () => {
 test('a pasted Hugging Face config.json works as a custom model', async () => {
   const p = await openPage();
   const { page } = p;
+  await page.selectOption('#model', 'llama-2-7b');
   const preset = await page.evaluate(() => window.flopcast.lastResult());
   await page.selectOption('#model', '__custom__');
   assert.equal(await page.isVisible('#model-custom'), true, 'the custom box appears');
@@ -1026,6 +1034,7 @@ test('what-if hardware scales a preset and travels in the link', async () => {
 test('the model editor edits the custom model as fields, errors beside the field', async () => {
   const p = await openPage();
   const { page } = p;
+  await page.selectOption('#model', 'llama-2-7b');
   const preset = await page.evaluate(() => window.flopcast.lastResult());
   await page.selectOption('#model', '__custom__');
   await page.fill('#model-custom', JSON.stringify(LLAMA2_7B_HF_CONFIG));

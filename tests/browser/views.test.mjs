@@ -478,7 +478,7 @@ test('training, serving and collective views: a pinned result gives each headlin
   assert.equal(await ratio('#tr-tps-compare'), after.tokens_per_s / before.tokens_per_s);
   // Twice the GPUs: more tokens/s in all (better), each GPU a little less busy or the same.
   assert.equal(await page.getAttribute('#tr-tps-compare', 'data-better'), 'true');
-  assert.match(await page.textContent('#tr-compare-note'), /^Compared with the pinned setup: Llama 3 8B on 8 × /);
+  assert.match(await page.textContent('#tr-compare-note'), /^Compared with the pinned setup: Llama 3.1 8B on 8 × /);
   await page.click('#tr-pin');
   assert.equal(await page.isVisible('#tr-step-compare'), false);
 
@@ -519,7 +519,7 @@ test('training view: a bad field shows its error beside that field', async () =>
   const p = await openPage();
   const { page } = p;
   await openTab(page, 'training');
-  // llama-3-8b has 32 heads: TP 3 does not divide them.
+  // llama-3.1-8b has 32 heads: TP 3 does not divide them.
   await page.fill('#tr-tp', '3');
   assert.match(await fieldError(page, 'tr-tp'), /^parallelism\.tp: must divide/);
   assert.equal(await page.getAttribute('#tr-tp', 'aria-invalid'), 'true');
@@ -1344,7 +1344,7 @@ test('a 1 MB link is refused with a message within 100 ms', async () => {
     /^From the link: link: 1048601 characters, more than the 1048576 a link may have$/,
   );
   assert.equal(await page.evaluate(() => document.documentElement.dataset.status), 'ready');
-  assert.equal((await page.evaluate(() => window.flopcast.request())).model, 'llama-2-7b');
+  assert.equal((await page.evaluate(() => window.flopcast.request())).model, 'llama-3.1-8b');
   await p.done();
 });
 
