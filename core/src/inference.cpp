@@ -1050,6 +1050,62 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   return r;
 }
 
+namespace {
+
+/// The memory of `spec` where it is a valid setup; nullopt where validation refuses it.
+std::optional<MemoryResult> memory_if_valid(const InferenceSpec& spec) {
+  try {
+    validate(spec);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  InferenceResult r;
+  fill_memory(r, spec, make_shard(spec));
+  return r.memory;
+}
+
+}  // namespace
+
+std::vector<FitOption> fit_options(const InferenceSpec& spec) {
+  std::vector<FitOption> options;
+  const std::optional<MemoryResult> own = memory_if_valid(spec);
+  if (!own || own->fits) return options;
+  const auto consider = [&](const InferenceSpec& c) {
+    const std::optional<MemoryResult> m = memory_if_valid(c);
+    if (!m || !m->fits) return false;
+    options.push_back({c.tp, c.num_gpus, c.weights, c.kv_cache, m->max_batch_size});
+    return true;
+  };
+  const auto with_tp = [&](InferenceSpec c, int tp) {
+    c.tp = tp;
+    c.num_gpus = spec.num_gpus / spec.tp * tp;
+    return c;
+  };
+  const auto with_types = [](InferenceSpec c, DType weights) {
+    c.weights = weights;
+    c.attention_weights.reset();
+    c.kv_cache = DType::fp8;
+    return c;
+  };
+  const auto narrower = [&](DType weights) {
+    return weights != spec.weights || spec.kv_cache != DType::fp8;
+  };
+  for (int tp = 2 * spec.tp; tp <= spec.hardware.gpus_per_node; tp *= 2) {
+    if (consider(with_tp(spec, tp))) break;
+  }
+  for (const DType weights : {DType::fp8, DType::int4}) {
+    if (narrower(weights) && consider(with_types(spec, weights))) break;
+  }
+  if (!options.empty()) return options;
+  // Neither alone: both, the smallest tensor parallelism first.
+  for (int tp = 2 * spec.tp; tp <= spec.hardware.gpus_per_node; tp *= 2) {
+    for (const DType weights : {DType::fp8, DType::int4}) {
+      if (narrower(weights) && consider(with_types(with_tp(spec, tp), weights))) return options;
+    }
+  }
+  return options;
+}
+
 // ---- Per-step cost API for serving simulators ----
 
 struct StepTimeModel::Impl {

@@ -33,6 +33,47 @@ TEST(Memory, Llama2_7bWeightsAndKvCache) {
   EXPECT_TRUE(near_rel(r["memory"]["budget_GB"], 72.0, 1e-9));  // 0.9 · 80 GB
 }
 
+TEST(Memory, ASetupThatDoesNotFitSaysWhichChangeMakesItFit) {
+  // Llama-3.1-70B in bf16 on one A100 80GB, 1,000 -> 200 tokens: 141.1 GB of weights against a
+  // 72.0 GB budget. At TP 2 a GPU holds 70.555 GB of weights + 0.197 GB of KV (1,200 tokens ·
+  // 163,840 B) + 0.120 GB of activations + 1.0 GB reserve = 71.87 GB: one sequence (a second
+  // needs 72.07). fp8 weights at TP 1 keep the 4.2 GB of bf16 embedding and LM head (74.8 GB):
+  // too much; int4 weights with an fp8 KV cache fit.
+  json req = base_request();
+  req["model"] = "llama-3.1-70b";
+  req["workload"]["prompt_tokens"] = 1000;
+  req["workload"]["output_tokens"] = 200;
+  const json r = run(req);
+  ASSERT_FALSE(r["memory"]["fits"].get<bool>());
+  const std::string advice = r["memory"]["to_fit"];
+  EXPECT_EQ(advice.rfind("Not even one sequence fits at this context. It fits with tensor "
+                         "parallelism 2 (2 GPUs): a batch of up to 1; or with int4 weights with "
+                         "an fp8 KV cache: a batch of up to ",
+                         0),
+            0u)
+      << advice;
+  // Each option is a setup that fits: the TP 2 one at its one sequence.
+  req["num_gpus"] = 2;
+  req["parallelism"]["tp"] = 2;
+  const json tp2 = run(req);
+  EXPECT_TRUE(tp2["memory"]["fits"].get<bool>());
+  EXPECT_EQ(tp2["memory"]["max_batch_size"], 1);
+  EXPECT_FALSE(tp2["memory"].contains("to_fit"));
+}
+
+TEST(Memory, WhereNoChangeAloneFitsBothAreNamed) {
+  // Llama-3.1-405B on one H100: bf16 811 GB, fp8 ~406 GB, int4 ~214 GB of weights; TP 2 and 4
+  // alone (bf16) and int4 alone exceed 72 GB a GPU; TP 4 with int4 weights (~53 GB) fits.
+  json req = base_request();
+  req["model"] = "llama-3.1-405b";
+  req["hardware"] = "h100-sxm";
+  const std::string advice = run(req)["memory"]["to_fit"];
+  EXPECT_NE(advice.find("It fits with tensor parallelism 4 (4 GPUs) and int4 weights with an fp8 "
+                        "KV cache: a batch of up to "),
+            std::string::npos)
+      << advice;
+}
+
 TEST(Memory, KvCacheRoundsUpToWholeBlocks) {
   // 100 + 29 = 129 tokens -> 9 blocks = 144 tokens · 524,288 B = 75,497,472 B.
   json req = base_request();

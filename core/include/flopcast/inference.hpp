@@ -166,6 +166,24 @@ struct InferenceResult {
 /// prompt + output − 1. "Does not fit" is a result (memory.fits), not an error.
 InferenceResult estimate_inference(const InferenceSpec& spec);
 
+/// A change that makes a setup fit that does not: its new layout and types, and the largest batch
+/// it then holds at the request's context.
+struct FitOption {
+  int tp = 1;
+  int num_gpus = 1;
+  DType weights = DType::bf16;
+  DType kv_cache = DType::bf16;
+  int max_batch_size = 0;
+};
+
+/// What would make a setup that does not fit hold its batch, each change alone: the smallest
+/// tensor parallelism within one node (GPUs added, replicas and stages kept), and fp8 weights
+/// with an fp8 KV cache at the request's tp, else int4 weights with it; where neither alone does,
+/// the smallest tensor parallelism with the narrower types. Changes the model or the hardware
+/// cannot take (heads that tp does not divide, a type the GPU lacks) and those that still do not
+/// fit are left out; empty when the setup fits. Memory only: nothing is priced.
+std::vector<FitOption> fit_options(const InferenceSpec& spec);
+
 /// The type of the attention projections: `attention_weights` where set, else `weights`.
 inline DType attention_weight_type(const InferenceSpec& spec) {
   return spec.attention_weights.value_or(spec.weights);

@@ -116,6 +116,37 @@ json inference_interval(const InferenceResult& r, const InferenceSpec& s,
   return out;
 }
 
+/// The sentence a setup that does not fit gets: how large a batch fits, and the changes that
+/// make its batch fit (fit_options), each with the batch it then holds.
+std::string fit_advice(const InferenceSpec& s, const MemoryResult& m) {
+  std::string out =
+      m.max_batch_size > 0
+          ? "A batch of " + std::to_string(m.max_batch_size) + " fits at this context. "
+          : std::string("Not even one sequence fits at this context. ");
+  const std::vector<FitOption> options = fit_options(s);
+  if (options.empty()) {
+    return out +
+           "To fit: a smaller batch or context, or a GPU with more memory (neither tensor "
+           "parallelism within a node nor fp8 or int4 weights with an fp8 KV cache holds "
+           "this batch).";
+  }
+  out += "It fits with ";
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const FitOption& o = options[i];
+    if (i > 0) out += "; or with ";
+    if (o.tp != s.tp) {
+      out += "tensor parallelism " + std::to_string(o.tp) + " (" + std::to_string(o.num_gpus) +
+             " GPUs)";
+    }
+    if (o.weights != s.weights || o.kv_cache != s.kv_cache) {
+      out += std::string(o.tp != s.tp ? " and " : "") + std::string(to_string(o.weights)) +
+             " weights with an fp8 KV cache";
+    }
+    out += ": a batch of up to " + std::to_string(o.max_batch_size);
+  }
+  return out + " at this context.";
+}
+
 }  // namespace
 
 json run_inference(const json& request) {
@@ -174,13 +205,7 @@ json run_inference(const json& request) {
         m.weights_bytes + m.kv_cache_bytes + m.state_bytes + m.activations_bytes + m.reserve_bytes;
     json& mem = out["memory"];
     mem["short_GB"] = round6(std::max(0.0, need - m.budget_bytes) / kGB);
-    mem["to_fit"] = (m.max_batch_size > 0 ? "A batch of " + std::to_string(m.max_batch_size) +
-                                                " fits at this context. "
-                                          : std::string("Not even one sequence fits at this "
-                                                        "context. ")) +
-                    "To fit: a smaller batch or context, fp8 or int4 weights and an fp8 KV cache, "
-                    "tensor parallelism above " +
-                    std::to_string(s.tp) + ", or a GPU with more memory.";
+    mem["to_fit"] = fit_advice(s, m);
   }
   add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
   if (p.price.usd > 0) {
