@@ -117,6 +117,15 @@ Lists resolve(const ServingSpec& base, const ServingSearchSpace& space) {
   return l;
 }
 
+/// Whether two setups differ at most in their engine limits (max_num_seqs,
+/// max_num_batched_tokens).
+bool same_layout(const ServingCandidate& a, const ServingCandidate& b) {
+  return a.offer == b.offer && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep &&
+         a.dp_attention == b.dp_attention && a.weights == b.weights && a.kv_cache == b.kv_cache &&
+         a.redundant_experts == b.redundant_experts && a.prefill_instances == b.prefill_instances &&
+         a.decode_instances == b.decode_instances;
+}
+
 /// The setups no other beats in both `value` and tokens/s per user: by `value` (descending, ties:
 /// faster per user first), each one faster per user than every one before it.
 std::vector<ServingCandidate> pareto_frontier(std::vector<ServingCandidate> setups,
@@ -298,6 +307,14 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
       continue;
     }
     ++out.meeting_slo;
+    // One row per layout: the best of its engine limits (max_num_seqs, max_num_batched_tokens),
+    // not ten rows that differ only in them.
+    const auto twin = std::find_if(out.best.begin(), out.best.end(),
+                                   [&](const ServingCandidate& b) { return same_layout(b, c); });
+    if (twin != out.best.end()) {
+      if (!better(c, *twin)) continue;
+      out.best.erase(twin);
+    }
     if (static_cast<int>(out.best.size()) == top && !better(c, out.best.back())) continue;
     out.best.insert(std::upper_bound(out.best.begin(), out.best.end(), c, better), std::move(c));
     if (static_cast<int>(out.best.size()) > top) out.best.pop_back();

@@ -75,7 +75,8 @@ struct ServingCandidate {
 
 struct ServingSearchResult {
   /// Setups that fit, keep up with the offered load and meet every SLO at the percentile, most
-  /// capacity first (ties: lower TTFT at the percentile, then enumeration order).
+  /// capacity first (ties: lower TTFT at the percentile, then enumeration order); one per layout
+  /// (GPU type, tp, pp, ep, attention, types, instances), at the best of its engine limits.
   std::vector<ServingCandidate> best;
   /// Setups that fit and keep up (SLOs aside) that no other beats in both capacity per GPU and
   /// tokens/s per user (by more than one part in a million), by capacity.
