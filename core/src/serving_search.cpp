@@ -404,8 +404,10 @@ ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offer
   out.best = std::move(best);
 
   // Every offer's frontier holds the setups no other of its own beats; of their union, keep those
-  // that no setup of any offer beats in both tokens per dollar and tokens/s per user.
-  out.frontier = pareto_frontier(std::move(frontier), &ServingCandidate::output_tokens_per_usd);
+  // that no setup of any offer beats in both tokens per dollar at the band's low edge (as the
+  // ranking: an AMD estimate measured 2-5x optimistic is not on the frontier by its estimate) and
+  // tokens/s per user.
+  out.frontier = pareto_frontier(std::move(frontier), &ServingCandidate::output_tokens_per_usd_low);
   return out;
 }
 

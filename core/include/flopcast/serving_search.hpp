@@ -123,7 +123,7 @@ inline constexpr int kMaxServingOffers = 16;
 /// The search over several GPU types at their prices: every offer's setups (search_serving's
 /// space on each), ranked by output tokens per dollar at saturation at the low edge of the
 /// throughput's band (ties: more at the estimate, lower TTFT at the percentile, then offer and
-/// enumeration order); the frontier is that of tokens per dollar
+/// enumeration order); the frontier is that of tokens per dollar at the same low edge
 /// against tokens/s per user. Rejections are counted per offer, their reasons prefixed with the
 /// hardware's name and GPU count ("h100-sxm x 8: does not fit in memory"). Throws SpecError at
 /// `search.hardware` for no offer or more than kMaxServingOffers, and at `search` for more than
