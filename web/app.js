@@ -1096,6 +1096,18 @@ function wire() {
   $('share-button').addEventListener('click', () => {
     share();
   });
+  // Past the form to the tab's results (a button: a fragment link would be read as a setup).
+  $('skip-link').addEventListener('click', () => {
+    const results = $(`view-${document.body.dataset.task || 'inference'}`).querySelector('.results');
+    results.tabIndex = -1;
+    results.focus();
+  });
+  // Escape closes the Export menu and gives the focus back to it.
+  $('export').addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape' || !$('export').open) return;
+    $('export').open = false;
+    $('export').querySelector('summary').focus();
+  });
 
   window.addEventListener('hashchange', () => {
     const frag = location.hash.slice(1);

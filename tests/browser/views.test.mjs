@@ -1296,6 +1296,30 @@ test('Share puts the link in the address bar; a reload restores the tab and its 
   await p.done();
 });
 
+// Issue 44: no skip link, and Escape left the Export menu open. The first Tab reaches a button
+// that moves the focus past the form to the tab's results; Escape closes the menu.
+test('a skip link moves the focus to the results of the tab; Escape closes the Export menu', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'skip-link');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'results');
+  await openTab(page, 'serving');
+  await page.focus('#skip-link');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'sv-results');
+  const hash = await page.evaluate(() => location.hash);
+  await page.click('#export > summary');
+  assert.equal(await page.evaluate(() => document.getElementById('export').open), true);
+  await page.keyboard.press('Escape');
+  assert.equal(await page.evaluate(() => document.getElementById('export').open), false);
+  assert.equal(await page.evaluate(() => document.activeElement.tagName), 'SUMMARY');
+  assert.equal(await page.evaluate(() => location.hash), hash, 'the setup link is untouched');
+  await p.done();
+});
+
 // Issue 44: after one Share, later edits were lost on reload (the address bar kept the shared
 // setup). The address bar now follows each estimate of the tab in view, without history entries.
 test('the address bar follows each edit, so a reload keeps edits made after a Share', async () => {
