@@ -1000,9 +1000,11 @@ std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks,
        "launch gap under CUDA graphs plus ramp-up and tail"},
       {"link_efficiency", km.link_efficiency, "fraction of per-direction link bandwidth",
        "nccl-tests all-reduce bus bandwidth ~360-380 of 450 GB/s on H100 NVLink4"},
-      {"gemm_tile", static_cast<double>(km.max_tile_m), "rows x 128 columns",
-       "output tile for wave and tile quantization; m rounds up to a power of two from 16, "
-       "past the tile to 32 rows"},
+      {"gemm_tile", static_cast<double>(km.max_tile_m),
+       "rows x " + std::to_string(km.tile_n) + " columns",
+       "output tile for wave and tile quantization; m rounds up to a power of two from " +
+           std::to_string(km.min_tile_m) + ", past the tile to " + std::to_string(km.row_step) +
+           " rows"},
       {"engine_step_overhead", spec.engine.step_overhead_s / kMicro, "us per forward step",
        "CPU time to schedule, prepare inputs and sample (engineering estimate for vLLM-class "
        "engines with CUDA graphs; Tier 1 fits it per engine)"},
