@@ -376,7 +376,8 @@ export function hardwareFigures(p) {
   const peaks = hw.dense_peak_TFLOPS || {};
   const tflops = peaks.bf16 ?? peaks.fp16;
   const bits = [];
-  if (hw.hbm_GB) bits.push(`${hw.hbm_GB} GB`);
+  // The memory programs get (an H100 "80GB" gives 85.06 GB), whole GB.
+  if (hw.hbm_GB) bits.push(`${Math.round(hw.hbm_GB)} GB`);
   if (hw.hbm_bandwidth_GBps) bits.push(`${Number((hw.hbm_bandwidth_GBps / 1000).toFixed(2))} TB/s`);
   if (tflops) bits.push(`${Math.round(tflops)} TFLOPS`);
   if (hw.on_demand_price?.usd_per_gpu_hour) bits.push(`$${hw.on_demand_price.usd_per_gpu_hour}/h`);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "flopcast/engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "flopcast/error.hpp"
@@ -12,6 +13,10 @@ void apply_engine(const EngineProfile& e, KernelModel& km) {
   km.framework = parse_framework(e.id).value_or(Framework::any);
   km.engine_kernel_fixed_s = e.kernel_fixed_s;
   km.custom_all_reduce_max_bytes = e.custom_all_reduce_max_bytes;
+}
+
+double framework_reserve_bytes(const EngineProfile& e, int tp) {
+  return e.reserve_bytes + e.reserve_per_tp_doubling_bytes * std::log2(std::max(1, tp));
 }
 
 void validate(const EngineProfile& e, const std::string& path) {

@@ -194,7 +194,9 @@ void validate(const InferenceSpec& s) {
                         " = " + std::to_string(context) + ")");
   }
   validate(s.engine, "engine");
-  check_real("engine.framework_reserve_GB", s.framework_reserve_bytes, 0, 1e15, kGB);
+  if (s.framework_reserve_bytes) {
+    check_real("engine.framework_reserve_GB", *s.framework_reserve_bytes, 0, 1e15, kGB);
+  }
 }
 
 /// One tensor-parallel shard, and the kernel model that prices its ops.
@@ -723,6 +725,10 @@ double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_p
   return usd_per_gpu_hour * gpus / 3600.0 * 1e6 / tokens_per_s;
 }
 
+double reserve_bytes_per_gpu(const InferenceSpec& s) {
+  return s.framework_reserve_bytes.value_or(framework_reserve_bytes(s.engine, s.tp));
+}
+
 double weight_bytes_per_gpu(const InferenceSpec& s) {
   const ModelSpec& m = s.model;
   const Shard sh = make_shard(s);
@@ -937,7 +943,7 @@ void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh)
   mem.capacity_bytes = spec.hardware.hbm_capacity.value;
   mem.budget_bytes = mem.capacity_bytes * spec.engine.gpu_memory_utilization;
   mem.weights_bytes = weight_bytes_per_gpu(spec);
-  mem.reserve_bytes = spec.framework_reserve_bytes;
+  mem.reserve_bytes = reserve_bytes_per_gpu(spec);
   mem.kv_cache_bytes_per_token = kv_bytes_per_token(sh);
   const double context = s + n;
   mem.kv_cache_bytes = kv_cache_bytes(spec, sh, b, context);
@@ -1008,8 +1014,9 @@ std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks,
       {"engine_step_overhead", spec.engine.step_overhead_s / kMicro, "us per forward step",
        "CPU time to schedule, prepare inputs and sample (engineering estimate for vLLM-class "
        "engines with CUDA graphs; Tier 1 fits it per engine)"},
-      {"framework_reserve", spec.framework_reserve_bytes / kGB, "GB per GPU",
-       "CUDA context, cuBLAS/NCCL workspaces and CUDA-graph pools outside the KV pool"},
+      {"framework_reserve", reserve_bytes_per_gpu(spec) / kGB, "GB per GPU",
+       "CUDA context, cuBLAS workspaces, NCCL and all-reduce buffers outside the KV pool (the "
+       "engine's, by tensor-parallel size)"},
       {"gpu_memory_utilization", spec.engine.gpu_memory_utilization, "fraction of device memory",
        "vLLM default 0.9"},
       {"kv_block", static_cast<double>(spec.engine.kv_block_tokens), "tokens per block",

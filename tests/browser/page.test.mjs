@@ -1142,11 +1142,12 @@ test('the GPU picker groups presets by family with their figures, and a link may
   assert.ok(groups.find((g) => /NVLink/.test(g.label)).ids.includes('h100-sxm'));
   assert.ok(groups.find((g) => /Jetson/.test(g.label)).ids.includes('jetson-agx-orin-64g'));
   assert.ok(groups.find((g) => /Apple/.test(g.label)).ids.includes('m2-ultra'));
-  // H100 SXM: 80 GB, 3.35 TB/s, dense BF16 989.4 TFLOPS (rounded in the label), listed at
-  // $3.49 a GPU-hour; the L4 has no list price, so none is shown.
+  // H100 SXM: 85.06 GB as the driver gives it (79.22 GiB; the datasheet's "80 GB"), 3.35 TB/s,
+  // dense BF16 989.4 TFLOPS (rounded in the label), listed at $3.49 a GPU-hour; the L4 has no
+  // list price, so none is shown.
   assert.match(
     await p.page.$eval('#hardware option[value="h100-sxm"]', (o) => o.textContent),
-    /80 GB · 3\.35 TB\/s · 989 TFLOPS · \$3\.49\/h$/,
+    /85 GB · 3\.35 TB\/s · 989 TFLOPS · \$3\.49\/h$/,
   );
   assert.doesNotMatch(await p.page.$eval('#hardware option[value="l4"]', (o) => o.textContent), /\$/);
   const link = await p.page.evaluate(() =>

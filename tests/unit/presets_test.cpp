@@ -196,24 +196,26 @@ struct Datasheet {
   int sms;
   double tdp_W, scaleup_GBps;
 };
+// memory_GB is what the driver gives programs where a report was found (CUDA's or nvidia-smi's
+// total, in decimal GB: H100 79.22 GiB = 85.06 GB), else the datasheet's (presets' notes).
 const Datasheet kDatasheets[] = {
-    {"a10", 125, 24, 600, 72, 150, 32},              // 250 sparse; PCIe 4 x16
-    {"a40", 149.7, 48, 696, 84, 300, 32},            // 299.4 sparse
-    {"a100-pcie-80g", 312, 80, 1935, 108, 300, 32},  // 624 sparse
-    {"a100-sxm-40g", 312, 40, 1555, 108, 400, 300},  // NVLink3 600 bidirectional
-    {"a100-sxm-80g", 312, 80, 2039, 108, 400, 300},
-    {"b200", 2250, 180, 8000, 148, 1000, 900},         // HGX B200 4.5 PF sparse; NVLink5 1.8 TB/s
-    {"b300", 2250, 288, 8000, 160, 1100, 900},         // HGX B300: B200 rates but FP4 x1.5
-    {"gb200", 2500, 186, 8000, 148, 1200, 900},        // NVL72 per GPU: 5 PF sparse
-    {"gb300", 2500, 288, 8000, 160, 1400, 900},        // NVL72 per GPU: 5 PF sparse
-    {"h100-pcie", 756.5, 80, 2000, 114, 350, 64},      // 1513 sparse; NVLink bridge 128 bidir.
-    {"h100-sxm", 989.4, 80, 3350, 132, 700, 450},      // 1979 sparse; NVLink4 900 bidirectional
-    {"gh200-96g", 989.4, 96, 4000, 132, 1000, 450},    // H100 GPU; module power 450-1000 W
-    {"gh200-144g", 989.4, 144, 4900, 132, 1000, 450},  // HBM3e
-    {"h20", 148, 96, 4000, 78, 400, 450},              // 296 FP8; NVLink4 as H100
-    {"h200-sxm", 989.4, 141, 4800, 132, 700, 450},
-    {"h800-sxm", 989.4, 80, 3350, 132, 700, 200},          // H100 with NVLink 400 bidirectional
-    {"a800-sxm-80g", 312, 80, 2039, 108, 400, 200},        // A100 with NVLink 400 bidirectional
+    {"a10", 125, 24, 600, 72, 150, 32},                 // 250 sparse; PCIe 4 x16
+    {"a40", 149.7, 48, 696, 84, 300, 32},               // 299.4 sparse
+    {"a100-pcie-80g", 312, 84.99, 1935, 108, 300, 32},  // 624 sparse
+    {"a100-sxm-40g", 312, 42.29, 1555, 108, 400, 300},  // NVLink3 600 bidirectional
+    {"a100-sxm-80g", 312, 84.99, 2039, 108, 400, 300},
+    {"b200", 2250, 191.5, 8000, 148, 1000, 900},         // HGX B200 4.5 PF sparse; NVLink5 1.8 TB/s
+    {"b300", 2250, 288, 8000, 160, 1100, 900},           // HGX B300: B200 rates but FP4 x1.5
+    {"gb200", 2500, 198.67, 8000, 148, 1200, 900},       // NVL72 per GPU: 5 PF sparse
+    {"gb300", 2500, 288, 8000, 160, 1400, 900},          // NVL72 per GPU: 5 PF sparse
+    {"h100-pcie", 756.5, 85.06, 2000, 114, 350, 64},     // 1513 sparse; NVLink bridge 128 bidir.
+    {"h100-sxm", 989.4, 85.06, 3350, 132, 700, 450},     // 1979 sparse; NVLink4 900 bidirectional
+    {"gh200-96g", 989.4, 102.63, 4000, 132, 1000, 450},  // H100 GPU; module power 450-1000 W
+    {"gh200-144g", 989.4, 144, 4900, 132, 1000, 450},    // HBM3e
+    {"h20", 148, 102.63, 4000, 78, 400, 450},            // 296 FP8; NVLink4 as H100
+    {"h200-sxm", 989.4, 150.12, 4800, 132, 700, 450},
+    {"h800-sxm", 989.4, 85.06, 3350, 132, 700, 200},       // H100 with NVLink 400 bidirectional
+    {"a800-sxm-80g", 312, 84.99, 2039, 108, 400, 200},     // A100 with NVLink 400 bidirectional
     {"l4", 121, 24, 300, 58, 72, 32},                      // 242 sparse (fp16 = bf16)
     {"jetson-agx-orin-64g", 42.5, 64, 204.8, 16, 60, 16},  // 170 sparse INT8 TOPS / 4
     {"m2-ultra", 27.2, 192, 800, 76, 0, 5},                // 76 cores x 128 x 2 x 1.398 GHz
@@ -222,17 +224,17 @@ const Datasheet kDatasheets[] = {
     {"m4-pro", 7.53, 64, 273, 20, 0, 10},                  // 20 cores x 128 x 2 x 1.47 GHz; TB5
     {"gaudi3", 1835, 128, 3700, 8, 900, 525},              // 8 MMEs; 21 x 200 GbE to the 7 peers
     {"l40", 181.05, 48, 864, 142, 300, 32},                // 362.1 sparse
-    {"l40s", 362.05, 48, 864, 142, 350, 32},               // 733 sparse
+    {"l40s", 362.05, 47.66, 864, 142, 350, 32},            // 733 sparse
     {"mi250x", 383, 128, 3276.8, 220, 560, 400},           // no sparsity on CDNA 2
-    {"mi300x", 1307.4, 192, 5300, 304, 750, 448},          // 2614.9 sparse; 7 x 64 GB/s xGMI
+    {"mi300x", 1307.4, 205.57, 5300, 304, 750, 448},       // 2614.9 sparse; 7 x 64 GB/s xGMI
     {"mi325x", 1307.4, 256, 6000, 304, 1000, 448},         // MI300X compute, HBM3E
     {"mi355x", 2516.6, 288, 8000, 256, 1400, 448},         // 256 CUs x 4,096 x 2.4 GHz
     {"rtx-3090", 71, 24, 936, 82, 350, 32},                // 142 with FP16 accumulate
-    {"rtx-4090", 165.2, 24, 1008, 128, 450, 32},           // 330.3 with FP16 accumulate
+    {"rtx-4090", 165.2, 25.43, 1008, 128, 450, 32},        // 330.3 with FP16 accumulate
     {"rtx-5090", 209.5, 32, 1792, 170, 575, 64},           // 419 with FP16 accumulate; PCIe 5
     {"rtx-pro-6000", 504, 96, 1792, 188, 600, 64},         // full-rate FP32 accumulate (approx.)
     {"rtx-6000-ada", 364.25, 48, 960, 142, 300, 32},  // 1457 FP8 sparse / 4; full-rate accumulate
-    {"t4", 65, 16, 320, 40, 70, 16},                  // fp16 only (no bf16)
+    {"t4", 65, 15.84, 320, 40, 70, 16},               // fp16 only (no bf16)
     {"v100-sxm", 125, 32, 900, 80, 300, 150},         // fp16 only; NVLink2 300 bidirectional
 };
 
@@ -339,11 +341,12 @@ TEST(WhatIfHardware, NoScaleIsThePreset) {
 }
 
 TEST(WhatIfHardware, ScalesTheFiguresItNames) {
-  // Llama-2-7B on one H100 with 1.5x the memory: the KV budget is 0.9 · 80 GB · 1.5 = 108 GB.
+  // Llama-2-7B on one H100 with 1.5x the memory: the KV budget is 0.9 · 85.06 GB · 1.5 = 114.831
+  // GB.
   json req = test::base_request();
   req["hardware"] = what_if({{"hbm_capacity", 1.5}});
   const json r = io::run(req);
-  EXPECT_TRUE(test::near_rel(r.at("memory").at("budget_GB").get<double>(), 108.0, 1e-9));
+  EXPECT_TRUE(test::near_rel(r.at("memory").at("budget_GB").get<double>(), 114.831, 1e-9));
   EXPECT_EQ(r.at("hardware").at("name"), "NVIDIA H100 SXM5 80GB (what-if: 1.5x memory)");
   // Twice the bandwidth: decode reads the weights and KV at batch 1 and gets faster, by less than
   // 2x (fixed kernel costs); prefill is compute-bound and moves little.
@@ -369,7 +372,7 @@ TEST(WhatIfHardware, HardwareObjectHasTheScaledFigures) {
   const json h = io::hardware_object(what_if({{"hbm_bandwidth", 2}, {"compute", 1.5}}));
   EXPECT_TRUE(test::near_rel(h.at("hbm_bandwidth_GBps").get<double>(), 6700, 1e-12));
   EXPECT_TRUE(test::near_rel(h.at("dense_peak_TFLOPS").at("bf16").get<double>(), 1484.1, 1e-12));
-  EXPECT_TRUE(test::near_rel(h.at("hbm_GB").get<double>(), 80, 1e-12));
+  EXPECT_TRUE(test::near_rel(h.at("hbm_GB").get<double>(), 85.06, 1e-12));
   EXPECT_EQ(io::hardware_object("h100").at("hbm_bandwidth_GBps"), 3350);
 }
 

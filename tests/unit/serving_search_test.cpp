@@ -342,10 +342,11 @@ TEST(ServingSearch, ExpertParallelismAddsTheSlotsThatMakeItDivide) {
 }
 
 TEST(ServingSearch, RejectedSetupsSayWhy) {
-  // Llama-3.1-70B in bf16 (141 GB of weights) on 4 H100s: tp 1 and 2 leave 141 and 71 GB per GPU
-  // against a 72 GB budget less the 1 GB reserve, no room for a KV cache; tp 3 does not divide 4.
+  // Llama-3.1-405B in bf16 (811 GB of weights) on 4 H100s: tp 1 and 2 leave 811 and 406 GB per
+  // GPU against a 76.55 GB budget (0.9 · 85.06 GB), no room for a KV cache; tp 3 does not divide
+  // 4.
   json q = search_request();
-  q["model"] = "llama-3.1-70b";
+  q["model"] = "llama-3.1-405b";
   q["search"]["tp"] = {1, 2, 3};
   const json r = io::run(q);
   EXPECT_TRUE(r["candidates"].empty());

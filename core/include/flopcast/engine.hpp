@@ -37,6 +37,14 @@ struct EngineProfile {
   /// (TensorRT-LLM's default GUARANTEED_NO_EVICT): admitted only where the blocks of its whole
   /// sequence (prompt + output) are free, reserved up front; nothing is ever preempted.
   bool guaranteed_no_evict = false;
+  /// Device memory the engine holds per GPU outside weights, activations and the KV pool (CUDA
+  /// context, cuBLAS workspaces, NCCL communicators, custom all-reduce buffers):
+  /// reserve_bytes + reserve_per_tp_doubling_bytes · log2(tp) (framework_reserve_bytes).
+  /// vLLM's start-up profile: 1.79 GiB at TP 1 and 3.58 GiB at TP 2 on H100
+  /// (vllm-project/vllm#10511, Llama-3-8B), 7.16 GiB at TP 8 on H200 (DeepSeek-R1); these three
+  /// lie on 1.79 GiB · (1 + log2 tp). The other engines hold the same libraries' buffers.
+  double reserve_bytes = 1.92e9;
+  double reserve_per_tp_doubling_bytes = 1.92e9;
   /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
   /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
   double custom_all_reduce_max_bytes = 0;
@@ -54,6 +62,9 @@ struct EngineProfile {
 /// The kernel model as this engine runs it: its framework's Tier-2 fits and its per-kernel cost.
 struct KernelModel;
 void apply_engine(const EngineProfile& e, KernelModel& km);
+
+/// The engine's reserve per GPU at tensor-parallel size `tp` (EngineProfile::reserve_bytes).
+double framework_reserve_bytes(const EngineProfile& e, int tp);
 
 /// Range checks; SpecError with keys under `path` (e.g. "engine").
 void validate(const EngineProfile& e, const std::string& path);
