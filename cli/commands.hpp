@@ -68,7 +68,7 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
 struct EngineFlags {
   std::string name;
   std::optional<double> gpu_memory_utilization, step_overhead_us, request_overhead_us,
-      kernel_fixed_us, framework_reserve_GB;
+      kernel_fixed_us, framework_reserve_GB, host_us_per_sequence;
   std::optional<int> kv_block_tokens, max_num_batched_tokens;
   std::optional<std::string> chunked_prefill;  ///< on or off
   std::optional<std::string> cuda_graphs;      ///< on or off
@@ -77,7 +77,7 @@ struct EngineFlags {
 /// Adds --engine (its help naming `default_engine`), --gpu-memory-utilization,
 /// --kv-block-tokens, --max-num-batched-tokens, --chunked-prefill, --cuda-graphs,
 /// --step-overhead-us,
-/// --request-overhead-us, --kernel-fixed-us and --framework-reserve-GB.
+/// --request-overhead-us, --kernel-fixed-us, --framework-reserve-GB and --host-us-per-sequence.
 void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine);
 /// Sets r["engine"][key] for every flag given.
 void put_engine(json& r, const EngineFlags& e);

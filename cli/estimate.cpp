@@ -70,8 +70,8 @@ json read_task_file(const std::string& path, const std::string& task, const std:
 
 bool EngineFlags::any() const {
   return !name.empty() || gpu_memory_utilization || step_overhead_us || request_overhead_us ||
-         kernel_fixed_us || framework_reserve_GB || kv_block_tokens || max_num_batched_tokens ||
-         chunked_prefill || cuda_graphs;
+         kernel_fixed_us || framework_reserve_GB || host_us_per_sequence || kv_block_tokens ||
+         max_num_batched_tokens || chunked_prefill || cuda_graphs;
 }
 
 void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine) {
@@ -97,6 +97,9 @@ void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& defaul
                  "Fixed cost per kernel inside the engine (0-1000)");
   app.add_option("--framework-reserve-GB", e.framework_reserve_GB,
                  "Memory outside weights, KV cache and activations (GB per GPU)");
+  app.add_option("--host-us-per-sequence", e.host_us_per_sequence,
+                 "Host time per running sequence per step, overlapped with the GPU: a floor on "
+                 "the step (TensorRT-LLM's PyTorch executor)");
 }
 
 void put_engine(json& r, const EngineFlags& e) {
@@ -110,6 +113,7 @@ void put_engine(json& r, const EngineFlags& e) {
   if (e.request_overhead_us) r["engine"]["request_overhead_us"] = *e.request_overhead_us;
   if (e.kernel_fixed_us) r["engine"]["kernel_fixed_us"] = *e.kernel_fixed_us;
   if (e.framework_reserve_GB) r["engine"]["framework_reserve_GB"] = *e.framework_reserve_GB;
+  if (e.host_us_per_sequence) r["engine"]["host_us_per_sequence"] = *e.host_us_per_sequence;
 }
 
 bool ExpertLayoutFlags::any() const {

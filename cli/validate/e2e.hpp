@@ -107,9 +107,12 @@ bool contains(std::string_view text, std::string_view needle);
 /// A boolean, or a string "TRUE"/"false"/"on"/...; nullopt otherwise.
 std::optional<bool> row_bool(const nlohmann::json& j, const char* key);
 
-/// An eager run (its `workload.launch` or `engine` names SGLang's --disable-cuda-graph or vLLM's
-/// --enforce-eager) launches every kernel from the CPU: its request says `cuda_graphs: false`.
-void map_eager_launch(const nlohmann::json& row, nlohmann::json& engine);
+/// How the row's engine ran. An eager run (its `workload.launch` or `engine` names SGLang's
+/// --disable-cuda-graph or vLLM's --enforce-eager) launches every kernel from the CPU: its request
+/// says `cuda_graphs: false`. A TensorRT-LLM run on a TensorRT engine (releases before 1.0 or
+/// `trtllm-build`, unless it names the PyTorch flow) ran the C++ executor, without the PyTorch
+/// executor's host time per sequence: `host_us_per_sequence: 0`.
+void map_runtime(const nlohmann::json& row, nlohmann::json& engine);
 
 /// Why a row with a speculative draft is not predicted: the draft's acceptance is not stated.
 inline constexpr const char* kDraftAcceptanceUnknown =

@@ -99,7 +99,7 @@ Outcome predict_static(const json& row, Context& ctx) {
     request["parallelism"]["ep"] = static_cast<int>(ep);
   }
   ctx.apply_engine_override(request["engine"]);
-  map_eager_launch(row, request["engine"]);
+  map_runtime(row, request["engine"]);
   ctx.note_request(row, request);
   try {
     const json r = io::run(request);

@@ -181,7 +181,7 @@ std::optional<Outcome> predict_phase_row(const json& row, Context& ctx) {
   if (redundant > 0) request["parallelism"]["redundant_experts"] = redundant;
   if (l.all_to_all) request["parallelism"]["moe_dispatch"] = "all_to_all";
   ctx.apply_engine_override(request["engine"]);
-  map_eager_launch(row, request["engine"]);
+  map_runtime(row, request["engine"]);
   ctx.note_request(row, request);
   try {
     const json r = io::run(request);

@@ -511,7 +511,7 @@ Outcome predict_simulated_row(const json& row, Context& ctx) {
   if (const auto* reason = std::get_if<std::string>(&req)) return Outcome::skipped(*reason);
   json request = std::get<json>(req);
   ctx.apply_engine_override(request["engine"]);
-  map_eager_launch(row, request["engine"]);
+  map_runtime(row, request["engine"]);
   ctx.note_request(row, request);
   const auto sim = simulate_cached(request);
   if (const auto* reason = std::get_if<std::string>(&sim)) return Outcome::skipped(*reason);

@@ -573,11 +573,19 @@ void load_e2e(const std::string& path, const std::string& text, Context& ctx) {
 
 }  // namespace
 
-void map_eager_launch(const json& row, json& engine) {
+void map_runtime(const json& row, json& engine) {
   const json wl = row.value("workload", json::object());
   const std::string launch = json_string(wl, "launch") + " " + json_string(wl, "engine");
   if (contains(launch, "--disable-cuda-graph") || contains(launch, "--enforce-eager")) {
     engine["cuda_graphs"] = false;
+  }
+  if (engine.value("name", "") == "trtllm") {
+    const std::string e = lower_case(json_string(wl, "engine"));
+    const auto release = engine_release(wl, "tensorrt-llm");
+    const bool before_1_0 = release && (*release)[0] < 1;
+    if (!contains(e, "pytorch") && (before_1_0 || contains(e, "trtllm-build"))) {
+      engine["host_us_per_sequence"] = 0;
+    }
   }
 }
 

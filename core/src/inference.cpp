@@ -663,6 +663,21 @@ struct Accumulator {
   std::vector<std::size_t> slot_;     // per op index of the last list: its item
 };
 
+/// The executor's host work for `sequences` running sequences of one attention rank
+/// (EngineProfile::host_per_sequence_s) overlaps the GPU; where it outlasts the step's `step_s`,
+/// the GPU waits the difference, `weight` steps of it (StepTimeModel::step_time_s takes the same
+/// maximum).
+void add_host_wait(Accumulator& acc, const EngineProfile& e, double sequences, double step_s,
+                   double weight) {
+  const double wait_s = sequences * e.host_per_sequence_s - step_s;
+  if (wait_s <= 0) return;
+  OpCost op;
+  op.name = "host_per_sequence";
+  op.bound = Bound::overhead;
+  op.time = Seconds(wait_s);
+  acc.add("decode", {op}, weight);
+}
+
 /// Layers that keep the whole context in the KV cache, and those that keep only their window.
 std::pair<double, double> global_and_local_layers(const Shard& sh) {
   double global = 0, local = 0;
@@ -828,6 +843,7 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
   std::vector<std::size_t> attention_at;
   std::vector<OpCost> attention_ops;  // a later bin's: one per layer kind
   double later_steps = 0;             // steps of the bins after the first
+  double fixed_s = 0;                 // the first bin's step less its attention and launch wait
   // Eager steps: a step's kernels, and the GPU time of those that do not follow the context.
   struct {
     double kernels = 0, rest_s = 0;
@@ -840,9 +856,20 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     // Pipelined, the batch runs as min(b, pp) micro-batches; each token crosses every stage.
     const double micro = b / std::min(b, pp);
     Step st{micro, micro, 1, mean_context, false};
+    const double rank_sequences = micro / std::max(1, sh.dp);
     if (i == 0) {
       decode_ops = step_ops(spec, sh, st, &attention_at);
       out.acc.add("decode", decode_ops, count);  // the first bin sets the breakdown's order
+      const double step_s = kernels_and_time(decode_ops).second;
+      double varying_s = 0;  // attention and the launch wait: re-priced in every later bin
+      for (std::size_t k = 0; k < decode_ops.size(); ++k) {
+        const bool attention =
+            std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
+        if (attention || decode_ops[k].name == "eager_launch")
+          varying_s += decode_ops[k].time.value;
+      }
+      fixed_s = step_s - varying_s;
+      add_host_wait(out.acc, spec.engine, rank_sequences, step_s, count);
       for (std::size_t k = 0; !spec.engine.cuda_graphs && k < decode_ops.size(); ++k) {
         launch.kernels += decode_ops[k].kernels;
         const bool attention =
@@ -863,6 +890,8 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
           spec.engine, launch.kernels, launch.rest_s + kernels_and_time(attention_ops).second));
     }
     out.acc.add("decode", attention_ops, count);
+    add_host_wait(out.acc, spec.engine, rank_sequences,
+                  fixed_s + kernels_and_time(attention_ops).second, count);
     later_steps += count;
   }
   if (later_steps > 0) {
@@ -1035,6 +1064,13 @@ std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks,
     out.push_back({"eager_launch", spec.engine.eager_launch_s / kMicro, "us per kernel",
                    "CPU time of one PyTorch kernel launch without CUDA graphs (5-20 us): a step "
                    "takes at least its kernels x this"});
+  }
+  if (spec.engine.host_per_sequence_s > 0) {
+    out.push_back({"host_per_sequence", spec.engine.host_per_sequence_s / kMicro,
+                   "us per running sequence per step",
+                   "the executor's host work (scheduling, sampling, bookkeeping) overlapping the "
+                   "GPU: a step takes at least its sequences per attention rank x this "
+                   "(TensorRT-LLM PyTorch executor, NVIDIA/TensorRT-LLM#10273)"});
   }
   return out;
 }
@@ -1359,7 +1395,8 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   const double gpu_s = dense_time_s(t, chunks > 0) + head_time_s(sampled) + attention;
   const EngineProfile& e = impl_->spec.engine;
   const double launch_s = e.cuda_graphs ? 0 : impl_->kernels_per_step * e.eager_launch_s;
-  return std::max(gpu_s, launch_s) + e.step_overhead_s;
+  const double host_s = e.host_per_sequence_s * sampled / std::max(1, impl_->sh.dp);
+  return std::max(std::max(gpu_s, launch_s) + e.step_overhead_s, host_s);
 }
 
 namespace {

@@ -185,6 +185,46 @@ TEST(StepTimeModel, PrefillStepEqualsEstimateInference) {
   EXPECT_TRUE(near_rel(m.step_time_s(step), r.ttft_s, 1e-9));
 }
 
+/// Llama 3.2 1B on an H100 at Tier 0: `batch` 16-token prompts, one decode step.
+InferenceSpec llama1b_h100_one_decode_step(int batch) {
+  InferenceSpec s;
+  s.model = io::resolve_model("llama-3.2-1b", "model");
+  s.hardware = io::resolve_hardware("h100-sxm", "hardware");
+  s.kernel.use_calibration = false;
+  s.prompt_tokens = 16;
+  s.output_tokens = 2;
+  s.batch_size = batch;
+  return s;
+}
+
+TEST(StepTimeModel, HostWorkPerSequenceFloorsTheStep) {
+  // TensorRT-LLM's PyTorch executor spends 29.4 us of host time per running request and step
+  // while the GPU runs the step before. Llama 3.2 1B on an H100 at batch 1,024 over 17-token
+  // contexts: the GPU needs ~5 ms (2 · 1.24e9 · 1,024 FLOP = 2.5 TFLOP of GEMMs at 791 TFLOPS,
+  // 2.5 GB of weights), the host 1,024 · 29.4 us = 30.1056 ms: the step takes the host's time, in
+  // estimate_inference (its `host_per_sequence` op the difference) and in the step API alike. At
+  // batch 16 the host needs 0.47 ms, less than the GPU: it costs nothing.
+  InferenceSpec s = llama1b_h100_one_decode_step(1024);
+  const InferenceResult gpu = estimate_inference(s);
+  s.engine.host_per_sequence_s = 29.4e-6;
+  const InferenceResult host = estimate_inference(s);
+  EXPECT_LT(gpu.tpot_s, 10e-3);
+  EXPECT_TRUE(near_rel(host.tpot_s, 1024 * 29.4e-6, 1e-9));
+  bool named = false;
+  for (const BreakdownItem& i : host.breakdown) named = named || i.op == "host_per_sequence";
+  EXPECT_TRUE(named);
+  StepTimeModel m(s);
+  StepShape decode;
+  decode.decode_sequences = 1024;
+  decode.decode_context_tokens = 1024 * 17.0;
+  EXPECT_TRUE(near_rel(m.step_time_s(decode), 1024 * 29.4e-6, 1e-9));
+
+  s.batch_size = 16;
+  const InferenceResult small = estimate_inference(s);
+  s.engine.host_per_sequence_s = 0;
+  EXPECT_TRUE(near_rel(small.tpot_s, estimate_inference(s).tpot_s, 1e-12));
+}
+
 TEST(StepTimeModel, EagerStepsWaitForTheirKernelLaunches) {
   // Llama 3.2 1B launches 1 (embedding) + 16 layers x 9 (q/k/v, attention, o_proj, gate_up,
   // down, four norm and residual kernels) + 2 (final norm, lm_head) = 147 kernels a step, 1.47 ms
@@ -193,13 +233,7 @@ TEST(StepTimeModel, EagerStepsWaitForTheirKernelLaunches) {
   // for the launches, and the step takes them plus the 300 us step overhead, in
   // estimate_inference (its `eager_launch` op the difference) and in the step API alike. At
   // batch 256 over 2,048-token contexts the kernels outlast the launches: eager costs nothing.
-  InferenceSpec s;
-  s.model = io::resolve_model("llama-3.2-1b", "model");
-  s.hardware = io::resolve_hardware("h100-sxm", "hardware");
-  s.kernel.use_calibration = false;
-  s.prompt_tokens = 16;
-  s.output_tokens = 2;
-  s.batch_size = 1;
+  InferenceSpec s = llama1b_h100_one_decode_step(1);
   const InferenceResult graphs = estimate_inference(s);
   s.engine.cuda_graphs = false;
   const InferenceResult eager = estimate_inference(s);

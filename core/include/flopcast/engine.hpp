@@ -45,6 +45,10 @@ struct EngineProfile {
   /// lie on 1.79 GiB · (1 + log2 tp). The other engines hold the same libraries' buffers.
   double reserve_bytes = 1.92e9;
   double reserve_per_tp_doubling_bytes = 1.92e9;
+  /// Host (CPU) time per running sequence per step, spent by the engine's executor thread while
+  /// the GPU runs the previous step (overlap scheduler): a floor on the step time, per attention
+  /// data-parallel rank (each has its own executor). 0: none modelled.
+  double host_per_sequence_s = 0;
   /// Largest tensor-parallel all-reduce (bytes per rank) the engine runs with its own custom
   /// all-reduce kernel instead of NCCL; 0: always NCCL (KernelModel::custom_all_reduce_max_bytes).
   double custom_all_reduce_max_bytes = 0;

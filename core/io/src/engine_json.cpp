@@ -40,6 +40,8 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
   e.guaranteed_no_evict = read_capacity_policy(en, e.guaranteed_no_evict);
   e.step_overhead_s = en.number("step_overhead_us", e.step_overhead_s / kMicro) * kMicro;
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
+  e.host_per_sequence_s =
+      en.number("host_us_per_sequence", e.host_per_sequence_s / kMicro) * kMicro;
   read_kernel_fixed(en, e);
   validate(e, "engine");
 }
@@ -68,7 +70,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
       head.require("engine"), head.child("engine"),
       {"step_overhead_us", "request_overhead_us", "kernel_fixed_us", "max_num_seqs",
        "max_num_batched_tokens", "chunked_prefill", "gpu_memory_utilization", "kv_block_tokens",
-       "custom_all_reduce_max_MiB", "async_scheduling", "capacity_policy"});
+       "custom_all_reduce_max_MiB", "async_scheduling", "capacity_policy", "host_us_per_sequence"});
   e.step_overhead_s = r.number("step_overhead_us") * kMicro;
   e.request_overhead_s = r.number("request_overhead_us") * kMicro;
   read_kernel_fixed(r, e);
@@ -80,6 +82,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
   e.async_scheduling = r.boolean("async_scheduling", false);
   e.guaranteed_no_evict = read_capacity_policy(r, false);
   e.custom_all_reduce_max_bytes = r.number("custom_all_reduce_max_MiB", 0) * kMiB;
+  e.host_per_sequence_s = r.number("host_us_per_sequence", 0) * kMicro;
   validate(e, r.path());
   return e;
 }
@@ -119,6 +122,7 @@ json engine_profile_to_json(const EngineProfile& e) {
   if (e.kv_cache_free_fraction > 0) {
     j["kv_cache_free_gpu_mem_fraction"] = round6(e.kv_cache_free_fraction);
   }
+  if (e.host_per_sequence_s > 0) j["host_us_per_sequence"] = round6(e.host_per_sequence_s / kMicro);
   return j;
 }
 

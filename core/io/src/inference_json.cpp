@@ -41,7 +41,8 @@ Parsed parse_request(const json& request) {
   ObjectReader en(engine_doc, "engine",
                   {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
                    "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB", "cuda_graphs", "kv_cache_free_gpu_mem_fraction"});
+                   "framework_reserve_GB", "cuda_graphs", "kv_cache_free_gpu_mem_fraction",
+                   "host_us_per_sequence"});
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
   s.engine = profile;
   read_engine_overrides(en, s.engine);
@@ -82,6 +83,9 @@ Parsed parse_request(const json& request) {
   if (s.engine.kv_cache_free_fraction > 0) {
     p.resolved["engine"]["kv_cache_free_gpu_mem_fraction"] =
         round6(s.engine.kv_cache_free_fraction);
+  }
+  if (s.engine.host_per_sequence_s > 0) {
+    p.resolved["engine"]["host_us_per_sequence"] = round6(s.engine.host_per_sequence_s / kMicro);
   }
   if (p.price.from_request) p.resolved["cost_per_gpu_hour_usd"] = p.price.usd;
   return p;

@@ -54,6 +54,7 @@ constexpr Field kFields[] = {
     {"engine.request_overhead_us", Kind::number},
     {"engine.kernel_fixed_us", Kind::number},
     {"engine.framework_reserve_GB", Kind::number},
+    {"engine.host_us_per_sequence", Kind::number},
 };
 
 constexpr const char* kLinkVersion = "1";
