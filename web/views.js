@@ -2,7 +2,19 @@
 // app.js keeps the inference view; it hands a link to routeLink() first and asks share() before
 // sharing its own request. The other views are built the first time they are shown.
 
-import { $, SCHEMA, call, cliLine, el, flatten, followLink, offer, offerRequestLink, prewarmWorkers } from './ui.js';
+import {
+  $,
+  CUSTOM,
+  SCHEMA,
+  call,
+  cliLine,
+  el,
+  flatten,
+  followLink,
+  offer,
+  offerRequestLink,
+  prewarmWorkers,
+} from './ui.js';
 import { TrainingView } from './training.js';
 import { ServingView } from './serving.js';
 import { CollectiveView } from './collective.js';
@@ -12,6 +24,30 @@ const VIEWS = { training: TrainingView, serving: ServingView, collective: Collec
 const TABS = ['inference', ...Object.keys(VIEWS)];
 
 const ctx = { M: null, presets: null, active: 'inference', views: {} };
+
+// One model and GPU across the tabs: the presets the tab being left shows are the ones the next
+// tab opens with (where it offers them; a custom model or GPU stays in its tab).
+const FIELD_PREFIX = { inference: '', training: 'tr-', serving: 'sv-', collective: 'co-' };
+const SHARED_FIELDS = ['model', 'hardware'];
+
+function selectionOf(name) {
+  const selection = {};
+  for (const key of SHARED_FIELDS) {
+    const select = document.getElementById(FIELD_PREFIX[name] + key);
+    if (select && select.value && select.value !== CUSTOM) selection[key] = select.value;
+  }
+  return selection;
+}
+
+/** Puts `selection` into the tab's model and GPU selects as an edit would (an input event). */
+function carrySelection(name, selection) {
+  for (const [key, value] of Object.entries(selection)) {
+    const select = document.getElementById(FIELD_PREFIX[name] + key);
+    if (!select || select.value === value || ![...select.options].some((o) => o.value === value)) continue;
+    select.value = value;
+    select.dispatchEvent(new Event('input', { bubbles: true }));
+  }
+}
 
 export function init({ M, presets, wasmModule, followInference }) {
   Object.assign(ctx, { M, presets, followInference });
@@ -46,6 +82,7 @@ export function show(name) {
   if (!TABS.includes(name)) return null;
   // The inference view disables Share while its inputs are invalid; the other views never do.
   const share = $('share-button');
+  const carried = name !== ctx.active ? selectionOf(ctx.active) : {};
   if (name !== ctx.active) {
     if (ctx.active === 'inference') ctx.inferenceShareDisabled = share.disabled;
     share.disabled = name === 'inference' ? Boolean(ctx.inferenceShareDisabled) : false;
@@ -60,15 +97,16 @@ export function show(name) {
   $('share-url').hidden = true;
   $('share-status').textContent = '';
   if (name === 'inference') {
+    carrySelection(name, carried);
     ctx.followInference?.();
     return null;
   }
   if (!ctx.views[name]) {
     ctx.views[name] = new VIEWS[name]($(`view-${name}`), ctx);
     ctx.views[name].recompute();
-  } else if (ctx.views[name].root.dataset.status === 'ready') {
-    followLink(ctx.M, ctx.views[name].request);
   }
+  carrySelection(name, carried);
+  if (ctx.views[name].root.dataset.status === 'ready') followLink(ctx.M, ctx.views[name].request);
   return ctx.views[name];
 }
 

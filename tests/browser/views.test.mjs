@@ -1214,6 +1214,32 @@ test('switching tabs makes no request and keeps each view', async () => {
   await p.done();
 });
 
+test('the tabs share one model and GPU: the next tab opens with the presets the last one showed', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  await page.selectOption('#model', 'qwen3-32b');
+  await page.selectOption('#hardware', 'h200-sxm');
+  await openTab(page, 'training');
+  assert.equal(await page.inputValue('#tr-model'), 'qwen3-32b');
+  assert.equal(await page.inputValue('#tr-hardware'), 'h200-sxm');
+  await page.waitForFunction(() => window.flopcastViews.lastResult('training')?.request.model === 'qwen3-32b');
+  await page.selectOption('#tr-hardware', 'b200');
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  assert.equal(await page.inputValue('#sv-model'), 'qwen3-32b');
+  assert.equal(await page.inputValue('#sv-hardware'), 'b200');
+  const served = await page.evaluate(() => window.flopcastViews.lastResult('serving').request);
+  assert.deepEqual([served.model, served.hardware], ['qwen3-32b', 'b200'], 'the serving numbers are of that setup');
+  await openTab(page, 'collective');
+  assert.equal(await page.inputValue('#co-hardware'), 'b200');
+  await page.click('#tab-inference');
+  assert.equal(await page.inputValue('#hardware'), 'b200');
+  await page.waitForFunction(() => window.flopcast.lastResult()?.request.hardware === 'b200');
+  assert.equal(await page.inputValue('#model'), 'qwen3-32b');
+  await p.done();
+});
+
 test('collective view: time and bus bandwidth equal the module, size sweep drawn, link round-trips', async () => {
   const p = await openPage();
   const { page } = p;
