@@ -109,6 +109,7 @@ void put_network(json& r, const NetworkFlags& n);
 struct RequestOptions {
   std::string request_file;
   std::string scenario;      ///< a scenario preset's id: its request
+  std::string setup;         ///< a setup preset's id (presets/setups): its request
   std::string request_flag;  ///< note_request_flags
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "commands.hpp"
 #include "flopcast/error.hpp"
@@ -177,6 +178,11 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
                  "A benchmark scenario preset by id, e.g. i1.1 (`flopcast presets list "
                  "--kind scenarios`): its request")
       ->excludes("--request");
+  app.add_option("--setup", o.setup,
+                 "A named starting setup by id, e.g. llama-3.1-70b-fp8-8xh100 (`flopcast presets "
+                 "list --kind setups`): its request")
+      ->excludes("--request")
+      ->excludes("--scenario");
   app.add_option("--model", o.model, "Model preset id (see `flopcast presets list`)");
   app.add_option("--model-file", o.model_file, "Model object (JSON file)");
   app.add_option("--hf-config", o.hf_config, "Hugging Face config.json of the model");
@@ -321,15 +327,16 @@ json build_request(const RequestOptions& o) {
     refuse_request_flags(o.request_file, o.request_flag);
     return read_request_file(o.request_file);
   }
-  if (!o.scenario.empty()) {
+  for (const auto& [flag, kind, id] :
+       {std::tuple{"--scenario", "scenarios", &o.scenario}, {"--setup", "setups", &o.setup}}) {
+    if (id->empty()) continue;
     if (!o.request_flag.empty()) {
-      throw SpecError("", "--scenario cannot be combined with request flags such as " +
-                              o.request_flag +
-                              " (the scenario is the whole request); write it out with "
-                              "`flopcast presets show " +
-                              o.scenario + " --kind scenarios` and edit its request");
+      throw SpecError("", std::string(flag) + " cannot be combined with request flags such as " +
+                              o.request_flag + " (the preset is the whole request); write it out " +
+                              "with `flopcast presets show " + *id + " --kind " + kind +
+                              "` and edit its request");
     }
-    return io::preset("scenarios", o.scenario, "--scenario").at("request");
+    return io::preset(kind, *id, flag).at("request");
   }
   json r{{"task", "inference"}};
   put_model_and_hardware(
@@ -381,7 +388,7 @@ void setup_estimate(CLI::App& app, EstimateOptions& o) {
   add_request_options(*sub, o.request);
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  note_request_flags(*sub, o.request.request_flag, {"--format", "--scenario"});
+  note_request_flags(*sub, o.request.request_flag, {"--format", "--scenario", "--setup"});
 }
 
 int run_estimate(const EstimateOptions& o) {
@@ -418,7 +425,7 @@ void setup_link(CLI::App& app, LinkOptions& o) {
   CLI::App* sub = app.add_subcommand("link", "Print the shareable web-calculator URL of a request");
   add_request_options(*sub, o.request);
   sub->add_option("--base-url", o.base_url, "URL of the web calculator")->capture_default_str();
-  note_request_flags(*sub, o.request.request_flag, {"--base-url", "--scenario"});
+  note_request_flags(*sub, o.request.request_flag, {"--base-url", "--scenario", "--setup"});
 }
 
 int run_link(const LinkOptions& o) {

@@ -12,14 +12,15 @@ void setup_presets(CLI::App& app, PresetsOptions& o) {
   CLI::App* sub = app.add_subcommand("presets", "List or show the built-in presets");
   sub->require_subcommand(1);
   o.list = sub->add_subcommand("list", "List preset ids");
-  o.list->add_option("--kind", o.kind, "models, hardware or scenarios (default: all)")
-      ->check(CLI::IsMember({"models", "hardware", "scenarios"}));
+  o.list->add_option("--kind", o.kind, "models, hardware, setups or scenarios (default: all)")
+      ->check(CLI::IsMember({"models", "hardware", "setups", "scenarios"}));
   o.list->add_option("--format", o.format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
   o.show = sub->add_subcommand("show", "Print one preset as JSON");
   o.show->add_option("id", o.id, "Preset id")->required();
-  o.show->add_option("--kind", o.kind, "models, hardware or scenarios (default: search all)")
-      ->check(CLI::IsMember({"models", "hardware", "scenarios"}));
+  o.show
+      ->add_option("--kind", o.kind, "models, hardware, setups or scenarios (default: search all)")
+      ->check(CLI::IsMember({"models", "hardware", "setups", "scenarios"}));
   o.schema = sub->add_subcommand(
       "schema", "Print the values of the request keys that take one of a list (as JSON)");
 }
@@ -32,7 +33,7 @@ int run_presets(const PresetsOptions& o) {
     }
     const json& all = io::presets();
     const std::vector<std::string> kinds =
-        o.kind.empty() ? std::vector<std::string>{"models", "hardware", "scenarios"}
+        o.kind.empty() ? std::vector<std::string>{"models", "hardware", "setups", "scenarios"}
                        : std::vector<std::string>{o.kind};
     if (o.list->parsed()) {
       if (o.format == "json") {

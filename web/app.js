@@ -140,7 +140,7 @@ const MEMORY_PARTS = [
 
 const state = {
   M: null,
-  presets: { models: [], hardware: [], scenarios: [] },
+  presets: { models: [], hardware: [], scenarios: [], setups: [] },
   form: null, // the setup's inputs (form.js), set up by wire()
   request: null, // the request object built from the form (always current)
   lastResult: null, // the result whose numbers are on screen
@@ -1000,7 +1000,7 @@ function updateNotes() {
     node.textContent = bits.join(' · ');
     node.title = p ? [p.notes, p.source].filter(Boolean).join('\n\n') : '';
   }
-  const s = state.presets.scenarios.find((x) => x.id === $('scenario').value);
+  const s = startingPoint($('scenario').value);
   $('scenario-notes').textContent = s ? s.notes || '' : '';
 }
 
@@ -1070,7 +1070,7 @@ function wire() {
   }
 
   $('scenario').addEventListener('input', () => {
-    const s = state.presets.scenarios.find((x) => x.id === $('scenario').value);
+    const s = startingPoint($('scenario').value);
     if (!s) {
       updateNotes();
       return;
@@ -1116,6 +1116,11 @@ function wire() {
 }
 
 // ---------------------------------------------------------------- startup
+
+/** The setup or benchmark scenario of an id of the "Start from" select, or undefined. */
+function startingPoint(id) {
+  return [...state.presets.setups, ...state.presets.scenarios].find((x) => x.id === id);
+}
 
 function scenarioIsInference(s) {
   const t = s && s.request && s.request.task;
@@ -1173,13 +1178,16 @@ async function main() {
     models: Array.isArray(p.result.models) ? p.result.models : [],
     hardware: Array.isArray(p.result.hardware) ? p.result.hardware : [],
     scenarios: Array.isArray(p.result.scenarios) ? p.result.scenarios.filter(scenarioIsInference) : [],
+    setups: Array.isArray(p.result.setups) ? p.result.setups.filter(scenarioIsInference) : [],
   };
   fillSelect($('model'), state.presets.models, true);
   fillSelect($('hardware'), state.presets.hardware, true);
   const sc = $('scenario');
+  const options = (list) => list.map((s) => el('option', { value: s.id, text: s.name || s.id }));
   sc.replaceChildren(
     sc.options[0],
-    ...state.presets.scenarios.map((s) => el('option', { value: s.id, text: s.name || s.id })),
+    el('optgroup', { label: 'Common setups' }, ...options(state.presets.setups)),
+    el('optgroup', { label: 'Benchmark scenarios (llm-benchmark-suite)' }, ...options(state.presets.scenarios)),
   );
 
   let version = '';

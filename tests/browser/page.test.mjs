@@ -1171,15 +1171,17 @@ test('the GPU picker groups presets by family with their figures, and a link may
   await q.done();
 });
 
-test('scenario picker fills the form', async () => {
+test('"Start from" fills the form with a common setup or a benchmark scenario', async () => {
   const p = await openPage();
   const { page } = p;
-  const scenarios = await page.evaluate(() => window.flopcast.presets().scenarios);
-  if (scenarios.length === 0) {
-    await p.done();
-    return;
-  }
-  for (const s of scenarios) {
+  const { scenarios, setups } = await page.evaluate(() => window.flopcast.presets());
+  assert.ok(setups.length >= 8, `the common setups are offered (${setups.length})`);
+  const groups = await page.$$eval('#scenario optgroup', (gs) => gs.map((g) => [g.label, g.children.length]));
+  assert.deepEqual(groups, [
+    ['Common setups', setups.length],
+    ['Benchmark scenarios (llm-benchmark-suite)', scenarios.length],
+  ]);
+  for (const s of [...setups, ...scenarios]) {
     await page.selectOption('#scenario', s.id);
     const req = await page.evaluate(() => window.flopcast.request());
     const want = s.request;
@@ -1188,7 +1190,12 @@ test('scenario picker fills the form', async () => {
     if (want.num_gpus !== undefined) assert.equal(req.num_gpus, want.num_gpus, `${s.id}: num_gpus`);
     for (const k of Object.keys(want.workload || {}))
       assert.equal(req.workload[k], want.workload[k], `${s.id}: workload.${k}`);
+    for (const k of Object.keys(want.precision || {}))
+      assert.equal(req.precision[k], want.precision[k], `${s.id}: precision.${k}`);
+    if (want.parallelism?.tp !== undefined) assert.equal(req.parallelism.tp, want.parallelism.tp, `${s.id}: tp`);
     const env = await moduleEstimate(page);
+    // Every common setup computes and fits: it is where people start.
+    if (setups.includes(s)) assert.ok(env.ok && env.result.memory.fits, `${s.id}: computes and fits`);
     if (env.ok) {
       assert.equal(await status(page), 'ready', `${s.id}: computes`);
       assert.equal((await shown(page)).ttft_ms, env.result.ttft_ms, `${s.id}: numbers`);

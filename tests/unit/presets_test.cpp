@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
   EXPECT_EQ(all["models"].size(), files_of("models"));
   EXPECT_EQ(all["hardware"].size(), files_of("hardware"));
   EXPECT_EQ(all["scenarios"].size(), files_of("scenarios"));
+  EXPECT_EQ(all["setups"].size(), files_of("setups"));
   EXPECT_EQ(all["frameworks"].size(), 4u);  // generic, fitted, pytorch_fsdp, megatron
   for (const char* id : {"llama-2-7b",
                          "llama-2-13b",
@@ -95,7 +97,7 @@ TEST(Presets, AllLoadWithTheRequiredIds) {
 }
 
 TEST(Presets, EveryPresetHasSourceAndNotes) {
-  for (const auto& kind : {"models", "hardware", "scenarios"}) {
+  for (const auto& kind : {"models", "hardware", "scenarios", "setups"}) {
     for (const json& p : io::presets()[kind]) {
       EXPECT_FALSE(p["source"].get<std::string>().empty()) << p["id"];
       EXPECT_FALSE(p["notes"].get<std::string>().empty()) << p["id"];
@@ -393,6 +395,24 @@ TEST(WhatIfHardware, BadScalesAreNamed) {
   // A preset with figures beside it is neither form: the figures are unknown keys.
   req["hardware"] = json{{"preset", "h100-sxm"}, {"scale", json::object()}, {"hbm_GB", 160}};
   EXPECT_EQ(test::failure_of(req).path, "hardware.hbm_GB");
+}
+
+TEST(Presets, EveryCommonSetupFitsAndComputes) {
+  // Where people start (the page's "Start from", `--setup`): each is an inference request that
+  // fits its GPUs, with a TTFT and a TPOT, and is one of the setups issue 44 names.
+  std::set<std::string> ids;
+  for (const json& p : io::presets()["setups"]) {
+    ids.insert(p["id"].get<std::string>());
+    EXPECT_EQ(p["request"]["task"], "inference") << p["id"];
+    const json r = io::run(p["request"]);
+    EXPECT_TRUE(r["memory"]["fits"].get<bool>()) << p["id"];
+    EXPECT_GT(r["ttft_ms"].get<double>(), 0) << p["id"];
+    EXPECT_GT(r["tpot_ms"].get<double>(), 0) << p["id"];
+  }
+  for (const char* id : {"llama-3.1-70b-fp8-8xh100", "gpt-oss-120b-1xh100", "deepseek-r1-8xh200",
+                         "llama-3.1-8b-q4-rtx-4090", "llama-3.1-8b-q4-m4-max"}) {
+    EXPECT_EQ(ids.count(id), 1u) << id;
+  }
 }
 
 TEST(Presets, EveryScenarioRuns) {

@@ -36,10 +36,10 @@ void check_aliases(const json& doc) {
 }
 
 json load_all() {
-  json all = {{"models", json::array()},      {"hardware", json::array()},
-              {"scenarios", json::array()},   {"calibration", json::array()},
-              {"engines", json::array()},     {"frameworks", json::array()},
-              {"collectives", json::array()}, {"bands", json::array()}};
+  json all = {
+      {"models", json::array()},     {"hardware", json::array()},    {"scenarios", json::array()},
+      {"setups", json::array()},     {"calibration", json::array()}, {"engines", json::array()},
+      {"frameworks", json::array()}, {"collectives", json::array()}, {"bands", json::array()}};
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
     const std::string where = std::string("presets/") + p.file;
@@ -64,7 +64,7 @@ json load_all() {
             doc, "", {"schema_version", "id", "name", "source", "notes", "aliases", "hardware"});
         (void)detail::read_hardware(r.require("hardware"), "hardware");
         check_aliases(doc);
-      } else if (kind == "scenarios") {
+      } else if (kind == "scenarios" || kind == "setups") {
         detail::ObjectReader r(doc, "",
                                {"schema_version", "id", "name", "source", "notes", "request"});
         if (!r.require("request").is_object()) throw SpecError("request", "must be an object");

@@ -75,7 +75,8 @@ std::string handle(std::string_view request_text);
 /// message-size field read sizes through this one function.
 std::optional<double> parse_size(const std::string& text, std::string& why);
 
-/// Every preset: {"models":[...],"hardware":[...],"scenarios":[...]}, each file as written.
+/// Every preset: {"models":[...],"hardware":[...],"scenarios":[...],"setups":[...],...}, each
+/// file as written (setups: named starting requests; scenarios: the benchmark suite's).
 const json& presets();
 
 /// The values of the request keys that take one of a list, from the core's own tables (the page
@@ -89,8 +90,8 @@ json schema();
 std::optional<std::string> suggest(std::string_view word, const std::vector<std::string>& options);
 /// The preset of a kind named by its id or one of its `aliases` (any case), or null.
 const json* find_preset(std::string_view kind, std::string_view name);
-/// One preset by kind ("models", "hardware", "scenarios") and id or alias; SpecError with a
-/// "did you mean" suggestion when unknown.
+/// One preset by kind ("models", "hardware", "scenarios", "setups") and id or alias; SpecError with
+/// a "did you mean" suggestion when unknown.
 const json& preset(std::string_view kind, std::string_view id, const std::string& path);
 
 /// Shareable-link fragment (without '#') for a request: `v=1&model=llama-2-7b&parallelism.tp=1…`.
