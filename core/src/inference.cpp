@@ -861,23 +861,18 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
       decode_ops = step_ops(spec, sh, st, &attention_at);
       out.acc.add("decode", decode_ops, count);  // the first bin sets the breakdown's order
       const double step_s = kernels_and_time(decode_ops).second;
-      double varying_s = 0;  // attention and the launch wait: re-priced in every later bin
+      fixed_s = step_s;  // less attention and the launch wait, re-priced in every later bin
       for (std::size_t k = 0; k < decode_ops.size(); ++k) {
         const bool attention =
             std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
-        if (attention || decode_ops[k].name == "eager_launch")
-          varying_s += decode_ops[k].time.value;
-      }
-      fixed_s = step_s - varying_s;
-      add_host_wait(out.acc, spec.engine, rank_sequences, step_s, count);
-      for (std::size_t k = 0; !spec.engine.cuda_graphs && k < decode_ops.size(); ++k) {
+        if (attention || decode_ops[k].name == "eager_launch") fixed_s -= decode_ops[k].time.value;
+        if (spec.engine.cuda_graphs) continue;
         launch.kernels += decode_ops[k].kernels;
-        const bool attention =
-            std::find(attention_at.begin(), attention_at.end(), k) != attention_at.end();
         if (!attention && decode_ops[k].bound != Bound::overhead) {
           launch.rest_s += decode_ops[k].time.value;
         }
       }
+      add_host_wait(out.acc, spec.engine, rank_sequences, step_s, count);
       continue;
     }
     attention_ops.clear();
