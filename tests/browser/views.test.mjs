@@ -1443,6 +1443,38 @@ test('on a 390 px phone no tab scrolls sideways', async () => {
   await p.done();
 });
 
+// Issue 44: on a phone the first number sat 1,996 px down, under a 1,772 px form. In one column
+// the results come first: the first headline number of every tab is on the first screen, and
+// the form follows the results.
+test('on a 390 x 844 phone every tab shows its first number without scrolling', async () => {
+  const p = await openPage('', { width: 390, height: 844 });
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  for (const [tab, results, form] of [
+    ['inference', '#results', '#setup'],
+    ['training', '#tr-results', '#tr-form'],
+    ['serving', '#sv-results', '#sv-form'],
+    ['collective', '#view-collective .results', '#view-collective .setup'],
+  ]) {
+    if (tab !== 'inference') await openTab(page, tab);
+    const where = await page.evaluate(
+      ([r, f]) => {
+        const results = document.querySelector(r);
+        const number = results.querySelector('.num, .metric-value, td.num');
+        return {
+          number: number.getBoundingClientRect().bottom,
+          results: results.getBoundingClientRect().top,
+          form: document.querySelector(f).getBoundingClientRect().top,
+        };
+      },
+      [results, form],
+    );
+    assert.ok(where.number < 844, `${tab}: the first number ends at ${where.number} px`);
+    assert.ok(where.results < where.form, `${tab}: the results come before the form (${JSON.stringify(where)})`);
+  }
+  await p.done();
+});
+
 // Issue 11: dependent fields blocked instead of adjusting: TP 4 with one GPU was an error, and PP
 // back to 1 left 2 virtual stages, an error. A larger layout raises the GPU count to the next
 // multiple of TP x PP (training: TP x PP x CP x DP), and PP 1 means one virtual stage.
