@@ -20,6 +20,7 @@ import {
   markStale,
   metric,
   setMetric,
+  bandText,
   showWarnings,
   warningsPanel,
   setRunButtons,
@@ -756,20 +757,25 @@ export class ServingView {
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
     badge.dataset.saturated = String(res.saturated);
     const set = (...args) => setMetric(P, ...args);
+    const iv = res.interval || {};
+    const ms = (x) => fmtMs(x).join(' ');
     for (const [id, , key] of METRICS) {
       const v = res[key];
       set(
         id,
         v ? v.p50 : null,
         v ? fmtMs(v.p50) : ['—', ''],
-        v ? `p99 ${fmtMs(v.p99).join(' ')}` : 'no steady state: overloaded',
+        v ? `p99 ${ms(v.p99)}${bandText(iv[key]?.p50, ms)}` : 'no steady state: overloaded',
       );
     }
     set(
       'thr',
       res.throughput.output_tokens_per_s,
       [fmtNum(res.throughput.output_tokens_per_s), 'tok/s'],
-      `${fmtNum(res.throughput.requests_per_s)} req/s` + costText(res) + energyText(res.energy),
+      `${fmtNum(res.throughput.requests_per_s)} req/s` +
+        bandText(iv.output_tokens_per_s, fmtNum) +
+        costText(res) +
+        energyText(res.energy),
     );
     // Disaggregated: the rate at which each pool saturates (the system's is the smaller).
     const pool = (name) => res.assumptions?.find((a) => a.name === `${name}_pool_saturation_rate`)?.value;

@@ -16,6 +16,7 @@ import {
   markStale,
   metric,
   setMetric,
+  bandText,
   showWarnings,
   warningsPanel,
   wireForm,
@@ -486,8 +487,6 @@ export class TrainingView {
     const set = (id, value, textUnit, sub = '') => setMetric(P, id, value, textUnit, sub);
     // The 80% band measured on sources flopcast never fitted (docs/validation.md), when given.
     const iv = res.interval || {};
-    const band = (b, f) =>
-      b && Number.isFinite(b.low) && Number.isFinite(b.high) ? ` · 80% band ${f(b.low)}–${f(b.high)}` : '';
     set(
       'step',
       res.step_time_s,
@@ -499,13 +498,13 @@ export class TrainingView {
       'tpsg',
       res.tokens_per_s_per_gpu,
       [fmtNum(res.tokens_per_s_per_gpu), 'tok/s'],
-      `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU${band(iv.tokens_per_s_per_gpu, fmtNum)}`,
+      `${fmtNum(res.model_tflops_per_gpu)} model TFLOP/s per GPU${bandText(iv.tokens_per_s_per_gpu, fmtNum)}`,
     );
     set(
       'mfu',
       res.mfu,
       [fmtPct(res.mfu), ''],
-      `of ${fmtNum(res.peak_tflops_per_gpu)} TFLOP/s peak${band(iv.mfu, fmtPct)}`,
+      `of ${fmtNum(res.peak_tflops_per_gpu)} TFLOP/s peak${bandText(iv.mfu, fmtPct)}`,
     );
     set('hfu', res.hfu, [fmtPct(res.hfu), ''], 'counts recomputed FLOPs');
     const hasTotal = typeof res.total_time_s === 'number';

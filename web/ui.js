@@ -519,6 +519,14 @@ export class Pin {
 }
 
 /** Shows a headline number; `sub` (when given) replaces the line under it. */
+/** " · 80% band 1.2–3.4 ms" for an interval {low, high} formatted by `fmt`, or '' without one: the
+ *  band measured on sources flopcast never fitted (docs/validation.md). */
+export function bandText(band, fmt) {
+  return band && Number.isFinite(band.low) && Number.isFinite(band.high)
+    ? ` · 80% band ${fmt(band.low)}–${fmt(band.high)}`
+    : '';
+}
+
 export function setMetric(prefix, id, value, [text, unit], sub) {
   const n = $(`${prefix}-${id}`);
   n.textContent = text;

@@ -719,6 +719,16 @@ test('serving view: analytic curves against rate with the saturation marker', as
   assert.equal(await value(page, 'sv-tpot'), r.tpot_ms.p50);
   assert.equal(await value(page, 'sv-sat'), r.saturation_rate_per_s);
   assert.equal(await value(page, 'sv-thr'), r.throughput.output_tokens_per_s);
+  // Every card shows the 80 % band the module gives (issue 44: serving cards showed none).
+  const subs = await page.evaluate(() =>
+    Object.fromEntries(
+      ['ttft', 'tpot', 'e2e', 'thr'].map((id) => [id, document.getElementById(`sv-${id}-sub`).textContent]),
+    ),
+  );
+  for (const id of ['ttft', 'tpot', 'e2e', 'thr'])
+    assert.match(subs[id], /80% band [0-9.,]+.*–[0-9.,]+/, `${id}: ${subs[id]}`);
+  const lowMs = r.interval.ttft_ms.p50.low;
+  assert.ok(lowMs < r.ttft_ms.p50 && r.interval.ttft_ms.p50.high > r.ttft_ms.p50, 'the band holds the estimate');
   const charts = await page.evaluate(() =>
     [...document.querySelectorAll('#sv-charts .chart-box')].map((c) => ({
       name: c.dataset.chart,
