@@ -14,6 +14,7 @@ import { Form } from './form.js';
 import { WhatIf } from './what-if.js';
 import {
   announceHeadline,
+  bandNote,
   energyText,
   costText,
   $,
@@ -1153,6 +1154,7 @@ function labelPublished(model) {
 
 async function main() {
   const status = $('load-status');
+  $('headline').after(bandNote());
   let createFlopcast;
   try {
     ({ default: createFlopcast } = await import('./flopcast.mjs'));

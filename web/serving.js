@@ -20,6 +20,7 @@ import {
   markStale,
   metric,
   setMetric,
+  bandNote,
   bandText,
   showWarnings,
   warningsPanel,
@@ -452,6 +453,7 @@ export class ServingView {
         m('sat', 'Saturation rate', ''),
         m('util', 'Utilization', 'offered / saturation'),
       ),
+      bandNote(),
       el(
         'div',
         { class: 'panel' },

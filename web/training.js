@@ -16,6 +16,7 @@ import {
   markStale,
   metric,
   setMetric,
+  bandNote,
   bandText,
   showWarnings,
   warningsPanel,
@@ -309,6 +310,7 @@ export class TrainingView {
       ...banners(P),
       el('div', { class: 'unfit-verdict', id: `${P}-unfit`, role: 'status', hidden: true }),
       metrics,
+      bandNote(),
       el(
         'div',
         { class: 'panel' },

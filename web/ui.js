@@ -519,6 +519,17 @@ export class Pin {
 }
 
 /** Shows a headline number; `sub` (when given) replaces the line under it. */
+/** What every "80% band" means, once under each tab's headline numbers (issue 44 item 2). */
+export function bandNote() {
+  return el('p', {
+    class: 'band-note',
+    text:
+      '80% band: the range that held 80% of the published measurements of each source when that source ' +
+      'was left out of every fit (leave one source out; docs/validation.md gives each kind its coverage and ' +
+      'width). A band on one side of the number means the measurements lean that way.',
+  });
+}
+
 /** " · 80% band 1.2–3.4 ms" for an interval {low, high} formatted by `fmt`, or '' without one: the
  *  band measured on sources flopcast never fitted (docs/validation.md). */
 export function bandText(band, fmt) {

@@ -729,6 +729,12 @@ test('serving view: analytic curves against rate with the saturation marker', as
     assert.match(subs[id], /80% band [0-9.,]+.*–[0-9.,]+/, `${id}: ${subs[id]}`);
   const lowMs = r.interval.ttft_ms.p50.low;
   assert.ok(lowMs < r.ttft_ms.p50 && r.interval.ttft_ms.p50.high > r.ttft_ms.p50, 'the band holds the estimate');
+  // One line under the numbers of each tab says what a band is and how it was measured.
+  const notes = await page.evaluate(() =>
+    ['inference', 'training', 'serving'].map((t) => document.querySelectorAll(`#view-${t} .band-note`).length),
+  );
+  assert.deepEqual(notes, [1, 0, 1], 'a band note on the inference and serving tabs (training not built yet)');
+  assert.match(await page.textContent('#view-serving .band-note'), /left out of every fit/);
   const charts = await page.evaluate(() =>
     [...document.querySelectorAll('#sv-charts .chart-box')].map((c) => ({
       name: c.dataset.chart,
@@ -1481,6 +1487,9 @@ test('on a 390 x 844 phone every tab shows its first number without scrolling', 
     );
     assert.ok(where.number < 844, `${tab}: the first number ends at ${where.number} px`);
     assert.ok(where.results < where.form, `${tab}: the results come before the form (${JSON.stringify(where)})`);
+    // Every tab with bands says once what they are (the collective tab has none).
+    const notes = await page.$$eval(`${results} .band-note`, (n) => n.length);
+    assert.equal(notes, tab === 'collective' ? 0 : 1, `${tab}: band notes`);
   }
   await p.done();
 });
