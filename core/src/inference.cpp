@@ -194,9 +194,6 @@ void validate(const InferenceSpec& s) {
                         " = " + std::to_string(context) + ")");
   }
   validate(s.engine, "engine");
-  if (s.framework_reserve_bytes) {
-    check_real("engine.framework_reserve_GB", *s.framework_reserve_bytes, 0, 1e15, kGB);
-  }
 }
 
 /// One tensor-parallel shard, and the kernel model that prices its ops.
@@ -663,13 +660,11 @@ struct Accumulator {
   std::vector<std::size_t> slot_;     // per op index of the last list: its item
 };
 
-/// The executor's host work for `sequences` running sequences of one attention rank
-/// (EngineProfile::host_per_sequence_s) overlaps the GPU; where it outlasts the step's `step_s`,
-/// the GPU waits the difference, `weight` steps of it (StepTimeModel::step_time_s takes the same
-/// maximum).
-void add_host_wait(Accumulator& acc, const EngineProfile& e, double sequences, double step_s,
-                   double weight) {
-  const double wait_s = sequences * e.host_per_sequence_s - step_s;
+/// The executor's host work of a step (`host_s`, host_step_s) overlaps the GPU; where it outlasts
+/// the step's `step_s`, the GPU waits the difference, `weight` steps of it
+/// (StepTimeModel::step_time_s takes the same maximum).
+void add_host_wait(Accumulator& acc, double host_s, double step_s, double weight) {
+  const double wait_s = host_s - step_s;
   if (wait_s <= 0) return;
   OpCost op;
   op.name = "host_per_sequence";
@@ -738,10 +733,6 @@ std::string join(const std::vector<std::string>& names) {
 double usd_per_million_tokens(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
   if (!(usd_per_gpu_hour > 0) || !(tokens_per_s > 0) || gpus < 1) return 0;
   return usd_per_gpu_hour * gpus / 3600.0 * 1e6 / tokens_per_s;
-}
-
-double reserve_bytes_per_gpu(const InferenceSpec& s) {
-  return s.framework_reserve_bytes.value_or(framework_reserve_bytes(s.engine, s.tp));
 }
 
 double weight_bytes_per_gpu(const InferenceSpec& s) {
@@ -856,7 +847,7 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
     // Pipelined, the batch runs as min(b, pp) micro-batches; each token crosses every stage.
     const double micro = b / std::min(b, pp);
     Step st{micro, micro, 1, mean_context, false};
-    const double rank_sequences = micro / std::max(1, sh.dp);
+    const double host_s = host_step_s(spec.engine, micro, sh.dp);
     if (i == 0) {
       decode_ops = step_ops(spec, sh, st, &attention_at);
       out.acc.add("decode", decode_ops, count);  // the first bin sets the breakdown's order
@@ -872,7 +863,7 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
           launch.rest_s += decode_ops[k].time.value;
         }
       }
-      add_host_wait(out.acc, spec.engine, rank_sequences, step_s, count);
+      add_host_wait(out.acc, host_s, step_s, count);
       continue;
     }
     attention_ops.clear();
@@ -885,8 +876,7 @@ DecodePass price_decode(const InferenceSpec& spec, const Shard& sh) {
           spec.engine, launch.kernels, launch.rest_s + kernels_and_time(attention_ops).second));
     }
     out.acc.add("decode", attention_ops, count);
-    add_host_wait(out.acc, spec.engine, rank_sequences,
-                  fixed_s + kernels_and_time(attention_ops).second, count);
+    add_host_wait(out.acc, host_s, fixed_s + kernels_and_time(attention_ops).second, count);
     later_steps += count;
   }
   if (later_steps > 0) {
@@ -967,7 +957,7 @@ void fill_memory(InferenceResult& r, const InferenceSpec& spec, const Shard& sh)
   mem.capacity_bytes = spec.hardware.hbm_capacity.value;
   mem.budget_bytes = mem.capacity_bytes * spec.engine.gpu_memory_utilization;
   mem.weights_bytes = weight_bytes_per_gpu(spec);
-  mem.reserve_bytes = reserve_bytes_per_gpu(spec);
+  mem.reserve_bytes = framework_reserve_bytes(spec.engine, spec.tp);
   mem.kv_cache_bytes_per_token = kv_bytes_per_token(sh);
   const double context = s + n;
   mem.kv_cache_bytes = kv_cache_bytes(spec, sh, b, context);
@@ -1038,7 +1028,7 @@ std::vector<Assumption> assumptions_of(const InferenceSpec& spec, double chunks,
       {"engine_step_overhead", spec.engine.step_overhead_s / kMicro, "us per forward step",
        "CPU time to schedule, prepare inputs and sample (engineering estimate for vLLM-class "
        "engines with CUDA graphs; Tier 1 fits it per engine)"},
-      {"framework_reserve", reserve_bytes_per_gpu(spec) / kGB, "GB per GPU",
+      {"framework_reserve", framework_reserve_bytes(spec.engine, spec.tp) / kGB, "GB per GPU",
        "CUDA context, cuBLAS workspaces, NCCL and all-reduce buffers outside the KV pool (the "
        "engine's, by tensor-parallel size)"},
       {"gpu_memory_utilization", spec.engine.gpu_memory_utilization, "fraction of device memory",
@@ -1390,7 +1380,7 @@ double StepTimeModel::step_time_s(const StepShape& step) {
   const double gpu_s = dense_time_s(t, chunks > 0) + head_time_s(sampled) + attention;
   const EngineProfile& e = impl_->spec.engine;
   const double launch_s = e.cuda_graphs ? 0 : impl_->kernels_per_step * e.eager_launch_s;
-  const double host_s = e.host_per_sequence_s * sampled / std::max(1, impl_->sh.dp);
+  const double host_s = host_step_s(e, sampled, impl_->sh.dp);
   return std::max(std::max(gpu_s, launch_s) + e.step_overhead_s, host_s);
 }
 

@@ -42,7 +42,8 @@ struct EngineProfile {
   /// reserve_bytes + reserve_per_tp_doubling_bytes · log2(tp) (framework_reserve_bytes).
   /// vLLM's start-up profile: 1.79 GiB at TP 1 and 3.58 GiB at TP 2 on H100
   /// (vllm-project/vllm#10511, Llama-3-8B), 7.16 GiB at TP 8 on H200 (DeepSeek-R1); these three
-  /// lie on 1.79 GiB · (1 + log2 tp). The other engines hold the same libraries' buffers.
+  /// lie on 1.79 GiB · (1 + log2 tp). The other engines hold the same libraries' buffers. A
+  /// request's engine.framework_reserve_GB replaces both with a flat reserve.
   double reserve_bytes = 1.92e9;
   double reserve_per_tp_doubling_bytes = 1.92e9;
   /// Host (CPU) time per running sequence per step, spent by the engine's executor thread while
@@ -69,6 +70,10 @@ void apply_engine(const EngineProfile& e, KernelModel& km);
 
 /// The engine's reserve per GPU at tensor-parallel size `tp` (EngineProfile::reserve_bytes).
 double framework_reserve_bytes(const EngineProfile& e, int tp);
+
+/// The host time of one step over `sequences` running sequences spread over `dp` attention ranks,
+/// each with its own executor (EngineProfile::host_per_sequence_s).
+double host_step_s(const EngineProfile& e, double sequences, int dp);
 
 /// Range checks; SpecError with keys under `path` (e.g. "engine").
 void validate(const EngineProfile& e, const std::string& path);

@@ -93,8 +93,6 @@ struct InferenceSpec {
   /// The engine: its overheads and scheduler settings (memory utilization, KV block size, token
   /// budget, chunked prefill; the generic profile's defaults). Inference uses those; serving all.
   EngineProfile engine;
-  /// The request's reserve per GPU (engine.framework_reserve_GB); unset: the engine's at this tp.
-  std::optional<double> framework_reserve_bytes;
   KernelModel kernel;
 };
 
@@ -252,10 +250,6 @@ double moe_forwarded_bytes(const ModelSpec& m, int ranks, int gpus_per_node, dou
 /// Per-GPU weight bytes under tensor parallelism (linear layers in the weight type, embeddings,
 /// LM head, norms and router in the activation type; int4 carries one fp16 scale per 128 weights).
 double weight_bytes_per_gpu(const InferenceSpec& spec);
-
-/// Memory per GPU outside weights, activations and KV: the request's reserve, else the engine's
-/// at this tensor-parallel size (framework_reserve_bytes(engine, tp)).
-double reserve_bytes_per_gpu(const InferenceSpec& spec);
 
 /// Dollars per million tokens of `gpus` GPUs rented at `usd_per_gpu_hour` that together produce
 /// `tokens_per_s`: usd_per_gpu_hour · gpus / 3600 s · 10^6 / tokens_per_s. 0 without a price or

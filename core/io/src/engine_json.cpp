@@ -42,6 +42,10 @@ void read_engine_overrides(const ObjectReader& en, EngineProfile& e) {
   e.request_overhead_s = en.number("request_overhead_us", e.request_overhead_s / kMicro) * kMicro;
   e.host_per_sequence_s =
       en.number("host_us_per_sequence", e.host_per_sequence_s / kMicro) * kMicro;
+  if (en.find("framework_reserve_GB")) {  // a flat reserve in place of the engine's line
+    e.reserve_bytes = en.number("framework_reserve_GB") * kGB;
+    e.reserve_per_tp_doubling_bytes = 0;
+  }
   read_kernel_fixed(en, e);
   validate(e, "engine");
 }

@@ -49,11 +49,9 @@ Parsed parse_request(const json& request) {
   // Kernels are priced with the engine's own measured kernels where the GPU has them, at the
   // engine's per-kernel cost.
   apply_engine(s.engine, s.kernel);
-  if (en.find("framework_reserve_GB")) {
-    s.framework_reserve_bytes = en.number("framework_reserve_GB") * kGB;
-  }
   p.engine_tier = engine_tier(profile, engine_doc);
   p.price = read_gpu_hour_price(r, s.hardware);
+  const double reserve_GB = framework_reserve_bytes(s.engine, s.tp) / kGB;
 
   p.resolved = json{{"schema_version", kSchemaVersion},
                     {"task", "inference"},
@@ -76,7 +74,7 @@ Parsed parse_request(const json& request) {
                       {"cuda_graphs", s.engine.cuda_graphs},
                       {"step_overhead_us", round6(s.engine.step_overhead_s / kMicro)},
                       {"request_overhead_us", round6(s.engine.request_overhead_s / kMicro)},
-                      {"framework_reserve_GB", round6(reserve_bytes_per_gpu(s) / kGB)}}}};
+                      {"framework_reserve_GB", round6(reserve_GB)}}}};
   if (s.kernel.engine_kernel_fixed_s) {
     p.resolved["engine"]["kernel_fixed_us"] = round6(*s.kernel.engine_kernel_fixed_s / kMicro);
   }

@@ -203,9 +203,6 @@ json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
   read_engine_overrides(en, e);
   e.tier = engine_tier(e, eng);
   apply_engine(e, inf.kernel);
-  if (en.find("framework_reserve_GB")) {
-    inf.framework_reserve_bytes = en.number("framework_reserve_GB") * kGB;
-  }
   s.policy = en.choice("policy", kSchedulePolicyNames, SchedulePolicy::decode_first);
   s.batching = en.choice("batching", kBatchingNames, Batching::continuous);
   s.static_batch_size = en.integer("static_batch_size", 0);
@@ -217,7 +214,7 @@ json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
   engine["batching"] = to_string(s.batching);
   engine["static_batch_size"] = s.static_batch_size;
   engine["num_scheduler_steps"] = s.num_scheduler_steps;
-  engine["framework_reserve_GB"] = round6(reserve_bytes_per_gpu(inf) / kGB);
+  engine["framework_reserve_GB"] = round6(framework_reserve_bytes(inf.engine, inf.tp) / kGB);
   return engine;
 }
 
