@@ -518,7 +518,6 @@ export class Pin {
   }
 }
 
-/** Shows a headline number; `sub` (when given) replaces the line under it. */
 /** What every "80% band" means, once under each tab's headline numbers (issue 44 item 2). */
 export function bandNote() {
   return el('p', {
@@ -538,6 +537,7 @@ export function bandText(band, fmt) {
     : '';
 }
 
+/** Shows a headline number; `sub` (when given) replaces the line under it. */
 export function setMetric(prefix, id, value, [text, unit], sub) {
   const n = $(`${prefix}-${id}`);
   n.textContent = text;
