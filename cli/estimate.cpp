@@ -279,7 +279,9 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
         std::cerr << "flopcast: note: " << f.hf_config << " is quantized (" << weights
                   << "); training prices the weights at --precision (and --lora)\n";
       } else if (!weights_flag) {
-        std::cerr << "flopcast: note: weights precision " << weights << " from " << f.hf_config
+        const bool block = m.value("checkpoint_weight_scaling", "tensor") == "block";
+        std::cerr << "flopcast: note: weights precision " << weights
+                  << (block ? " (scaled per 128x128 block)" : "") << " from " << f.hf_config
                   << " (quantization_config)\n";
         if (!attention_weights_flag && m.contains("checkpoint_attention_weights")) {
           std::cerr << "flopcast: note: attention weights "

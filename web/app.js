@@ -1146,7 +1146,8 @@ function fillChoices() {
 function labelPublished(model) {
   const m = typeof model === 'string' ? presetById(state.presets.models, model)?.model : model;
   const weights = (isPlainObject(m) && m.checkpoint_weights) || 'bf16';
-  $('weights').options[0].textContent = `as published (${weights})`;
+  const block = isPlainObject(m) && m.checkpoint_weight_scaling === 'block' ? ', block-scaled' : '';
+  $('weights').options[0].textContent = `as published (${weights}${block})`;
   const attention = isPlainObject(m) && m.checkpoint_attention_weights;
   $('attention_weights').options[0].textContent =
     $('weights').value === '' && attention ? `as published (${attention})` : 'same as weights';

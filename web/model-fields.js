@@ -47,6 +47,15 @@ const GROUPS = [
         '',
         () => [['', 'as the weights'], ...schemaList('precision', 'attention_weights').map((t) => [t, t])],
       ],
+      [
+        'checkpoint_weight_scaling',
+        'FP8 scales',
+        '',
+        [
+          ['', 'per tensor'],
+          ['block', 'per 128x128 block (DeepSeek, Kimi K2, Qwen3 FP8)'],
+        ],
+      ],
     ],
   ],
   [

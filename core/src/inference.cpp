@@ -207,6 +207,7 @@ struct Shard {
   double kv;      // KV-cache bytes per element
   GemmTypes linear;
   GemmTypes attn_linear;  // attention projections: `linear` unless the checkpoint keeps them apart
+  GemmTypes experts;      // routed experts: `linear`, save the kernel family (make_shard)
   GemmTypes dense16;      // router (and LM head): 16-bit weights in every quantization scheme
   GemmTypes head;  // LM head (its weight bytes size the embedding too): dense16, but quantized
                    // like the linears in a GGUF file
@@ -264,7 +265,13 @@ Shard make_shard(const InferenceSpec& s) {
     const DType math = math_type(weights);
     const bool low_precision_math = (math == DType::fp8 && s.hardware.peak(DType::fp8)) ||
                                     (math == DType::fp4 && s.hardware.peak(DType::fp4));
-    return low_precision_math ? GemmTypes{math, stored, stored, sh.a}
+    // A block-scaled FP8 checkpoint run as published takes the engines' block-scaled kernels
+    // (DeepGEMM, CUTLASS/vLLM fp8 block): their own fits.
+    const KernelVariant variant = math == DType::fp8 && weights == m.checkpoint_weights &&
+                                          m.checkpoint_weight_scaling == WeightScaling::block
+                                      ? KernelVariant::block_scaled
+                                      : KernelVariant::plain;
+    return low_precision_math ? GemmTypes{math, stored, stored, sh.a, variant}
                               : GemmTypes{s.activations, stored, sh.a, sh.a};
   };
   sh.linear = linear_types(s.weights, sh.w);
@@ -277,6 +284,15 @@ Shard make_shard(const InferenceSpec& s) {
     sh.attn_linear = sh.linear;
   }
   sh.head = is_gguf(s.weights) ? sh.linear : sh.dense16;
+  // Block-scaled experts behind DeepEP's all-to-all run DeepGEMM's grouped GEMMs in SGLang and
+  // vLLM, not the fused MoE kernels the tables measured with block scales (fused_moe_triton):
+  // priced as the per-tensor kernels, the fastest measured FP8 MoE of the engine.
+  sh.experts = sh.linear;
+  if (sh.experts.variant == KernelVariant::block_scaled && m.is_moe() &&
+      moe_dispatch_of(s) == MoeDispatch::all_to_all &&
+      (s.kernel.framework == Framework::sglang || s.kernel.framework == Framework::vllm)) {
+    sh.experts.variant = KernelVariant::plain;
+  }
   sh.attn_math = s.activations;
   sh.km = s.kernel;
   sh.km.kv_page_tokens = s.engine.kv_block_tokens;
@@ -391,7 +407,7 @@ TokenOps token_ops(const InferenceSpec& s, const Shard& sh, double t, bool prefi
     // ep groups of whole experts, each expert's width split over the tp / ep GPUs of a group.
     ops.moe.gemms.push_back(moe_experts_op(hw, km, t, m.expert_hidden(),
                                            double(m.intermediate_size) * s.ep / s.tp, m.num_experts,
-                                           m.experts_per_token, m.ffn == FfnKind::gated, sh.linear,
+                                           m.experts_per_token, m.ffn == FfnKind::gated, sh.experts,
                                            sh.dense16, s.ep, s.redundant_experts));
     if (m.shared_experts > 0) {
       for (const auto& l : layer_ops::ffn_linears(

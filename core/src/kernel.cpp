@@ -97,6 +97,13 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
               (!km.calibrated_attention_only || cls == OpClass::attention_prefill)
           ? hw.calibration->find_for(op.calibration_key)
           : nullptr;
+  // Block-scaled FP8 where this GPU's tables measured none: the per-tensor kernels' fit, the
+  // nearest measured kernels (the same math, a scale per block instead of per tensor).
+  if (!fit && variant == KernelVariant::block_scaled && km.use_calibration && hw.calibration &&
+      !km.calibrated_attention_only) {
+    op.calibration_key.variant = KernelVariant::plain;
+    fit = hw.calibration->find_for(op.calibration_key);
+  }
   if (fit) {
     e = fit->efficiency;
     op.tier = 2;

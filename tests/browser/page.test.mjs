@@ -893,7 +893,7 @@ test('weights "as published" follow the checkpoint of the chosen model', async (
   const r1 = await page.evaluate(() => window.flopcast.lastResult());
   assert.equal(r1.request.precision.weights, 'fp8');
   assert.ok(r1.memory.weights_GB > 83.88 && r1.memory.weights_GB < 86, `weights ${r1.memory.weights_GB} GB per GPU`);
-  assert.equal(await page.textContent('#weights option[value=""]'), 'as published (fp8)');
+  assert.equal(await page.textContent('#weights option[value=""]'), 'as published (fp8, block-scaled)');
 
   await page.selectOption('#model', 'gpt-oss-120b');
   await page.fill('#num_gpus', '1');

@@ -241,6 +241,40 @@ TEST(Calibration, MlaDecodeKeepsTier0ComputeUnderAGroupedFit) {
   EXPECT_EQ(km.tier0(OpClass::attention_decode).compute, 0.6);
 }
 
+TEST(Calibration, BlockScaledFp8TakesItsOwnFitElseThePerTensorOne) {
+  // An H100 GEMM of 4096 x 4096 x 4096 in fp8: 2·4096³ = 1.37439e11 FLOP; 32 · 32 = 1024 tiles
+  // of 128 x 128 on 132 SMs (8 waves, wave efficiency 1024 / (8·132) = 0.969697) at the fp8 peak
+  // 1978.9e12: 71.6257 us ideal. Under a fit of compute 0.5 (half-units 0, fixed 5 us):
+  // 143.251 + 5 = 148.251 us; under 0.25: 286.503 + 5 = 291.503 us.
+  HardwareSpec hw = io::resolve_hardware(io::json("h100-sxm"), "hardware");
+  const KernelModel km;
+  const GemmTypes tensor{DType::fp8, 1, 1, 2};
+  const GemmTypes block{DType::fp8, 1, 1, 2, KernelVariant::block_scaled};
+  auto fit_of = [](double compute) {
+    CalibratedEfficiency fit;
+    fit.efficiency = Efficiency{compute, 0, 0.9, 0, 5e-6};
+    fit.min_units = 1;
+    fit.max_units = 1e6;
+    return fit;
+  };
+  auto cal = std::make_shared<Calibration>();
+  cal->fits[CalibrationKey{OpClass::gemm, DType::fp8}] = fit_of(0.5);
+  hw.calibration = cal;
+  // No block-scaled fit on this GPU: the per-tensor one, and the op names the fit it used.
+  const OpCost fallback = gemm_op("x", hw, km, 4096, 4096, 4096, block);
+  EXPECT_EQ(fallback.tier, 2);
+  EXPECT_EQ(fallback.calibration_key.variant, KernelVariant::plain);
+  EXPECT_TRUE(near_rel(fallback.time.value, 148.251e-6, 1e-4));
+  // With one, its own.
+  cal->fits[CalibrationKey{OpClass::gemm, DType::fp8, KernelVariant::block_scaled}] = fit_of(0.25);
+  const OpCost own = gemm_op("x", hw, km, 4096, 4096, 4096, block);
+  EXPECT_EQ(own.calibration_key.variant, KernelVariant::block_scaled);
+  EXPECT_TRUE(near_rel(own.time.value, 291.503e-6, 1e-4));
+  // Per-tensor weights never take the block-scaled fit.
+  EXPECT_TRUE(
+      near_rel(gemm_op("x", hw, km, 4096, 4096, 4096, tensor).time.value, 148.251e-6, 1e-4));
+}
+
 TEST(Calibration, FrameworkKeysRoundTripAndFallBackToThePooledFit) {
   const auto key = parse_calibration_key("attn_decode/bf16-kv8@vllm");
   ASSERT_TRUE(key.has_value());

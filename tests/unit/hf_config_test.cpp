@@ -793,7 +793,7 @@ TEST(HfConfig, PrecisionFromQuantizationConfig) {
   EXPECT_EQ(weights({{"quant_method", "gptq"}, {"bits", 8}}), json({{"weights", "int8"}}));
   // DeepSeek-V3's block FP8, Llama 4 Maverick FP8's fbgemm, gpt-oss's MXFP4 experts.
   EXPECT_EQ(weights({{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"weight_block_size", {128, 128}}}),
-            json({{"weights", "fp8"}}));
+            json({{"weights", "fp8"}, {"weight_scaling", "block"}}));
   EXPECT_EQ(weights({{"quant_method", "fbgemm_fp8"}}), json({{"weights", "fp8"}}));
   EXPECT_EQ(weights({{"quant_method", "mxfp4"}}), json({{"weights", "mxfp4"}}));
   // compressed-tensors (llm-compressor): W4A16, FP8 dynamic, NVFP4.
@@ -808,6 +808,12 @@ TEST(HfConfig, PrecisionFromQuantizationConfig) {
       json({{"weights", "fp8"}}));
   EXPECT_EQ(ct({{"num_bits", 4}, {"type", "float"}, {"group_size", 16}}),
             json({{"weights", "fp4"}}));  // NVFP4
+  // llm-compressor's FP8_BLOCK scheme (RedHat's block-quantized checkpoints).
+  EXPECT_EQ(ct({{"num_bits", 8},
+                {"type", "float"},
+                {"strategy", "block"},
+                {"block_structure", {128, 128}}}),
+            json({{"weights", "fp8"}, {"weight_scaling", "block"}}));
   // The quantization of a multimodal checkpoint may sit beside text_config.
   json nested = {{"text_config", json::parse(kLlama2_7b)},
                  {"quantization_config", {{"quant_method", "fp8"}}}};

@@ -163,6 +163,18 @@ TEST(Io, CheckpointPrecisionIsTheDefault) {
             "model.checkpoint_attention_weights: needs model.checkpoint_weights (got \"bf16\")");
   m["model"]["checkpoint_weights"] = "fp9";
   EXPECT_EQ(failure_of(m).path, "model.checkpoint_weights");
+  // Block scales are a property of FP8 checkpoints only.
+  m["model"].erase("checkpoint_attention_weights");
+  m["model"]["checkpoint_weights"] = "mxfp4";
+  m["model"]["checkpoint_weight_scaling"] = "block";
+  EXPECT_EQ(failure_of(m).message,
+            "model.checkpoint_weight_scaling: \"block\" needs model.checkpoint_weights \"fp8\" "
+            "(got checkpoint_weights \"mxfp4\")");
+  m["model"]["checkpoint_weight_scaling"] = "rows";
+  EXPECT_EQ(failure_of(m).path, "model.checkpoint_weight_scaling");
+  m["model"]["checkpoint_weights"] = "fp8";
+  m["model"]["checkpoint_weight_scaling"] = "block";
+  EXPECT_EQ(io::run(m)["request"]["model"]["checkpoint_weight_scaling"], "block");
 }
 
 // Issue 15: one range check, one message per rule. engine.step_overhead_us -1 read "between 0

@@ -396,8 +396,9 @@ TEST(ModelZoo, DeepSeekV3LatentAttentionAndFp8) {
                     {"shared_experts", 1},
                     {"intermediate_size", 2048},
                     {"dense_intermediate_size", 18432}});
+  // quantization_config: fp8 with weight_block_size [128, 128].
   EXPECT_EQ(io::precision_from_hf_config(test::hf_fixture("deepseek-v3")),
-            json({{"weights", "fp8"}}));
+            json({{"weights", "fp8"}, {"weight_scaling", "block"}}));
   json v3 = m, r1 = imported("deepseek-r1");  // R1 is V3's architecture
   v3.erase("name");
   r1.erase("name");

@@ -29,6 +29,11 @@ inline constexpr std::array<Named<PositionEmbedding>, 3> kPositionEmbeddingNames
      {"none", PositionEmbedding::none}}};
 inline constexpr std::array<Named<LocalAttention>, 2> kLocalAttentionNames{
     {{"sliding", LocalAttention::sliding}, {"chunked", LocalAttention::chunked}}};
+/// How a quantized checkpoint scales its FP8 weights: one scale per tensor (or per output
+/// channel), or one per block of the matrix (128 x 128: DeepSeek-V3's weight_block_size).
+enum class WeightScaling { tensor, block };
+inline constexpr std::array<Named<WeightScaling>, 2> kWeightScalingNames{
+    {{"tensor", WeightScaling::tensor}, {"block", WeightScaling::block}}};
 constexpr std::string_view to_string(FfnKind k) noexcept { return name_in(kFfnNames, k); }
 constexpr std::string_view to_string(NormKind k) noexcept { return name_in(kNormNames, k); }
 constexpr std::string_view to_string(PositionEmbedding p) noexcept {
@@ -36,6 +41,9 @@ constexpr std::string_view to_string(PositionEmbedding p) noexcept {
 }
 constexpr std::string_view to_string(LocalAttention a) noexcept {
   return name_in(kLocalAttentionNames, a);
+}
+constexpr std::string_view to_string(WeightScaling w) noexcept {
+  return name_in(kWeightScalingNames, w);
 }
 
 /// The model reader's bounds on the sizes every other count is built from (validate), shared with
@@ -118,6 +126,11 @@ struct ModelSpec {
   /// inference and serving. Unset: bf16.
   std::optional<DType> checkpoint_weights;
   std::optional<DType> checkpoint_attention_weights;
+  /// FP8 weights scaled per block of the weight matrix (DeepSeek-V3/R1, Kimi K2, Qwen3's FP8
+  /// releases: quantization_config.weight_block_size [128, 128]) rather than per tensor or
+  /// channel. Engines run other GEMM and MoE kernels for them (DeepGEMM, CUTLASS block-scaled,
+  /// vLLM's fp8 block path): priced with the `-block` fits where the weights are the checkpoint's.
+  WeightScaling checkpoint_weight_scaling = WeightScaling::tensor;
   int moe_layer_interval = 1;  ///< Llama 4 Maverick interleave_moe_layer_step 2
   /// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); 0: standard multi-/grouped-query.
   int kv_lora_rank = 0;

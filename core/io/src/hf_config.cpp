@@ -816,6 +816,9 @@ json model_from_hf_config(const json& config, std::string_view file_name) {
   // A quantized checkpoint's types (quantization_config) are the model's default precision.
   const json precision = precision_from_hf_config(config);
   if (precision.contains("weights")) m["checkpoint_weights"] = precision.at("weights");
+  if (precision.contains("weight_scaling")) {
+    m["checkpoint_weight_scaling"] = precision.at("weight_scaling");
+  }
   if (precision.contains("attention_weights")) {
     m["checkpoint_attention_weights"] = precision.at("attention_weights");
   }
@@ -846,6 +849,23 @@ std::string compressed_tensors_weights(const json& weights, const std::string& p
                                    " (group size " + std::to_string(group) +
                                    ") are not modelled (int4, int8, fp8, fp4 with groups of 16, "
                                    "mxfp4 with groups of 32)");
+}
+
+/// Whether a quantization_config scales FP8 weights per block of the matrix: `weight_block_size`
+/// (DeepSeek-V3/R1, Kimi K2, Qwen3's FP8 releases: [128, 128]) or compressed-tensors' block
+/// strategy.
+bool fp8_block_scaled(const json& q) {
+  const auto size = q.find("weight_block_size");
+  if (size != q.end() && !size->is_null()) return true;
+  const auto groups = q.find("config_groups");
+  if (groups == q.end() || !groups->is_object()) return false;
+  for (const auto& [name, group] : groups->items()) {
+    const auto w = group.is_object() ? group.find("weights") : group.end();
+    if (w == group.end() || !w->is_object()) continue;
+    const auto strategy = w->find("strategy");
+    if (strategy != w->end() && *strategy == "block") return true;
+  }
+  return false;
 }
 
 /// Whether a quantization_config leaves every layer's attention projections unquantized:
@@ -943,6 +963,7 @@ json precision_from_hf_config(const json& config) {
                                "compressed-tensors are)");
   }
   json out{{"weights", weights}};
+  if (weights == "fp8" && fp8_block_scaled(*q)) out["weight_scaling"] = "block";
   if (attention_left_unquantized(*q, config)) {
     const auto dtype = config.find("torch_dtype");
     const bool fp16 = dtype != config.end() && dtype->is_string() && *dtype == "float16";

@@ -56,6 +56,7 @@ ModelSpec read_model(const json& j, const std::string& path) {
                   "mtp_layers",
                   "checkpoint_weights",
                   "checkpoint_attention_weights",
+                  "checkpoint_weight_scaling",
                   "layer_pattern",
                   "mamba_heads",
                   "mamba_head_dim",
@@ -123,6 +124,14 @@ ModelSpec read_model(const json& j, const std::string& path) {
       fail(r.child("checkpoint_attention_weights"), "must not be a GGUF type",
            std::string(to_string(*m.checkpoint_attention_weights)));
     }
+  }
+  m.checkpoint_weight_scaling =
+      r.choice("checkpoint_weight_scaling", kWeightScalingNames, WeightScaling::tensor);
+  if (m.checkpoint_weight_scaling == WeightScaling::block && m.checkpoint_weights != DType::fp8) {
+    fail(r.child("checkpoint_weight_scaling"), "\"block\" needs model.checkpoint_weights \"fp8\"",
+         m.checkpoint_weights
+             ? "checkpoint_weights \"" + std::string(to_string(*m.checkpoint_weights)) + "\""
+             : std::string("no checkpoint_weights"));
   }
   m.moe_layer_interval = r.integer("moe_layer_interval", 1);
   m.kv_lora_rank = r.integer("kv_lora_rank", 0);
@@ -211,6 +220,9 @@ json model_to_json(const ModelSpec& m) {
   if (m.checkpoint_weights) j["checkpoint_weights"] = to_string(*m.checkpoint_weights);
   if (m.checkpoint_attention_weights) {
     j["checkpoint_attention_weights"] = to_string(*m.checkpoint_attention_weights);
+  }
+  if (m.checkpoint_weight_scaling != WeightScaling::tensor) {
+    j["checkpoint_weight_scaling"] = to_string(m.checkpoint_weight_scaling);
   }
   if (m.window_tokens > 0) j["local_attention"] = to_string(m.local_attention);
   if (m.is_hybrid()) j["layer_pattern"] = m.layer_pattern;

@@ -125,7 +125,8 @@ json model_from_hf_config(const json& config, std::string_view file_name = {});
 /// hf_config.quantization_config.quant_method. Where the config leaves every layer's attention
 /// unquantized (`modules_to_not_convert` / `ignore` naming self_attn by pattern or for at least
 /// half of the layers: gpt-oss, Meta's Llama 3.1 FP8) it adds "attention_weights": the config's
-/// torch_dtype, "bf16" or "fp16".
+/// torch_dtype, "bf16" or "fp16". FP8 scaled per block of the matrix (`weight_block_size`, or
+/// compressed-tensors' "block" strategy) adds "weight_scaling": "block".
 json precision_from_hf_config(const json& config);
 
 }  // namespace flopcast::io
