@@ -10,8 +10,9 @@ namespace {
 
 /// Tails (percent) an 80 % band may use (see band_rules).
 constexpr double kTails[] = {10, 7.5, 5, 2.5};
-/// Scales of a band about its estimate: kMinScale, +0.1, ..., kMaxScale.
-constexpr double kMinScale = 0.5;
+/// Scales of a band about its estimate: kMinScale, +0.1, ..., kMaxScale. Below 1 a band is
+/// narrower than the other sources' spread: where they agree closer than that (serving means).
+constexpr double kMinScale = 0.2;
 constexpr double kScaleStep = 0.1;
 constexpr double kMaxScale = 4.0;
 /// The share of a held-out source's rows an 80 % band is built to hold.
