@@ -719,6 +719,23 @@ TEST(IoErrors, UnknownHardwarePresetSuggestsAVariant) {
       << f.message;
 }
 
+TEST(IoErrors, ASlipAfterTheStemSuggestsThatFamily) {
+  // "h100x" shares "h100" (4 of 5 characters) with h100-sxm and h100-pcie; by edit distance
+  // alone "a10" (3 edits) would win. The shorter of the two is named.
+  json r = base_request();
+  r["hardware"] = "h100x";
+  EXPECT_TRUE(contains(failure_of(r).message, "did you mean \"h100-sxm\"?"))
+      << failure_of(r).message;
+  // "llama-3.1-8bx": llama-3.1-8b shares all 12 of its characters.
+  r = base_request();
+  r["model"] = "llama-3.1-8bx";
+  EXPECT_TRUE(contains(failure_of(r).message, "did you mean \"llama-3.1-8b\"?"));
+  // A short common stem is no evidence: "h" and four unrelated characters.
+  r = base_request();
+  r["hardware"] = "hzzzz";
+  EXPECT_FALSE(contains(failure_of(r).message, "h100")) << failure_of(r).message;
+}
+
 TEST(IoErrors, FarOffPresetHasNoSuggestion) {
   json r = base_request();
   r["model"] = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";

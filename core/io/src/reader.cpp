@@ -36,6 +36,19 @@ std::optional<std::string> nearest(std::string_view word, const std::vector<std:
       }
     }
     if (best) return best;
+    // A slip after a long enough common stem ("h100x", "h100-sx", "llama-3.1-8bx"): the option
+    // sharing the longest prefix, if it covers two thirds of the word (at least 3 characters);
+    // the edit distance alone would take "a10" for "h100x".
+    std::size_t best_common = std::max<std::size_t>(3, (2 * word.size() + 2) / 3) - 1;
+    for (const auto& option : options) {
+      const auto mismatch = std::mismatch(word.begin(), word.end(), option.begin(), option.end());
+      const auto common = static_cast<std::size_t>(mismatch.first - word.begin());
+      if (common > best_common || (best && common == best_common && option.size() < best->size())) {
+        best_common = common;
+        best = option;
+      }
+    }
+    if (best) return best;
   }
   std::size_t best_distance = std::max<std::size_t>(3, word.size() / 3) + 1;
   for (const auto& option : options) {
