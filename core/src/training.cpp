@@ -49,8 +49,13 @@ void validate_parallelism(const TrainingSpec& s) {
          "needs parallelism.pp > 1", std::max(s.pp_first_stage_layers, s.pp_last_stage_layers));
   }
   if (s.vpp > 1 && !uneven_set) {
-    check_divides("parallelism.pp", s.pp * s.vpp, m.num_layers,
-                  "model.num_layers with parallelism.vpp; pp·vpp");
+    if (m.num_layers % (s.pp * s.vpp) != 0) {
+      throw SpecError("parallelism.pp",
+                      "pp·vpp must divide model.num_layers (" + std::to_string(m.num_layers) +
+                          "), or set parallelism.first_stage_layers / last_stage_layers (got " +
+                          std::to_string(s.pp) + "·" + std::to_string(s.vpp) + " = " +
+                          std::to_string(s.pp * s.vpp) + ")");
+    }
   } else if (uneven_set) {
     // Megatron-Core's uneven split (decoder_first/last_pipeline_num_layers, or the embedding and
     // the loss counted as a layer each): the other stages hold equal shares, and with
@@ -74,10 +79,16 @@ void validate_parallelism(const TrainingSpec& s) {
   if (s.vpp > 1 && s.pp == 1) fail("parallelism.vpp", "must be 1 when parallelism.pp is 1", s.vpp);
   const long long product = 1LL * s.tp * s.pp * s.dp * s.cp;
   if (product != s.num_gpus) {
+    // Expert parallelism splits the data-parallel ranks (EP inside DP·CP): it adds no GPUs.
+    const std::string ep_hint = s.ep > 1
+                                    ? "; expert parallelism adds no GPUs: it splits dp·cp (ep " +
+                                          std::to_string(s.ep) + " needs dp·cp a multiple of " +
+                                          std::to_string(s.ep) + ")"
+                                    : std::string();
     throw SpecError("num_gpus", "must equal parallelism tp·pp·dp·cp (" + std::to_string(s.tp) +
                                     "·" + std::to_string(s.pp) + "·" + std::to_string(s.dp) + "·" +
-                                    std::to_string(s.cp) + " = " + std::to_string(product) +
-                                    ") (got " + std::to_string(s.num_gpus) + ")");
+                                    std::to_string(s.cp) + " = " + std::to_string(product) + ")" +
+                                    ep_hint + " (got " + std::to_string(s.num_gpus) + ")");
   }
   if (s.ep > 1) {
     if (!m.is_moe()) fail("parallelism.ep", "must be 1 for a dense model", s.ep);

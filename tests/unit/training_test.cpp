@@ -272,6 +272,23 @@ TEST(TrainingErrors, ConsistencyAndUnknownKeys) {
   Failure f = failure_of(req);
   EXPECT_EQ(f.path, "num_gpus");
   EXPECT_EQ(f.message, "num_gpus: must equal parallelism tp·pp·dp·cp (2·1·2·1 = 4) (got 8)");
+  // Issue 45: ep is not a fourth factor of the GPU count, and the message says so.
+  req = request();
+  req["model"] = "qwen3-30b-a3b";
+  req["num_gpus"] = 32;
+  req["parallelism"] = {{"dp", 4}, {"ep", 8}};
+  EXPECT_EQ(failure_of(req).message,
+            "num_gpus: must equal parallelism tp·pp·dp·cp (1·1·4·1 = 4); expert parallelism adds "
+            "no GPUs: it splits dp·cp (ep 8 needs dp·cp a multiple of 8) (got 32)");
+  // pp·vpp against the layers, the numbers in the order the rule states them: Llama-3.1-405B's
+  // 126 layers do not split into 16·8 = 128 chunks.
+  req = request();
+  req["model"] = "llama-3.1-405b";
+  req["num_gpus"] = 128;
+  req["parallelism"] = {{"pp", 16}, {"vpp", 8}, {"dp", 8}};
+  EXPECT_EQ(failure_of(req).message,
+            "parallelism.pp: pp·vpp must divide model.num_layers (126), or set "
+            "parallelism.first_stage_layers / last_stage_layers (got 16·8 = 128)");
 
   req = request();
   req["workload"]["micro_batch_sise"] = 2;
