@@ -123,10 +123,60 @@ function renderVerdict(mem) {
     verdict.textContent = '';
     return;
   }
-  // The module says what is missing and what would make it fit (memory.short_GB, to_fit).
+  // The module says what is missing and what would make it fit (memory.short_GB, to_fit), and
+  // gives each way out as a request fragment (ways_to_fit): a button applies it.
   const short = mem.short_GB > 0 ? ` — short by ${fmtGB(mem.short_GB)} per GPU` : '';
   verdict.textContent =
     `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` + mem.to_fit;
+  const ways = Array.isArray(mem.ways_to_fit) ? mem.ways_to_fit : [];
+  if (ways.length) {
+    verdict.append(
+      el(
+        'div',
+        { class: 'ways-to-fit' },
+        ...ways.map((way) => {
+          const button = el('button', { type: 'button', class: 'way-to-fit', text: wayLabel(way) });
+          button.addEventListener('click', () => applyWay(way));
+          return button;
+        }),
+      ),
+    );
+  }
+}
+
+// The inputs a way out (memory.ways_to_fit) may change, in the order they are set: the GPU
+// count after tp, which would otherwise keep the replicas (Form.keepCount).
+const WAY_FIELDS = [
+  ['parallelism.tp', 'tp'],
+  ['num_gpus', 'num_gpus'],
+  ['precision.weights', 'weights'],
+  ['precision.kv_cache', 'kv_cache'],
+  ['workload.batch_size', 'batch_size'],
+];
+
+function wayLabel(way) {
+  const parts = [];
+  const tp = getPath(way, 'parallelism.tp');
+  if (tp !== undefined) parts.push(`TP ${tp} on ${way.num_gpus} GPUs`);
+  const weights = getPath(way, 'precision.weights');
+  const kv = getPath(way, 'precision.kv_cache');
+  if (weights !== undefined) parts.push(`${weights} weights`);
+  if (kv !== undefined) parts.push(`${kv} KV cache`);
+  const batch = getPath(way, 'workload.batch_size');
+  if (batch !== undefined) return `Use batch ${batch}`;
+  return `Use ${parts.join(', ')} (batch up to ${way.max_batch_size})`;
+}
+
+// Sets the way's inputs, then one input event recomputes with all of them.
+function applyWay(way) {
+  let last = null;
+  for (const [path, id] of WAY_FIELDS) {
+    const v = getPath(way, path);
+    if (v === undefined) continue;
+    $(id).value = String(v);
+    last = id;
+  }
+  if (last) $(last).dispatchEvent(new Event('input', { bubbles: true }));
 }
 
 const MEMORY_PARTS = [
@@ -232,10 +282,25 @@ function resetForm() {
 
 // --------------------------------------------------------------- recompute
 
+// The MoE-only inputs (expert groups, dispatch, redundant experts) leave a dense model's form;
+// one holding other than its default (empty, ep 1) stays, so that its value and any error on it
+// are seen.
+const MOE_ONLY = { ep: '1', moe_dispatch: '', redundant_experts: '' };
+
+function showMoeFields(model) {
+  const m = typeof model === 'string' ? presetById(state.presets.models, model)?.model : model;
+  const dense = isPlainObject(m) && !(Number(m.num_experts) > 0);
+  for (const [id, idle] of Object.entries(MOE_ONLY)) {
+    const v = $(id).value;
+    $(id).closest('.field').hidden = dense && (v === '' || v === idle);
+  }
+}
+
 function recompute() {
   const req = buildRequest();
   state.request = req;
   state.estimateError = null;
+  showMoeFields(req.model);
 
   let result = null;
   if (state.inputErrors.size === 0) {

@@ -751,6 +751,57 @@ test('a setup that does not fit shows the verdict instead of latency', async () 
   await p.done();
 });
 
+// Issue 44: the way out of a setup that does not fit is a button that applies it. 70B in bf16 on
+// one A100 80GB (1,000 -> 200 tokens) fits with TP 2 (a batch of up to 6) or with fp8 weights and
+// an fp8 KV cache (up to 4): memory.ways_to_fit, the same as the CLI's sentence.
+test('each way out of a setup that does not fit is a button that makes it fit', async () => {
+  const p = await openPage(
+    'v=1&task=inference&model=llama-3.1-70b&hardware=a100-sxm-80g&workload.prompt_tokens=1000&workload.output_tokens=200',
+  );
+  const { page } = p;
+  assert.equal(await page.evaluate(() => window.flopcast.lastResult().memory.fits), false);
+  const labels = await page.$$eval('#unfit-verdict .way-to-fit', (b) => b.map((x) => x.textContent));
+  assert.deepEqual(labels, ['Use TP 2 on 2 GPUs (batch up to 6)', 'Use fp8 weights, fp8 KV cache (batch up to 4)']);
+  // No band explained under numbers that are not shown.
+  assert.equal(await page.isVisible('.band-note'), false);
+  await page.click('#unfit-verdict .way-to-fit >> nth=1');
+  await waitSettled(page);
+  const r = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(r.memory.fits, true);
+  assert.equal(r.memory.max_batch_size, 4);
+  assert.equal(r.request.precision.weights, 'fp8');
+  assert.equal(r.request.precision.kv_cache, 'fp8');
+  assert.equal(await page.evaluate(() => document.getElementById('headline').hidden), false);
+  assert.equal(await page.isVisible('.band-note'), true);
+  // Back to bf16, then the other way: two GPUs in tensor parallel.
+  await page.selectOption('#weights', '');
+  await page.selectOption('#kv_cache', 'bf16');
+  await waitSettled(page);
+  assert.equal(await page.evaluate(() => window.flopcast.lastResult().memory.fits), false);
+  await page.click('#unfit-verdict .way-to-fit >> nth=0');
+  await waitSettled(page);
+  const tp2 = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(tp2.memory.fits, true);
+  assert.equal(tp2.request.parallelism.tp, 2);
+  assert.equal(tp2.request.num_gpus, 2);
+  await p.done();
+});
+
+// Issue 44: the MoE-only inputs leave the form of a dense model and come back for a MoE one.
+test('MoE-only fields are hidden for a dense model', async () => {
+  const p = await openPage('v=1&task=inference&model=llama-3.1-8b&hardware=h100-sxm');
+  const { page } = p;
+  for (const id of ['ep', 'moe_dispatch', 'redundant_experts']) {
+    assert.equal(await page.isVisible(`#${id}`), false, `${id} hidden for a dense model`);
+  }
+  await page.selectOption('#model', 'qwen3-30b-a3b');
+  await waitSettled(page);
+  for (const id of ['ep', 'moe_dispatch', 'redundant_experts']) {
+    assert.equal(await page.isVisible(`#${id}`), true, `${id} shown for a MoE model`);
+  }
+  await p.done();
+});
+
 // Issue 11: a 5,000-character model name (one word, from a link) made the page 51,874 px wide.
 test('a very long model name wraps instead of widening the page', async () => {
   const model = {

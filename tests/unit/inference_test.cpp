@@ -63,6 +63,39 @@ TEST(Memory, ASetupThatDoesNotFitSaysWhichChangeMakesItFit) {
   EXPECT_TRUE(tp2["memory"]["fits"].get<bool>());
   EXPECT_EQ(tp2["memory"]["max_batch_size"], 6);
   EXPECT_FALSE(tp2["memory"].contains("to_fit"));
+  // The same two changes as request fragments (the page's buttons): merged into the request,
+  // each makes it fit with the batch it names.
+  req["num_gpus"] = 1;
+  req["parallelism"]["tp"] = 1;
+  const json ways = r["memory"]["ways_to_fit"];
+  EXPECT_EQ(ways, json::parse(R"([{"max_batch_size": 6, "num_gpus": 2, "parallelism": {"tp": 2}},
+    {"max_batch_size": 4, "precision": {"kv_cache": "fp8", "weights": "fp8"}}])"));
+  for (const json& way : ways) {
+    json applied = req;
+    json patch = way;
+    patch.erase("max_batch_size");
+    applied.merge_patch(patch);
+    const json fitted = run(applied);
+    EXPECT_TRUE(fitted["memory"]["fits"].get<bool>()) << way.dump();
+    EXPECT_EQ(fitted["memory"]["max_batch_size"], way["max_batch_size"]) << way.dump();
+  }
+}
+
+TEST(Memory, ABatchTooLargeOffersTheLargestThatFits) {
+  // Llama-3.1-8B on one A100 80GB at 100,000 + 200 tokens: 131,072 B of bf16 KV a token (32
+  // layers · 2 · 8 heads · 128 · 2 B) is 13.13 GB a sequence; 16.06 GB of weights and the 1.92 GB
+  // reserve leave ~58.5 GB of the 76.49 GB budget: four fit, not 64. The first way out is that
+  // batch, as it stands.
+  json req = base_request();
+  req["model"] = "llama-3.1-8b";
+  req["workload"]["prompt_tokens"] = 100000;
+  req["workload"]["output_tokens"] = 200;
+  req["workload"]["batch_size"] = 64;
+  const json r = run(req);
+  ASSERT_FALSE(r["memory"]["fits"].get<bool>());
+  EXPECT_EQ(r["memory"]["max_batch_size"], 4);
+  EXPECT_EQ(r["memory"]["ways_to_fit"][0],
+            json::parse(R"({"max_batch_size": 4, "workload": {"batch_size": 4}})"));
 }
 
 TEST(Memory, WhereNoChangeAloneFitsBothAreNamed) {

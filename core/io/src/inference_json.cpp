@@ -150,6 +150,28 @@ std::string fit_advice(const InferenceSpec& s, const MemoryResult& m) {
   return out + " at this context.";
 }
 
+/// The changes of fit_advice as request fragments a client applies as they stand (the page's
+/// "way out" buttons): each the keys it changes and the batch it then holds; first the largest
+/// batch that fits as it is, where one does.
+json ways_to_fit(const InferenceSpec& s, const MemoryResult& m) {
+  json out = json::array();
+  if (m.max_batch_size > 0) {
+    out.push_back(
+        {{"workload", {{"batch_size", m.max_batch_size}}}, {"max_batch_size", m.max_batch_size}});
+  }
+  for (const FitOption& o : fit_options(s)) {
+    json way{{"max_batch_size", o.max_batch_size}};
+    if (o.tp != s.tp) {
+      way["parallelism"]["tp"] = o.tp;
+      way["num_gpus"] = o.num_gpus;
+    }
+    if (o.weights != s.weights) way["precision"]["weights"] = to_string(o.weights);
+    if (o.kv_cache != s.kv_cache) way["precision"]["kv_cache"] = to_string(o.kv_cache);
+    out.push_back(std::move(way));
+  }
+  return out;
+}
+
 }  // namespace
 
 json run_inference(const json& request) {
@@ -209,6 +231,7 @@ json run_inference(const json& request) {
     json& mem = out["memory"];
     mem["short_GB"] = round6(std::max(0.0, need - m.budget_bytes) / kGB);
     mem["to_fit"] = fit_advice(s, m);
+    mem["ways_to_fit"] = ways_to_fit(s, m);
   }
   add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
   if (p.price.usd > 0) {
