@@ -217,10 +217,39 @@ void print_table(const json& r) {
     }
     std::cout << "\n";
   }
+  // The 80 % bands the response carries (interval), under the table in its columns' order.
+  const json& bands = r.value("interval", json::object());
+  const auto range = [&](const json& b) {
+    return duration(d(b.at("low")) / 1e3) + " - " + duration(d(b.at("high")) / 1e3);
+  };
+  // Label column as in the table above, then three left-aligned cells of 21.
+  const auto pad = [](std::string text, std::size_t width) {
+    text.resize(std::max(text.size(), width), ' ');
+    return text;
+  };
+  bool banded = false;
+  for (const auto& [key, label] :
+       {std::pair{"ttft_ms", "TTFT"}, std::pair{"tpot_ms", "TPOT"}, std::pair{"e2e_ms", "E2E"}}) {
+    if (!bands.contains(key) || !bands.at(key).is_object()) continue;
+    if (!banded) {
+      std::cout << "\n  " << pad("80% band", 16) << pad("mean", 21) << pad("p50", 21) << "p99\n";
+    }
+    banded = true;
+    const json& b = bands.at(key);
+    std::cout << "  " << pad(label, 16);
+    for (const char* q : {"mean", "p50"})
+      std::cout << pad(b.contains(q) ? range(b.at(q)) : "-", 21);
+    std::cout << (b.contains("p99") ? range(b.at("p99")) : "-") << "\n";
+  }
   const json& t = r.at("throughput");
   std::cout << "\n  throughput: " << sig(d(t.at("requests_per_s"))) << " req/s, "
             << si(d(t.at("input_tokens_per_s"))) << " input tok/s, "
-            << si(d(t.at("output_tokens_per_s"))) << " output tok/s\n";
+            << si(d(t.at("output_tokens_per_s"))) << " output tok/s";
+  if (bands.contains("output_tokens_per_s") && bands.at("output_tokens_per_s").is_object()) {
+    const json& b = bands.at("output_tokens_per_s");
+    std::cout << " (80% band " << si(d(b.at("low"))) << " - " << si(d(b.at("high"))) << ")";
+  }
+  std::cout << "\n";
   if (r.contains("usd_per_million_output_tokens") &&
       r.at("usd_per_million_output_tokens").is_number()) {
     const json& c = r.at("cost_basis");
