@@ -619,12 +619,17 @@ function scheduleBatchSweep(request, res) {
     const { markers, xTicks, xFmt } = log2Axis(0, xTop, current, largest);
     const chart = (title, yLabel, series) =>
       lineChart({ title, xLabel: 'batch size (log scale)', yLabel, markers, xTop, xTicks, xFmt, series });
+    // Each metric with its 80 % band (interval) shaded.
+    const line = (label, cls, key) => ({
+      label,
+      cls,
+      points: points.map((p) => [x(p.batch), p.res[key]]),
+      band: points.map((p) => [x(p.batch), p.res.interval?.[key]?.low, p.res.interval?.[key]?.high]),
+    });
     const charts = [
-      chart('TTFT (ms)', 'ms', [{ label: 'TTFT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.ttft_ms]) }]),
-      chart('TPOT (ms)', 'ms', [{ label: 'TPOT', cls: 's1', points: points.map((p) => [x(p.batch), p.res.tpot_ms]) }]),
-      chart('Output throughput (tokens/s)', 'tok/s', [
-        { label: 'output tokens/s', cls: 's2', points: points.map((p) => [x(p.batch), p.res.output_tokens_per_s]) },
-      ]),
+      chart('TTFT (ms)', 'ms', [line('TTFT', 's1', 'ttft_ms')]),
+      chart('TPOT (ms)', 'ms', [line('TPOT', 's1', 'tpot_ms')]),
+      chart('Output throughput (tokens/s)', 'tok/s', [line('output tokens/s', 's2', 'output_tokens_per_s')]),
     ];
     charts.forEach((c, i) => {
       c.dataset.chart = ['ttft', 'tpot', 'throughput'][i];

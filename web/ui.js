@@ -192,7 +192,10 @@ export function lineChart({
   const W = 420;
   const H = height;
   const m = { l: 52, r: 22, t: 22, b: 34 };
-  const pts = series.flatMap((s) => s.points).filter(([x, y]) => finite(x) && finite(y));
+  // A series' 80 % band ([x, low, high] each) is drawn shaded under its line and counts in the scale.
+  const pts = series
+    .flatMap((s) => [...s.points, ...(s.band || []).map(([x, , hi]) => [x, hi])])
+    .filter(([x, y]) => finite(x) && finite(y));
   const xMax = xTop ?? niceMax(Math.max(...pts.map((p) => p[0]), ...markers.map((k) => k.x).filter(finite), 1e-9));
   const yTop = niceMax(Math.min(yMax ?? Infinity, Math.max(...pts.map((p) => p[1]), 1e-9)));
   const X = (x) => m.l + ((x - xMin) / (xMax - xMin)) * (W - m.l - m.r);
@@ -239,6 +242,15 @@ export function lineChart({
     root.append(g);
   }
   for (const s of series) {
+    const b = (s.band || []).filter(([x, lo, hi]) => finite(x) && finite(lo) && finite(hi));
+    if (b.length > 1) {
+      const edge = (pts) => pts.map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('L');
+      const upper = b.map(([x, , hi]) => [x, hi]);
+      const lower = b.map(([x, lo]) => [x, lo]).reverse();
+      root.append(svg('path', { d: `M${edge(upper)}L${edge(lower)}Z`, class: `band ${s.cls}`, 'data-band': s.label }));
+    }
+  }
+  for (const s of series) {
     const p = s.points.filter(([x, y]) => finite(x) && finite(y));
     if (!p.length) continue;
     const d = p.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
@@ -250,6 +262,7 @@ export function lineChart({
     ...series.map((s) =>
       el('li', null, el('span', { class: `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}` }), s.label),
     ),
+    series.some((s) => s.band) && el('li', null, 'shaded: its 80 % band'),
   );
   return el('figure', { class: 'chart-box' }, root, legend);
 }

@@ -298,6 +298,22 @@ test("batch sweep: latency and throughput against batch size, each point the mod
     [...document.querySelectorAll('#batch-charts > .chart-box')].map((c) => c.dataset.chart),
   );
   assert.deepEqual(charts, ['ttft', 'tpot', 'throughput']);
+  // Issue 44: each line has its 80 % band shaded, a closed path through every point's low and
+  // high (the module's interval): 2 edges of the sweep's points.
+  const bands = await page.evaluate(() =>
+    [...document.querySelectorAll('#batch-charts path.band')].map((b) => ({
+      series: b.dataset.band,
+      vertices: (b.getAttribute('d').match(/[ML]/g) || []).length,
+      closed: b.getAttribute('d').endsWith('Z'),
+    })),
+  );
+  assert.deepEqual(
+    bands,
+    ['TTFT', 'TPOT', 'output tokens/s'].map((series) => ({ series, vertices: 2 * sweep.length, closed: true })),
+  );
+  for (const q of sweep) {
+    assert.ok(q.res.interval.tpot_ms.low <= q.res.tpot_ms && q.res.tpot_ms <= q.res.interval.tpot_ms.high);
+  }
   // An edit sweeps again, around the new batch.
   await page.fill('#batch_size', '24');
   await page.waitForFunction(() => document.getElementById('batch-charts').dataset.sweep === 'done');
