@@ -1494,6 +1494,45 @@ test('on a 390 x 844 phone every tab shows its first number without scrolling', 
   await p.done();
 });
 
+// Issue 44 item 6: at 320 px the charts' 300 px minimum column overflowed the page by 13 px,
+// checkboxes were 6-13 px targets and legends, table heads and tags 11-11.7 px text. On every tab:
+// nothing wider than the screen, every control at least 24 x 24 px, no page text under 12 px
+// (the charts' SVG text, drawn in the chart's own units, is not held to it yet).
+test('on a 320 px phone nothing overflows, targets are 24 px and text 12 px', async () => {
+  const p = await openPage('', { width: 320, height: 640 });
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
+  for (const tab of ['inference', 'training', 'serving', 'collective']) {
+    if (tab !== 'inference') await openTab(page, tab);
+    const seen = await page.evaluate(() => {
+      const shown = (e) => {
+        const b = e.getBoundingClientRect();
+        const s = getComputedStyle(e);
+        return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+      };
+      const size = (e) =>
+        `${Math.round(e.getBoundingClientRect().width)}x${Math.round(e.getBoundingClientRect().height)}`;
+      const small = [...document.querySelectorAll('button, input, select, summary, a')]
+        .filter(shown)
+        .filter((e) => e.getBoundingClientRect().height < 24 || e.getBoundingClientRect().width < 24)
+        .map((e) => `${e.tagName.toLowerCase()}#${e.id} ${size(e)}`);
+      const tiny = new Set();
+      const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      while (walk.nextNode()) {
+        const e = walk.currentNode.parentElement;
+        if (!walk.currentNode.textContent.trim() || !shown(e) || e.closest('svg')) continue;
+        const px = parseFloat(getComputedStyle(e).fontSize);
+        if (px < 12) tiny.add(`${e.tagName.toLowerCase()}.${e.className} ${px}px`);
+      }
+      return { width: document.scrollingElement.scrollWidth, small, tiny: [...tiny] };
+    });
+    assert.ok(seen.width <= 320, `${tab}: the page is ${seen.width} px wide`);
+    assert.deepEqual(seen.small, [], `${tab}: targets under 24 px`);
+    assert.deepEqual(seen.tiny, [], `${tab}: text under 12 px`);
+  }
+  await p.done();
+});
+
 // Issue 11: dependent fields blocked instead of adjusting: TP 4 with one GPU was an error, and PP
 // back to 1 left 2 virtual stages, an error. A larger layout raises the GPU count to the next
 // multiple of TP x PP (training: TP x PP x CP x DP), and PP 1 means one virtual stage.
