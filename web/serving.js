@@ -443,9 +443,10 @@ export class ServingView {
       ),
       this.pin.note,
       ...banners(P),
+      el('div', { class: 'unfit-verdict', id: `${P}-unfit`, role: 'status', hidden: true }),
       el(
         'div',
-        { class: 'headline wide' },
+        { class: 'headline wide', id: `${P}-headline` },
         m('ttft', 'TTFT p50', ''),
         m('tpot', 'TPOT p50', ''),
         m('e2e', 'E2E p50', ''),
@@ -456,7 +457,7 @@ export class ServingView {
       bandNote(),
       el(
         'div',
-        { class: 'panel' },
+        { class: 'panel', id: `${P}-curves` },
         el(
           'div',
           { class: 'panel-head' },
@@ -758,6 +759,16 @@ export class ServingView {
     badge.className = `badge ${res.saturated ? 'bad' : 'ok'}`;
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
     badge.dataset.saturated = String(res.saturated);
+    // A setup that does not fit serves nothing: a verdict, not zeros and empty curves.
+    const unfit = res.fits === false;
+    $(`${P}-headline`).hidden = unfit;
+    $(`${P}-curves`).hidden = unfit;
+    $(`${P}-unfit`).hidden = !unfit;
+    const why = (res.warnings || []).find((w) => w.startsWith('does not fit: '));
+    $(`${P}-unfit`).textContent = unfit
+      ? `Does not fit: ${why ? why.slice('does not fit: '.length) : 'no memory for a KV cache'}, so no latency or ` +
+        'throughput is shown. The Inference tab, with this model and GPU, offers the changes that fit.'
+      : '';
     const set = (...args) => setMetric(P, ...args);
     const iv = res.interval || {};
     const ms = (x) => fmtMs(x).join(' ');

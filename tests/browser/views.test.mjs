@@ -776,6 +776,39 @@ test('serving view: analytic curves against rate with the saturation marker', as
   await p.done();
 });
 
+// Issue 44: a serving setup that does not fit showed "0 tok/s", "0.00 %" and empty curves on a
+// 1e-9 axis. Llama-3.1-70B in bf16 on one A100 80GB leaves no memory for a KV cache: the verdict
+// replaces the numbers and the curves; at TP 2 on two GPUs they are back.
+test('serving view: a setup that does not fit gives a verdict, not zeros', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await sweepDone(page);
+  await page.selectOption('#sv-model', 'llama-3.1-70b');
+  await page.selectOption('#sv-hardware', 'a100-sxm-80g');
+  await page.fill('#sv-num_gpus', '1');
+  await page.fill('#sv-tp', '1');
+  await sweepDone(page);
+  assert.equal((await viewResult(page, 'serving')).fits, false);
+  const seen = await page.evaluate(() => ({
+    headline: document.getElementById('sv-headline').hidden,
+    curves: document.getElementById('sv-curves').hidden,
+    verdict: document.getElementById('sv-unfit').hidden,
+    text: document.getElementById('sv-unfit').textContent,
+  }));
+  assert.deepEqual([seen.headline, seen.curves, seen.verdict], [true, true, false]);
+  assert.match(seen.text, /^Does not fit: weights, reserve and activations leave no memory for a KV cache/);
+  assert.equal(await page.isVisible('#view-serving .band-note'), false);
+  await page.fill('#sv-tp', '2');
+  await page.fill('#sv-num_gpus', '2');
+  await sweepDone(page);
+  assert.equal((await viewResult(page, 'serving')).fits, true);
+  assert.equal(await page.isVisible('#sv-headline'), true);
+  assert.equal(await page.isVisible('#sv-curves'), true);
+  assert.equal(await page.isVisible('#sv-unfit'), false);
+  await p.done();
+});
+
 // Issue 14: the serving setups with the most capacity that meet the SLOs, each one click away.
 test('serving view: setup search lists the best setups for the load and Use loads one', async () => {
   const p = await openPage();
