@@ -92,15 +92,13 @@ OpCost apply(std::string name, const Work& w, const HardwareSpec& hw, const Kern
       w.compute_ideal.value, w.memory_ideal.value, w.units, w.kernels, w.groups, w.blocks};
   op.num_parts = 1;
   Efficiency e = km.tier0(cls);
+  const bool calibrated = km.use_calibration && hw.calibration &&
+                          (!km.calibrated_attention_only || cls == OpClass::attention_prefill);
   const CalibratedEfficiency* fit =
-      km.use_calibration && hw.calibration &&
-              (!km.calibrated_attention_only || cls == OpClass::attention_prefill)
-          ? hw.calibration->find_for(op.calibration_key)
-          : nullptr;
+      calibrated ? hw.calibration->find_for(op.calibration_key) : nullptr;
   // Block-scaled FP8 where this GPU's tables measured none: the per-tensor kernels' fit, the
   // nearest measured kernels (the same math, a scale per block instead of per tensor).
-  if (!fit && variant == KernelVariant::block_scaled && km.use_calibration && hw.calibration &&
-      !km.calibrated_attention_only) {
+  if (calibrated && !fit && variant == KernelVariant::block_scaled) {
     op.calibration_key.variant = KernelVariant::plain;
     fit = hw.calibration->find_for(op.calibration_key);
   }

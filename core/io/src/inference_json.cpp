@@ -121,12 +121,12 @@ json inference_interval(const InferenceResult& r, const InferenceSpec& s,
 
 /// The sentence a setup that does not fit gets: how large a batch fits, and the changes that
 /// make its batch fit (fit_options), each with the batch it then holds.
-std::string fit_advice(const InferenceSpec& s, const MemoryResult& m) {
+std::string fit_advice(const InferenceSpec& s, const MemoryResult& m,
+                       const std::vector<FitOption>& options) {
   std::string out =
       m.max_batch_size > 0
           ? "A batch of " + std::to_string(m.max_batch_size) + " fits at this context. "
           : std::string("Not even one sequence fits at this context. ");
-  const std::vector<FitOption> options = fit_options(s);
   if (options.empty()) {
     return out +
            "To fit: a smaller batch or context, or a GPU with more memory (neither tensor "
@@ -153,13 +153,14 @@ std::string fit_advice(const InferenceSpec& s, const MemoryResult& m) {
 /// The changes of fit_advice as request fragments a client applies as they stand (the page's
 /// "way out" buttons): each the keys it changes and the batch it then holds; first the largest
 /// batch that fits as it is, where one does.
-json ways_to_fit(const InferenceSpec& s, const MemoryResult& m) {
+json ways_to_fit(const InferenceSpec& s, const MemoryResult& m,
+                 const std::vector<FitOption>& options) {
   json out = json::array();
   if (m.max_batch_size > 0) {
     out.push_back(
         {{"workload", {{"batch_size", m.max_batch_size}}}, {"max_batch_size", m.max_batch_size}});
   }
-  for (const FitOption& o : fit_options(s)) {
+  for (const FitOption& o : options) {
     json way{{"max_batch_size", o.max_batch_size}};
     if (o.tp != s.tp) {
       way["parallelism"]["tp"] = o.tp;
@@ -230,8 +231,10 @@ json run_inference(const json& request) {
         m.weights_bytes + m.kv_cache_bytes + m.state_bytes + m.activations_bytes + m.reserve_bytes;
     json& mem = out["memory"];
     mem["short_GB"] = round6(std::max(0.0, need - m.budget_bytes) / kGB);
-    mem["to_fit"] = fit_advice(s, m);
-    mem["ways_to_fit"] = ways_to_fit(s, m);
+    const std::vector<FitOption> options =
+        fit_options(s);  // once for the sentence and the fragments
+    mem["to_fit"] = fit_advice(s, m, options);
+    mem["ways_to_fit"] = ways_to_fit(s, m, options);
   }
   add_cost_per_million(out, p.price, s.num_gpus, r.output_tokens_per_s);
   if (p.price.usd > 0) {
