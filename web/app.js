@@ -41,6 +41,7 @@ import {
   svg,
   WEIGHT_TYPES,
   yAxisLabel,
+  showVerdict,
 } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
@@ -115,19 +116,18 @@ const BOUND_LABELS = {
  * the GPUs do not have, so the verdict and what would make it fit replace them.
  */
 function renderVerdict(mem) {
-  const unfit = mem.fits === false;
-  $('headline').hidden = unfit;
-  const verdict = $('unfit-verdict');
-  verdict.hidden = !unfit;
-  if (!unfit) {
-    verdict.textContent = '';
+  if (mem.fits !== false) {
+    showVerdict('unfit-verdict', null, 'headline');
     return;
   }
   // The module says what is missing and what would make it fit (memory.short_GB, to_fit), and
   // gives each way out as a request fragment (ways_to_fit): a button applies it.
   const short = mem.short_GB > 0 ? ` — short by ${fmtGB(mem.short_GB)} per GPU` : '';
-  verdict.textContent =
-    `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` + mem.to_fit;
+  const verdict = showVerdict(
+    'unfit-verdict',
+    `Does not fit in the ${fmtGB(mem.budget_GB)} memory budget${short}, so no latency is shown. ` + mem.to_fit,
+    'headline',
+  );
   const ways = Array.isArray(mem.ways_to_fit) ? mem.ways_to_fit : [];
   if (ways.length) {
     verdict.append(

@@ -35,6 +35,7 @@ import {
   fillCandidates,
   field,
   showFieldError,
+  showVerdict,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -760,15 +761,16 @@ export class ServingView {
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
     badge.dataset.saturated = String(res.saturated);
     // A setup that does not fit serves nothing: a verdict, not zeros and empty curves.
-    const unfit = res.fits === false;
-    $(`${P}-headline`).hidden = unfit;
-    $(`${P}-curves`).hidden = unfit;
-    $(`${P}-unfit`).hidden = !unfit;
     const why = (res.warnings || []).find((w) => w.startsWith('does not fit: '));
-    $(`${P}-unfit`).textContent = unfit
-      ? `Does not fit: ${why ? why.slice('does not fit: '.length) : 'no memory for a KV cache'}, so no latency or ` +
-        'throughput is shown. The Inference tab, with this model and GPU, offers the changes that fit.'
-      : '';
+    showVerdict(
+      `${P}-unfit`,
+      res.fits === false
+        ? `Does not fit: ${why ? why.slice('does not fit: '.length) : 'no memory for a KV cache'}, so no latency or ` +
+            'throughput is shown. The Inference tab, with this model and GPU, offers the changes that fit.'
+        : null,
+      `${P}-headline`,
+      `${P}-curves`,
+    );
     const set = (...args) => setMetric(P, ...args);
     const iv = res.interval || {};
     const ms = (x) => fmtMs(x).join(' ');

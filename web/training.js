@@ -27,6 +27,7 @@ import {
   searchPanel,
   fillCandidates,
   schemaList,
+  showVerdict,
 } from './ui.js';
 import { Form } from './form.js';
 
@@ -535,18 +536,18 @@ export class TrainingView {
     // A step that does not fit in memory has no step time: its headline numbers would describe
     // memory the GPUs do not have, so the verdict and what would make it fit replace them.
     const mem = res.memory_per_gpu || {};
-    const unfit = mem.fits === false;
-    $(`${P}-headline`).hidden = unfit;
-    const verdict = $(`${P}-unfit`);
-    verdict.hidden = !unfit;
-    verdict.textContent = unfit
-      ? `Does not fit: a GPU needs ${fmtGB(mem.total_GB)} of its ${fmtGB(mem.capacity_GB)}, so no step time is shown. ` +
-        (res.max_micro_batch_size > 0
-          ? `A micro-batch of ${fmtInt(res.max_micro_batch_size)} fits. `
-          : 'Not even a micro-batch of 1 fits. ') +
-        'To fit: shard weights, gradients and optimizer states (FSDP full_shard or ZeRO-3), recompute activations, ' +
-        'raise tensor or pipeline parallelism, or use more GPUs.'
-      : '';
+    showVerdict(
+      `${P}-unfit`,
+      mem.fits === false
+        ? `Does not fit: a GPU needs ${fmtGB(mem.total_GB)} of its ${fmtGB(mem.capacity_GB)}, so no step time is shown. ` +
+            (res.max_micro_batch_size > 0
+              ? `A micro-batch of ${fmtInt(res.max_micro_batch_size)} fits. `
+              : 'Not even a micro-batch of 1 fits. ') +
+            'To fit: shard weights, gradients and optimizer states (FSDP full_shard or ZeRO-3), recompute activations, ' +
+            'raise tensor or pipeline parallelism, or use more GPUs.'
+        : null,
+      `${P}-headline`,
+    );
     showWarnings(P, res.warnings);
     $(`${P}-assumptions`).replaceChildren(
       el(

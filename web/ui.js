@@ -531,6 +531,20 @@ export class Pin {
   }
 }
 
+/**
+ * A setup that does not fit has no numbers: `text` (its verdict) shows in `verdictId` in place of
+ * the elements `hiddenIds` (the headline cards, and charts of numbers); null shows them again.
+ * Returns the verdict element.
+ */
+export function showVerdict(verdictId, text, ...hiddenIds) {
+  const unfit = text !== null;
+  for (const id of hiddenIds) $(id).hidden = unfit;
+  const verdict = $(verdictId);
+  verdict.hidden = !unfit;
+  verdict.textContent = unfit ? text : '';
+  return verdict;
+}
+
 /** What every "80% band" means, once under each tab's headline numbers (issue 44 item 2). */
 export function bandNote() {
   return el('p', {
