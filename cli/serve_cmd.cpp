@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "flopcast/error.hpp"
@@ -222,24 +224,32 @@ void print_table(const json& r) {
   const auto range = [&](const json& b) {
     return duration(d(b.at("low")) / 1e3) + " - " + duration(d(b.at("high")) / 1e3);
   };
-  // Label column as in the table above, then three left-aligned cells of 21.
+  // Label column as in the table above, then three left-aligned columns as wide as their widest
+  // range plus two spaces ("8.812 min - 11.00 min" is 21 characters: a fixed width ran into it).
   const auto pad = [](std::string text, std::size_t width) {
     text.resize(std::max(text.size(), width), ' ');
     return text;
   };
-  bool banded = false;
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+  std::vector<std::size_t> widths(3, 0);
   for (const auto& [key, label] :
        {std::pair{"ttft_ms", "TTFT"}, std::pair{"tpot_ms", "TPOT"}, std::pair{"e2e_ms", "E2E"}}) {
     if (!bands.contains(key) || !bands.at(key).is_object()) continue;
-    if (!banded) {
-      std::cout << "\n  " << pad("80% band", 16) << pad("mean", 21) << pad("p50", 21) << "p99\n";
-    }
-    banded = true;
     const json& b = bands.at(key);
-    std::cout << "  " << pad(label, 16);
-    for (const char* q : {"mean", "p50"})
-      std::cout << pad(b.contains(q) ? range(b.at(q)) : "-", 21);
-    std::cout << (b.contains("p99") ? range(b.at("p99")) : "-") << "\n";
+    std::vector<std::string> cells;
+    for (const char* q : {"mean", "p50", "p99"}) {
+      cells.push_back(b.contains(q) ? range(b.at(q)) : "-");
+      widths[cells.size() - 1] = std::max(widths[cells.size() - 1], cells.back().size() + 2);
+    }
+    rows.emplace_back(label, std::move(cells));
+  }
+  if (!rows.empty()) {
+    std::cout << "\n  " << pad("80% band", 16) << pad("mean", widths[0]) << pad("p50", widths[1])
+              << "p99\n";
+  }
+  for (const auto& [label, cells] : rows) {
+    std::cout << "  " << pad(label, 16) << pad(cells[0], widths[0]) << pad(cells[1], widths[1])
+              << cells[2] << "\n";
   }
   const json& t = r.at("throughput");
   std::cout << "\n  throughput: " << sig(d(t.at("requests_per_s"))) << " req/s, "
