@@ -28,10 +28,20 @@ import {
   fillCandidates,
   schemaList,
   showVerdict,
+  field,
+  showFieldError,
 } from './ui.js';
 import { Form } from './form.js';
 
 const P = 'tr';
+
+// The layout dimensions the search's sizes boxes pin (search.tp …): label, request key.
+const PINS = [
+  ['TP', 'tp'],
+  ['PP', 'pp'],
+  ['CP', 'cp'],
+  ['EP', 'ep'],
+];
 
 const SHARDING = [
   ['parallelism.zero=0', 'None (plain DDP)'],
@@ -344,6 +354,27 @@ export class TrainingView {
           el('input', { type: 'checkbox', id: `${P}-search-compute` }),
           ' Also try the compute types this GPU has (fp8; mxfp8 and fp4 on Blackwell)',
         ),
+        el('p', {
+          class: 'hint',
+          text: 'Sizes to try (comma-separated; empty: every size these GPUs allow). A large MoE model on many GPUs has more layouts than one search prices: pin some here.',
+        }),
+        el(
+          'div',
+          { class: 'row pins' },
+          ...PINS.map(([label, key]) =>
+            field(
+              `${P}-search-${key}`,
+              label,
+              el('input', {
+                type: 'text',
+                inputmode: 'numeric',
+                placeholder: 'all',
+                spellcheck: 'false',
+                autocomplete: 'off',
+              }),
+            ),
+          ),
+        ),
       ),
       warningsPanel(P),
       el(
@@ -355,6 +386,12 @@ export class TrainingView {
     );
     this.root.replaceChildren(form, results);
     $(`${P}-search-run`).addEventListener('click', () => this.search());
+    for (const [, key] of PINS) {
+      $(`${P}-search-${key}`).addEventListener('input', () => {
+        showFieldError(`${P}-search-${key}`, '');
+        if (this.searchKey) showSearchStaleness(P, this.searchKey, this.searchRequest(), this.searchNote);
+      });
+    }
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
   }
 
@@ -362,13 +399,15 @@ export class TrainingView {
    * The search request of a built setup (the form's, by default): its layout, recomputation and
    * micro-batch left out; null while a field is invalid.
    */
-  searchRequest({ request, inputErrors } = this.form.build({ task: 'training' })) {
+  searchRequest({ request, inputErrors } = this.form.build({ task: 'training' }), loud = false) {
     if (inputErrors.size > 0) return null;
+    const pins = this.searchPins(loud);
+    if (pins === null) return null;
     const q = clone(request);
     delete q.parallelism;
     delete q.workload.recompute;
     delete q.workload.micro_batch_size;
-    const search = { target: 'training', top: 10 };
+    const search = { target: 'training', top: 10, ...pins };
     if ($(`${P}-search-compute`)?.checked) {
       // The types the GPU's tensor cores run (its peaks, as the core reads the hardware): the
       // search then sets precision.compute itself.
@@ -385,8 +424,45 @@ export class TrainingView {
   /** Task "search": the fastest layouts, found in the search worker, each with a button that
    * loads it into the form. */
   search() {
-    const q = this.searchRequest();
-    runSearch(P, q, (res, seconds) => this.showSearch(q, res, seconds));
+    const q = this.searchRequest(undefined, true);
+    runSearch(
+      P,
+      q,
+      (res, seconds) => this.showSearch(q, res, seconds),
+      // A size the module refused ("search.ep[0]: must divide ...") shows beside its box; a space
+      // too large to search points at the boxes.
+      (error) => {
+        const pin = PINS.find(([, key]) => error.path?.startsWith(`search.${key}`));
+        if (pin) showFieldError(`${P}-search-${pin[1]}`, error.message);
+        else if (error.path === 'search' && /more than/.test(error.message)) {
+          $(`${P}-search-note`).textContent =
+            `This search would price more than 20,000 layouts: pin TP, PP, CP or EP to a few sizes in the boxes below and search again. (${error.message})`;
+        }
+      },
+    );
+  }
+
+  /** The sizes boxes as search.tp, .pp, .cp and .ep lists (only those filled), or null when an
+   * entry is not a whole number >= 1 (`loud`: the reason shows beside its box). */
+  searchPins(loud) {
+    const pins = {};
+    let ok = true;
+    for (const [, key] of PINS) {
+      const id = `${P}-search-${key}`;
+      const entries = ($(id)?.value ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+      const bad = entries.find((x) => !/^[0-9]+$/.test(x) || Number(x) < 1);
+      if (loud)
+        showFieldError(
+          id,
+          bad === undefined ? '' : `"${bad}": expected whole numbers >= 1, comma-separated, e.g. 1, 2, 4`,
+        );
+      if (bad !== undefined) ok = false;
+      else if (entries.length) pins[key] = entries.map(Number);
+    }
+    return ok ? pins : null;
   }
 
   showSearch(q, res, seconds) {

@@ -405,6 +405,53 @@ test('training view: the layout search can try the compute types the GPU has', a
   await p.done();
 });
 
+// Issue 44: a search too large to price is refused with a way on: the sizes boxes pin TP, PP, CP
+// and EP. DeepSeek-V3 on 2,048 H100 with both compute types is 34,560 layouts (over 20,000);
+// CP pinned to 1 leaves a quarter of them (cp tried 1, 2, 4, 8), and every row has CP 1.
+test('training view: the sizes boxes pin a search that is too large to run', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'training');
+  await page.selectOption('#tr-model', 'deepseek-v3');
+  await page.selectOption('#tr-hardware', 'h100-sxm');
+  await page.fill('#tr-num_gpus', '2048');
+  await page.check('#tr-search-compute');
+  await page.click('#tr-search-run');
+  await page.waitForFunction(() => document.getElementById('tr-search').dataset.state === 'error', null, {
+    timeout: 60000,
+  });
+  assert.match(
+    await page.textContent('#tr-search-note'),
+    /^This search would price more than 20,000 layouts: pin TP, PP, CP or EP .*\(got 34560\)\)$/,
+  );
+  // A size that is not a whole number is refused beside its box, before any search.
+  await page.fill('#tr-search-cp', '1');
+  await page.fill('#tr-search-ep', '8, x');
+  await page.click('#tr-search-run');
+  assert.equal(
+    await page.textContent('#err-tr-search-ep'),
+    '"x": expected whole numbers >= 1, comma-separated, e.g. 1, 2, 4',
+  );
+  assert.equal(await page.getAttribute('#tr-search-ep', 'aria-invalid'), 'true');
+  assert.equal(await page.textContent('#tr-search-note'), 'Fix the highlighted fields first.');
+  await page.fill('#tr-search-ep', '');
+  assert.equal(await page.textContent('#err-tr-search-ep'), '');
+  await page.click('#tr-search-run');
+  await searchDone(page, 'tr');
+  const res = await trainingSearch(page, { compute: ['bf16', 'fp8'], cp: [1] });
+  assert.ok(res.candidates.length >= 1);
+  assert.deepEqual(await searchColumn(page, 'tr', 'Step time').then((c) => c.length), res.candidates.length);
+  assert.deepEqual(
+    await searchColumn(page, 'tr', 'CP'),
+    res.candidates.map(() => '1'),
+  );
+  assert.ok(res.evaluated <= 20000 && res.evaluated > 0, `${res.evaluated} layouts`);
+  // Another pin makes the table stale until searched again.
+  await page.fill('#tr-search-tp', '8');
+  assert.equal(await page.evaluate(() => document.getElementById('tr-search-table').dataset.stale), 'true');
+  await p.done();
+});
+
 // Issue 11: export the result on screen as a CLI command, its request and the result as JSON files.
 test('export: CLI command, request and result JSON reproduce the numbers on screen', async () => {
   const p = await openPage();
