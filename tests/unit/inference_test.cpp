@@ -603,6 +603,27 @@ TEST(InferenceBands, MlaMoeModelsTakeTheirOwnBand) {
   EXPECT_FALSE(near_rel(rate_low(ds), rate_low(llama), 1e-3));
 }
 
+TEST(InferenceBands, OtherMoeModelsTakeTheMoeThroughputBand) {
+  // Max-throughput rows of MoE models without MLA (Llama 4, Qwen3 MoE, Mixtral) scatter twice as
+  // wide as dense ones: their throughput takes "inference throughput (moe)", wider than the dense
+  // band; TTFT and TPOT keep the one latency band (two MoE rows could not make one of their own).
+  json r = base_request();
+  r["model"] = "qwen3-30b-a3b";
+  r["hardware"] = "h100-sxm";
+  r["precision"] = {{"weights", "fp8"}};
+  r["workload"] = {{"prompt_tokens", 1000}, {"output_tokens", 1000}, {"batch_size", 64}};
+  const json moe = io::run(r);
+  const auto band = io::e2e_band("inference throughput (moe)", moe.at("tier") == 0);
+  const auto dense = io::e2e_band("inference throughput", moe.at("tier") == 0);
+  ASSERT_TRUE(band.has_value());
+  ASSERT_TRUE(dense.has_value());
+  const double x = moe.at("output_tokens_per_s").get<double>();
+  // A rate of x whose time is e^s times the estimate's: [x·e^-p90, x·e^-p10].
+  EXPECT_TRUE(near_rel(moe.at("interval").at("output_tokens_per_s").at("low").get<double>(),
+                       x * std::exp(-std::max(band->slow_p90, 0.0)), 1e-5));
+  EXPECT_GT(band->slow_p90 - band->slow_p10, dense->slow_p90 - dense->slow_p10);
+}
+
 /// Llama-3.1-8B on one H100 at `rate` req/s of 1,000-token prompts and 200-token outputs.
 json llama_8b_serving(double rate) {
   return json{{"task", "serving"},

@@ -149,7 +149,9 @@ std::string e2e_band_kind(const std::string& kind, const std::string& vendor, bo
                           bool early_engines, bool moe) {
   if (kind == "training") return moe ? "training (moe)" : kind;
   if (vendor == "amd") return kind + " (amd)";
-  if (!mla_moe) return kind;
+  // MoE max-throughput rows scatter twice as wide as dense ones (expert routing, attention DP):
+  // banded apart, the dense band is sharp and the MoE band says how far off MoE can be.
+  if (!mla_moe) return moe && kind == "inference throughput" ? kind + " (moe)" : kind;
   return kind + (early_engines ? " (mla-moe, early-2025 engines)" : " (mla-moe)");
 }
 
