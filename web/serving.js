@@ -494,6 +494,7 @@ export class ServingView {
           }),
         ),
         el('p', { class: 'hint', id: `${P}-frontier` }),
+        el('div', { id: `${P}-frontier-chart` }),
       ),
       warningsPanel(P),
     );
@@ -616,6 +617,7 @@ export class ServingView {
   search() {
     const q = this.searchRequest(undefined, true);
     $(`${P}-frontier`).textContent = '';
+    $(`${P}-frontier-chart`).replaceChildren();
     runSearch(
       P,
       q,
@@ -652,6 +654,51 @@ export class ServingView {
       : priced
         ? `Frontier, tokens per dollar against speed per user: ${res.frontier.map((c) => `${gpu(c)} ${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.output_tokens_per_usd)} tokens per $ at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`
         : `Frontier, capacity per GPU against speed per user: ${res.frontier.map((c) => `${layout(c)} (max ${fmtInt(c.max_num_seqs)} seqs): ${fmtNum(c.capacity_output_tokens_per_s_per_gpu)} tok/s per GPU at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`).join('; ')}.`;
+    // Axis ticks of up to four characters (a million tokens per dollar is "1M").
+    const compact = (v) =>
+      v >= 1e6
+        ? `${Number((v / 1e6).toPrecision(3))}M`
+        : v >= 1e4
+          ? `${Number((v / 1e3).toPrecision(3))}k`
+          : String(Number(v.toPrecision(3)));
+    // The frontier as a chart: speed per user across, what it costs up; the listed setups as dots.
+    const yOf = priced ? (c) => c.output_tokens_per_usd_low : (c) => c.capacity_output_tokens_per_s_per_gpu;
+    const name = (c) => `${priced ? `${gpu(c)} ` : ''}${layout(c)}, max ${fmtInt(c.max_num_seqs)} seqs`;
+    const dot = (c) =>
+      `${name(c)}: ${fmtNum(yOf(c))} ${priced ? 'tokens per $ (80 % low)' : 'tok/s per GPU'} at ${fmtNum(c.tokens_per_s_per_user)} tok/s per user`;
+    const front = [...res.frontier].sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
+    $(`${P}-frontier-chart`).replaceChildren(
+      ...(front.length
+        ? [
+            lineChart({
+              title: priced
+                ? 'Tokens per dollar (80 % band low) vs speed per user'
+                : 'Capacity per GPU vs speed per user',
+              xLabel: 'output tok/s per user',
+              yLabel: priced ? 'tokens per $' : 'tok/s per GPU',
+              yFmt: compact,
+              series: [
+                // The listed setups first: the frontier is drawn over them.
+                {
+                  label: 'listed setups',
+                  cls: 's2',
+                  line: false,
+                  dots: true,
+                  points: res.candidates.map((c) => [c.tokens_per_s_per_user, yOf(c)]),
+                  titles: res.candidates.map(dot),
+                },
+                {
+                  label: 'frontier',
+                  cls: 's1',
+                  dots: true,
+                  points: front.map((c) => [c.tokens_per_s_per_user, yOf(c)]),
+                  titles: front.map(dot),
+                },
+              ],
+            }),
+          ]
+        : []),
+    );
     // The layout columns that vary: a dense model's rows all have PP 1, EP 1 and TP attention.
     const varies = (f) => res.candidates.some((c) => f(c.parallelism));
     const layoutColumns = [

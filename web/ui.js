@@ -253,14 +253,39 @@ export function lineChart({
   for (const s of series) {
     const p = s.points.filter(([x, y]) => finite(x) && finite(y));
     if (!p.length) continue;
-    const d = p.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
-    root.append(svg('path', { d, class: `series ${s.cls}${s.dash ? ' dashed' : ''}`, 'data-series': s.label }));
+    if (s.line !== false) {
+      const d = p.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
+      root.append(svg('path', { d, class: `series ${s.cls}${s.dash ? ' dashed' : ''}`, 'data-series': s.label }));
+    }
+    // Dots: each point a circle, named by its title (hover, and focus from the keyboard).
+    if (s.dots) {
+      s.points.forEach(([x, y], i) => {
+        if (!finite(x) || !finite(y)) return;
+        const c = svg('circle', {
+          cx: X(x).toFixed(1),
+          cy: Y(y).toFixed(1),
+          r: s.line === false ? 3 : 4,
+          class: `dot ${s.cls}`,
+          tabindex: 0,
+          'data-series': s.label,
+        });
+        if (s.titles?.[i]) c.append(svg('title', {}, s.titles[i]));
+        root.append(c);
+      });
+    }
   }
   const legend = el(
     'ul',
     { class: 'chart-legend' },
     ...series.map((s) =>
-      el('li', null, el('span', { class: `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}` }), s.label),
+      el(
+        'li',
+        null,
+        el('span', {
+          class: s.line === false ? `dot-swatch ${s.cls}` : `line-swatch ${s.cls}${s.dash ? ' dashed' : ''}`,
+        }),
+        s.label,
+      ),
     ),
     series.some((s) => s.band) && el('li', null, 'shaded: its 80 % band'),
   );

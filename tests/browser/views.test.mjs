@@ -894,6 +894,35 @@ test('serving view: setup search lists the best setups for the load and Use load
     ),
   );
   assert.match(await page.textContent('#sv-frontier'), /^Frontier, capacity per GPU against speed per user: TP /);
+  // Issue 44: the frontier as a chart, one dot per frontier setup (line through them, slowest per
+  // user first) and one per listed setup, each dot named by its setup and figures.
+  const chart = await page.evaluate(() => {
+    const dots = (s) =>
+      [...document.querySelectorAll(`#sv-frontier-chart circle.dot[data-series="${s}"]`)].map((c) => ({
+        x: Number(c.getAttribute('cx')),
+        title: c.querySelector('title')?.textContent ?? '',
+        focusable: c.getAttribute('tabindex') === '0',
+      }));
+    return {
+      frontier: dots('frontier'),
+      listed: dots('listed setups'),
+      line: Boolean(document.querySelector('#sv-frontier-chart path.series[data-series="frontier"]')),
+      listedLine: Boolean(document.querySelector('#sv-frontier-chart path.series[data-series="listed setups"]')),
+    };
+  });
+  assert.equal(chart.frontier.length, res.frontier.length);
+  assert.equal(chart.listed.length, res.candidates.length);
+  assert.equal(chart.line, true);
+  assert.equal(chart.listedLine, false, 'the listed setups are dots only');
+  chart.frontier.forEach((d, i) => {
+    assert.ok(d.focusable);
+    if (i > 0) assert.ok(d.x >= chart.frontier[i - 1].x, 'frontier drawn along speed per user');
+  });
+  const slowest = [...res.frontier].sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user)[0];
+  assert.match(
+    chart.frontier[0].title,
+    new RegExp(`^TP ${slowest.parallelism.tp}.*tok/s per GPU at .* tok/s per user$`),
+  );
   // Use: the second setup goes into the form, and the estimate is that setup's.
   const second = res.candidates[1];
   await page.click('#sv-search-table button[data-rank="2"][data-action="Use"]');
