@@ -281,11 +281,19 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   const json wl = row.value("workload", json::object());
   // Parameter-efficient fine-tuning freezes the base weights: no weight-gradient GEMMs, gradients
   // or optimizer state for them, which full-parameter pricing would charge (25-33 % slow on
-  // Megatron-Bridge's LoRA rows).
+  // Megatron-Bridge's LoRA rows). LoRA is priced as the row's trainer runs it where that is known:
+  // Megatron-Bridge's LoRA() defaults, rank 32 on every linear layer (target_modules linear_qkv,
+  // linear_proj, linear_fc1, linear_fc2; src/megatron/bridge/peft/lora.py), which its finetuning
+  // recipes take (default_peft_config("lora") = LoRA()). Other PEFT methods, or LoRA of another
+  // trainer whose rank and targets the row does not state, are not guessed.
+  std::optional<json> lora;
   if (const std::string task = lower_case(json_string(wl, "task"));
       contains(task, "lora") || contains(task, "peft")) {
-    return Outcome::skipped(
-        "LoRA / PEFT fine-tuning is not modelled: flopcast prices full-parameter training");
+    if (task != "lora" || !contains(lower_case(json_string(wl, "framework")), "megatron-bridge")) {
+      return Outcome::skipped(
+          "PEFT fine-tuning whose method, rank and targets the row does not state");
+    }
+    lora = json{{"method", "lora"}, {"rank", 32}, {"targets", "all_linear"}};
   }
   const double seq = row_number(wl, "seq_len");
   if (!(seq >= 1)) return Outcome::skipped("no seq_len");
@@ -317,6 +325,7 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
                {"precision", std::get<json>(prec)},
                {"max_tier", ctx.km().use_calibration ? 2 : 0}};
   if (!framework.empty()) request["framework"] = framework;
+  if (lora) request["lora"] = *lora;
   ctx.note_request(row, request);
   try {
     const json r = io::run(request);
