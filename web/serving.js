@@ -808,11 +808,10 @@ export class ServingView {
     badge.textContent = !res.fits ? 'Does not fit' : res.saturated ? 'Overloaded' : 'Stable';
     badge.dataset.saturated = String(res.saturated);
     // A setup that does not fit serves nothing: a verdict, not zeros and empty curves.
-    const why = (res.warnings || []).find((w) => w.startsWith('does not fit: '));
     showVerdict(
       `${P}-unfit`,
       res.fits === false
-        ? `Does not fit: ${why ? why.slice('does not fit: '.length) : 'no memory for a KV cache'}, so no latency or ` +
+        ? `Does not fit: ${res.unfit_reason}, so no latency or ` +
             'throughput is shown. The Inference tab, with this model and GPU, offers the changes that fit.'
         : null,
       `${P}-headline`,

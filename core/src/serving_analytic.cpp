@@ -865,6 +865,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   detail::StepCoster coster(spec, setup);
   ServingResult r;
   r.fits = setup.fits;
+  r.unfit_reason = setup.unfit_reason;
   r.tier = coster.tier();
   r.replicas = setup.instances;
   r.warnings = setup.warnings;

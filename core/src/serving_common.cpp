@@ -402,9 +402,9 @@ ServingSetup make_setup(const ServingSpec& spec) {
   }
   st.fits = st.kv_blocks > 0;
   if (!st.fits) {
-    st.warnings.push_back(
-        "does not fit: weights, reserve and activations leave no memory for a "
-        "KV cache (gpu_memory_utilization x device memory)");
+    st.unfit_reason =
+        "weights, reserve and activations leave no memory for a KV cache "
+        "(gpu_memory_utilization x device memory)";
   } else {
     // The shortest request the workload can send must fit the KV cache whole (prompt + output,
     // in blocks), as `inference` requires max batch >= 1; otherwise every request is refused.
@@ -425,14 +425,14 @@ ServingSetup make_setup(const ServingSpec& spec) {
         std::ceil(shortest / inf.engine.kv_block_tokens) + static_cast<double>(st.state_blocks);
     if (need_blocks > static_cast<double>(st.kv_blocks)) {
       st.fits = false;
-      st.warnings.push_back("does not fit: the KV cache holds " +
-                            format_number(st.kv_capacity_tokens) +
-                            " tokens per replica, less than one whole request (" +
-                            format_number(shortest) + " tokens of prompt + output" +
-                            (st.state_blocks > 0 ? " and its Mamba state" : std::string()) +
-                            "); no request can be served");
+      st.unfit_reason = "the KV cache holds " + format_number(st.kv_capacity_tokens) +
+                        " tokens per replica, less than one whole request (" +
+                        format_number(shortest) + " tokens of prompt + output" +
+                        (st.state_blocks > 0 ? " and its Mamba state" : std::string()) +
+                        "); no request can be served";
     }
   }
+  if (!st.fits) st.warnings.push_back("does not fit: " + st.unfit_reason);
   if (spec.lora.num_adapters > 0) {
     // Rank-r A (in x r) and B (r x out) for the four linear layers of attention and MLP; the
     // output side is split by tensor parallelism like the base weights.

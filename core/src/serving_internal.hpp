@@ -19,6 +19,7 @@ struct ServingSetup {
   int instances = 1;          ///< replicas (collocated) or prefill + decode instances
   int prefill_instances = 0;  ///< disaggregated: the first ones are prefill instances
   bool fits = true;
+  std::string unfit_reason;       ///< why nothing can be served (empty where it fits)
   double kv_bytes_per_token = 0;  ///< per GPU
   double kv_capacity_tokens = 0;  ///< per instance, in whole blocks
   long long kv_blocks = 0;

@@ -728,6 +728,7 @@ ServingResult ServingSimulation::State::result() const {
   ServingResult res;
   res.simulated = true;
   res.fits = setup.fits;
+  res.unfit_reason = setup.unfit_reason;
   res.tier = custom_cost ? 0 : coster->tier();
   res.replicas = setup.instances;
   res.warnings = setup.warnings;

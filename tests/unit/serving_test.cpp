@@ -785,6 +785,14 @@ TEST(ServingAnalytic, NoWholeRequestInTheKvCacheDoesNotFit) {
     EXPECT_NE(out["warnings"][0].get<std::string>().find("less than one whole request"),
               std::string::npos)
         << mode;
+    // The reason on its own, as the warning gives it after "does not fit: ".
+    EXPECT_EQ(out["unfit_reason"].get<std::string>(),
+              "the KV cache holds 10864 tokens per replica, less than one whole request (11100 "
+              "tokens of prompt + output); no request can be served")
+        << mode;
+    EXPECT_EQ("does not fit: " + out["unfit_reason"].get<std::string>(),
+              out["warnings"][0].get<std::string>())
+        << mode;
   }
   r["workload"]["prompt_tokens"] = 10000;
   r["workload"]["output_tokens"] = 16;
@@ -793,6 +801,7 @@ TEST(ServingAnalytic, NoWholeRequestInTheKvCacheDoesNotFit) {
     const json out = io::run(r);
     EXPECT_TRUE(out["fits"].get<bool>()) << mode;
     EXPECT_GT(out["throughput"]["output_tokens_per_s"].get<double>(), 0) << mode;
+    EXPECT_TRUE(out["unfit_reason"].is_null()) << mode;
   }
 }
 

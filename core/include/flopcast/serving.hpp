@@ -214,7 +214,8 @@ struct RequestRecord {
 struct ServingResult {
   bool simulated = false;
   int tier = 0;
-  bool fits = true;  ///< false: weights and reserve leave no room for a KV cache
+  bool fits = true;          ///< false: weights and reserve leave no room for a KV cache
+  std::string unfit_reason;  ///< why it does not fit, as the warning says it; empty where it fits
   int replicas = 1;
   bool saturated = false;
   double saturation_rate_per_s = 0;  ///< whole system (all replicas)

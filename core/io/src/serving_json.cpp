@@ -441,6 +441,7 @@ json run_serving(const json& request) {
       {"num_gpus", s.inference.num_gpus},
       {"replicas", r.replicas},
       {"fits", r.fits},
+      {"unfit_reason", r.fits ? json(nullptr) : json(r.unfit_reason)},
       {"saturated", r.saturated},
       {"saturation_rate_per_s", p.simulate ? json(nullptr) : json(round6(r.saturation_rate_per_s))},
       {"utilization", p.simulate ? json(nullptr) : json(round6(r.utilization))},
