@@ -127,11 +127,15 @@ std::string schema_choices(const char* group, const char* key,
                            const std::set<std::string>& except = {});
 /// The request document: the --request file, or one built from the flags that were given
 /// (defaults are left to the core, which has the only copy of them).
-json build_request(const RequestOptions& o);
+/// The request of the flags (or file, scenario, setup); with `hardware_elsewhere` the GPU comes
+/// from another flag (--compare-gpus) and --hardware is refused.
+json build_request(const RequestOptions& o, bool hardware_elsewhere = false);
 
 struct EstimateOptions {
   RequestOptions request;
   std::string format = "table";
+  /// --compare-gpus: "" or "all" for every hardware preset, else preset ids separated by commas.
+  std::optional<std::string> compare_gpus;
 };
 void setup_estimate(CLI::App& app, EstimateOptions& o);
 int run_estimate(const EstimateOptions& o);

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "human.hpp"
 
 namespace flopcast::cli {
 
@@ -260,7 +261,8 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
   const int hardware_sources = !f.hardware.empty() + !f.hardware_file.empty();
   if (f.hardware_elsewhere) {
     if (hardware_sources != 0 || !f.what_if.empty()) {
-      throw SpecError("hardware", "give --search-hardware or --hardware, not both");
+      throw SpecError("hardware",
+                      "give --hardware or --search-hardware / --compare-gpus, not both");
     }
   } else if (hardware_sources != 1) {
     throw SpecError("hardware", "give exactly one of --hardware, --hardware-file");
@@ -324,7 +326,7 @@ void refuse_request_flags(const std::string& request_file, const std::string& gi
                           " (the file is the whole request); edit the request file instead");
 }
 
-json build_request(const RequestOptions& o) {
+json build_request(const RequestOptions& o, bool hardware_elsewhere) {
   if (!o.request_file.empty()) {
     refuse_request_flags(o.request_file, o.request_flag);
     return read_request_file(o.request_file);
@@ -341,9 +343,10 @@ json build_request(const RequestOptions& o) {
     return io::preset(kind, *id, flag).at("request");
   }
   json r{{"task", "inference"}};
-  put_model_and_hardware(
-      r, {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file, o.what_if},
-      !o.weights.empty(), !o.attention_weights.empty());
+  put_model_and_hardware(r,
+                         {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file,
+                          o.what_if, hardware_elsewhere},
+                         !o.weights.empty(), !o.attention_weights.empty());
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   if (o.tp) r["parallelism"]["tp"] = *o.tp;
   if (o.pp) r["parallelism"]["pp"] = *o.pp;
@@ -390,11 +393,101 @@ void setup_estimate(CLI::App& app, EstimateOptions& o) {
   add_request_options(*sub, o.request);
   sub->add_option("--format", o.format, "Output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  note_request_flags(*sub, o.request.request_flag, {"--format", "--scenario", "--setup"});
+  sub->add_option("--compare-gpus", o.compare_gpus,
+                  "Which GPU, how many: every hardware preset (or these ids, comma-separated) at "
+                  "the smallest tensor parallelism that fits this model and workload, cheapest "
+                  "per output token at the 80% band's low edge first (replaces --hardware, "
+                  "--num-gpus, --tp)")
+      ->expected(0, 1);
+  note_request_flags(*sub, o.request.request_flag,
+                     {"--format", "--scenario", "--setup", "--compare-gpus"});
 }
+
+namespace {
+
+/// --compare-gpus: the request as task "search", target "hardware".
+json compare_request(const EstimateOptions& o) {
+  json r =
+      o.request.request_file.empty() ? build_request(o.request, true) : build_request(o.request);
+  if (r.value("task", "inference") != "inference") {
+    throw SpecError("task", "--compare-gpus compares GPUs for an inference request (got \"" +
+                                r.value("task", "") + "\")");
+  }
+  for (const char* key : {"hardware", "num_gpus", "parallelism", "cost_per_gpu_hour_usd"}) {
+    if (r.contains(key)) {
+      throw SpecError(key, std::string("--compare-gpus picks the GPU, its count and tensor "
+                                       "parallelism and each GPU's list price itself: leave ") +
+                               key + " out");
+    }
+  }
+  r["task"] = "search";
+  r["search"] = {{"target", "hardware"}};
+  const std::string list = o.compare_gpus.value_or("");
+  if (!list.empty() && list != "all") {
+    json ids = json::array();
+    std::stringstream in(list);
+    for (std::string id; std::getline(in, id, ',');) {
+      if (!id.empty()) ids.push_back(id);
+    }
+    r["search"]["hardware"] = ids;
+  }
+  return r;
+}
+
+/// The GPU comparison as a table: one row per GPU type that fits, then the ones that do not.
+void print_compare_table(const json& res) {
+  using human::duration, human::money, human::percent, human::si, human::sig;
+  const auto d = [](const json& v) { return v.get<double>(); };
+  const auto cell = [](std::string text, std::size_t width) {
+    return text.size() >= width ? text + " " : std::string(width - text.size(), ' ') + text;
+  };
+  std::cout << res.at("fitting").get<int>() << " of " << res.at("considered").get<int>()
+            << " GPU types fit this model and workload within one node; cheapest per output "
+               "token at the 80% band's low edge first (kernel fits: the share of the time priced "
+               "by measured kernels)\n\n";
+  std::cout << "   #  GPU                     GPUs       TTFT       TPOT     tok/s   80% low"
+               "   $/Mtok  at 80% low  J/token  kernel fits\n";
+  int rank = 0;
+  for (const json& c : res.at("candidates")) {
+    std::string gpu = c.at("hardware").get<std::string>();
+    gpu.resize(std::max<std::size_t>(gpu.size(), 22), ' ');
+    const json& usd = c.at("usd_per_million_output_tokens");
+    const json& usd_high = c.at("usd_per_million_output_tokens_high");
+    const json& low = c.at("output_tokens_per_s_low");
+    const json& joules = c.at("joules_per_output_token");
+    std::cout << cell(std::to_string(++rank), 4) << "  " << gpu
+              << cell(std::to_string(c.at("num_gpus").get<int>()), 6)
+              << cell(duration(d(c.at("ttft_ms")) / 1e3), 11)
+              << cell(duration(d(c.at("tpot_ms")) / 1e3), 11)
+              << cell(si(d(c.at("output_tokens_per_s"))), 10)
+              << cell(low.is_number() ? si(d(low)) : "-", 10)
+              << cell(usd.is_number() ? money(d(usd)) : "-", 9)
+              << cell(usd_high.is_number() ? money(d(usd_high)) : "-", 12)
+              << cell(joules.is_number() ? sig(d(joules)) : "-", 9)
+              << cell(percent(d(c.at("tier2_time_share"))), 13) << "\n";
+  }
+  for (const json& x : res.at("rejected")) {
+    std::cout << "  not " << x.at("hardware").get<std::string>() << ": "
+              << x.at("reason").get<std::string>() << "\n";
+  }
+}
+
+}  // namespace
 
 int run_estimate(const EstimateOptions& o) {
   try {
+    if (o.compare_gpus) {
+      const json response = io::run(compare_request(o));
+      if (o.format == "csv") {
+        throw SpecError("--format", "--compare-gpus prints a table or json (got csv)");
+      }
+      if (o.format == "json") {
+        std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+      } else {
+        print_compare_table(response);
+      }
+      return kOk;
+    }
     const json response = io::run(build_request(o.request));
     // Every task answers here in JSON; the tables of the other tasks are their commands'.
     const std::string task = response.value("task", "inference");

@@ -47,7 +47,8 @@ set(samples
   "--host-us-per-sequence|BASE|--host-us-per-sequence|5|engine.host_us_per_sequence=5"
   "--framework-reserve-GB|BASE|--framework-reserve-GB|3|engine.framework_reserve_GB=3"
   "--max-tier|BASE|--max-tier|0|max_tier=0"
-  "--format|-")
+  "--format|-"
+  "--compare-gpus|-")
 
 execute_process(COMMAND "${CMD}" estimate --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
 if(NOT rc EQUAL 0)

@@ -662,5 +662,70 @@ TEST(ServingSearch, GpuTypesErrorsNameTheOffer) {
   EXPECT_EQ(failure_of(q).path, "search");
 }
 
+// ---- search.target "hardware": which GPU, and how many of one node ----
+
+/// Llama-3.1-70B in fp8 at batch 32 of 1,000 + 200 tokens, the GPU types of `ids`.
+json hardware_search(const std::vector<std::string>& ids) {
+  return json{{"task", "search"},
+              {"search", {{"target", "hardware"}, {"hardware", ids}}},
+              {"model", "llama-3.1-70b"},
+              {"precision", {{"weights", "fp8"}}},
+              {"workload", {{"prompt_tokens", 1000}, {"output_tokens", 200}, {"batch_size", 32}}}};
+}
+
+TEST(HardwareSearch, EachGpuAtTheSmallestTensorParallelismThatFits) {
+  // 70.6e9 fp8 weights (72.7 GB with the 16-bit embedding and head) leave one 85 GB H100 no
+  // room for a KV cache beside the reserve (tp 1: fits false), two do; one 141 GB H200 does; a
+  // 24 GB RTX 4090 needs more than the 4 of its node. Each candidate is the inference estimate of
+  // its own request, number for number.
+  const json r = io::run(hardware_search({"h100-sxm", "h200-sxm", "rtx-4090"}));
+  ASSERT_EQ(r.at("candidates").size(), 2u);
+  std::map<std::string, json> by;
+  for (const json& c : r.at("candidates")) by[c.at("hardware").get<std::string>()] = c;
+  EXPECT_EQ(by.at("h100-sxm").at("num_gpus"), 2);
+  EXPECT_EQ(by.at("h200-sxm").at("num_gpus"), 1);
+  json one = hardware_search({});
+  one.erase("search");
+  one["task"] = "inference";
+  one["hardware"] = "h100-sxm";
+  one["num_gpus"] = 1;
+  one["parallelism"] = {{"tp", 1}};
+  EXPECT_FALSE(io::run(one).at("memory").at("fits").get<bool>());
+  for (const auto& [id, c] : by) {
+    const json direct = io::run(c.at("request"));
+    EXPECT_EQ(c.at("tpot_ms"), direct.at("tpot_ms")) << id;
+    EXPECT_EQ(c.at("ttft_ms"), direct.at("ttft_ms")) << id;
+    EXPECT_EQ(c.at("output_tokens_per_s"), direct.at("output_tokens_per_s")) << id;
+    // The pessimistic cost: the estimate's at the throughput band's low edge.
+    EXPECT_NEAR(c.at("usd_per_million_output_tokens_high").get<double>(),
+                c.at("usd_per_million_output_tokens").get<double>() *
+                    c.at("output_tokens_per_s").get<double>() /
+                    c.at("output_tokens_per_s_low").get<double>(),
+                1e-5 * c.at("usd_per_million_output_tokens_high").get<double>())
+        << id;
+  }
+  ASSERT_EQ(r.at("rejected").size(), 1u);
+  EXPECT_EQ(r.at("rejected")[0].at("hardware"), "rtx-4090");
+  EXPECT_EQ(r.at("rejected")[0].at("reason"), "does not fit on one node (4 GPUs)");
+  // Cheapest at the pessimistic edge first.
+  EXPECT_LE(r.at("candidates")[0].at("usd_per_million_output_tokens_high").get<double>(),
+            r.at("candidates")[1].at("usd_per_million_output_tokens_high").get<double>());
+}
+
+TEST(HardwareSearch, AGpuWithoutTheTypeIsRuledOutAndBadEntriesAreNamed) {
+  // A V100 has no fp8 peak and no weight-only fp8 path: ruled out with the reason, not an error.
+  const json r = io::run(hardware_search({"v100-sxm", "h200-sxm"}));
+  ASSERT_EQ(r.at("rejected").size(), 1u);
+  EXPECT_EQ(r.at("rejected")[0].at("reason").get<std::string>().rfind("precision.weights: fp8", 0),
+            0u);
+  EXPECT_EQ(failure_of(hardware_search({"h200-sxm", "h1000"})).path, "search.hardware[1]");
+  json with_gpu = hardware_search({"h200-sxm"});
+  with_gpu["hardware"] = "h100-sxm";
+  EXPECT_EQ(failure_of(with_gpu).path, "hardware");  // the search picks the GPU
+  json bad = hardware_search({"h200-sxm"});
+  bad["workload"]["batch_size"] = 0;  // the request's own error, not a GPU's
+  EXPECT_EQ(failure_of(bad).path, "workload.batch_size");
+}
+
 }  // namespace
 }  // namespace flopcast

@@ -226,7 +226,7 @@ TEST(LayoutSearch, BadSearchesNameTheField) {
   q = search_request();
   q["search"]["target"] = "inference";
   EXPECT_EQ(failure_of(q).message,
-            "search.target: must be \"training\" or \"serving\" (got \"inference\")");
+            "search.target: must be \"training\", \"serving\" or \"hardware\" (got \"inference\")");
   q = search_request();
   q["workload"]["recompute"] = "full";
   EXPECT_EQ(failure_of(q).path, "workload.recompute");

@@ -133,6 +133,10 @@ json run(const json& request) {
         search->value("target", json()) == json("serving")) {
       return detail::run_serving_search(request);
     }
+    if (search != request.end() && search->is_object() &&
+        search->value("target", json()) == json("hardware")) {
+      return detail::run_hardware_search(request);
+    }
     return detail::run_training_search(request);
   }
   const std::vector<std::string> tasks{"inference", "collective", "training", "serving", "search"};

@@ -76,6 +76,9 @@ json run_training_search(const json& request);  ///< task "search", target "trai
 /// task "serving": analytic queueing model or discrete-event simulation (serving_json.cpp).
 json run_serving(const json& request);
 json run_serving_search(const json& request);  ///< task "search", target "serving"
+/// task "search", target "hardware": each GPU type at the smallest tensor parallelism that fits
+/// an inference request (hardware_search_json.cpp).
+json run_hardware_search(const json& request);
 
 /// Collective fits per link type (presets/collectives/fabrics.json).
 void check_collective_fits(const json& doc);

@@ -317,7 +317,7 @@ json run_training_search(const json& request) {
                    "micro_batch_size"});
   const std::string target = sr.string("target");
   if (target != "training") {
-    fail(sr.child("target"), "must be \"training\" or \"serving\"",
+    fail(sr.child("target"), "must be \"training\", \"serving\" or \"hardware\"",
          describe_value(sr.require("target")));
   }
   const int top = sr.integer("top", 10);
