@@ -42,6 +42,11 @@ import {
   WEIGHT_TYPES,
   yAxisLabel,
   showVerdict,
+  searchPanel,
+  runSearch,
+  fillCandidates,
+  showSearchStaleness,
+  fmtMs,
 } from './ui.js';
 
 const DEFAULT_REQUEST = Object.freeze({
@@ -271,6 +276,92 @@ function applyRequest(req) {
   return problems;
 }
 
+// ------------------------------------------------ which GPU, how many (search target "hardware")
+
+const GPU = 'gpu'; // the panel's id prefix
+
+/** The GPU comparison of the form's request: every GPU type at the smallest TP that fits it (the
+ * search picks hardware, GPU count and layout, and prices each at its list price); null while a
+ * field is invalid. */
+function gpuSearchRequest() {
+  const { request, inputErrors } = state.form.build({ task: 'inference' });
+  if (inputErrors.size > 0) return null;
+  const q = clone(request);
+  for (const key of ['hardware', 'num_gpus', 'parallelism', 'cost_per_gpu_hour_usd']) delete q[key];
+  return { ...q, task: 'search', search: { target: 'hardware' } };
+}
+
+function gpuSearch() {
+  const q = gpuSearchRequest();
+  runSearch(GPU, q, (res, seconds) => showGpuSearch(q, res, seconds));
+}
+
+function showGpuSearch(q, res, seconds) {
+  const money = (x) => (typeof x === 'number' ? `$${fmtNum(x)}` : '–');
+  const not = res.rejected.map((x) => `${x.hardware} (${x.reason})`).join('; ');
+  state.gpuSearchKey = JSON.stringify(q);
+  state.gpuSearchNote =
+    `${res.fitting} of ${res.considered} GPU types fit this model and workload within one node, each at ` +
+    'the smallest tensor parallelism that fits; cheapest per output token at the low edge of the ' +
+    "throughput's 80 % band first, GPU types without a list price after." +
+    (not ? ` Not: ${not}.` : '') +
+    ` Compared in ${seconds.toFixed(1)} s.`;
+  $(`${GPU}-search-note`).textContent = state.gpuSearchNote;
+  const head = [
+    '#',
+    'GPU',
+    'GPUs',
+    'TTFT',
+    'TPOT',
+    'Tok/s',
+    'at 80 % low',
+    '$/Mtok',
+    'at 80 % low',
+    'J/token',
+    'Kernel fits',
+    '',
+  ];
+  fillCandidates(
+    $(`${GPU}-search-table`),
+    head,
+    2,
+    res.candidates,
+    (c) => [
+      el('td', { text: c.name, title: c.hardware, 'data-hardware': c.hardware }),
+      el('td', { class: 'num', text: String(c.num_gpus) }),
+      el('td', { class: 'num', text: fmtMs(c.ttft_ms).join(' ') }),
+      el('td', { class: 'num', text: fmtMs(c.tpot_ms).join(' ') }),
+      el('td', { class: 'num', text: fmtNum(c.output_tokens_per_s) }),
+      el('td', {
+        class: 'num',
+        text: typeof c.output_tokens_per_s_low === 'number' ? fmtNum(c.output_tokens_per_s_low) : '–',
+      }),
+      el('td', { class: 'num', text: money(c.usd_per_million_output_tokens) }),
+      el('td', {
+        class: 'num',
+        'data-value': String(c.usd_per_million_output_tokens_high),
+        text: money(c.usd_per_million_output_tokens_high),
+      }),
+      el('td', {
+        class: 'num',
+        text: typeof c.joules_per_output_token === 'number' ? fmtNum(c.joules_per_output_token) : '–',
+      }),
+      el('td', { class: 'num', text: fmtPct(c.tier2_time_share) }),
+    ],
+    (r) => useGpuCandidate(r),
+    state.M,
+  );
+}
+
+// Use: the candidate's request (its GPU, count and layout) becomes the form.
+function useGpuCandidate(request) {
+  resetForm();
+  $('scenario').value = '';
+  applyRequest(request);
+  updateNotes();
+  recompute();
+}
+
 function resetForm() {
   state.linkErrors = new Map();
   state.restoredLinkTargets = new Set();
@@ -325,6 +416,7 @@ function recompute() {
   }
   setStale(blocked);
   if (!blocked) announceHeadline($('results'), $('announce'));
+  if (state.gpuSearchKey) showSearchStaleness(GPU, state.gpuSearchKey, gpuSearchRequest(), state.gpuSearchNote);
   renderErrors();
   $('share-button').disabled = state.inputErrors.size > 0;
 }
@@ -1247,6 +1339,15 @@ async function main() {
     return;
   }
   fillChoices();
+  $('batch-sweep-panel').before(
+    searchPanel(
+      GPU,
+      'Which GPU, how many',
+      'Compare GPUs',
+      'Prices this model and workload on every GPU type, each at the smallest tensor parallelism (within one node) whose memory holds it, at its list price; Use loads a row into the form.',
+    ),
+  );
+  $(`${GPU}-search-run`).addEventListener('click', gpuSearch);
   state.presets = {
     models: Array.isArray(p.result.models) ? p.result.models : [],
     hardware: Array.isArray(p.result.hardware) ? p.result.hardware : [],

@@ -452,6 +452,52 @@ test('training view: the sizes boxes pin a search that is too large to run', asy
   await p.done();
 });
 
+// Issue 44 item 4: which GPU, how many. Llama-3.1-70B in fp8 at batch 32: every GPU type at the
+// smallest TP that fits one node, the module's own answer to the search of the form's request
+// (hardware, count, layout and price left to it), cheapest at the band's low edge first; Use loads
+// a row, and the inference estimate on screen is that row's.
+test('inference view: Compare GPUs lists each GPU type at the smallest TP that fits, and Use loads one', async () => {
+  const p = await openPage(
+    'v=1&task=inference&model=llama-3.1-70b&hardware=h100-sxm&num_gpus=2&parallelism.tp=2&precision.weights=fp8&workload.prompt_tokens=1000&workload.output_tokens=200&workload.batch_size=32',
+  );
+  const { page } = p;
+  await page.waitForFunction(() => document.documentElement.dataset.status === 'ready', null, { timeout: 15000 });
+  await page.click('#gpu-search-run');
+  await searchDone(page, 'gpu');
+  const q = await page.evaluate(() => window.flopcast.request());
+  for (const key of ['hardware', 'num_gpus', 'parallelism', 'cost_per_gpu_hour_usd']) delete q[key];
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'hardware' } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#gpu-search-table tbody tr')].map((tr) => ({
+      gpu: tr.children[1].dataset.hardware,
+      gpus: tr.children[2].textContent,
+    })),
+  );
+  assert.deepEqual(
+    rows,
+    res.candidates.map((c) => ({ gpu: c.hardware, gpus: String(c.num_gpus) })),
+  );
+  // One 80 GB H100 leaves the 72.7 GB of weights no KV cache; two do. A 24 GB RTX 4090 node of 4
+  // cannot hold the model, and the note says so.
+  assert.equal(res.candidates.find((c) => c.hardware === 'h100-sxm').num_gpus, 2);
+  assert.match(await page.textContent('#gpu-search-note'), /Not: .*rtx-4090 \(does not fit on one node \(4 GPUs\)\)/);
+  // Use: the H200 row (one GPU) becomes the form, and its estimate is the one on screen.
+  const rank = res.candidates.findIndex((c) => c.hardware === 'h200-sxm') + 1;
+  await page.click(`#gpu-search-table button[data-rank="${rank}"][data-action="Use"]`);
+  await page.waitForFunction(() => window.flopcast.request().hardware === 'h200-sxm');
+  const req = await page.evaluate(() => window.flopcast.request());
+  assert.equal(req.num_gpus, 1);
+  assert.equal(req.parallelism.tp, 1);
+  const shown = await page.evaluate(() => window.flopcast.lastResult());
+  assert.equal(shown.tpot_ms, res.candidates[rank - 1].tpot_ms);
+  // Another batch size: the comparison no longer describes the setup.
+  await page.fill('#batch_size', '64');
+  await page.waitForFunction(() => document.getElementById('gpu-search-table').dataset.stale === 'true');
+  await p.done();
+});
+
 // Issue 11: export the result on screen as a CLI command, its request and the result as JSON files.
 test('export: CLI command, request and result JSON reproduce the numbers on screen', async () => {
   const p = await openPage();

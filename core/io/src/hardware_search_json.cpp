@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flopcast/error.hpp"
@@ -51,7 +52,13 @@ json run_hardware_search(const json& request) {
   json base = request;
   base.erase("search");
   base["task"] = "inference";
-  json candidates = json::array(), rejected = json::array();
+  using Rank = std::pair<double, double>;
+  struct Ranked {
+    Rank rank;
+    json row;
+  };
+  std::vector<Ranked> ranked;
+  json rejected = json::array();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::string path = sr.child("hardware") + "[" + std::to_string(i) + "]";
     const json& hw = preset("hardware", ids[i], path).at("hardware");
@@ -87,38 +94,38 @@ json run_hardware_search(const json& request) {
         usd_high = round6(usd.get<double>() * res.at("output_tokens_per_s").get<double>() /
                           band.at("low").get<double>());
       }
-      candidates.push_back(
-          {{"hardware", ids[i]},
-           {"name", res.at("hardware").at("name")},
-           {"num_gpus", tp},
-           {"tp", tp},
-           {"tier", res.at("tier")},
-           {"tier2_time_share", res.at("tier2_time_share")},
-           {"ttft_ms", res.at("ttft_ms")},
-           {"tpot_ms", res.at("tpot_ms")},
-           {"output_tokens_per_s", res.at("output_tokens_per_s")},
-           {"output_tokens_per_s_low", band.is_object() ? band.at("low") : json(nullptr)},
-           {"usd_per_million_output_tokens", usd},
-           {"usd_per_million_output_tokens_high", usd_high},
-           {"joules_per_output_token", res.at("energy").is_object()
-                                           ? res.at("energy").at("joules_per_output_token")
-                                           : json(nullptr)},
-           {"max_batch_size", res.at("memory").at("max_batch_size")},
-           {"request", res.at("request")}});
+      // One row (operator[] rather than an initializer list: the module stays smaller).
+      json c = json::object();
+      c["hardware"] = ids[i];
+      c["name"] = res.at("hardware").at("name");
+      c["num_gpus"] = tp;
+      c["tp"] = tp;
+      for (const char* key :
+           {"tier", "tier2_time_share", "ttft_ms", "tpot_ms", "output_tokens_per_s"}) {
+        c[key] = res.at(key);
+      }
+      c["output_tokens_per_s_low"] = band.is_object() ? band.at("low") : json(nullptr);
+      c["usd_per_million_output_tokens"] = usd;
+      c["usd_per_million_output_tokens_high"] = usd_high;
+      const json& energy = res.at("energy");
+      c["joules_per_output_token"] =
+          energy.is_object() ? energy.at("joules_per_output_token") : json(nullptr);
+      c["max_batch_size"] = res.at("memory").at("max_batch_size");
+      c["request"] = res.at("request");
+      // Cheapest per output token at the band's pessimistic edge first (unpriced after), then the
+      // fastest decode: inserted in order, after its equals.
+      const Rank rank{number_or_inf(usd_high), number_or_inf(c.at("tpot_ms"))};
+      const auto at = std::find_if(ranked.begin(), ranked.end(),
+                                   [&](const Ranked& x) { return rank < x.rank; });
+      ranked.insert(at, Ranked{rank, std::move(c)});
     }
     if (!found) rejected.push_back({{"hardware", ids[i]}, {"reason", why}});
   }
-  // Cheapest per output token at the band's pessimistic edge first (unpriced after), then the
-  // fastest decode.
-  std::stable_sort(candidates.begin(), candidates.end(), [](const json& a, const json& b) {
-    const double ca = number_or_inf(a.at("usd_per_million_output_tokens_high"));
-    const double cb = number_or_inf(b.at("usd_per_million_output_tokens_high"));
-    if (ca != cb) return ca < cb;
-    return number_or_inf(a.at("tpot_ms")) < number_or_inf(b.at("tpot_ms"));
-  });
-  const std::size_t considered = candidates.size();
-  if (candidates.size() > static_cast<std::size_t>(top))
-    candidates.erase(candidates.begin() + top, candidates.end());
+  const std::size_t considered = ranked.size();
+  json candidates = json::array();
+  for (std::size_t k = 0; k < ranked.size() && k < static_cast<std::size_t>(top); ++k) {
+    candidates.push_back(std::move(ranked[k].row));
+  }
   return json{{"schema_version", 1},
               {"task", "search"},
               {"target", "hardware"},
