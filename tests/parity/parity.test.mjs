@@ -403,6 +403,13 @@ const otherTasks = {
     workload: { arrival: { kind: 'poisson', rate_per_s: 20 }, prompt_tokens: 2048, output_tokens: 256 },
     slo: { tpot_ms: 9 },
   },
+  'search, every gpu type for llama-3.1-70b in fp8': {
+    task: 'search',
+    model: 'llama-3.1-70b',
+    precision: { weights: 'fp8' },
+    search: { target: 'hardware' },
+    workload: { prompt_tokens: 1000, output_tokens: 200, batch_size: 32 },
+  },
   'collective, all-reduce across nodes': {
     task: 'collective',
     hardware: 'h100-sxm',
