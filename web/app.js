@@ -298,7 +298,10 @@ function gpuSearch() {
 
 function showGpuSearch(q, res, seconds) {
   const money = (x) => (typeof x === 'number' ? `$${fmtNum(x)}` : '–');
-  const not = res.rejected.map((x) => `${x.hardware} (${x.reason})`).join('; ');
+  // The GPU types ruled out, those with the same reason together.
+  const why = new Map();
+  for (const x of res.rejected) why.set(x.reason, [...(why.get(x.reason) || []), x.hardware]);
+  const not = [...why].map(([reason, ids]) => `${ids.join(', ')} (${reason})`).join('; ');
   state.gpuSearchKey = JSON.stringify(q);
   state.gpuSearchNote =
     `${res.fitting} of ${res.considered} GPU types fit this model and workload within one node, each at ` +
