@@ -407,8 +407,8 @@ namespace {
 
 /// --compare-gpus: the request as task "search", target "hardware".
 json compare_request(const EstimateOptions& o) {
-  json r =
-      o.request.request_file.empty() ? build_request(o.request, true) : build_request(o.request);
+  // (A request file, scenario or setup is the whole request: the flag only names the search.)
+  json r = build_request(o.request, true);
   if (r.value("task", "inference") != "inference") {
     throw SpecError("task", "--compare-gpus compares GPUs for an inference request (got \"" +
                                 r.value("task", "") + "\")");
@@ -436,10 +436,11 @@ json compare_request(const EstimateOptions& o) {
 
 /// The GPU comparison as a table: one row per GPU type that fits, then the ones that do not.
 void print_compare_table(const json& res) {
-  using human::duration, human::money, human::percent, human::si, human::sig;
+  using human::duration, human::money, human::pad, human::percent, human::si, human::sig;
   const auto d = [](const json& v) { return v.get<double>(); };
-  const auto cell = [](std::string text, std::size_t width) {
-    return text.size() >= width ? text + " " : std::string(width - text.size(), ' ') + text;
+  // A number column `width` wide, at least one space before it.
+  const auto cell = [](const std::string& text, std::size_t width) {
+    return " " + pad(text, width - 1, true);
   };
   std::cout << res.at("fitting").get<int>() << " of " << res.at("considered").get<int>()
             << " GPU types fit this model and workload within one node; cheapest per output "
@@ -449,8 +450,7 @@ void print_compare_table(const json& res) {
                "   $/Mtok  at 80% low  J/token  kernel fits\n";
   int rank = 0;
   for (const json& c : res.at("candidates")) {
-    std::string gpu = c.at("hardware").get<std::string>();
-    gpu.resize(std::max<std::size_t>(gpu.size(), 22), ' ');
+    const std::string gpu = pad(c.at("hardware").get<std::string>(), 22);
     const json& usd = c.at("usd_per_million_output_tokens");
     const json& usd_high = c.at("usd_per_million_output_tokens_high");
     const json& low = c.at("output_tokens_per_s_low");
@@ -477,10 +477,10 @@ void print_compare_table(const json& res) {
 int run_estimate(const EstimateOptions& o) {
   try {
     if (o.compare_gpus) {
-      const json response = io::run(compare_request(o));
       if (o.format == "csv") {
         throw SpecError("--format", "--compare-gpus prints a table or json (got csv)");
       }
+      const json response = io::run(compare_request(o));
       if (o.format == "json") {
         std::cout << response.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
       } else {

@@ -4,9 +4,12 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "human.hpp"
 
 namespace flopcast::cli {
 namespace {
+
+using human::pad;
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -21,11 +24,6 @@ std::string num(double v) {
   if (a >= 10) return fixed(v, 1);
   if (a >= 1) return fixed(v, 2);
   return fixed(v, 3);
-}
-
-std::string pad(std::string s, std::size_t width, bool right = false) {
-  if (s.size() >= width) return s;
-  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
 }  // namespace

@@ -90,6 +90,11 @@ std::string percent(double fraction) {
   return buf;
 }
 
+std::string pad(std::string s, std::size_t width, bool right) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
 std::string si_unit(double v, const char* unit) {
   if (!std::isfinite(v)) return "-";
   const auto [x, prefix] = scaled(v);

@@ -21,5 +21,8 @@ std::string money(double usd);
 std::string percent(double fraction);
 /// Joules or watts with an SI prefix and the unit: 30.53 MJ, 618.7 kW.
 std::string si_unit(double v, const char* unit);
+/// `s` widened with spaces to `width` characters, on the left when `right` (a number column),
+/// else on the right; longer text is left as it is.
+std::string pad(std::string s, std::size_t width, bool right = false);
 
 }  // namespace flopcast::cli::human

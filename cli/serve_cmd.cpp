@@ -226,10 +226,7 @@ void print_table(const json& r) {
   };
   // Label column as in the table above, then three left-aligned columns as wide as their widest
   // range plus two spaces ("8.812 min - 11.00 min" is 21 characters: a fixed width ran into it).
-  const auto pad = [](std::string text, std::size_t width) {
-    text.resize(std::max(text.size(), width), ' ');
-    return text;
-  };
+  using human::pad;
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   std::vector<std::size_t> widths(3, 0);
   for (const auto& [key, label] :

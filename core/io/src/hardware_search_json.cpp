@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common_json.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "reader.hpp"
@@ -33,19 +34,12 @@ json run_hardware_search(const json& request) {
   const int top = sr.integer("top", 40);
   if (top < 1 || top > 100) fail(sr.child("top"), "must be between 1 and 100", top);
   // The GPU types: the list given (preset ids), else every hardware preset in preset order.
-  std::vector<std::string> ids;
-  if (const json* list = sr.find("hardware")) {
-    if (!list->is_array() || list->empty() || list->size() > 64) {
-      fail(sr.child("hardware"), "must be a list of 1 to 64 hardware preset ids",
-           describe_value(*list));
-    }
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      const std::string path = sr.child("hardware") + "[" + std::to_string(i) + "]";
-      if (!(*list)[i].is_string())
-        fail(path, "must be a hardware preset id", describe_value((*list)[i]));
-      ids.push_back((*list)[i].get<std::string>());
-    }
-  } else {
+  std::vector<std::string> ids =
+      read_list<std::string>(sr, "hardware", [](const json& v, const std::string& path) {
+        if (!v.is_string()) fail(path, "must be a hardware preset id", describe_value(v));
+        return v.get<std::string>();
+      });
+  if (ids.empty()) {
     for (const json& doc : presets().at("hardware")) ids.push_back(doc.at("id").get<std::string>());
   }
 
