@@ -22,6 +22,7 @@
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "validate/e2e.hpp"
+#include "validate/megatron_recipes.hpp"
 
 namespace flopcast::cli::validate {
 namespace {
@@ -310,6 +311,15 @@ Outcome predict_training_row(const json& row, Context& ctx, std::string_view sou
   if (const auto* reason = std::get_if<std::string>(&prec)) return Outcome::skipped(*reason);
 
   json& parallelism = std::get<RowLayout>(layout).parallelism;
+  // Expert-parallel all-to-alls under another micro-batch's compute: stated by the row, or set by
+  // the Megatron-Bridge performance recipe of its container (validate/megatron_recipes.cpp).
+  const bool ep_overlap =
+      row_bool(row.value("parallelism", json::object()), "ep_comm_overlap").value_or(false) ||
+      row_bool(wl, "moe_a2a_overlap").value_or(false) ||
+      megatron_bridge_ep_overlap(nemo_container(json_string(wl, "framework")),
+                                 json_string(row, "model"), b.hardware.id, b.precision.compute,
+                                 std::get<json>(workload).value("global_batch_size", 0));
+  if (ep_overlap && parallelism.value("ep", 1) > 1) parallelism["ep_comm_overlap"] = true;
   if (const auto reason = megatron_stage_split(b.model, profile, parallelism)) {
     return Outcome::skipped(*reason);
   }
