@@ -20,8 +20,7 @@ std::string nemo_container(std::string_view framework) {
       continue;
     }
     std::size_t end = i + 5;
-    if (end < framework.size() && framework[end] == '.' && digit(end + 1) &&
-        digit(end + 2)) {
+    if (end < framework.size() && framework[end] == '.' && digit(end + 1) && digit(end + 2)) {
       end += 3;
     }
     return std::string(framework.substr(i, end - i));
@@ -96,8 +95,9 @@ bool megatron_bridge_ep_overlap(std::string_view container, std::string_view mod
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return std::any_of(kOverlapRecipes.begin(), kOverlapRecipes.end(), [&](const OverlapRecipe& r) {
     return name.find(r.model) != std::string::npos && has_word(r.gpus, gpu) &&
-           has_word(r.computes, compute) && (r.global_batch == 0 || r.global_batch == global_batch) &&
-           container >= r.since && (r.until.empty() || container < r.until);
+           has_word(r.computes, compute) &&
+           (r.global_batch == 0 || r.global_batch == global_batch) && container >= r.since &&
+           (r.until.empty() || container < r.until);
   });
 }
 

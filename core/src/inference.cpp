@@ -9,6 +9,7 @@
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
 #include "layer_ops.hpp"
+#include "physical.hpp"
 
 namespace flopcast {
 namespace {
@@ -1087,6 +1088,13 @@ InferenceResult estimate_inference(const InferenceSpec& spec) {
   PrefillPass pre = price_prefill(spec, sh);
   DecodePass dec = price_decode(spec, sh);
   fill_times(r, spec, pre, dec);
+  physical::check_token_rate("prefill_tokens_per_s", r.prefill_tokens_per_s, spec.model,
+                             spec.hardware, spec.num_gpus);
+  if (spec.output_tokens > 1 && r.tpot_s > 0) {
+    // Tokens per second while decoding (output_tokens_per_s also counts the prefill's time).
+    physical::check_token_rate("output_tokens_per_s", r.replicas * spec.batch_size / r.tpot_s,
+                               spec.model, spec.hardware, spec.num_gpus);
+  }
   add_pricing_warnings(r, spec);
   fill_memory(r, spec, sh);
   if (std::string caveat = vendor_caveat(spec.hardware); !caveat.empty()) {

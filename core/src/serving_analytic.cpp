@@ -859,7 +859,19 @@ void estimate_pools(ServingResult& r, const ServingSpec& spec, const detail::Ser
 
 }  // namespace
 
+namespace {
+ServingResult estimate_serving_unchecked(const ServingSpec& spec);
+}  // namespace
+
 ServingResult estimate_serving(const ServingSpec& spec) {
+  ServingResult r = estimate_serving_unchecked(spec);
+  detail::check_physical(spec, r);
+  return r;
+}
+
+namespace {
+
+ServingResult estimate_serving_unchecked(const ServingSpec& spec) {
   const detail::ServingSetup setup = detail::make_setup(spec);
   check_analytic(spec, setup);
   detail::StepCoster coster(spec, setup);
@@ -936,5 +948,7 @@ ServingResult estimate_serving(const ServingSpec& spec) {
   fill_latencies(r, spec, setup, coster, m, w, {B, b_max, tau, clients, closed});
   return r;
 }
+
+}  // namespace
 
 }  // namespace flopcast

@@ -7,6 +7,7 @@
 #include "flopcast/collective.hpp"
 #include "flopcast/error.hpp"
 #include "flopcast/stats.hpp"
+#include "physical.hpp"
 #include "serving_internal.hpp"
 
 namespace flopcast {
@@ -526,6 +527,24 @@ std::vector<double> length_points(const ServingSpec& spec, bool prompt,
   const LengthDist& d = prompt ? spec.prompt : spec.output;
   for (double q : levels) pts.push_back(std::round(length_quantile(d, q)));
   return pts;
+}
+
+void check_physical(const ServingSpec& spec, const ServingResult& r) {
+  if (!r.fits || !(r.requests_per_s > 0)) return;
+  const InferenceSpec& inf = spec.inference;
+  const Disaggregation& d = spec.disaggregation;
+  const int gpus =
+      std::max(inf.num_gpus, (d.prefill_instances + d.decode_instances) * inf.tp * inf.pp);
+  // Prompt tokens computed per request at least: a hit on the shared prefix skips its prefill.
+  const double prompt = std::max(
+      0.0, r.input_tokens_per_s / r.requests_per_s - double(spec.prefix.shared_prefix_tokens));
+  const double output = r.output_tokens_per_s / r.requests_per_s;
+  physical::check_token_rate("input_tokens_per_s", r.requests_per_s * (prompt + output), inf.model,
+                             inf.hardware, gpus);
+  if (r.saturation_rate_per_s > 0) {
+    physical::check_token_rate("saturation_rate_per_s", r.saturation_rate_per_s * (prompt + output),
+                               inf.model, inf.hardware, gpus);
+  }
 }
 
 }  // namespace detail

@@ -62,4 +62,9 @@ std::vector<double> length_points(const ServingSpec& spec, bool prompt,
 /// Mean, p50, p90 and p99 of values sorted ascending; all zero when there are none.
 Percentiles summarize_sorted(const std::vector<double>& sorted);
 
+/// Refuses (NotModelledError) a result whose token rates, or whose saturation rate at its mean
+/// request, would need more FLOP/s than the setup's GPUs reach (physical.hpp); prompt tokens a
+/// shared prefix may cache are not counted.
+void check_physical(const ServingSpec& spec, const ServingResult& r);
+
 }  // namespace flopcast::detail

@@ -847,7 +847,12 @@ double ServingSimulation::progress() const {
   return n > 0 ? s_->finished / n : 1.0;
 }
 
-ServingResult ServingSimulation::result() const { return s_->result(); }
+ServingResult ServingSimulation::result() const {
+  ServingResult r = s_->result();
+  // A custom step cost (tests, what-ifs of a step) is the caller's, not the pricing's.
+  if (!s_->custom_cost) detail::check_physical(s_->spec, r);
+  return r;
+}
 
 ServingResult simulate_serving(const ServingSpec& spec) {
   ServingSimulation sim(spec);

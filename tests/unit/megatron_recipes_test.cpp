@@ -39,8 +39,8 @@ TEST(MegatronRecipes, EpOverlapFollowsTheRecipeOfEachContainer) {
   EXPECT_TRUE(megatron_bridge_ep_overlap("26.04", "gpt-oss-120b", "gb200", "bf16", 1280));
   EXPECT_FALSE(megatron_bridge_ep_overlap("26.04", "gpt-oss-120b", "gb200", "bf16", 512));
   // Models whose recipes never set it, and a row without a container.
-  EXPECT_FALSE(megatron_bridge_ep_overlap("26.08", "Nemotron-3-Super-120B-A12B", "gb300", "mxfp8",
-                                          512));
+  EXPECT_FALSE(
+      megatron_bridge_ep_overlap("26.08", "Nemotron-3-Super-120B-A12B", "gb300", "mxfp8", 512));
   EXPECT_FALSE(megatron_bridge_ep_overlap("", "Qwen3-30B-A3B", "gb300", "mxfp8", 512));
 }
 
