@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 
 #include "flopcast/io/api.hpp"
 #include "validate/e2e.hpp"
@@ -248,8 +249,10 @@ std::optional<std::string> find_hardware_preset(std::string_view gpu) {
 
 std::optional<std::string> hardware_preset_for(std::string_view gpu) {
   // A run asks for the same few GPU names once per row and fold: remember each answer (the
-  // validator runs on one thread).
+  // passes of `--by-source` ask from several threads).
   static std::map<std::string, std::optional<std::string>, std::less<>> known;
+  static std::mutex guard;
+  const std::lock_guard<std::mutex> lock(guard);
   auto it = known.find(gpu);
   if (it == known.end()) it = known.emplace(std::string(gpu), find_hardware_preset(gpu)).first;
   return it->second;

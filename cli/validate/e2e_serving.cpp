@@ -26,8 +26,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -488,19 +490,37 @@ namespace {
 /// runs under many candidate overheads), at a size that holds every request of one pass over
 /// ../shared: at 512 the cache was cleared several times a pass and `validate --by-source`
 /// simulated TensorRT-LLM's long runs again and again (47 s instead of 25; 68 MB at most).
+/// Shared by the passes of `--by-source`, which run on several threads: a request another pass is
+/// simulating is waited for, not simulated again.
 std::variant<json, std::string> simulate_cached(const json& request) {
-  static std::map<std::string, json> cache;
-  if (cache.size() > 4096) cache.clear();
+  using Answer = std::variant<json, std::string>;
+  static std::map<std::string, std::shared_future<Answer>> cache;
+  static std::mutex guard;
   const std::string key = request.dump();
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    try {
-      it = cache.emplace(key, io::run(request)).first;
-    } catch (const SpecError& e) {
-      return std::string(e.what());
+  std::promise<Answer> mine;
+  std::shared_future<Answer> answer;
+  bool simulate = false;
+  {
+    const std::lock_guard<std::mutex> lock(guard);
+    if (const auto it = cache.find(key); it != cache.end()) {
+      answer = it->second;
+    } else {
+      if (cache.size() > 4096) cache.clear();
+      answer = mine.get_future().share();
+      cache.emplace(key, answer);
+      simulate = true;
     }
   }
-  return it->second;
+  if (simulate) {
+    try {
+      mine.set_value(io::run(request));
+    } catch (const SpecError& e) {
+      mine.set_value(std::string(e.what()));
+    } catch (...) {
+      mine.set_exception(std::current_exception());
+    }
+  }
+  return answer.get();
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include "validate/collector.hpp"
 #include "validate/e2e.hpp"
 #include "validate/loaders.hpp"
+#include "validate/parallel.hpp"
 
 namespace flopcast::cli::validate {
 namespace {
@@ -279,11 +280,15 @@ bool training_row(const json& row, const std::string&) {
 }
 
 /// Physics residuals at each attention multiplier of the grid.
+/// The pass at the i-th multiplier of the grid.
+Residuals residuals_at(const std::vector<std::string>& files, std::size_t i) {
+  return training_residuals(
+      run_pass(files, true, physics_override(kAttentionGrid[i]), {}, training_row));
+}
+
 std::vector<Residuals> residuals_per_attention(const std::vector<std::string>& files) {
-  std::vector<Residuals> out;
-  for (double a : kAttentionGrid) {
-    out.push_back(training_residuals(run_pass(files, true, physics_override(a), {}, training_row)));
-  }
+  std::vector<Residuals> out(std::size(kAttentionGrid));
+  run_tasks(out.size(), [&](std::size_t i) { out[i] = residuals_at(files, i); });
   return out;
 }
 
@@ -401,19 +406,33 @@ json fit_request_overhead(const std::vector<std::string>& all_files) {
 json leave_one_source_out(const std::vector<std::string>& all_files, const json& engine_folds,
                           bool folds_for_tier0_profiles, bool request_overhead) {
   const std::vector<std::string> files = e2e_files(all_files);
-  const Pass def = run_pass(files, true, json::object(), {});
-  // Without the request overhead (its gate's other side) nothing is fitted: no residual pass.
+  std::set<std::string> all_engines(std::begin(kFittedEngines), std::end(kFittedEngines));
+  // The passes every fold reads, side by side: the default, Tier 0, the request overhead's
+  // residuals (without it, its gate's other side, nothing is fitted: no such pass) and the
+  // training residuals at each attention multiplier.
+  Pass def, t0, request_pass;
+  std::vector<Residuals> per_attention(std::size(kAttentionGrid));
+  const std::size_t shared_passes = 3;
+  run_tasks(shared_passes + per_attention.size(), [&](std::size_t i) {
+    if (i == 0) {
+      def = run_pass(files, true, json::object(), {});
+    } else if (i == 1) {
+      t0 = run_pass(files, false, physics_override(), tier0_engines(all_engines));
+    } else if (i == 2) {
+      if (request_overhead) {
+        request_pass =
+            run_pass(files, true, json::object(), http_engines(0), request_fit_candidate);
+      }
+    } else {
+      per_attention[i - shared_passes] = residuals_at(files, i - shared_passes);
+    }
+  });
   const auto request_medians =
-      request_overhead ? request_residuals_us(run_pass(files, true, json::object(), http_engines(0),
-                                                       request_fit_candidate))
-                       : std::map<std::string, double>{};
+      request_overhead ? request_residuals_us(request_pass) : std::map<std::string, double>{};
   const double committed_request_us = io::preset("engines", kHttpEngines[0], "engine")
                                           .at("engine")
                                           .at("request_overhead_us")
                                           .get<double>();
-  std::set<std::string> all_engines(std::begin(kFittedEngines), std::end(kFittedEngines));
-  const Pass t0 = run_pass(files, false, physics_override(), tier0_engines(all_engines));
-  const auto per_attention = residuals_per_attention(files);
 
   // Train rows of each fitted engine per source (what `fit --engines` fitted on).
   std::map<std::string, std::map<std::string, std::size_t>> engine_rows;
@@ -433,6 +452,15 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   const bool refitted = engine_folds.is_object();
   const json no_folds = json::object();
   const json& folds = refitted ? engine_folds.at("folds") : no_folds;
+  // What each fold runs: the training scales refitted without its source, or the engines'
+  // overheads so refitted, or the default pass itself.
+  struct FoldPlan {
+    std::string source;
+    json training;  ///< null: the committed training constants
+    std::vector<EngineOverheads> engines;
+    bool is_default;
+  };
+  std::vector<FoldPlan> plans;
   for (const std::string& source : sources) {
     std::set<std::string> dropped;
     std::vector<EngineOverheads> overrides;
@@ -484,7 +512,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
     const bool has_training = std::any_of(def.begin(), def.end(), [&](const auto& kv) {
       return kv.second.kind == "training" && source_of(kv.second.group) == source;
     });
-    Pass fold;
+    FoldPlan plan{source, {}, {}, false};
     if (has_training) {
       const TrainingFit fit = fit_training(per_attention, source);
       json used{{"attention_scale", fit.attention}};
@@ -494,19 +522,30 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
         fitted = fitted || s > 1;
       }
       scales_used[source] = used;
-      fold = run_pass(files, true, scale_override(fit), {}, of_source(source));
+      plan.training = scale_override(fit);
     } else if (std::fabs(request_us - committed_request_us) < 0.01 &&
                overrides.size() == std::size(kHttpEngines)) {
       // Only the HTTP engines' request overhead, at the committed value (written to 0.01 µs): the
       // default is this fold (the committed fit never saw this source).
-      fold = def;
+      plan.is_default = true;
     } else {
-      fold = run_pass(files, true, json::object(), overrides, of_source(source));
+      plan.engines = std::move(overrides);
     }
-    for (const auto& [key, s] : fold) {
-      if (source_of(s.group) == source) loso[key] = s.predicted;
-    }
+    plans.push_back(std::move(plan));
     loso_fitted[source] = fitted;
+  }
+  // The folds side by side, each pricing only its own source's rows.
+  std::vector<Pass> folds_run(plans.size());
+  run_tasks(plans.size(), [&](std::size_t i) {
+    const FoldPlan& p = plans[i];
+    if (p.is_default) return;
+    folds_run[i] = run_pass(files, true, p.training.is_null() ? json::object() : p.training,
+                            p.engines, of_source(p.source));
+  });
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    for (const auto& [key, s] : plans[i].is_default ? def : folds_run[i]) {
+      if (source_of(s.group) == plans[i].source) loso[key] = s.predicted;
+    }
   }
 
   // Per kind: slowness of the leave-one-source-out (and of the Tier-0) predictions per source,
