@@ -233,6 +233,7 @@ struct ServeOptions {
   std::string slo_percentile;     ///< search.slo_percentile (p50, p90, p99)
   std::vector<std::string> search_weights, search_kv_cache;  ///< search.weights, search.kv_cache
   bool search_disaggregated = false;                         ///< search.disaggregated [false, true]
+  bool fewest_gpus = false;  ///< search.fewest_gpus: the GPU count searched, --num-gpus its ceiling
   /// search.hardware as ID:GPUS:USD_PER_GPU_HOUR entries (GPU types compared at their prices).
   std::vector<std::string> search_hardware;
   std::string format = "table";

@@ -406,6 +406,10 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_flag("--search-disaggregated", o.search_disaggregated,
                 "With --search: also split the GPUs into prefill and decode instances (pp 1; "
                 "--kv-link-GBps sets their link)");
+  sub->add_flag("--fewest-gpus", o.fewest_gpus,
+                "With --search: the fewest GPUs that serve the load within the SLOs (counts 1-8, "
+                "then multiples of 8; --num-gpus is the ceiling, default 256), each setup's "
+                "vLLM, SGLang and TensorRT-LLM flags in --format json");
   sub->add_option("--search-hardware", o.search_hardware,
                   "With --search: GPU types to compare at their prices, ID:GPUS:USD_PER_GPU_HOUR, "
                   "e.g. h100-sxm:8:2.49,h200-sxm:8:3.5 (instead of --hardware and --num-gpus; "
@@ -416,10 +420,10 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"p50", "p90", "p99"}));
   sub->add_option("--format", o.format, "Output: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
-  note_request_flags(
-      *sub, o.request_flag,
-      {"--format", "--simulate", "--per-request", "--search", "--top", "--slo-percentile",
-       "--search-weights", "--search-kv-cache", "--search-disaggregated", "--search-hardware"});
+  note_request_flags(*sub, o.request_flag,
+                     {"--format", "--simulate", "--per-request", "--search", "--top",
+                      "--slo-percentile", "--search-weights", "--search-kv-cache",
+                      "--search-disaggregated", "--search-hardware", "--fewest-gpus"});
 }
 
 namespace {
@@ -458,6 +462,7 @@ json build_serve_search_request(const ServeOptions& o) {
   if (!o.search_weights.empty()) search["weights"] = o.search_weights;
   if (!o.search_kv_cache.empty()) search["kv_cache"] = o.search_kv_cache;
   if (o.search_disaggregated) search["disaggregated"] = json::array({false, true});
+  if (o.fewest_gpus) search["fewest_gpus"] = true;
   if (!o.search_hardware.empty()) {
     if (r.contains("num_gpus") || r.contains("cost_per_gpu_hour_usd")) {
       throw SpecError(r.contains("num_gpus") ? "--num-gpus" : "--cost-per-gpu-hour-usd",
@@ -497,8 +502,22 @@ void print_search_table(const json& r) {
                         : fmt(q.at("num_gpus")) + " x " +
                               (q.at("hardware").is_string() ? q.at("hardware").get<std::string>()
                                                             : std::string("hardware"));
+  if (r.contains("num_gpus")) {
+    // search.fewest_gpus: the count found (the setups below deploy on it) and those tried.
+    std::string tried;
+    for (const json& n : r.at("num_gpus_tried")) tried += (tried.empty() ? "" : ", ") + fmt(n);
+    std::printf("fewest GPUs meeting the SLOs: %s (of up to %s; counts searched: %s)\n",
+                r.at("num_gpus").is_null() ? "none" : fmt(r.at("num_gpus")).c_str(),
+                fmt(q.at("num_gpus")).c_str(), tried.c_str());
+  }
+  const std::string at =
+      r.contains("num_gpus") && !r.at("num_gpus").is_null()
+          ? fmt(r.at("num_gpus")) + " x " +
+                (q.at("hardware").is_string() ? q.at("hardware").get<std::string>()
+                                              : std::string("hardware"))
+          : on;
   std::printf("serving setups of %s: %s considered, %s keep up with the load, %s meet the SLOs\n",
-              on.c_str(), fmt(r.at("evaluated")).c_str(), fmt(r.at("keeping_up")).c_str(),
+              at.c_str(), fmt(r.at("evaluated")).c_str(), fmt(r.at("keeping_up")).c_str(),
               fmt(r.at("meeting_slo")).c_str());
   // With GPU types: which one, how many, and the output tokens a dollar buys at saturation.
   const bool priced = offers.is_array();
@@ -556,9 +575,10 @@ int run_serve(const ServeOptions& o) {
   try {
     refuse_request_flags(o.request_file, o.request_flag);
     if (!o.search && (!o.search_weights.empty() || !o.search_kv_cache.empty() ||
-                      !o.search_hardware.empty() || o.search_disaggregated)) {
+                      !o.search_hardware.empty() || o.search_disaggregated || o.fewest_gpus)) {
       throw SpecError(!o.search_hardware.empty() ? "--search-hardware"
                       : o.search_disaggregated   ? "--search-disaggregated"
+                      : o.fewest_gpus            ? "--fewest-gpus"
                       : o.search_weights.empty() ? "--search-kv-cache"
                                                  : "--search-weights",
                       "needs --search");

@@ -329,6 +329,54 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   return out;
 }
 
+FewestGpusResult search_fewest_gpus(const ServingSpec& base, const ServingSearchSpace& space,
+                                    int top, SloPercentile percentile) {
+  check_int("num_gpus", base.inference.num_gpus, 1, 1'000'000);
+  const int ceiling = base.inference.num_gpus;
+  constexpr int kGroup = 8;
+  FewestGpusResult out;
+  ServingSearchResult last;  // the latest search, whatever it found
+  ServingSpec spec = base;
+  // Searches `gpus`; true when a setup there meets the SLOs (out then holds that search). The
+  // counts that meet them are tried in decreasing order, so out ends with the fewest.
+  const auto meets = [&](int gpus) {
+    spec.inference.num_gpus = gpus;
+    last = search_serving(spec, space, top, percentile);
+    out.tried.push_back(gpus);
+    if (last.best.empty()) return false;
+    out.num_gpus = gpus;
+    out.search = last;
+    return true;
+  };
+  for (int gpus = 1; gpus <= std::min(kGroup, ceiling); ++gpus) {
+    if (meets(gpus)) return out;
+  }
+  // Whole groups: double until a count meets the SLOs, then bisect (in groups) below it.
+  int missed = 1, met = 0;
+  for (int groups = 2; groups * kGroup <= ceiling; groups *= 2) {
+    if (meets(groups * kGroup)) {
+      met = groups;
+      break;
+    }
+    missed = groups;
+  }
+  if (met == 0) {
+    // None up to the last doubling: the ceiling itself, unless it was just searched.
+    if (out.tried.back() != ceiling && meets(ceiling)) return out;
+    out.search = std::move(last);
+    return out;
+  }
+  while (met - missed > 1) {
+    const int mid = missed + (met - missed) / 2;
+    if (meets(mid * kGroup)) {
+      met = mid;
+    } else {
+      missed = mid;
+    }
+  }
+  return out;
+}
+
 ServingSearchResult search_serving_offers(const std::vector<ServingOffer>& offers,
                                           const ServingSearchSpace& space, int top,
                                           SloPercentile percentile) {

@@ -108,6 +108,65 @@ TEST(ServingSearch, BestSetupIsTheExhaustiveMaximum) {
   }
 }
 
+TEST(ServingSearch, FewestGpusIsTheFirstCountOfTheLadderThatMeetsTheSlos) {
+  // Llama-3.1-8B at 150 req/s: the ladder is 1…8, then multiples of 8 (16, 24, …). Searched one
+  // count at a time, the first count whose search lists a setup must be the one
+  // search.fewest_gpus returns, and its rows must be that count's search, launch flags
+  // included.
+  json q = search_request();
+  q["workload"]["arrival"]["rate_per_s"] = 150;
+  q["num_gpus"] = 64;  // the ceiling
+  q["search"]["fewest_gpus"] = true;
+  const json r = io::run(q);
+  ASSERT_TRUE(r["num_gpus"].is_number()) << r.dump();
+  const int found = r["num_gpus"].get<int>();
+  json plain = search_request();
+  plain["workload"]["arrival"]["rate_per_s"] = 150;
+  int first = 0;
+  for (int n = 1; n <= 64 && first == 0; n = n < 8 ? n + 1 : n + 8) {
+    plain["num_gpus"] = n;
+    if (!io::run(plain)["candidates"].empty()) first = n;
+  }
+  EXPECT_EQ(found, first);
+  EXPECT_GT(found, 8);  // past the single counts: found by doubling and bisection
+  plain["num_gpus"] = found;
+  const json at = io::run(plain);
+  ASSERT_EQ(r["candidates"].size(), at["candidates"].size());
+  for (std::size_t i = 0; i < at["candidates"].size(); ++i) {
+    const json& c = r["candidates"][i];
+    EXPECT_EQ(c["saturation_rate_per_s"], at["candidates"][i]["saturation_rate_per_s"]);
+    EXPECT_EQ(c["request"]["num_gpus"], found);
+    // One replica's flags: vLLM's tensor parallelism and limits are the row's.
+    const std::string vllm = c["launch"]["vllm"].get<std::string>();
+    const std::string tp = std::to_string(c["parallelism"]["tp"].get<int>());
+    EXPECT_NE(vllm.find("--tensor-parallel-size " + tp), std::string::npos) << vllm;
+    EXPECT_NE(vllm.find("--max-num-seqs " + std::to_string(c["max_num_seqs"].get<int>())),
+              std::string::npos)
+        << vllm;
+  }
+  // The counts searched end at the answer or a neighbour of the bisection, never above 64.
+  for (const json& n : r["num_gpus_tried"]) EXPECT_LE(n.get<int>(), 64);
+}
+
+TEST(ServingSearch, FewestGpusSaysWhenNoCountUpToTheCeilingMeetsTheSlos) {
+  // 150 req/s of an 8B model cannot be served within 9 ms TPOT on 4 H100s: no count is found,
+  // the rows are the ceiling's search (none meet), and a warning names the ceiling.
+  json q = search_request();
+  q["workload"]["arrival"]["rate_per_s"] = 150;
+  q["search"]["fewest_gpus"] = true;  // num_gpus 4: the ceiling
+  const json r = io::run(q);
+  EXPECT_TRUE(r["num_gpus"].is_null());
+  EXPECT_EQ(r["num_gpus_tried"], json::array({1, 2, 3, 4}));
+  EXPECT_TRUE(r["candidates"].empty());
+  EXPECT_NE(r["warnings"].dump().find("on up to 4 GPUs"), std::string::npos) << r["warnings"];
+  // With GPU types compared at their prices it is an error naming the field.
+  q["search"]["hardware"] =
+      json::array({{{"hardware", "h100-sxm"}, {"num_gpus", 8}, {"cost_per_gpu_hour_usd", 2.5}}});
+  q.erase("hardware");
+  q.erase("num_gpus");
+  EXPECT_EQ(failure_of(q).path, "search.fewest_gpus") << failure_of(q).message;
+}
+
 TEST(ServingSearch, FrontierHoldsNoDominatedSetup) {
   // Every setup that keeps up must be matched or beaten in both capacity per GPU and tokens/s
   // per user by a frontier member, and no frontier member by another.

@@ -104,6 +104,23 @@ inline constexpr double kMaxServingSearchSetups = 20000;
 ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchSpace& space,
                                    int top, SloPercentile percentile);
 
+/// The fewest GPUs that serve the request's load within its SLOs, and the search there.
+struct FewestGpusResult {
+  int num_gpus = 0;            ///< the fewest found; 0 when no count up to the ceiling does
+  ServingSearchResult search;  ///< search_serving at num_gpus (at the ceiling when none)
+  std::vector<int> tried;      ///< the counts searched, in the order tried
+};
+
+/// search_serving with the GPU count free, up to `base.inference.num_gpus` (the ceiling): every
+/// count from 1 to 8, then whole groups of 8 (multiples of 8, as nodes of 8 GPUs and the
+/// NVLink domains built of them are deployed), the first by doubling and then by bisection
+/// between the last count that missed and the first that met the SLOs (more replicas of the same
+/// setup never serve a load worse, so the whole-group counts are ordered). The ceiling itself is
+/// tried last when no count below it meets them. Each count is a full search_serving, its budget
+/// and errors included.
+FewestGpusResult search_fewest_gpus(const ServingSpec& base, const ServingSearchSpace& space,
+                                    int top, SloPercentile percentile);
+
 /// A GPU type the search may deploy on: the request on that hardware and GPU count, and the
 /// price of one GPU-hour (> 0).
 struct ServingOffer {

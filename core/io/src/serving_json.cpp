@@ -2,6 +2,7 @@
 // Request document <-> ServingSpec, ServingResult -> response document (task "serving").
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "common_json.hpp"
@@ -514,21 +515,32 @@ json run_serving(const json& request) {
 namespace {
 
 /// search.*: the space, how many setups to list, the percentile the SLOs bound.
+/// The GPU count a search with search.fewest_gpus goes up to when the request gives none.
+constexpr int kDefaultGpuCeiling = 256;
+
 struct SearchAsked {
   ServingSearchSpace space;
   int top = 10;
   SloPercentile percentile = SloPercentile::p90;
   const json* offers = nullptr;  ///< search.hardware: GPU types with their counts and prices
   Disaggregation link;           ///< the KV link of disaggregated setups (features.disaggregated)
+  bool fewest_gpus = false;  ///< search.fewest_gpus: the GPU count searched, num_gpus its ceiling
 };
 
 SearchAsked read_search(const ObjectReader& r) {
   ObjectReader sr(r.require("search"), "search",
                   {"target", "top", "tp", "pp", "expert_parallel", "dp_attention", "disaggregated",
                    "max_num_seqs", "max_num_batched_tokens", "weights", "kv_cache",
-                   "slo_percentile", "hardware"});
+                   "slo_percentile", "hardware", "fewest_gpus"});
   SearchAsked out;
   out.offers = sr.find("hardware");
+  out.fewest_gpus = sr.boolean("fewest_gpus", false);
+  if (out.fewest_gpus && out.offers) {
+    fail("search.fewest_gpus",
+         "searches the GPU count of the request's one GPU type; compare GPU types with "
+         "search.hardware without it",
+         "true");
+  }
   out.top = sr.integer("top", 10);
   ServingSearchSpace& space = out.space;
   space.tp = read_positive_list(sr, "tp");
@@ -629,10 +641,51 @@ Disaggregation read_search_link(json& base, const ServingSearchSpace& space) {
   return link;
 }
 
-/// One listed setup: what the search chose, its figures, and the task-"serving" request (`base`
-/// with the setup's choices) that reproduces it.
+/// The launch flags of one replica of setup `c` in vLLM (`vllm serve`), SGLang
+/// (`python -m sglang.launch_server`) and TensorRT-LLM (`trtllm-serve`): its parallelism, batch
+/// limits, memory share and KV-cache type. The weights' type is the checkpoint's (none of the
+/// three is told it by a flag that works for every type). Under DP attention vLLM and
+/// TensorRT-LLM take their limits per attention rank, SGLang for the whole replica; TensorRT-LLM
+/// takes attention DP and an fp8 KV cache in the YAML file of --extra_llm_api_options
+/// (`trtllm_extra_llm_api_options`, its text).
+json launch_json(const ServingCandidate& c, double gpu_memory_utilization) {
+  const int ranks = c.dp_attention ? c.tp : 1;
+  const int seqs = c.max_num_seqs / ranks, tokens = c.max_num_batched_tokens / ranks;
+  const bool kv8 = c.kv_cache == DType::fp8;
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%g", gpu_memory_utilization);
+  const auto n = [](int v) { return std::to_string(v); };
+  std::string vllm = c.dp_attention
+                         ? "--data-parallel-size " + n(c.tp) + " --tensor-parallel-size 1"
+                         : "--tensor-parallel-size " + n(c.tp);
+  if (c.pp > 1) vllm += " --pipeline-parallel-size " + n(c.pp);
+  if (c.ep > 1) vllm += " --enable-expert-parallel";
+  vllm += " --max-num-seqs " + n(seqs) + " --max-num-batched-tokens " + n(tokens) +
+          " --gpu-memory-utilization " + mem;
+  if (kv8) vllm += " --kv-cache-dtype fp8";
+  std::string sglang = "--tp " + n(c.tp);
+  if (c.pp > 1) sglang += " --pp-size " + n(c.pp);
+  if (c.dp_attention) sglang += " --enable-dp-attention --dp " + n(c.tp);
+  if (c.ep > 1) sglang += " --ep-size " + n(c.ep);
+  sglang += " --max-running-requests " + n(c.max_num_seqs) + " --chunked-prefill-size " +
+            n(c.max_num_batched_tokens) + " --mem-fraction-static " + mem;
+  if (kv8) sglang += " --kv-cache-dtype fp8_e4m3";
+  std::string trtllm = "--tp_size " + n(c.tp);
+  if (c.pp > 1) trtllm += " --pp_size " + n(c.pp);
+  if (c.ep > 1) trtllm += " --ep_size " + n(c.ep);
+  trtllm += " --max_batch_size " + n(seqs) + " --max_num_tokens " + n(tokens);
+  json out{{"vllm", vllm}, {"sglang", sglang}, {"trtllm", trtllm}};
+  std::string yaml;
+  if (c.dp_attention) yaml += "enable_attention_dp: true\n";
+  if (kv8) yaml += "kv_cache_config:\n  dtype: fp8\n";
+  if (!yaml.empty()) out["trtllm_extra_llm_api_options"] = yaml;
+  return out;
+}
+
+/// One listed setup: what the search chose, its figures, the task-"serving" request (`base`
+/// with the setup's choices) that reproduces it, and the engines' launch flags.
 json setup_json(const ServingCandidate& c, const json& base, const ServingSearchSpace& space,
-                const Disaggregation& link) {
+                const Disaggregation& link, double gpu_memory_utilization) {
   json parallelism{{"tp", c.tp}};
   if (c.pp != 1) parallelism["pp"] = c.pp;
   if (c.ep != 1) parallelism["ep"] = c.ep;
@@ -671,6 +724,7 @@ json setup_json(const ServingCandidate& c, const json& base, const ServingSearch
            {"tpot_ms", ms(res.tpot_s)},
            {"e2e_ms", ms(res.e2e_s)},
            {"tier", res.tier},
+           {"launch", launch_json(c, gpu_memory_utilization)},
            {"request", std::move(one)}};
   // Asked for: a row says whether it splits the pools (null: collocated replicas).
   if (!space.disaggregated.empty()) row["disaggregated"] = std::move(disaggregated);
@@ -758,6 +812,8 @@ json run_serving_search(const json& request) {
   json base = request;
   base.erase("search");
   base["task"] = "serving";
+  // With the GPU count searched, num_gpus is its ceiling (kDefaultGpuCeiling when not given).
+  if (asked.fewest_gpus && !base.contains("num_gpus")) base["num_gpus"] = kDefaultGpuCeiling;
   asked.link = read_search_link(base, asked.space);
   // One request per GPU type (search.hardware), or the request as it is.
   std::vector<std::pair<json, Parsed>> deployed;
@@ -775,6 +831,8 @@ json run_serving_search(const json& request) {
                            "and length distributions, or price the setups with task \"serving\"");
   }
   ServingSearchResult found;
+  int fewest_found = 0;
+  json gpus_tried = json::array();
   for (auto& [one, p] : deployed) p.spec.disaggregation = asked.link;
   if (asked.offers) {
     std::vector<ServingOffer> offers;
@@ -785,13 +843,24 @@ json run_serving_search(const json& request) {
       offers.push_back({p.spec, p.price.from_request ? p.price.usd : 0.0, low});
     }
     found = search_serving_offers(offers, asked.space, asked.top, asked.percentile);
+  } else if (asked.fewest_gpus) {
+    FewestGpusResult fewest =
+        search_fewest_gpus(deployed.front().second.spec, asked.space, asked.top, asked.percentile);
+    found = std::move(fewest.search);
+    fewest_found = fewest.num_gpus;
+    for (const int n : fewest.tried) gpus_tried.push_back(n);
+    // The listed setups deploy on the count found (the ceiling's search when none was).
+    deployed.front().first["num_gpus"] =
+        fewest.num_gpus > 0 ? fewest.num_gpus : fewest.tried.back();
   } else {
     found = search_serving(deployed.front().second.spec, asked.space, asked.top, asked.percentile);
   }
 
   const auto listed = [&](const ServingCandidate& c) {
     const json& one = deployed[static_cast<std::size_t>(c.offer)].first;
-    json row = setup_json(c, one, asked.space, asked.link);
+    json row = setup_json(c, one, asked.space, asked.link,
+                          deployed[static_cast<std::size_t>(c.offer)]
+                              .second.spec.inference.engine.gpu_memory_utilization);
     if (asked.offers) {
       for (const char* key : kOfferKeys) row[key] = one.at(key);
       row["output_tokens_per_usd"] = round6(c.output_tokens_per_usd);
@@ -812,19 +881,28 @@ json run_serving_search(const json& request) {
     warnings.push_back(found.keeping_up == 0 ? "no setup fits and keeps up with the offered load"
                                              : "no setup meets the SLOs at " +
                                                    std::string(to_string(asked.percentile)));
+    if (asked.fewest_gpus) {
+      warnings.push_back("on up to " + std::to_string(p.spec.inference.num_gpus) +
+                         " GPUs (num_gpus, the search's ceiling)");
+    }
   }
-  return json{{"schema_version", kSchemaVersion},
-              {"task", "search"},
-              {"target", "serving"},
-              {"mode", "analytic"},
-              {"evaluated", found.evaluated},
-              {"keeping_up", found.keeping_up},
-              {"meeting_slo", found.meeting_slo},
-              {"candidates", std::move(candidates)},
-              {"frontier", std::move(frontier)},
-              {"rejected", rejected_json(found.rejected)},
-              {"warnings", std::move(warnings)},
-              {"request", resolved_search(std::move(p.resolved), request, asked)}};
+  json out{{"schema_version", kSchemaVersion},
+           {"task", "search"},
+           {"target", "serving"},
+           {"mode", "analytic"},
+           {"evaluated", found.evaluated},
+           {"keeping_up", found.keeping_up},
+           {"meeting_slo", found.meeting_slo},
+           {"candidates", std::move(candidates)},
+           {"frontier", std::move(frontier)},
+           {"rejected", rejected_json(found.rejected)},
+           {"warnings", std::move(warnings)},
+           {"request", resolved_search(std::move(p.resolved), request, asked)}};
+  if (asked.fewest_gpus) {
+    out["num_gpus"] = fewest_found > 0 ? json(fewest_found) : json(nullptr);
+    out["num_gpus_tried"] = std::move(gpus_tried);
+  }
+  return out;
 }
 
 }  // namespace flopcast::io::detail
