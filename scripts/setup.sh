@@ -21,9 +21,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# playwright-core (it never downloads a browser; the tests use Debian's /usr/bin/chromium) and
-# axe-core (the accessibility check the browser tests inject into the page).
+# playwright-core (it never downloads a browser; the tests use Debian's /usr/bin/chromium),
+# axe-core (the accessibility check the browser tests inject into the page) and terser (the
+# site's build minifies the page's scripts with it).
 if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ] ||
-  [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  [ ! -d node_modules/terser ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi

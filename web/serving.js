@@ -33,6 +33,7 @@ import {
   Pin,
   searchPanel,
   fillCandidates,
+  offer,
   field,
   showFieldError,
   showVerdict,
@@ -327,6 +328,19 @@ export const DEFAULT_SERVING = Object.freeze({
   workload: { arrival: { kind: 'poisson', rate_per_s: 10 }, prompt_tokens: 512, output_tokens: 128 },
 });
 
+/** A search row's launch command for one replica in `engine` (vllm, sglang or trtllm; vLLM for
+ * the generic profile), from its `launch` flags; the checkpoint (and so the weights' type) is the
+ * user's. TensorRT-LLM's YAML options go in through bash's process substitution: one line. */
+export function launchCommand(launch, engine) {
+  if (engine === 'sglang') return `python -m sglang.launch_server --model-path <checkpoint> ${launch.sglang}`;
+  if (engine === 'trtllm') {
+    const yaml = launch.trtllm_extra_llm_api_options;
+    const extra = yaml ? ` --extra_llm_api_options <(printf '${yaml.replaceAll('\n', '\\n')}')` : '';
+    return `trtllm-serve <checkpoint> ${launch.trtllm}${extra}`;
+  }
+  return `vllm serve <checkpoint> ${launch.vllm}`;
+}
+
 /** A disaggregated setup's instances (features.disaggregated or a search row's split). */
 const poolsText = (d) => `${d.prefill_instances} prefill + ${d.decode_instances} decode`;
 
@@ -483,6 +497,12 @@ export class ServingView {
           el('input', { type: 'checkbox', id: `${P}-search-disagg` }),
           ' Also try disaggregated prefill and decode instances (every split of the GPUs, pp 1)',
         ),
+        el(
+          'label',
+          { class: 'check' },
+          el('input', { type: 'checkbox', id: `${P}-search-fewest` }),
+          ' Fewest GPUs for this load: search the GPU count too, up to the GPUs above (1 to 8, then multiples of 8)',
+        ),
         field(
           `${P}-search-hardware`,
           'Compare GPU types at their prices (optional): id:GPUs:$ per GPU-hour, comma-separated',
@@ -511,6 +531,7 @@ export class ServingView {
       restale();
     });
     $(`${P}-search-disagg`).addEventListener('change', restale);
+    $(`${P}-search-fewest`).addEventListener('change', restale);
     this.pin.attach(this, () => $(`${P}-subtitle`).textContent);
     $(`${P}-simulate`).addEventListener('click', () => this.simulate());
     $(`${P}-cancel`).addEventListener('click', () => this.cancel('Cancelled.'));
@@ -573,6 +594,7 @@ export class ServingView {
     // splits it tries (and goes with them when they are not tried).
     const link = q.features?.disaggregated?.kv_link_GBps;
     if (q.features) delete q.features.disaggregated;
+    if ($(`${P}-search-fewest`)?.checked) search.fewest_gpus = true;
     if ($(`${P}-search-disagg`)?.checked) {
       search.disaggregated = [false, true];
       if (link !== undefined) q.features = { ...q.features, disaggregated: { kv_link_GBps: link } };
@@ -636,7 +658,13 @@ export class ServingView {
     const frontier = $(`${P}-frontier`);
     this.searchKey = JSON.stringify(q);
     const rejected = res.rejected.map((x) => `${fmtInt(x.count)} ${x.reason}`).join('; ');
+    // search.fewest_gpus: the count found (the rows deploy on it) and the counts searched.
+    const fewest =
+      'num_gpus' in res
+        ? `${res.num_gpus === null ? `No GPU count up to ${fmtInt(q.num_gpus)} meets the SLOs` : `Fewest GPUs meeting the SLOs: ${fmtInt(res.num_gpus)}`} (counts searched: ${res.num_gpus_tried.join(', ')}). `
+        : '';
     this.searchNote =
+      fewest +
       `${fmtInt(res.evaluated)} setups considered, ${fmtInt(res.keeping_up)} keep up with this load, ${fmtInt(res.meeting_slo)} meet the SLOs.` +
       (res.warnings.length ? ` ${res.warnings.join(' ')}.` : '') +
       (rejected ? ` Rejected: ${rejected}.` : '') +
@@ -759,6 +787,14 @@ export class ServingView {
       ],
       (r) => this.applyRequest(r),
       this.M,
+      // One replica's launch flags in each engine (the weights' type is the checkpoint's).
+      [
+        [
+          'Launch',
+          'Engine launch command for candidate',
+          (c) => offer(launchCommand(c.launch, c.request.engine?.name), 'Launch command ready'),
+        ],
+      ],
     );
   }
 

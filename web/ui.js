@@ -730,10 +730,10 @@ export function cliLine(request) {
 /**
  * Fills a search table: a header row of `head`, then one row per candidate, its rank, `cells(c)`
  * and three actions on its `request`: Use (`use`: into the form), Link (the page's link to it)
- * and CLI (the command that prices it), the last two offered in the header's box. Columns from
- * `firstNum` on are numbers.
+ * and CLI (the command that prices it), the last two offered in the header's box, then those of
+ * `more` ([text, aria label, run(candidate)]). Columns from `firstNum` on are numbers.
  */
-export function fillCandidates(table, head, firstNum, candidates, cells, use, M) {
+export function fillCandidates(table, head, firstNum, candidates, cells, use, M, more = []) {
   const numeric = (i) => i >= firstNum && i < head.length - 1;
   table.dataset.stale = 'false';
   table.replaceChildren(
@@ -764,6 +764,7 @@ export function fillCandidates(table, head, firstNum, candidates, cells, use, M)
             action('Use', 'Use candidate', () => use(c.request)),
             action('Link', 'Link to candidate', () => offerRequestLink(M, c.request)),
             action('CLI', 'CLI command for candidate', () => offer(cliLine(c.request), 'Command ready')),
+            ...more.map(([text, label, run]) => action(text, label, () => run(c))),
           ),
         );
       }),

@@ -1356,15 +1356,16 @@ test('accessibility: axe-core reports no serious or critical violation on any ta
 
 // Issue 11: each load sent the 1.7 MB module again, uncompressed, to the page and to the
 // simulator's worker. web/serve.mjs now compresses (brotli) and revalidates by ETag: a first load
-// must stay under 385 KB on the wire, a reload (every file a 304) under 50 KB. (350 KB until the
+// must stay under 370 KB on the wire, a reload (every file a 304) under 50 KB. (350 KB until the
 // disaggregated pools and their search: 349.7 KB with the searches' bookkeeping built for size;
 // 360 KB until the hybrid Mamba-2 layers, the importer's table of model families and the
 // Nemotron 3 preset: 362.7 KB, the module 284 KB of it; 370 KB until the gated DeltaNet mixer,
 // the Qwen3-Next preset and the Qwen3.5 importer: 371.1 KB; 380 KB until the address bar
 // followed each edit: 380.05 KB, the module 300.7 KB of it; 390 KB until the module was
 // optimized at link time: 388.7 KB before, 377.7 KB after; 380 KB until the hardware search
-// (which GPU, how many): 383.9 KB, the module 299.3 KB of it, 3 KB more than before it.)
-test('a first load transfers under 385 KB and a reload under 50 KB', async (t) => {
+// (which GPU, how many): 383.9 KB, the module 299.3 KB of it, 3 KB more than before it; 385 KB
+// until the page's scripts were minified: 387.8 KB before, 367.9 KB after.)
+test('a first load transfers under 370 KB and a reload under 50 KB', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   const requests = [];
@@ -1391,7 +1392,7 @@ test('a first load transfers under 385 KB and a reload under 50 KB', async (t) =
     'the worker started with the page',
   );
   t.diagnostic(`first load: ${first} bytes`);
-  assert.ok(first < 385_000, `first load: ${first} bytes`);
+  assert.ok(first < 370_000, `first load: ${first} bytes`);
   wire = 0;
   sized.length = 0;
   const before = requests.length;

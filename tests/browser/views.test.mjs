@@ -1053,6 +1053,53 @@ test('serving view: disaggregated pools in the form and in the setup search', as
   await p.done();
 });
 
+// Issue 44: how many GPUs for R req/s under my SLO, ending in the engine's launch command.
+// Llama-3.1-70B FP8 at 20 req/s within a 50 ms TPOT on H100s: the module's search.fewest_gpus
+// answer (8 GPUs, four tp-2 replicas) is the note and the table, and Launch offers the row's
+// vLLM command (the request's engine).
+test('serving view: the setup search finds the fewest GPUs for the load with launch commands', async () => {
+  const p = await openPage();
+  const { page } = p;
+  await openTab(page, 'serving');
+  await page.selectOption('#sv-model', 'llama-3.1-70b');
+  await page.selectOption('#sv-hardware', 'h100-sxm');
+  await page.selectOption('#sv-weights', { label: 'fp8' });
+  await page.selectOption('#sv-kv_cache', 'fp8');
+  await page.fill('#sv-num_gpus', '64');
+  await page.fill('#sv-tp', '2');
+  await page.fill('#sv-rate', '20');
+  await page.fill('#sv-prompt_tokens', '1000');
+  await page.fill('#sv-output_tokens', '200');
+  await page.fill('#sv-slo_tpot', '50');
+  await sweepDone(page);
+  await page.check('#sv-search-fewest');
+  await page.click('#sv-search-run');
+  await searchDone(page, 'sv');
+  const q = await viewRequest(page, 'serving');
+  delete q.parallelism;
+  const env = await estimate(page, { ...q, task: 'search', search: { target: 'serving', top: 10, fewest_gpus: true } });
+  assert.equal(env.ok, true, JSON.stringify(env.error));
+  const res = env.result;
+  assert.equal(res.num_gpus, 8);
+  assert.match(
+    await page.textContent('#sv-search-note'),
+    /^Fewest GPUs meeting the SLOs: 8 \(counts searched: 1, 2, 3, 4, 5, 6, 7, 8\)\. /,
+  );
+  assert.deepEqual(
+    await searchColumn(page, 'sv', 'Replicas'),
+    res.candidates.map((c) => String(c.replicas)),
+  );
+  await page.click('#sv-search-table button[data-rank="1"][data-action="Launch"]');
+  await page.waitForFunction(() => document.getElementById('share-url').value.length > 0);
+  const c = res.candidates[0];
+  assert.equal(await page.inputValue('#share-url'), `vllm serve <checkpoint> ${c.launch.vllm}`);
+  assert.match(c.launch.vllm, new RegExp(`^--tensor-parallel-size ${c.parallelism.tp} `));
+  // Unticked, the table no longer answers the search.
+  await page.uncheck('#sv-search-fewest');
+  assert.equal(await page.evaluate(() => document.getElementById('sv-search-table').dataset.stale), 'true');
+  await p.done();
+});
+
 // Issue 14: which GPU type serves this load for the fewest dollars. The box lists GPU types with
 // their counts and prices; the table is the module's answer to search.hardware, ranked by output
 // tokens per dollar, and Use loads a setup with its hardware, GPU count and price. A malformed
