@@ -334,6 +334,19 @@ FewestGpusResult search_fewest_gpus(const ServingSpec& base, const ServingSearch
   check_int("num_gpus", base.inference.num_gpus, 1, 1'000'000);
   const int ceiling = base.inference.num_gpus;
   constexpr int kGroup = 8;
+  // Work budget, decided before any count is searched: the counts the ladder can try (1 to 8,
+  // then doubling and bisection over the groups) times the setups of the ceiling's space (the
+  // most any count's has).
+  int counts = std::min(kGroup, ceiling);
+  for (int groups = 2; groups * kGroup <= ceiling; groups *= 2) counts += 2;
+  const double setups = double(counts + 1) * resolve(base, space).size();
+  if (setups > kMaxServingSearchSetups) {
+    fail("search.fewest_gpus",
+         "would consider more than 20,000 setups over the GPU counts it may try; lower num_gpus "
+         "(the ceiling) or pin dimensions with search.tp, search.expert_parallel, "
+         "search.dp_attention, search.max_num_seqs or search.max_num_batched_tokens",
+         setups);
+  }
   FewestGpusResult out;
   ServingSearchResult last;  // the latest search, whatever it found
   ServingSpec spec = base;

@@ -167,6 +167,22 @@ TEST(ServingSearch, FewestGpusSaysWhenNoCountUpToTheCeilingMeetsTheSlos) {
   EXPECT_EQ(failure_of(q).path, "search.fewest_gpus") << failure_of(q).message;
 }
 
+TEST(ServingSearch, FewestGpusBudgetsItsCountsBeforeSearching) {
+  // DeepSeek-R1 on up to 4,096 H200: the ladder may try 8 single counts and, over 2 … 512 groups
+  // of 8, nine doublings and as many bisection steps, 26 counts (27 with the ceiling); the
+  // ceiling's space holds 1,248 setups (wide expert parallelism up to 4,096 GPUs), so 33,696 in
+  // all, over the 20,000 budget: refused before any is priced, naming the ceiling.
+  json q = search_request();
+  q["search"] = {{"target", "serving"}, {"fewest_gpus", true}};
+  q["model"] = "deepseek-r1";
+  q["hardware"] = "h200-sxm";
+  q["num_gpus"] = 4096;
+  const auto f = failure_of(q);
+  EXPECT_EQ(f.path, "search.fewest_gpus");
+  EXPECT_NE(f.message.find("lower num_gpus (the ceiling)"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("(got 33696)"), std::string::npos) << f.message;
+}
+
 TEST(ServingSearch, FrontierHoldsNoDominatedSetup) {
   // Every setup that keeps up must be matched or beaten in both capacity per GPU and tokens/s
   // per user by a frontier member, and no frontier member by another.
