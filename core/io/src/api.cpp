@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string_view>
 #include <utility>
 
 #include "flopcast/error.hpp"
+#include "presets_data.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -37,10 +39,21 @@ json names_json(const std::array<Named<E>, N>& table) {
   return out;
 }
 
-/// The engine profiles a request may name (presets/engines/, in their preset order).
+/// The engine profiles a request may name (presets/engines/, in their preset order): each one's
+/// id is its file's name (the preset loader refuses any other), read without parsing every
+/// embedded preset, so that a CLI building its help from schema() starts without that cost.
 json engine_names_json() {
   json out = json::array();
-  for (const json& doc : presets().at("engines")) out.push_back(doc.at("id"));
+  constexpr std::string_view kDir = "engines/", kExt = ".json";
+  for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
+    const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
+    const std::string_view file = p.file;
+    if (std::string_view(p.kind) != "engines" || file.substr(0, kDir.size()) != kDir ||
+        file.size() < kDir.size() + kExt.size() || file.substr(file.size() - kExt.size()) != kExt) {
+      continue;
+    }
+    out.push_back(std::string(file.substr(kDir.size(), file.size() - kDir.size() - kExt.size())));
+  }
   return out;
 }
 

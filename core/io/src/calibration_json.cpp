@@ -85,7 +85,7 @@ namespace {
 const std::map<std::string, std::shared_ptr<const Calibration>>& all_calibrations() {
   static const std::map<std::string, std::shared_ptr<const Calibration>> all = [] {
     std::map<std::string, std::shared_ptr<const Calibration>> m;
-    for (const json& doc : presets().at("calibration")) {
+    for (const json& doc : detail::preset_list("calibration")) {
       m[doc.at("id").get<std::string>()] =
           std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
     }
@@ -127,7 +127,7 @@ void check_bands(const json& doc) {
 namespace flopcast::io {
 std::optional<E2EBand> e2e_band(const std::string& kind, bool tier0) {
   static const json bands = [] {
-    for (const json& doc : presets().at("bands")) {
+    for (const json& doc : detail::preset_list("bands")) {
       if (doc.at("id") == "e2e") return doc.at("bands");
     }
     return json::object();

@@ -58,7 +58,7 @@ std::map<std::string, FabricModel> read_fits(const json& doc) {
 const std::map<std::string, FabricModel>& all_fits() {
   static const std::map<std::string, FabricModel> all = [] {
     std::map<std::string, FabricModel> m;
-    for (const json& doc : presets().at("collectives")) m.merge(read_fits(doc));
+    for (const json& doc : detail::preset_list("collectives")) m.merge(read_fits(doc));
     return m;
   }();
   return all;

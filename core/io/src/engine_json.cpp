@@ -94,7 +94,7 @@ EngineProfile read_engine_profile(const json& doc, const std::string& path) {
 const EngineProfile& engine_profile(const std::string& id, const std::string& path) {
   static const std::map<std::string, EngineProfile, std::less<>> profiles = [] {
     std::map<std::string, EngineProfile, std::less<>> m;
-    for (const json& doc : presets().at("engines")) {
+    for (const json& doc : detail::preset_list("engines")) {
       EngineProfile e = read_engine_profile(doc, "");
       m.emplace(e.id, std::move(e));
     }

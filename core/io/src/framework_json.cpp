@@ -58,8 +58,8 @@ TrainingFramework read_constants(const ObjectReader& r) {
 std::map<std::string, TrainingFramework, std::less<>> read_all() {
   std::map<std::string, TrainingFramework, std::less<>> m;
   std::map<std::string, std::string> aliases;  // id -> the profile whose constants it takes
-  for (const json& doc : presets().at("frameworks")) {
-    // presets() has read every file strictly already (read_framework_profile).
+  for (const json& doc : detail::preset_list("frameworks")) {
+    // preset_list has read every file of the kind strictly already (read_framework_profile).
     if (doc.contains("same_as")) {
       aliases[doc.at("id").get<std::string>()] = doc.at("same_as").get<std::string>();
     } else {

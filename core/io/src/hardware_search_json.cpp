@@ -40,7 +40,8 @@ json run_hardware_search(const json& request) {
         return v.get<std::string>();
       });
   if (ids.empty()) {
-    for (const json& doc : presets().at("hardware")) ids.push_back(doc.at("id").get<std::string>());
+    for (const json& doc : detail::preset_list("hardware"))
+      ids.push_back(doc.at("id").get<std::string>());
   }
 
   json base = request;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flopcast/error.hpp"
@@ -13,8 +16,8 @@
 namespace flopcast::io {
 namespace {
 
-/// Parses and strictly checks every embedded preset once. A broken preset is a build defect:
-/// it raises flopcast::Error naming the file, and the preset test fails.
+/// A broken embedded preset is a build defect: it raises flopcast::Error naming the file when its
+/// kind is first read, and the preset test (which reads every kind) fails.
 /// `aliases`: lower-case names (letters, digits, '-', '.') other than the preset's id.
 void check_aliases(const json& doc) {
   const auto it = doc.find("aliases");
@@ -35,13 +38,17 @@ void check_aliases(const json& doc) {
   }
 }
 
-json load_all() {
-  json all = {
-      {"models", json::array()},     {"hardware", json::array()},    {"scenarios", json::array()},
-      {"setups", json::array()},     {"calibration", json::array()}, {"engines", json::array()},
-      {"frameworks", json::array()}, {"collectives", json::array()}, {"bands", json::array()}};
+/// The preset kinds, in the order presets() lists them.
+constexpr const char* kKinds[] = {"models",  "hardware",   "scenarios",   "setups", "calibration",
+                                  "engines", "frameworks", "collectives", "bands"};
+
+/// The embedded presets of one kind, parsed and checked strictly (a broken one raises Error naming
+/// its file); an alias names one preset, never another's id or alias.
+json load_kind(const std::string& kind) {
+  json list = json::array();
   for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
     const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
+    if (p.kind != kind) continue;
     const std::string where = std::string("presets/") + p.file;
     json doc;
     try {
@@ -49,7 +56,6 @@ json load_all() {
     } catch (const json::exception& e) {
       throw Error(where + ": invalid JSON: " + e.what());
     }
-    const std::string kind = p.kind;
     try {
       if (kind == "models") {
         detail::ObjectReader r(
@@ -115,33 +121,62 @@ json load_all() {
     } catch (const SpecError& e) {
       throw Error(where + ": " + e.what());
     }
-    all[kind].push_back(std::move(doc));
+    list.push_back(std::move(doc));
   }
-  // An alias names one preset: never another preset's id or alias.
-  for (const auto& [kind, list] : all.items()) {
-    std::vector<std::string> names;
-    for (const json& p : list) {
-      names.push_back(p.at("id").get<std::string>());
-      for (const json& a : p.value("aliases", json::array())) names.push_back(a.get<std::string>());
-    }
-    std::sort(names.begin(), names.end());
-    const auto dup = std::adjacent_find(names.begin(), names.end());
-    if (dup != names.end()) {
-      throw Error("presets/" + kind + ": \"" + *dup + "\" names two presets (an id or an alias)");
-    }
+  std::vector<std::string> names;
+  for (const json& p : list) {
+    names.push_back(p.at("id").get<std::string>());
+    for (const json& a : p.value("aliases", json::array())) names.push_back(a.get<std::string>());
   }
-  return all;
+  std::sort(names.begin(), names.end());
+  const auto dup = std::adjacent_find(names.begin(), names.end());
+  if (dup != names.end()) {
+    throw Error("presets/" + kind + ": \"" + *dup + "\" names two presets (an id or an alias)");
+  }
+  return list;
 }
 
 }  // namespace
 
+namespace detail {
+
+const json& preset_list(std::string_view kind) {
+  // Each kind parsed on first use, once, whichever thread asks first: a request reads only the
+  // kinds it needs (an estimate never parses the scenarios or setups).
+  struct Kind {
+    std::once_flag once;
+    json list;
+  };
+  static std::map<std::string, Kind, std::less<>> kinds = [] {
+    std::map<std::string, Kind, std::less<>> m;
+    for (const char* k : kKinds) m.try_emplace(k);
+    for (std::size_t i = 0; i < kEmbeddedPresetCount; ++i) {
+      if (m.find(std::string_view(kEmbeddedPresets[i].kind)) == m.end()) {
+        throw Error(std::string("presets/") + kEmbeddedPresets[i].file + ": unknown preset kind " +
+                    kEmbeddedPresets[i].kind);
+      }
+    }
+    return m;
+  }();
+  const auto it = kinds.find(kind);
+  if (it == kinds.end()) throw Error("unknown preset kind " + std::string(kind));
+  std::call_once(it->second.once, [&] { it->second.list = load_kind(it->first); });
+  return it->second.list;
+}
+
+}  // namespace detail
+
 const json& presets() {
-  static const json all = load_all();
+  static const json all = [] {
+    json out = json::object();
+    for (const char* k : kKinds) out[k] = detail::preset_list(k);
+    return out;
+  }();
   return all;
 }
 
 const json* find_preset(std::string_view kind, std::string_view name) {
-  const json& list = presets().at(std::string(kind));
+  const json& list = detail::preset_list(kind);
   for (const json& p : list) {
     if (p.at("id") == name) return &p;
   }
@@ -162,8 +197,7 @@ const json* find_preset(std::string_view kind, std::string_view name) {
 const json& preset(std::string_view kind, std::string_view id, const std::string& path) {
   if (const json* p = find_preset(kind, id)) return *p;
   std::vector<std::string> ids;
-  for (const json& p : presets().at(std::string(kind)))
-    ids.push_back(p.at("id").get<std::string>());
+  for (const json& p : detail::preset_list(kind)) ids.push_back(p.at("id").get<std::string>());
   std::string rule = "unknown " +
                      std::string(kind == "models"    ? "model"
                                  : kind == "engines" ? "engine"

@@ -465,7 +465,7 @@ class PresetSpecs {
  public:
   using Read = Spec (*)(const json&);
   PresetSpecs(const char* kind, Read read)
-      : list_(presets().at(kind).get_ref<const json::array_t&>()),
+      : list_(preset_list(kind).get_ref<const json::array_t&>()),
         read_(read),
         once_(list_.size()),
         specs_(list_.size()) {}

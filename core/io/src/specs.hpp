@@ -18,6 +18,11 @@
 
 namespace flopcast::io::detail {
 
+/// The embedded presets of one kind (models, hardware, scenarios, setups, calibration, engines,
+/// frameworks, collectives, bands), each kind parsed and checked on its first use, once, by
+/// whichever thread asks first. Error for a kind that does not exist.
+const json& preset_list(std::string_view kind);
+
 using nlohmann::json;
 
 // The typed API is public (flopcast/io/specs.hpp); the JSON layer calls it unqualified.
