@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string_view>
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "presets_data.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -81,17 +85,50 @@ namespace flopcast::io::detail {
 
 namespace {
 
-/// Every embedded calibration file by id (the hardware id, or "tier0"), parsed once.
-const std::map<std::string, std::shared_ptr<const Calibration>>& all_calibrations() {
-  static const std::map<std::string, std::shared_ptr<const Calibration>> all = [] {
-    std::map<std::string, std::shared_ptr<const Calibration>> m;
-    for (const json& doc : detail::preset_list("calibration")) {
-      m[doc.at("id").get<std::string>()] =
-          std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
+/// The embedded calibration file of `id` (the hardware id, or "tier0"), parsed and read strictly
+/// on its first use, once, whichever thread asks first (a request reads its own GPU's file, not
+/// every GPU's); nullptr when there is none. A broken file raises Error naming it (the preset
+/// test reads every one through preset_list).
+std::shared_ptr<const Calibration> calibration_of(std::string_view id) {
+  struct File {
+    std::string where;
+    const char* text = nullptr;
+    std::once_flag once;
+    std::shared_ptr<const Calibration> fits;
+  };
+  static std::map<std::string, File, std::less<>> files = [] {
+    std::map<std::string, File, std::less<>> m;
+    constexpr std::string_view kDir = "calibration/", kExt = ".json";
+    for (std::size_t i = 0; i < kEmbeddedPresetCount; ++i) {
+      const EmbeddedPreset& p = kEmbeddedPresets[i];
+      const std::string_view file = p.file;
+      if (std::string_view(p.kind) != "calibration" || file.size() <= kDir.size() + kExt.size() ||
+          file.substr(0, kDir.size()) != kDir || file.substr(file.size() - kExt.size()) != kExt) {
+        continue;
+      }
+      File& f = m[std::string(file.substr(kDir.size(), file.size() - kDir.size() - kExt.size()))];
+      f.where = "presets/" + std::string(file);
+      f.text = p.text;
     }
     return m;
   }();
-  return all;
+  const auto it = files.find(id);
+  if (it == files.end()) return nullptr;
+  File& f = it->second;
+  std::call_once(f.once, [&f] {
+    json doc;
+    try {
+      doc = json::parse(f.text);
+    } catch (const json::exception& e) {
+      throw Error(f.where + ": invalid JSON: " + e.what());
+    }
+    try {
+      f.fits = std::make_shared<const Calibration>(read_calibration(doc, "calibration"));
+    } catch (const SpecError& e) {
+      throw Error(f.where + ": " + e.what());
+    }
+  });
+  return f.fits;
 }
 
 }  // namespace
@@ -101,8 +138,7 @@ const std::map<std::string, std::shared_ptr<const Calibration>>& all_calibration
 namespace flopcast::io {
 std::shared_ptr<const Calibration> calibration_for(const std::string& hardware_id) {
   if (hardware_id == "tier0") return nullptr;
-  auto it = all_calibrations().find(hardware_id);
-  return it == all_calibrations().end() ? nullptr : it->second;
+  return detail::calibration_of(hardware_id);
 }
 
 }  // namespace flopcast::io
@@ -220,8 +256,8 @@ json band_json(double value, const E2EBand& band, bool rate) {
 
 namespace flopcast::io {
 const Calibration* tier0_residuals() {
-  auto it = all_calibrations().find("tier0");
-  return it == all_calibrations().end() ? nullptr : it->second.get();
+  // The file lives as long as the process (a function-local static holds it).
+  return detail::calibration_of("tier0").get();
 }
 
 }  // namespace flopcast::io
