@@ -331,7 +331,7 @@ export const DEFAULT_SERVING = Object.freeze({
 /** A search row's launch command for one replica in `engine` (vllm, sglang or trtllm; vLLM for
  * the generic profile), from its `launch` flags; the checkpoint (and so the weights' type) is the
  * user's. TensorRT-LLM's YAML options go in through bash's process substitution: one line. */
-export function launchCommand(launch, engine) {
+function launchCommand(launch, engine) {
   if (engine === 'sglang') return `python -m sglang.launch_server --model-path <checkpoint> ${launch.sglang}`;
   if (engine === 'trtllm') {
     const yaml = launch.trtllm_extra_llm_api_options;

@@ -28,12 +28,12 @@
 
 #include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
+#include "flopcast/parallel.hpp"
 #include "flopcast/stats.hpp"
 #include "validate/bands.hpp"
 #include "validate/collector.hpp"
 #include "validate/e2e.hpp"
 #include "validate/loaders.hpp"
-#include "validate/parallel.hpp"
 
 namespace flopcast::cli::validate {
 namespace {
@@ -279,16 +279,16 @@ bool training_row(const json& row, const std::string&) {
   return row.value("kind", "") == "training";
 }
 
-/// Physics residuals at each attention multiplier of the grid.
-/// The pass at the i-th multiplier of the grid.
+/// The physics residuals at the i-th attention multiplier of the grid.
 Residuals residuals_at(const std::vector<std::string>& files, std::size_t i) {
   return training_residuals(
       run_pass(files, true, physics_override(kAttentionGrid[i]), {}, training_row));
 }
 
+/// Physics residuals at each attention multiplier of the grid.
 std::vector<Residuals> residuals_per_attention(const std::vector<std::string>& files) {
   std::vector<Residuals> out(std::size(kAttentionGrid));
-  run_tasks(out.size(), [&](std::size_t i) { out[i] = residuals_at(files, i); });
+  parallel_for(out.size(), [&](std::size_t, std::size_t i) { out[i] = residuals_at(files, i); });
   return out;
 }
 
@@ -413,7 +413,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   Pass def, t0, request_pass;
   std::vector<Residuals> per_attention(std::size(kAttentionGrid));
   const std::size_t shared_passes = 3;
-  run_tasks(shared_passes + per_attention.size(), [&](std::size_t i) {
+  parallel_for(shared_passes + per_attention.size(), [&](std::size_t, std::size_t i) {
     if (i == 0) {
       def = run_pass(files, true, json::object(), {});
     } else if (i == 1) {
@@ -536,7 +536,7 @@ json leave_one_source_out(const std::vector<std::string>& all_files, const json&
   }
   // The folds side by side, each pricing only its own source's rows.
   std::vector<Pass> folds_run(plans.size());
-  run_tasks(plans.size(), [&](std::size_t i) {
+  parallel_for(plans.size(), [&](std::size_t, std::size_t i) {
     const FoldPlan& p = plans[i];
     if (p.is_default) return;
     folds_run[i] = run_pass(files, true, p.training.is_null() ? json::object() : p.training,

@@ -5,6 +5,8 @@
 #include <array>
 #include <cctype>
 
+#include "validate/e2e.hpp"
+
 namespace flopcast::cli::validate {
 
 std::string nemo_container(std::string_view framework) {
@@ -90,12 +92,9 @@ bool has_word(std::string_view words, std::string_view word) {
 bool megatron_bridge_ep_overlap(std::string_view container, std::string_view model,
                                 std::string_view gpu, std::string_view compute, int global_batch) {
   if (container.empty()) return false;
-  std::string name(model);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string name = lower_case(model);
   return std::any_of(kOverlapRecipes.begin(), kOverlapRecipes.end(), [&](const OverlapRecipe& r) {
-    return name.find(r.model) != std::string::npos && has_word(r.gpus, gpu) &&
-           has_word(r.computes, compute) &&
+    return contains(name, r.model) && has_word(r.gpus, gpu) && has_word(r.computes, compute) &&
            (r.global_batch == 0 || r.global_batch == global_batch) && container >= r.since &&
            (r.until.empty() || container < r.until);
   });

@@ -857,20 +857,7 @@ void estimate_pools(ServingResult& r, const ServingSpec& spec, const detail::Ser
                            "kv_link_latency + prompt tokens x KV bytes per token / kv_link"});
 }
 
-}  // namespace
-
-namespace {
-ServingResult estimate_serving_unchecked(const ServingSpec& spec);
-}  // namespace
-
-ServingResult estimate_serving(const ServingSpec& spec) {
-  ServingResult r = estimate_serving_unchecked(spec);
-  detail::check_physical(spec, r);
-  return r;
-}
-
-namespace {
-
+/// estimate_serving before its physical bounds are checked.
 ServingResult estimate_serving_unchecked(const ServingSpec& spec) {
   const detail::ServingSetup setup = detail::make_setup(spec);
   check_analytic(spec, setup);
@@ -950,5 +937,11 @@ ServingResult estimate_serving_unchecked(const ServingSpec& spec) {
 }
 
 }  // namespace
+
+ServingResult estimate_serving(const ServingSpec& spec) {
+  ServingResult r = estimate_serving_unchecked(spec);
+  detail::check_physical(spec, r);
+  return r;
+}
 
 }  // namespace flopcast

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flopcast/error.hpp"
+#include "flopcast/parallel.hpp"
 #include "search_common.hpp"
 
 namespace flopcast {
@@ -250,8 +251,8 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
   // Price them (on every core natively), each into its own slot; each thread sets the setup
   // into a copy of the request of its own.
   std::vector<std::string> rejected(setups.size());
-  std::vector<ServingSpec> scratch(search_detail::workers_for(setups.size()), base);
-  search_detail::price_all(setups.size(), [&](std::size_t worker, std::size_t i) {
+  std::vector<ServingSpec> scratch(parallel_workers(setups.size()), base);
+  parallel_for(setups.size(), [&](std::size_t worker, std::size_t i) {
     ServingCandidate& c = setups[i];
     ServingSpec& spec = scratch[worker];
     spec.inference.tp = c.tp;
@@ -331,15 +332,15 @@ ServingSearchResult search_serving(const ServingSpec& base, const ServingSearchS
 
 FewestGpusResult search_fewest_gpus(const ServingSpec& base, const ServingSearchSpace& space,
                                     int top, SloPercentile percentile) {
-  check_int("num_gpus", base.inference.num_gpus, 1, 1'000'000);
-  const int ceiling = base.inference.num_gpus;
-  constexpr int kGroup = 8;
   // Work budget, decided before any count is searched: the counts the ladder can try (1 to 8,
   // then doubling and bisection over the groups) times the setups of the ceiling's space (the
-  // most any count's has).
+  // most any count's has). resolve() checks num_gpus.
+  const double per_count = resolve(base, space).size();
+  const int ceiling = base.inference.num_gpus;
+  constexpr int kGroup = 8;
   int counts = std::min(kGroup, ceiling);
   for (int groups = 2; groups * kGroup <= ceiling; groups *= 2) counts += 2;
-  const double setups = double(counts + 1) * resolve(base, space).size();
+  const double setups = double(counts + 1) * per_count;
   if (setups > kMaxServingSearchSetups) {
     fail("search.fewest_gpus",
          "would consider more than 20,000 setups over the GPU counts it may try; lower num_gpus "

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "flopcast/error.hpp"
+#include "flopcast/parallel.hpp"
 #include "search_common.hpp"
 #include "training_detail.hpp"
 
@@ -171,8 +172,8 @@ TrainingSearchResult search_training(const TrainingSpec& base, const TrainingSea
     std::string rejected;
   };
   std::vector<Priced> priced(layouts.size());
-  std::vector<TrainingSpec> scratch(search_detail::workers_for(layouts.size()), base);
-  search_detail::price_all(layouts.size(), [&](std::size_t worker, std::size_t i) {
+  std::vector<TrainingSpec> scratch(parallel_workers(layouts.size()), base);
+  parallel_for(layouts.size(), [&](std::size_t worker, std::size_t i) {
     TrainingSpec& s = scratch[worker];
     set_layout(s, layouts[i]);
     try {

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "flopcast/error.hpp"
-#include "presets_data.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -39,21 +38,12 @@ json names_json(const std::array<Named<E>, N>& table) {
   return out;
 }
 
-/// The engine profiles a request may name (presets/engines/, in their preset order): each one's
-/// id is its file's name (the preset loader refuses any other), read without parsing every
-/// embedded preset, so that a CLI building its help from schema() starts without that cost.
+/// The engine profiles a request may name (presets/engines/, in their preset order), read from
+/// the presets' file names without parsing every embedded preset, so that a CLI building its help
+/// from schema() starts without that cost.
 json engine_names_json() {
   json out = json::array();
-  constexpr std::string_view kDir = "engines/", kExt = ".json";
-  for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
-    const detail::EmbeddedPreset& p = detail::kEmbeddedPresets[i];
-    const std::string_view file = p.file;
-    if (std::string_view(p.kind) != "engines" || file.substr(0, kDir.size()) != kDir ||
-        file.size() < kDir.size() + kExt.size() || file.substr(file.size() - kExt.size()) != kExt) {
-      continue;
-    }
-    out.push_back(std::string(file.substr(kDir.size(), file.size() - kDir.size() - kExt.size())));
-  }
+  for (const auto& [id, text] : detail::embedded_presets("engines")) out.push_back(std::string(id));
   return out;
 }
 

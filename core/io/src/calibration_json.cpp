@@ -11,7 +11,6 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
-#include "presets_data.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -98,17 +97,10 @@ std::shared_ptr<const Calibration> calibration_of(std::string_view id) {
   };
   static std::map<std::string, File, std::less<>> files = [] {
     std::map<std::string, File, std::less<>> m;
-    constexpr std::string_view kDir = "calibration/", kExt = ".json";
-    for (std::size_t i = 0; i < kEmbeddedPresetCount; ++i) {
-      const EmbeddedPreset& p = kEmbeddedPresets[i];
-      const std::string_view file = p.file;
-      if (std::string_view(p.kind) != "calibration" || file.size() <= kDir.size() + kExt.size() ||
-          file.substr(0, kDir.size()) != kDir || file.substr(file.size() - kExt.size()) != kExt) {
-        continue;
-      }
-      File& f = m[std::string(file.substr(kDir.size(), file.size() - kDir.size() - kExt.size()))];
-      f.where = "presets/" + std::string(file);
-      f.text = p.text;
+    for (const auto& [name, text] : embedded_presets("calibration")) {
+      File& f = m[std::string(name)];
+      f.where = "presets/calibration/" + std::string(name) + ".json";
+      f.text = text;
     }
     return m;
   }();

@@ -140,6 +140,23 @@ json load_kind(const std::string& kind) {
 
 namespace detail {
 
+std::vector<std::pair<std::string_view, const char*>> embedded_presets(std::string_view kind) {
+  std::vector<std::pair<std::string_view, const char*>> out;
+  constexpr std::string_view kExt = ".json";
+  for (std::size_t i = 0; i < kEmbeddedPresetCount; ++i) {
+    const EmbeddedPreset& p = kEmbeddedPresets[i];
+    const std::string_view file = p.file;
+    if (p.kind != kind || file.size() <= kind.size() + 1 + kExt.size() ||
+        file.substr(0, kind.size()) != kind || file[kind.size()] != '/' ||
+        file.substr(file.size() - kExt.size()) != kExt) {
+      continue;
+    }
+    out.emplace_back(file.substr(kind.size() + 1, file.size() - kind.size() - 1 - kExt.size()),
+                     p.text);
+  }
+  return out;
+}
+
 const json& preset_list(std::string_view kind) {
   // Each kind parsed on first use, once, whichever thread asks first: a request reads only the
   // kinds it needs (an estimate never parses the scenarios or setups).

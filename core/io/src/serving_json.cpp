@@ -514,10 +514,10 @@ json run_serving(const json& request) {
 
 namespace {
 
-/// search.*: the space, how many setups to list, the percentile the SLOs bound.
 /// The GPU count a search with search.fewest_gpus goes up to when the request gives none.
 constexpr int kDefaultGpuCeiling = 256;
 
+/// search.*: the space, how many setups to list, the percentile the SLOs bound.
 struct SearchAsked {
   ServingSearchSpace space;
   int top = 10;
@@ -857,10 +857,9 @@ json run_serving_search(const json& request) {
   }
 
   const auto listed = [&](const ServingCandidate& c) {
-    const json& one = deployed[static_cast<std::size_t>(c.offer)].first;
+    const auto& [one, parsed] = deployed[static_cast<std::size_t>(c.offer)];
     json row = setup_json(c, one, asked.space, asked.link,
-                          deployed[static_cast<std::size_t>(c.offer)]
-                              .second.spec.inference.engine.gpu_memory_utilization);
+                          parsed.spec.inference.engine.gpu_memory_utilization);
     if (asked.offers) {
       for (const char* key : kOfferKeys) row[key] = one.at(key);
       row["output_tokens_per_usd"] = round6(c.output_tokens_per_usd);

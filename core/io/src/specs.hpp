@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flopcast/calibration.hpp"
@@ -18,12 +19,17 @@
 
 namespace flopcast::io::detail {
 
+using nlohmann::json;
+
 /// The embedded presets of one kind (models, hardware, scenarios, setups, calibration, engines,
 /// frameworks, collectives, bands), each kind parsed and checked on its first use, once, by
 /// whichever thread asks first. Error for a kind that does not exist.
 const json& preset_list(std::string_view kind);
 
-using nlohmann::json;
+/// The ids of the embedded presets of `kind`, in their embedded order, each with its file's
+/// JSON text, without parsing any: an id is its file's name (`<kind>/<id>.json`), which the
+/// preset loader holds every preset to.
+std::vector<std::pair<std::string_view, const char*>> embedded_presets(std::string_view kind);
 
 // The typed API is public (flopcast/io/specs.hpp); the JSON layer calls it unqualified.
 using io::attach_collective_fits;
