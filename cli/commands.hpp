@@ -2,11 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "flopcast/io/fields.hpp"
 
 namespace flopcast::cli {
 
@@ -64,36 +67,28 @@ void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if);
 void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_flag,
                             bool attention_weights_flag);
 
-/// The engine keys inference and serving share (`engine.*` in docs/schema.md), one flag each.
-struct EngineFlags {
-  std::string name;
-  std::optional<double> gpu_memory_utilization, step_overhead_us, request_overhead_us,
-      kernel_fixed_us, framework_reserve_GB, host_us_per_sequence;
-  std::optional<int> kv_block_tokens, max_num_batched_tokens;
-  std::optional<std::string> chunked_prefill;  ///< on or off
-  std::optional<std::string> cuda_graphs;      ///< on or off
-  bool any() const;
-};
-/// Adds --engine (its help naming `default_engine`), --gpu-memory-utilization,
-/// --kv-block-tokens, --max-num-batched-tokens, --chunked-prefill, --cuda-graphs,
-/// --step-overhead-us,
-/// --request-overhead-us, --kernel-fixed-us, --framework-reserve-GB and --host-us-per-sequence.
-void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine);
-/// Sets r["engine"][key] for every flag given.
-void put_engine(json& r, const EngineFlags& e);
+/// One flag per request field of the registry (flopcast/io/fields.hpp): its name, type, help
+/// and value list are the registry's, so a flag cannot drift from what the reader accepts.
+class RequestFlags {
+ public:
+  /// Adds the flag of every field `task` (io::FieldTask) reads at or under one of `prefixes`
+  /// ("parallelism", "engine", "num_gpus"; "" for all), in registry order.
+  void add(CLI::App& app, unsigned task, std::initializer_list<std::string_view> prefixes);
+  /// Whether the flag of the field at `path` was given.
+  [[nodiscard]] bool given(std::string_view path) const;
+  /// Sets the field of every flag given in `r` (booleans on|off as true|false).
+  void put(json& r) const;
 
-/// The MoE and DP-attention keys of a replica's `parallelism` (beyond tp and pp) that inference
-/// and serving share, one flag each.
-struct ExpertLayoutFlags {
-  std::optional<int> ep, attention_tp, redundant_experts;
-  bool dp_attention = false;
-  std::string moe_dispatch;
-  bool any() const;
+ private:
+  struct Slot {
+    const io::RequestField* field = nullptr;
+    std::optional<int> integer;
+    std::optional<double> number;
+    std::optional<std::string> text;
+    bool on = false;
+  };
+  std::deque<Slot> slots_;  // CLI11 holds references into the slots
 };
-/// Adds --ep, --dp-attention, --attention-tp, --moe-dispatch and --redundant-experts.
-void add_expert_layout_options(CLI::App& app, ExpertLayoutFlags& f);
-/// Sets r["parallelism"][key] for every flag given.
-void put_expert_layout(json& r, const ExpertLayoutFlags& f);
 
 /// The scale-out network keys (`network.*`) of collective and training requests.
 struct NetworkFlags {
@@ -114,17 +109,9 @@ struct RequestOptions {
   std::string model, model_file, hf_config;
   std::string hardware, hardware_file;
   std::vector<std::string> what_if;
-  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, batch_size;
-  ExpertLayoutFlags layout;
-  std::string weights, attention_weights, kv_cache, activations;
-  std::optional<double> cost_per_gpu_hour_usd;
-  EngineFlags engine;
-  std::optional<int> max_tier;
+  RequestFlags fields;  ///< every other inference field
 };
 void add_request_options(CLI::App& app, RequestOptions& o);
-/// "bf16, fp16, ..." of one of the core's choice lists (io::schema()), minus `except`.
-std::string schema_choices(const char* group, const char* key,
-                           const std::set<std::string>& except = {});
 /// The request document: the --request file, or one built from the flags that were given
 /// (defaults are left to the core, which has the only copy of them).
 /// The request of the flags (or file, scenario, setup); with `hardware_elsewhere` the GPU comes
@@ -154,6 +141,7 @@ struct PresetsOptions {
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
   CLI::App* schema = nullptr;
+  bool docs = false;  ///< schema --docs
 };
 void setup_presets(CLI::App& app, PresetsOptions& o);
 int run_presets(const PresetsOptions& o);
@@ -206,26 +194,21 @@ struct ServeOptions {
   std::string request_file, model, model_file, hf_config, hardware, hardware_file;
   std::string request_flag;  ///< note_request_flags
   std::vector<std::string> what_if;
-  std::string weights, attention_weights, kv_cache;
-  std::optional<int> num_gpus, tp, pp, prompt_tokens, output_tokens, num_requests, seed;
-  ExpertLayoutFlags layout;
-  std::optional<int> max_num_seqs;
+  std::optional<int> num_gpus, prompt_tokens, output_tokens, num_requests, seed;
+  RequestFlags fields;  ///< parallelism, precision and engine
   std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
   std::optional<int> concurrency;
   std::string draft;                ///< speculative draft: "mtp" or a model preset id
   std::optional<int> draft_tokens;  ///< k
   std::optional<double> acceptance_rate;
   std::string arrival = "poisson";
-  EngineFlags engine;
-  std::string policy;
-  std::optional<std::string> async_scheduling;
   // Features and engine settings that had needed --request (issue 11: every input as a flag).
   std::optional<int> shared_prefix_tokens, lora_adapters, lora_rank, max_loras_per_batch;
-  std::optional<int> prefill_instances, decode_instances, static_batch_size;
+  std::optional<int> prefill_instances, decode_instances;
   std::optional<double> prefix_hit_rate, kv_link_gbps, moe_imbalance;
   std::optional<double> e2e_slo_ms;
   bool expert_parallel_all_to_all = false;
-  std::string batching, router;
+  std::string router;
   bool simulate = false;
   std::string trace_file, per_request_file;
   bool search = false;            ///< task "search": the setups with the most capacity

@@ -70,85 +70,6 @@ json read_task_file(const std::string& path, const std::string& task, const std:
   return r;
 }
 
-bool EngineFlags::any() const {
-  return !name.empty() || gpu_memory_utilization || step_overhead_us || request_overhead_us ||
-         kernel_fixed_us || framework_reserve_GB || host_us_per_sequence || kv_block_tokens ||
-         max_num_batched_tokens || chunked_prefill || cuda_graphs;
-}
-
-void add_engine_options(CLI::App& app, EngineFlags& e, const std::string& default_engine) {
-  app.add_option("--engine", e.name,
-                 "Engine profile: generic, vllm, sglang, trtllm (default " + default_engine +
-                     "; its scheduler defaults and kernel fits)");
-  app.add_option("--gpu-memory-utilization", e.gpu_memory_utilization,
-                 "Fraction of device memory the engine may use (profile default)");
-  app.add_option("--kv-block-tokens", e.kv_block_tokens, "Paged-KV block size (tokens)");
-  app.add_option("--max-num-batched-tokens", e.max_num_batched_tokens,
-                 "Token budget per forward step (prefill runs in chunks of it)");
-  app.add_option("--chunked-prefill", e.chunked_prefill, "on or off")
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--cuda-graphs", e.cuda_graphs,
-                 "on (default) or off: off launches every kernel from the CPU each step "
-                 "(vLLM --enforce-eager, SGLang --disable-cuda-graph)")
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--step-overhead-us", e.step_overhead_us,
-                 "CPU time per forward step (scheduling, input preparation, sampling)");
-  app.add_option("--request-overhead-us", e.request_overhead_us,
-                 "CPU time once per request before its first token");
-  app.add_option("--kernel-fixed-us", e.kernel_fixed_us,
-                 "Fixed cost per kernel inside the engine (0-1000)");
-  app.add_option("--framework-reserve-GB", e.framework_reserve_GB,
-                 "Memory outside weights, KV cache and activations (GB per GPU)");
-  app.add_option("--host-us-per-sequence", e.host_us_per_sequence,
-                 "Host time per running sequence per step, overlapped with the GPU: a floor on "
-                 "the step (TensorRT-LLM's PyTorch executor)");
-}
-
-void put_engine(json& r, const EngineFlags& e) {
-  if (!e.name.empty()) r["engine"]["name"] = e.name;
-  if (e.gpu_memory_utilization) r["engine"]["gpu_memory_utilization"] = *e.gpu_memory_utilization;
-  if (e.kv_block_tokens) r["engine"]["kv_block_tokens"] = *e.kv_block_tokens;
-  if (e.max_num_batched_tokens) r["engine"]["max_num_batched_tokens"] = *e.max_num_batched_tokens;
-  if (e.chunked_prefill) r["engine"]["chunked_prefill"] = *e.chunked_prefill == "on";
-  if (e.cuda_graphs) r["engine"]["cuda_graphs"] = *e.cuda_graphs == "on";
-  if (e.step_overhead_us) r["engine"]["step_overhead_us"] = *e.step_overhead_us;
-  if (e.request_overhead_us) r["engine"]["request_overhead_us"] = *e.request_overhead_us;
-  if (e.kernel_fixed_us) r["engine"]["kernel_fixed_us"] = *e.kernel_fixed_us;
-  if (e.framework_reserve_GB) r["engine"]["framework_reserve_GB"] = *e.framework_reserve_GB;
-  if (e.host_us_per_sequence) r["engine"]["host_us_per_sequence"] = *e.host_us_per_sequence;
-}
-
-bool ExpertLayoutFlags::any() const {
-  return ep || attention_tp || redundant_experts || dp_attention || !moe_dispatch.empty();
-}
-
-void add_expert_layout_options(CLI::App& app, ExpertLayoutFlags& f) {
-  app.add_option("--ep", f.ep,
-                 "Expert-parallel groups of a MoE within the --tp GPUs (divides --tp; default 1)");
-  app.add_flag("--dp-attention", f.dp_attention,
-               "Attention data-parallel over the --tp GPUs, FFN/MoE tensor-parallel (SGLang "
-               "--enable-dp-attention)");
-  app.add_option("--attention-tp", f.attention_tp,
-                 "With --dp-attention: GPUs of each attention group, heads split among them, "
-                 "--tp / this many groups (SGLang --tp-size / --dp-size; default 1)");
-  app.add_option(
-      "--moe-dispatch", f.moe_dispatch,
-      "How MoE tokens reach their experts under --dp-attention with --ep = --tp: all_reduce "
-      "(gather all tokens) or all_to_all (DeepEP-style dispatch of the routed copies; "
-      "default where the group spans nodes)");
-  app.add_option("--redundant-experts", f.redundant_experts,
-                 "Extra expert slots for replicas of busy experts (EPLB; SGLang "
-                 "--ep-num-redundant-experts): --ep divides experts + slots");
-}
-
-void put_expert_layout(json& r, const ExpertLayoutFlags& f) {
-  if (f.dp_attention) r["parallelism"]["dp_attention"] = true;
-  if (f.attention_tp) r["parallelism"]["attention_tp"] = *f.attention_tp;
-  if (f.ep) r["parallelism"]["ep"] = *f.ep;
-  if (!f.moe_dispatch.empty()) r["parallelism"]["moe_dispatch"] = f.moe_dispatch;
-  if (f.redundant_experts) r["parallelism"]["redundant_experts"] = *f.redundant_experts;
-}
-
 void add_network_options(CLI::App& app, NetworkFlags& n) {
   app.add_option("--nics-per-node", n.nics_per_node, "Scale-out NICs per node");
   app.add_option("--nic-bandwidth-Gbps", n.nic_bandwidth_Gbps, "Per NIC, per direction, Gb/s");
@@ -159,18 +80,6 @@ void put_network(json& r, const NetworkFlags& n) {
   if (n.nics_per_node) r["network"]["nics_per_node"] = *n.nics_per_node;
   if (n.nic_bandwidth_Gbps) r["network"]["nic_bandwidth_Gbps"] = *n.nic_bandwidth_Gbps;
   if (n.latency_us) r["network"]["latency_us"] = *n.latency_us;
-}
-
-// Help text from the core's own lists cannot drift from what the request reader accepts.
-std::string schema_choices(const char* group, const char* key,
-                           const std::set<std::string>& except) {
-  static const json schema = io::schema();  // built once per process, not once per flag
-  std::string out;
-  for (const json& v : schema.at(group).at(key)) {
-    const std::string name = v.get<std::string>();
-    if (except.count(name) == 0) out += (out.empty() ? "" : ", ") + name;
-  }
-  return out;
 }
 
 void add_request_options(CLI::App& app, RequestOptions& o) {
@@ -190,32 +99,7 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--hardware", o.hardware, "Hardware preset id");
   app.add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(app, o.what_if);
-  app.add_option("--num-gpus", o.num_gpus, "GPUs in total (a multiple of --tp; default: --tp)");
-  app.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
-  app.add_option("--pp", o.pp, "Pipeline stages (default 1)");
-  add_expert_layout_options(app, o.layout);
-  const json gguf = io::schema().at("precision").at("gguf_weights");  // a copy, not a reference
-  app.add_option(
-      "--weights", o.weights,
-      "Weight precision: " +
-          schema_choices("precision", "weights", std::set<std::string>(gguf.begin(), gguf.end())) +
-          "; GGUF " + schema_choices("precision", "gguf_weights"));
-  app.add_option("--attention-weights", o.attention_weights,
-                 "Attention projections' precision where the checkpoint keeps them apart "
-                 "(Meta's Llama 3.1 FP8, gpt-oss: bf16); default: --weights");
-  app.add_option("--kv-cache", o.kv_cache,
-                 "KV-cache precision: " + schema_choices("precision", "kv_cache"));
-  app.add_option("--activations", o.activations,
-                 "Activation precision: " + schema_choices("precision", "activations"));
-  app.add_option("--prompt-tokens", o.prompt_tokens, "Prompt length in tokens");
-  app.add_option("--output-tokens", o.output_tokens, "Generated tokens per request");
-  app.add_option("--batch-size", o.batch_size, "Sequences per replica (default 1)");
-  app.add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
-                 "$ per GPU-hour (default: the GPU's dated on-demand list price, where known): "
-                 "$ per million output tokens");
-  add_engine_options(app, o.engine, "generic");
-  app.add_option("--max-tier", o.max_tier, "2: Tier-2 kernel fits (default); 0: Tier 0 physics")
-      ->check(CLI::IsMember({0, 2}));
+  o.fields.add(app, io::kInferenceField, {""});
 }
 
 void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if) {
@@ -346,21 +230,9 @@ json build_request(const RequestOptions& o, bool hardware_elsewhere) {
   put_model_and_hardware(r,
                          {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file,
                           o.what_if, hardware_elsewhere},
-                         !o.weights.empty(), !o.attention_weights.empty());
-  if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
-  if (o.tp) r["parallelism"]["tp"] = *o.tp;
-  if (o.pp) r["parallelism"]["pp"] = *o.pp;
-  put_expert_layout(r, o.layout);
-  if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
-  if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
-  if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
-  if (!o.activations.empty()) r["precision"]["activations"] = o.activations;
-  if (o.prompt_tokens) r["workload"]["prompt_tokens"] = *o.prompt_tokens;
-  if (o.output_tokens) r["workload"]["output_tokens"] = *o.output_tokens;
-  if (o.batch_size) r["workload"]["batch_size"] = *o.batch_size;
-  if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
-  put_engine(r, o.engine);
-  if (o.max_tier) r["max_tier"] = *o.max_tier;
+                         o.fields.given("precision.weights"),
+                         o.fields.given("precision.attention_weights"));
+  o.fields.put(r);
   if (!r.contains("workload")) {
     throw SpecError("workload", "give --prompt-tokens and --output-tokens");
   }

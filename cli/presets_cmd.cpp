@@ -22,13 +22,35 @@ void setup_presets(CLI::App& app, PresetsOptions& o) {
       ->add_option("--kind", o.kind, "models, hardware, setups or scenarios (default: search all)")
       ->check(CLI::IsMember({"models", "hardware", "setups", "scenarios"}));
   o.schema = sub->add_subcommand(
-      "schema", "Print the values of the request keys that take one of a list (as JSON)");
+      "schema",
+      "Print the request fields (path, type, unit, flag) and the values of the keys that take "
+      "one of a list (as JSON)");
+  o.schema->add_flag("--docs", o.docs,
+                     "Each field with its default, help and documentation too (the source of "
+                     "docs/schema.md's field tables: scripts/schema_tables.mjs)");
 }
+
+namespace {
+
+/// schema() with each field's prose from the registry (flopcast/io/fields.hpp).
+json schema_with_docs() {
+  json out = io::schema();
+  json& fields = out.at("fields");
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const io::RequestField& f = io::request_fields()[i];
+    fields[i]["default"] = f.fallback;
+    fields[i]["help"] = f.help;
+    fields[i]["doc"] = f.doc;
+  }
+  return out;
+}
+
+}  // namespace
 
 int run_presets(const PresetsOptions& o) {
   try {
     if (o.schema->parsed()) {
-      std::cout << io::schema().dump(2) << "\n";
+      std::cout << (o.docs ? schema_with_docs() : io::schema()).dump(2) << "\n";
       return kOk;
     }
     const json& all = io::presets();

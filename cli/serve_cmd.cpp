@@ -72,14 +72,10 @@ json build_serve_request(const ServeOptions& o) {
   put_model_and_hardware(r,
                          {o.model, o.model_file, o.hf_config, o.hardware, o.hardware_file,
                           o.what_if, !o.search_hardware.empty()},
-                         !o.weights.empty(), !o.attention_weights.empty());
+                         o.fields.given("precision.weights"),
+                         o.fields.given("precision.attention_weights"));
   if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
-  if (o.tp) r["parallelism"]["tp"] = *o.tp;
-  if (o.pp) r["parallelism"]["pp"] = *o.pp;
-  put_expert_layout(r, o.layout);
-  if (!o.weights.empty()) r["precision"]["weights"] = o.weights;
-  if (!o.attention_weights.empty()) r["precision"]["attention_weights"] = o.attention_weights;
-  if (!o.kv_cache.empty()) r["precision"]["kv_cache"] = o.kv_cache;
+  o.fields.put(r);
   json arrival;
   if (!o.trace_file.empty()) {
     arrival = {{"kind", "trace"}, {"requests", read_trace(o.trace_file)}};
@@ -104,12 +100,6 @@ json build_serve_request(const ServeOptions& o) {
   }
   r["workload"]["arrival"] = arrival;
   if (o.seed) r["workload"]["seed"] = *o.seed;
-  put_engine(r, o.engine);
-  if (o.max_num_seqs) r["engine"]["max_num_seqs"] = *o.max_num_seqs;
-  if (o.async_scheduling) r["engine"]["async_scheduling"] = *o.async_scheduling == "on";
-  if (!o.policy.empty()) r["engine"]["policy"] = o.policy;
-  if (!o.batching.empty()) r["engine"]["batching"] = o.batching;
-  if (o.static_batch_size) r["engine"]["static_batch_size"] = *o.static_batch_size;
   if (!o.router.empty()) r["router"] = o.router;
   if (o.shared_prefix_tokens) {
     r["features"]["prefix_caching"]["shared_prefix_tokens"] = *o.shared_prefix_tokens;
@@ -321,15 +311,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(*sub, o.what_if);
   sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
-  sub->add_option("--tp", o.tp, "Tensor-parallel degree per replica");
-  sub->add_option("--pp", o.pp, "Pipeline stages per replica (default 1)");
-  add_expert_layout_options(*sub, o.layout);
-  sub->add_option("--weights", o.weights,
-                  "Weight precision: " + schema_choices("precision", "weights"));
-  sub->add_option("--attention-weights", o.attention_weights,
-                  "Attention projections' precision (default: --weights)");
-  sub->add_option("--kv-cache", o.kv_cache,
-                  "KV-cache precision: " + schema_choices("precision", "kv_cache"));
+  o.fields.add(*sub, io::kServingField, {"parallelism", "precision"});
   sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
   sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
@@ -341,17 +323,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--output-tokens", o.output_tokens, "Output length (tokens)");
   sub->add_option("--num-requests", o.num_requests, "Requests to simulate (default 1000)");
   sub->add_option("--seed", o.seed, "Random seed of the simulator (default 1)");
-  add_engine_options(*sub, o.engine, "vllm");
-  sub->add_option("--max-num-seqs", o.max_num_seqs, "Sequences per step at most");
-  sub->add_option("--async-scheduling", o.async_scheduling,
-                  "on or off (the engine's default; vllm and sglang: on)")
-      ->check(CLI::IsMember({"on", "off"}));
-  sub->add_option("--policy", o.policy, "decode_first or prefill_first")
-      ->check(CLI::IsMember({"decode_first", "prefill_first"}));
-  sub->add_option("--batching", o.batching, "continuous (default) or static (with --simulate)")
-      ->check(CLI::IsMember({"continuous", "static"}));
-  sub->add_option("--static-batch-size", o.static_batch_size,
-                  "Static batching: sequences per batch (default --max-num-seqs)");
+  o.fields.add(*sub, io::kServingField, {"engine"});
   sub->add_option("--router", o.router, "Replicas: round_robin (default) or least_loaded")
       ->check(CLI::IsMember({"round_robin", "least_loaded"}));
   sub->add_option("--shared-prefix-tokens", o.shared_prefix_tokens,

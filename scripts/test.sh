@@ -16,6 +16,8 @@ step "native-debug (ASan + UBSan): unit, golden, cli"
 cmake --workflow --preset native-debug
 step "native-release: unit, golden, cli"
 cmake --workflow --preset native-release
+step "docs: the request-field tables of docs/schema.md match the registry (scripts/schema_tables.mjs)"
+node scripts/schema_tables.mjs --check --cli build/native-release/cli/flopcast
 step "tidy: clang-tidy over the estimators (core/src) as .clang-tidy says"
 scripts/check_tidy.sh build/native-release
 step "validate: accuracy against ../shared/groundtruth (error ceilings in validation/ceilings.json)"

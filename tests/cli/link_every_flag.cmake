@@ -41,6 +41,7 @@ set(samples
   "--max-num-batched-tokens|BASE|--max-num-batched-tokens|512|engine.max_num_batched_tokens=512"
   "--chunked-prefill|BASE|--chunked-prefill|off|engine.chunked_prefill=false"
   "--cuda-graphs|BASE|--cuda-graphs|off|engine.cuda_graphs=false"
+  "--kv-cache-free-gpu-mem-fraction|BASE|--kv-cache-free-gpu-mem-fraction|0.8|engine.kv_cache_free_gpu_mem_fraction=0.8"
   "--step-overhead-us|BASE|--step-overhead-us|7|engine.step_overhead_us=7"
   "--request-overhead-us|BASE|--request-overhead-us|900|engine.request_overhead_us=900"
   "--kernel-fixed-us|BASE|--kernel-fixed-us|3|engine.kernel_fixed_us=3"

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "flopcast/error.hpp"
+#include "flopcast/io/fields.hpp"
+#include "flopcast/serving.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -47,6 +49,23 @@ json engine_names_json() {
   return out;
 }
 
+/// The registry (flopcast/io/fields.hpp) as schema()'s `fields`: per field its path, type, unit,
+/// the tasks that read it, its CLI flag and the schema() list of its values.
+json fields_json() {
+  json out = json::array();
+  for (const RequestField& f : request_fields()) {
+    json tasks = json::array();
+    if (f.tasks & kInferenceField) tasks.push_back("inference");
+    if (f.tasks & kServingField) tasks.push_back("serving");
+    json field{{"path", f.path}, {"type", to_string(f.type)}, {"tasks", tasks}};
+    if (!f.unit.empty()) field["unit"] = f.unit;
+    if (!f.flag.empty()) field["flag"] = f.flag;
+    if (!f.choices.empty()) field["choices"] = f.choices;
+    out.push_back(std::move(field));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> suggest(std::string_view word, const std::vector<std::string>& options) {
@@ -63,12 +82,17 @@ json schema() {
         {"activations", dtype_names_json(kActivationTypes)},
         {"compute", dtype_names_json(kTrainingComputeTypes)}}},
       {"parallelism", {{"moe_dispatch", names_json(kMoeDispatchNames)}}},
-      {"engine", {{"name", engine_names_json()}}},
+      {"engine",
+       {{"name", engine_names_json()},
+        {"policy", names_json(kSchedulePolicyNames)},
+        {"batching", names_json(kBatchingNames)},
+        {"capacity_policy", names_json(detail::kCapacityPolicyNames)}}},
       {"workload",
        {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}},
       // The longest request (JSON bytes) or link (characters) read: the page refuses a longer
       // link before handing it over (a megabyte costs ~12 ms to copy into the module).
-      {"limits", {{"request_bytes", kMaxRequestBytes}}}};
+      {"limits", {{"request_bytes", kMaxRequestBytes}}},
+      {"fields", fields_json()}};
 }
 
 namespace {

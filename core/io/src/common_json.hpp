@@ -10,6 +10,7 @@
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/io/fields.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -94,9 +95,11 @@ inline json parallelism_json(const InferenceSpec& s) {
 /// `num_gpus` and
 /// `precision` of one inference replica (tasks inference, serving).
 inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
-  ObjectReader pr(
-      object_or_empty(r, "parallelism"), "parallelism",
-      {"tp", "pp", "dp_attention", "attention_tp", "ep", "moe_dispatch", "redundant_experts"});
+  // Inference and serving read the same parallelism and precision keys (tests/unit/fields_test).
+  static const std::vector<std::string> kParallelismKeys =
+      field_keys("parallelism", kInferenceField);
+  static const std::vector<std::string> kPrecisionKeys = field_keys("precision", kInferenceField);
+  ObjectReader pr(object_or_empty(r, "parallelism"), "parallelism", kParallelismKeys);
   s.tp = pr.integer("tp", 1);
   s.pp = pr.integer("pp", 1);
   s.dp_attention = pr.boolean("dp_attention", false);
@@ -108,8 +111,7 @@ inline void read_replica(const ObjectReader& r, InferenceSpec& s) {
   }
   s.num_gpus = r.integer("num_gpus", s.tp * std::clamp(s.pp, 1, 4096));
 
-  ObjectReader pc(object_or_empty(r, "precision"), "precision",
-                  {"weights", "attention_weights", "kv_cache", "activations"});
+  ObjectReader pc(object_or_empty(r, "precision"), "precision", kPrecisionKeys);
   // The checkpoint's own types are the default (model.checkpoint_weights); the attention
   // projections keep the checkpoint's apart only while the weights are the checkpoint's too.
   const bool weights_given = pc.find("weights") != nullptr;

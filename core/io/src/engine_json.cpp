@@ -18,10 +18,6 @@ using namespace detail;
 
 namespace flopcast::io::detail {
 
-/// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
-constexpr std::array<Named<bool>, 2> kCapacityPolicyNames{
-    {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
-
 bool read_capacity_policy(const ObjectReader& r, bool fallback) {
   return r.choice("capacity_policy", kCapacityPolicyNames, fallback);
 }

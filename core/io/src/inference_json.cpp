@@ -8,6 +8,7 @@
 #include "flopcast/error.hpp"
 #include "flopcast/inference.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/io/fields.hpp"
 #include "reader.hpp"
 #include "specs.hpp"
 
@@ -22,27 +23,23 @@ struct Parsed {
 };
 
 Parsed parse_request(const json& request) {
-  ObjectReader r(request, "",
-                 {"schema_version", "task", "model", "hardware", "num_gpus", "parallelism",
-                  "precision", "workload", "engine", "max_tier", "cost_per_gpu_hour_usd"});
+  static const std::vector<std::string> kKeys = field_keys("", kInferenceField);
+  static const std::vector<std::string> kWorkloadKeys = field_keys("workload", kInferenceField);
+  static const std::vector<std::string> kEngineKeys = field_keys("engine", kInferenceField);
+  ObjectReader r(request, "", kKeys);
   Parsed p;
   InferenceSpec& s = p.spec;
   read_target(r, s.model, s.hardware, s.kernel);
   read_replica(r, s);
 
-  ObjectReader wl(r.require("workload"), "workload",
-                  {"prompt_tokens", "output_tokens", "batch_size"});
+  ObjectReader wl(r.require("workload"), "workload", kWorkloadKeys);
   s.prompt_tokens = wl.integer("prompt_tokens");
   s.output_tokens = wl.integer("output_tokens");
   s.batch_size = wl.integer("batch_size", 1);
 
   // The engine profile gives the defaults; every key of `engine` overrides one of them.
   const json& engine_doc = object_or_empty(r, "engine");
-  ObjectReader en(engine_doc, "engine",
-                  {"name", "gpu_memory_utilization", "kv_block_tokens", "max_num_batched_tokens",
-                   "chunked_prefill", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB", "cuda_graphs", "kv_cache_free_gpu_mem_fraction",
-                   "host_us_per_sequence"});
+  ObjectReader en(engine_doc, "engine", kEngineKeys);
   const EngineProfile& profile = engine_profile(en.string("name", "generic"), en.child("name"));
   s.engine = profile;
   read_engine_overrides(en, s.engine);

@@ -10,52 +10,24 @@
 
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
+#include "flopcast/io/fields.hpp"
 #include "reader.hpp"
 
 namespace flopcast::io {
 namespace {
 
-enum class Kind { text, integer, number, boolean, spec };
-
-struct Field {
-  const char* key;  // dotted path in the request
-  Kind kind;
-};
-
-constexpr Field kFields[] = {
-    {"task", Kind::text},
-    {"model", Kind::spec},
-    {"hardware", Kind::spec},
-    {"num_gpus", Kind::integer},
-    {"max_tier", Kind::integer},
-    {"cost_per_gpu_hour_usd", Kind::number},
-    {"parallelism.tp", Kind::integer},
-    {"parallelism.pp", Kind::integer},
-    {"parallelism.dp_attention", Kind::boolean},
-    {"parallelism.attention_tp", Kind::integer},
-    {"parallelism.ep", Kind::integer},
-    {"parallelism.moe_dispatch", Kind::text},
-    {"parallelism.redundant_experts", Kind::integer},
-    {"precision.weights", Kind::text},
-    {"precision.attention_weights", Kind::text},
-    {"precision.kv_cache", Kind::text},
-    {"precision.activations", Kind::text},
-    {"workload.prompt_tokens", Kind::integer},
-    {"workload.output_tokens", Kind::integer},
-    {"workload.batch_size", Kind::integer},
-    {"engine.name", Kind::text},
-    {"engine.gpu_memory_utilization", Kind::number},
-    {"engine.kv_block_tokens", Kind::integer},
-    {"engine.max_num_batched_tokens", Kind::integer},
-    {"engine.chunked_prefill", Kind::boolean},
-    {"engine.cuda_graphs", Kind::boolean},
-    {"engine.kv_cache_free_gpu_mem_fraction", Kind::number},
-    {"engine.step_overhead_us", Kind::number},
-    {"engine.request_overhead_us", Kind::number},
-    {"engine.kernel_fixed_us", Kind::number},
-    {"engine.framework_reserve_GB", Kind::number},
-    {"engine.host_us_per_sequence", Kind::number},
-};
+/// The fields an inference link carries: the registry's inference fields (flopcast/io/fields.hpp)
+/// but `schema_version`, in its order.
+const std::vector<const RequestField*>& link_fields() {
+  static const std::vector<const RequestField*> fields = [] {
+    std::vector<const RequestField*> out;
+    for (const RequestField& f : request_fields()) {
+      if ((f.tasks & kInferenceField) != 0 && f.path != "schema_version") out.push_back(&f);
+    }
+    return out;
+  }();
+  return fields;
+}
 
 constexpr const char* kLinkVersion = "1";
 
@@ -91,54 +63,55 @@ bool percent_decode(std::string_view s, std::string& out) {
   return true;
 }
 
-json::json_pointer pointer(const char* key) {
+json::json_pointer pointer(std::string_view key) {
   std::string p = "/" + std::string(key);
   std::replace(p.begin(), p.end(), '.', '/');
   return json::json_pointer(p);
 }
 
-const Field* find_field(std::string_view key) {
-  for (const Field& f : kFields) {
-    if (key == f.key) return &f;
+const RequestField* find_field(std::string_view key) {
+  for (const RequestField* f : link_fields()) {
+    if (key == f->path) return f;
   }
   return nullptr;
 }
 
 std::vector<std::string> field_names() {
   std::vector<std::string> names;
-  for (const Field& f : kFields) names.emplace_back(f.key);
+  for (const RequestField* f : link_fields()) names.emplace_back(f->path);
   return names;
 }
 
 /// Converts one link value to its JSON type; SpecError (path = key) when it cannot.
-json typed_value(const Field& f, const std::string& text) {
-  switch (f.kind) {
-    case Kind::text:
+json typed_value(const RequestField& f, const std::string& text) {
+  const std::string key(f.path);
+  switch (f.type) {
+    case FieldType::text:
       return text;
-    case Kind::spec:
+    case FieldType::spec:
       if (!text.empty() && text.front() == '{') {
         try {
           return parse_json(text);
         } catch (const SpecError& e) {
           throw SpecError(
-              f.key, std::string("must be a preset id or a JSON object (got ") + e.what() + ")");
+              key, std::string("must be a preset id or a JSON object (got ") + e.what() + ")");
         }
       }
       return text;
-    case Kind::boolean:
+    case FieldType::boolean:
       // true / false as JSON; anything else goes on as text for the estimator to reject by name.
       if (text == "true" || text == "false") return text == "true";
       return text;
-    case Kind::integer:
-    case Kind::number: {
+    case FieldType::integer:
+    case FieldType::number: {
       json v;
       try {
         v = json::parse(text);
       } catch (const json::exception&) {
         v = text;
       }
-      if (f.kind == Kind::integer) return detail::as_int(v, f.key);
-      return detail::as_number(v, f.key);
+      if (f.type == FieldType::integer) return detail::as_int(v, key);
+      return detail::as_number(v, key);
     }
   }
   return text;
@@ -275,11 +248,11 @@ std::string encode_link(const json& request) {
     }
   }
   std::string out = std::string("v=") + kLinkVersion;
-  for (const Field& f : kFields) {
-    const auto ptr = pointer(f.key);
+  for (const RequestField* f : link_fields()) {
+    const auto ptr = pointer(f->path);
     if (!request.contains(ptr)) continue;
     const json& v = request.at(ptr);
-    out += "&" + std::string(f.key) + "=" +
+    out += "&" + std::string(f->path) + "=" +
            percent_encode(v.is_string() ? v.get<std::string>() : v.dump());
   }
   return out;
@@ -339,7 +312,7 @@ json decode_link(std::string_view fragment) {
     return result();
   }
   for_each_pair(fragment, error, [&](const std::string& key, const std::string& value) {
-    const Field* f = find_field(key);
+    const RequestField* f = find_field(key);
     if (!f) {
       if (errors.size() >= kMaxLinkErrors) return error(key, "");  // counted, not spelled out
       std::string rule = key + ": unknown link field";
@@ -351,7 +324,7 @@ json decode_link(std::string_view fragment) {
       return error(key, key + ": appears more than once in the link");
     }
     try {
-      request[pointer(f->key)] = typed_value(*f, value);
+      request[pointer(f->path)] = typed_value(*f, value);
     } catch (const SpecError& e) {
       error(e.path(), e.what());
     } catch (const json::exception&) {
@@ -360,7 +333,7 @@ json decode_link(std::string_view fragment) {
   });
   // Let the estimator judge the values: each field it rejects is reported and dropped, until the
   // request runs or fails on something the link did not set (a missing field, say).
-  for (std::size_t round = 0; round < std::size(kFields); ++round) {
+  for (std::size_t round = 0; round < link_fields().size(); ++round) {
     if (!request.contains("model") || !request.contains("hardware") ||
         !request.contains(pointer("workload.prompt_tokens")) ||
         !request.contains(pointer("workload.output_tokens"))) {
@@ -373,14 +346,14 @@ json decode_link(std::string_view fragment) {
       break;
     } catch (const SpecError& e) {
       const std::string& path = e.path();
-      const Field* owner = nullptr;
-      for (const Field& f : kFields) {
-        const std::string k = f.key;
-        if (path == k || path.rfind(k + ".", 0) == 0) owner = &f;
+      const RequestField* owner = nullptr;
+      for (const RequestField* f : link_fields()) {
+        const std::string k(f->path);
+        if (path == k || path.rfind(k + ".", 0) == 0) owner = f;
       }
-      if (!owner || !request.contains(pointer(owner->key))) break;
+      if (!owner || !request.contains(pointer(owner->path))) break;
       error(path, e.what());
-      const auto ptr = pointer(owner->key);
+      const auto ptr = pointer(owner->path);
       request[ptr.parent_pointer()].erase(ptr.back());
     } catch (const std::exception&) {
       break;

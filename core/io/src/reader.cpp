@@ -70,11 +70,13 @@ std::string describe_value(const json& j) {
 
 ObjectReader::ObjectReader(const json& j, std::string path,
                            std::initializer_list<const char*> allowed)
+    : ObjectReader(j, std::move(path), std::vector<std::string>(allowed.begin(), allowed.end())) {}
+
+ObjectReader::ObjectReader(const json& j, std::string path, const std::vector<std::string>& names)
     : j_(j), path_(std::move(path)) {
   if (!j.is_object()) {
     throw SpecError(path_, "must be an object (got " + describe_value(j) + ")");
   }
-  std::vector<std::string> names(allowed.begin(), allowed.end());
   for (const auto& item : j.items()) {
     if (std::find(names.begin(), names.end(), item.key()) != names.end()) continue;
     std::string rule = "unknown key";

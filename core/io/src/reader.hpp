@@ -44,6 +44,8 @@ auto choice_of(const json& v, const std::string& path, const Choices& choices)
 class ObjectReader {
  public:
   ObjectReader(const json& j, std::string path, std::initializer_list<const char*> allowed);
+  /// The same with the allowed keys from the request-field registry (field_keys).
+  ObjectReader(const json& j, std::string path, const std::vector<std::string>& allowed);
 
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   [[nodiscard]] std::string child(const char* key) const;

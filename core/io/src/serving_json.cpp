@@ -188,12 +188,8 @@ json read_workload(const ObjectReader& r, ServingSpec& s) {
 json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
   InferenceSpec& inf = s.inference;
   const json& eng = object_or_empty(r, "engine");
-  ObjectReader en(eng, "engine",
-                  {"name", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill", "policy",
-                   "batching", "static_batch_size", "num_scheduler_steps", "gpu_memory_utilization",
-                   "kv_block_tokens", "step_overhead_us", "request_overhead_us", "kernel_fixed_us",
-                   "framework_reserve_GB", "async_scheduling", "cuda_graphs", "capacity_policy",
-                   "kv_cache_free_gpu_mem_fraction", "host_us_per_sequence"});
+  static const std::vector<std::string> kEngineKeys = field_keys("engine", kServingField);
+  ObjectReader en(eng, "engine", kEngineKeys);
   const std::string name = en.string("name", "vllm");
   s.inference.engine = engine_profile(name, "engine.name");
   EngineProfile& e = s.inference.engine;

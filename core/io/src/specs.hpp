@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,9 +16,14 @@
 #include "flopcast/hardware.hpp"
 #include "flopcast/io/specs.hpp"
 #include "flopcast/model.hpp"
+#include "flopcast/names.hpp"
 #include "flopcast/training.hpp"
 
 namespace flopcast::io::detail {
+
+/// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
+inline constexpr std::array<Named<bool>, 2> kCapacityPolicyNames{
+    {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
 
 using nlohmann::json;
 
