@@ -103,11 +103,17 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
 }
 
 void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if) {
-  app.add_option("--what-if", what_if,
-                 "With --hardware: scale one of the preset's figures, KEY=X with KEY compute, "
-                 "hbm_bandwidth, hbm_capacity, scaleup_bandwidth or scaleout_bandwidth "
-                 "(repeatable; e.g. hbm_bandwidth=2)")
-      ->delimiter(',');
+  const json schema = io::schema();
+  std::string keys;
+  for (const json& k : schema.at("hardware").at("scale")) {
+    keys += (keys.empty() ? "" : ", ") + k.get<std::string>();
+  }
+  const json& range = schema.at("limits").at("what_if_scale");
+  std::ostringstream help;
+  help << "With --hardware: scale one of the preset's figures by X (" << range.at(0).get<double>()
+       << "-" << range.at(1).get<double>() << "), KEY=X with KEY one of " << keys
+       << " (repeatable; e.g. hbm_bandwidth=2)";
+  app.add_option("--what-if", what_if, help.str())->delimiter(',');
 }
 
 namespace {

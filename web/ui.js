@@ -331,7 +331,7 @@ export function field(id, label, control, hint) {
  *  ({precision: {weights, gguf_weights, attention_weights, kv_cache, activations, compute},
  *  parallelism: {moe_dispatch}, workload: {recompute, optimizer}}): loadSchema fills it before
  *  any form is built, so the page repeats none of the core's lists. */
-export const SCHEMA = { precision: {}, parallelism: {}, workload: {} };
+export const SCHEMA = { precision: {}, parallelism: {}, workload: {}, hardware: {} };
 /** The weight types a request can name, and llama.cpp's GGUF ones among them, which type their
  *  tensors themselves (no separate attention type); filled by loadSchema. */
 export const WEIGHT_TYPES = [];

@@ -2,26 +2,29 @@
 // (docs/schema.md, "What-if hardware"). One component under every GPU picker: the inference
 // form and the Form views (serving, training). The core checks the factors and names the field.
 
-import { el, field, numberInput } from './ui.js';
+import { SCHEMA, el, field, numberInput, schemaList } from './ui.js';
 
-// [request key, label, what it scales]
-const FACTORS = [
-  ['compute', '× compute', 'every dense peak'],
-  ['hbm_bandwidth', '× mem. BW', 'memory bandwidth'],
-  ['hbm_capacity', '× memory', 'memory capacity'],
-  ['scaleup_bandwidth', '× scale-up', 'scale-up (NVLink) bandwidth per GPU'],
-  ['scaleout_bandwidth', '× scale-out', 'scale-out bandwidth per NIC'],
-];
+// How the page labels the figures the module's schema() lists as `hardware.scale` (a key without
+// a label here shows by its name): [label, what it scales].
+const LABELS = {
+  compute: ['× compute', 'every dense peak'],
+  hbm_bandwidth: ['× mem. BW', 'memory bandwidth'],
+  hbm_capacity: ['× memory', 'memory capacity'],
+  scaleup_bandwidth: ['× scale-up', 'scale-up (NVLink) bandwidth per GPU'],
+  scaleout_bandwidth: ['× scale-out', 'scale-out bandwidth per NIC'],
+};
 
 export class WhatIf {
   /** `selectId`: the id of the GPU select the factors apply to. */
   constructor(selectId) {
     this.selectId = selectId;
     this.inputs = new Map();
-    const fields = FACTORS.map(([key, label, what]) => {
+    const [min, max] = SCHEMA.limits?.what_if_scale ?? [];
+    const fields = schemaList('hardware', 'scale').map((key) => {
+      const [label, what] = LABELS[key] ?? [`× ${key}`, key];
       const input = numberInput({
-        min: 0.01,
-        max: 100,
+        min,
+        max,
         step: 'any',
         placeholder: '1',
         title: `Multiplies the ${what}`,
@@ -49,7 +52,7 @@ export class WhatIf {
   }
 
   ids() {
-    return FACTORS.map(([key]) => this.id(key));
+    return [...this.inputs.keys()].map((key) => this.id(key));
   }
 
   /** {scale, errors}: the factors set (empty inputs and 1 leave a figure as it is). */
@@ -88,7 +91,7 @@ export class WhatIf {
   /** A hardware value these inputs can show: `{preset, scale}` with known factors only (any
    *  other object goes to the custom box, where the core names what is wrong with it). */
   static is(value) {
-    const known = new Set(FACTORS.map(([key]) => key));
+    const known = new Set(schemaList('hardware', 'scale'));
     const scale = value?.scale ?? {};
     return (
       value !== null &&

@@ -82,6 +82,8 @@ json schema() {
         {"activations", dtype_names_json(kActivationTypes)},
         {"compute", dtype_names_json(kTrainingComputeTypes)}}},
       {"parallelism", {{"moe_dispatch", names_json(kMoeDispatchNames)}}},
+      // What-if hardware: the figures `hardware.scale` multiplies, and by how much at most.
+      {"hardware", {{"scale", detail::what_if_scale_keys()}}},
       {"engine",
        {{"name", engine_names_json()},
         {"policy", names_json(kSchedulePolicyNames)},
@@ -91,7 +93,9 @@ json schema() {
        {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}},
       // The longest request (JSON bytes) or link (characters) read: the page refuses a longer
       // link before handing it over (a megabyte costs ~12 ms to copy into the module).
-      {"limits", {{"request_bytes", kMaxRequestBytes}}},
+      {"limits",
+       {{"request_bytes", kMaxRequestBytes},
+        {"what_if_scale", {detail::kWhatIfScaleMin, detail::kWhatIfScaleMax}}}},
       {"fields", fields_json()}};
 }
 

@@ -515,6 +515,32 @@ namespace flopcast::io::detail {
 
 namespace {
 
+/// The figures a what-if hardware scales: its `scale` key, how the name says it, what it
+/// multiplies.
+struct ScaleFactor {
+  const char* key;
+  const char* label;
+  void (*apply)(HardwareSpec&, double);
+};
+constexpr ScaleFactor kScaleFactors[] = {
+    {"compute", "compute",
+     [](HardwareSpec& hw, double x) {
+       for (auto& [type, peak] : hw.dense_peak) peak = FlopsPerSecond(peak.value * x);
+     }},
+    {"hbm_bandwidth", "memory bandwidth",
+     [](HardwareSpec& hw, double x) {
+       hw.hbm_bandwidth = BytesPerSecond(hw.hbm_bandwidth.value * x);
+     }},
+    {"hbm_capacity", "memory",
+     [](HardwareSpec& hw, double x) { hw.hbm_capacity = Bytes(hw.hbm_capacity.value * x); }},
+    {"scaleup_bandwidth", "scale-up bandwidth",
+     [](HardwareSpec& hw, double x) {
+       hw.scaleup_bandwidth = BytesPerSecond(hw.scaleup_bandwidth.value * x);
+     }},
+    {"scaleout_bandwidth", "scale-out bandwidth", [](HardwareSpec& hw, double x) {
+       hw.scaleout_nic_bandwidth = BytesPerSecond(hw.scaleout_nic_bandwidth.value * x);
+     }}};
+
 /// What-if hardware: `{"preset": id, "scale": {...}}`, the preset with its compute peaks, HBM
 /// bandwidth or capacity, or link bandwidths multiplied. It keeps the preset's Tier-2 fits and
 /// collective fits, whose efficiencies are fractions of the peaks they scale with (an assumption
@@ -524,37 +550,12 @@ HardwareSpec what_if_hardware(const json& j, const std::string& path) {
   const json& id = r.require("preset");
   if (!id.is_string()) fail(r.child("preset"), "must be a hardware preset id", describe_value(id));
   HardwareSpec h = resolve_hardware(id, r.child("preset"));
-  ObjectReader sr(
-      r.require("scale"), r.child("scale"),
-      {"compute", "hbm_bandwidth", "hbm_capacity", "scaleup_bandwidth", "scaleout_bandwidth"});
-  // Each factor: its key, how the name says it, and the figure it multiplies.
-  struct Factor {
-    const char* key;
-    const char* label;
-    void (*apply)(HardwareSpec&, double);
-  };
-  constexpr Factor kFactors[] = {
-      {"compute", "compute",
-       [](HardwareSpec& hw, double x) {
-         for (auto& [type, peak] : hw.dense_peak) peak = FlopsPerSecond(peak.value * x);
-       }},
-      {"hbm_bandwidth", "memory bandwidth",
-       [](HardwareSpec& hw, double x) {
-         hw.hbm_bandwidth = BytesPerSecond(hw.hbm_bandwidth.value * x);
-       }},
-      {"hbm_capacity", "memory",
-       [](HardwareSpec& hw, double x) { hw.hbm_capacity = Bytes(hw.hbm_capacity.value * x); }},
-      {"scaleup_bandwidth", "scale-up bandwidth",
-       [](HardwareSpec& hw, double x) {
-         hw.scaleup_bandwidth = BytesPerSecond(hw.scaleup_bandwidth.value * x);
-       }},
-      {"scaleout_bandwidth", "scale-out bandwidth", [](HardwareSpec& hw, double x) {
-         hw.scaleout_nic_bandwidth = BytesPerSecond(hw.scaleout_nic_bandwidth.value * x);
-       }}};
+  static const std::vector<std::string> kKeys = what_if_scale_keys();
+  ObjectReader sr(r.require("scale"), r.child("scale"), kKeys);
   std::string what;
-  for (const Factor& f : kFactors) {
+  for (const ScaleFactor& f : kScaleFactors) {
     const double x = sr.number(f.key, 1);
-    check_real(sr.child(f.key), x, 0.01, 100);
+    check_real(sr.child(f.key), x, kWhatIfScaleMin, kWhatIfScaleMax);
     if (x == 1) continue;
     f.apply(h, x);
     char factor[32];
@@ -567,6 +568,12 @@ HardwareSpec what_if_hardware(const json& j, const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> what_if_scale_keys() {
+  std::vector<std::string> keys;
+  for (const ScaleFactor& f : kScaleFactors) keys.emplace_back(f.key);
+  return keys;
+}
 
 }  // namespace flopcast::io::detail
 

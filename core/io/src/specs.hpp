@@ -21,6 +21,12 @@
 
 namespace flopcast::io::detail {
 
+/// What-if hardware (`{"preset", "scale"}`): the keys of `scale` in the order to offer them, and
+/// the range of each factor.
+std::vector<std::string> what_if_scale_keys();
+inline constexpr double kWhatIfScaleMin = 0.01;
+inline constexpr double kWhatIfScaleMax = 100;
+
 /// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
 inline constexpr std::array<Named<bool>, 2> kCapacityPolicyNames{
     {{"max_utilization", false}, {"guaranteed_no_evict", true}}};
