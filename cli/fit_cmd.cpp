@@ -580,6 +580,7 @@ int run_fit(const FitOptions& o) {
       const std::size_t stride = (rows.size() + kMaxFitRows - 1) / kMaxFitRows;
       for (std::size_t i = 0; i < rows.size(); i += stride) subset.push_back(rows[i]);
       std::vector<double> measured;
+      measured.reserve(subset.size());
       for (const auto* r : subset) measured.push_back(r->measured_s);
       const Efficiency start = tier0.tier0(rows.front()->op.op_class);
       const Efficiency e = fit_efficiency(

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -43,9 +45,7 @@ void suggest_fix(CLI::App& app, int argc, char** argv) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_cli(int argc, char** argv) {
   using namespace flopcast::cli;
   CLI::App app{
       "flopcast: LLM inference, serving, training and collective performance and memory estimates "
@@ -89,4 +89,21 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("collective")) return run_collective(collective);
   if (app.got_subcommand("train")) return run_train(train);
   return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Each command reports its own errors; this catches what escapes building the command line
+  // (an allocation failure, say), which would otherwise end the process without a word.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fputs("flopcast: internal error: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+  } catch (...) {
+    std::fputs("flopcast: internal error\n", stderr);
+  }
+  return flopcast::cli::kInternal;
 }

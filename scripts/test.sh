@@ -18,7 +18,7 @@ step "native-release: unit, golden, cli"
 cmake --workflow --preset native-release
 step "docs: the request-field tables of docs/schema.md match the registry (scripts/schema_tables.mjs)"
 node scripts/schema_tables.mjs --check --cli build/native-release/cli/flopcast
-step "tidy: clang-tidy over the estimators (core/src) as .clang-tidy says"
+step "tidy: clang-tidy over the estimators, the JSON layer and the CLI as .clang-tidy says"
 scripts/check_tidy.sh build/native-release
 step "validate: accuracy against ../shared/groundtruth (error ceilings in validation/ceilings.json)"
 if [ -d ../shared/groundtruth ]; then

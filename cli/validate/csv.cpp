@@ -9,7 +9,7 @@
 
 namespace flopcast::cli::validate {
 
-CsvFile::CsvFile(std::string path) : CsvFile(path, read_text(path)) {}
+CsvFile::CsvFile(const std::string& path) : CsvFile(path, read_text(path)) {}
 
 CsvFile::CsvFile(std::string path, std::string text)
     : path_(std::move(path)), text_(std::move(text)) {

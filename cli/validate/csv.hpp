@@ -17,7 +17,7 @@ class CsvFile {
  public:
   /// Reads the whole file (FileError when it cannot be opened) and its header row (SpecError
   /// naming the file when it has none).
-  explicit CsvFile(std::string path);
+  explicit CsvFile(const std::string& path);
   /// The same over text already read from `path`.
   CsvFile(std::string path, std::string text);
 

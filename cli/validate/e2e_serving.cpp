@@ -78,6 +78,9 @@ double stated(const json& wl, const char* key, std::string_view flag) {
   return std::isfinite(v) ? v : engine_flag(wl, flag);
 }
 
+// bugprone-exception-escape suspects the implicit noexcept move of its json members (nlohmann's
+// assert_invariant); nothing in it throws.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct Lengths {
   json prompt, output;
   int max_total = 0;  ///< longest prompt + output, for the model's context

@@ -114,6 +114,7 @@ json physics_override(double attention = 1.0) {
 std::vector<EngineOverheads> tier0_engines(const std::set<std::string>& names) {
   const json& g = io::preset("engines", "generic", "engine").at("engine");
   std::vector<EngineOverheads> out;
+  out.reserve(names.size());
   for (const std::string& n : names) {
     out.push_back(EngineOverheads{n, g.at("step_overhead_us").get<double>(),
                                   g.at("request_overhead_us").get<double>(),
