@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a C++ file differs from .clang-format (Debian 12's clang-format 14) or a JavaScript
 # file (web/, tests/**/*.mjs: .prettierignore) from .prettierrc.json (prettier, pinned in
-# package.json; `npm ci` installs it). Fix with
+# package.json; `npm ci` installs it), or when ESLint (pinned too; eslint.config.js) finds a fault in
+# that JavaScript. Fix with
 #   git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 #   node_modules/.bin/prettier --write .
 set -euo pipefail
@@ -34,3 +35,8 @@ if ! js_bad=$(node_modules/.bin/prettier --list-different .); then
   exit 1
 fi
 echo "format: the JavaScript follows .prettierrc.json (prettier $(node_modules/.bin/prettier --version))"
+if ! node_modules/.bin/eslint --max-warnings 0 .; then
+  echo "lint: ESLint findings above (eslint.config.js says which rules)" >&2
+  exit 1
+fi
+echo "lint: the JavaScript is clean under eslint.config.js (ESLint $(node_modules/.bin/eslint --version))"

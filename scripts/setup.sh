@@ -22,9 +22,10 @@ if ((${#missing[@]})); then
 fi
 
 # playwright-core (it never downloads a browser; the tests use Debian's /usr/bin/chromium),
-# axe-core (the accessibility check the browser tests inject into the page) and terser (the
-# site's build minifies the page's scripts with it).
+# axe-core (the accessibility check the browser tests inject into the page), terser (the site's
+# build minifies the page's scripts with it) and ESLint with its rule sets (scripts/check_format.sh).
 if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ] ||
-  [ ! -d node_modules/terser ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  [ ! -d node_modules/terser ] || [ ! -d node_modules/eslint ] ||
+  [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
