@@ -33,6 +33,12 @@ test("version is package.json's, the one version source", () => {
   assert.equal(typeof v, 'string');
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
   assert.equal(v, pkg.version);
+  // Each landing bumps it and says what changed under its heading: the newest CHANGELOG entry is
+  // this version's.
+  const changelog = readFileSync(path.join(repoRoot, 'CHANGELOG.md'), 'utf8');
+  const newest = /^## (\S+)/m.exec(changelog);
+  assert.ok(newest, 'CHANGELOG.md has a "## <version> ..." heading');
+  assert.equal(newest[1], v, 'the newest CHANGELOG heading names the current version');
 });
 
 test('estimate of the base request', () => {
