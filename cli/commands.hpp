@@ -194,21 +194,8 @@ struct ServeOptions {
   std::string request_file, model, model_file, hf_config, hardware, hardware_file;
   std::string request_flag;  ///< note_request_flags
   std::vector<std::string> what_if;
-  std::optional<int> num_gpus, prompt_tokens, output_tokens, num_requests, seed;
-  RequestFlags fields;  ///< parallelism, precision and engine
-  std::optional<double> rate, cv, ttft_slo_ms, tpot_slo_ms, cost_per_gpu_hour_usd;
-  std::optional<int> concurrency;
-  std::string draft;                ///< speculative draft: "mtp" or a model preset id
-  std::optional<int> draft_tokens;  ///< k
-  std::optional<double> acceptance_rate;
-  std::string arrival = "poisson";
-  // Features and engine settings that had needed --request (issue 11: every input as a flag).
-  std::optional<int> shared_prefix_tokens, lora_adapters, lora_rank, max_loras_per_batch;
-  std::optional<int> prefill_instances, decode_instances;
-  std::optional<double> prefix_hit_rate, kv_link_gbps, moe_imbalance;
-  std::optional<double> e2e_slo_ms;
-  bool expert_parallel_all_to_all = false;
-  std::string router;
+  RequestFlags fields;  ///< every serving request field with a flag of its own
+  std::string draft;    ///< speculative draft: "mtp" or a model preset id
   bool simulate = false;
   std::string trace_file, per_request_file;
   bool search = false;            ///< task "search": the setups with the most capacity

@@ -33,7 +33,8 @@ bool under(std::string_view path, std::string_view prefix) {
 void RequestFlags::add(CLI::App& app, unsigned task,
                        std::initializer_list<std::string_view> prefixes) {
   for (const io::RequestField& f : io::request_fields()) {
-    if ((f.tasks & task) == 0 || f.flag.empty()) continue;
+    // A custom flag is the command's own (it reads a file, or sets more than one key).
+    if ((f.tasks & task) == 0 || f.flag.empty() || f.style == io::FlagStyle::custom) continue;
     bool wanted = false;
     for (std::string_view p : prefixes) wanted = wanted || under(f.path, p);
     if (!wanted) continue;
@@ -49,8 +50,11 @@ void RequestFlags::add(CLI::App& app, unsigned task,
       case io::FlagStyle::on_off:
         app.add_option(flag, slot.text, help)->check(CLI::IsMember({"on", "off"}));
         break;
+      case io::FlagStyle::custom:
+        break;
       case io::FlagStyle::value:
-        if (f.type == io::FieldType::integer) {
+        // A serving length is an integer on the command line (a distribution needs --request).
+        if (f.type == io::FieldType::integer || f.type == io::FieldType::length) {
           app.add_option(flag, slot.integer, help);
         } else if (f.type == io::FieldType::number) {
           app.add_option(flag, slot.number, help);

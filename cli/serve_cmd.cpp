@@ -74,86 +74,20 @@ json build_serve_request(const ServeOptions& o) {
                           o.what_if, !o.search_hardware.empty()},
                          o.fields.given("precision.weights"),
                          o.fields.given("precision.attention_weights"));
-  if (o.num_gpus) r["num_gpus"] = *o.num_gpus;
   o.fields.put(r);
-  json arrival;
+  // The flags that set more than one key, or read a file (FlagStyle::custom in the registry).
   if (!o.trace_file.empty()) {
-    arrival = {{"kind", "trace"}, {"requests", read_trace(o.trace_file)}};
-  } else {
-    if (o.concurrency) {
-      if (o.rate)
-        throw SpecError("workload.arrival.rate_per_s", "give --rate or --concurrency, not both");
-      arrival = {{"kind", "concurrency"}, {"concurrency", *o.concurrency}};
-    } else {
-      if (!o.rate) {
-        throw SpecError("workload.arrival.rate_per_s", "give --rate (or --concurrency, --trace)");
-      }
-      arrival = {{"kind", o.arrival}, {"rate_per_s", *o.rate}};
-      if (o.cv) arrival["cv"] = *o.cv;
-    }
-    if (!o.prompt_tokens || !o.output_tokens) {
-      throw SpecError("workload", "give --prompt-tokens and --output-tokens (or --trace)");
-    }
-    r["workload"]["prompt_tokens"] = *o.prompt_tokens;
-    r["workload"]["output_tokens"] = *o.output_tokens;
-    if (o.num_requests) r["workload"]["num_requests"] = *o.num_requests;
+    r["workload"]["arrival"]["kind"] = "trace";
+    r["workload"]["arrival"]["requests"] = read_trace(o.trace_file);
+  } else if (o.fields.given("workload.arrival.concurrency") &&
+             !o.fields.given("workload.arrival.kind")) {
+    r["workload"]["arrival"]["kind"] = "concurrency";
+  } else if (!o.fields.given("workload.arrival.rate_per_s") &&
+             !o.fields.given("workload.arrival.concurrency")) {
+    throw SpecError("workload.arrival.rate_per_s", "give --rate (or --concurrency, --trace)");
   }
-  r["workload"]["arrival"] = arrival;
-  if (o.seed) r["workload"]["seed"] = *o.seed;
-  if (!o.router.empty()) r["router"] = o.router;
-  if (o.shared_prefix_tokens) {
-    r["features"]["prefix_caching"]["shared_prefix_tokens"] = *o.shared_prefix_tokens;
-    if (o.prefix_hit_rate) r["features"]["prefix_caching"]["hit_rate"] = *o.prefix_hit_rate;
-  } else if (o.prefix_hit_rate) {
-    throw SpecError("features.prefix_caching", "--prefix-hit-rate needs --shared-prefix-tokens");
-  }
-  if (o.lora_adapters) {
-    json& lora = r["features"]["lora"];
-    lora["num_adapters"] = *o.lora_adapters;
-    if (o.lora_rank) lora["rank"] = *o.lora_rank;
-    if (o.max_loras_per_batch) lora["max_loras_per_batch"] = *o.max_loras_per_batch;
-  } else if (o.lora_rank || o.max_loras_per_batch) {
-    throw SpecError("features.lora", "--lora-rank and --max-loras-per-batch need --lora-adapters");
-  }
-  if (o.prefill_instances || o.decode_instances) {
-    if (!o.prefill_instances || !o.decode_instances) {
-      throw SpecError("features.disaggregated",
-                      "give both --prefill-instances and --decode-instances");
-    }
-    json& d = r["features"]["disaggregated"];
-    d["prefill_instances"] = *o.prefill_instances;
-    d["decode_instances"] = *o.decode_instances;
-    if (o.kv_link_gbps) d["kv_link_GBps"] = *o.kv_link_gbps;
-  } else if (o.kv_link_gbps && o.search_disaggregated) {
-    // The link of the disaggregated setups the search tries (it chooses the instances).
-    r["features"]["disaggregated"]["kv_link_GBps"] = *o.kv_link_gbps;
-  } else if (o.kv_link_gbps) {
-    throw SpecError("features.disaggregated",
-                    "--kv-link-GBps needs --prefill-instances and --decode-instances (or "
-                    "--search --search-disaggregated)");
-  }
-  if (o.expert_parallel_all_to_all || o.moe_imbalance) {
-    json& moe = r["features"]["moe"];
-    if (o.expert_parallel_all_to_all) moe["expert_parallel"] = true;
-    if (o.moe_imbalance) moe["imbalance_factor"] = *o.moe_imbalance;
-  }
-  if (o.ttft_slo_ms) r["slo"]["ttft_ms"] = *o.ttft_slo_ms;
-  if (o.tpot_slo_ms) r["slo"]["tpot_ms"] = *o.tpot_slo_ms;
-  if (o.e2e_slo_ms) r["slo"]["e2e_ms"] = *o.e2e_slo_ms;
-  if (o.cost_per_gpu_hour_usd) r["cost_per_gpu_hour_usd"] = *o.cost_per_gpu_hour_usd;
   if (!o.draft.empty()) {
-    json& spec = r["features"]["speculative"];
-    if (o.draft == "mtp") {
-      spec["draft"] = "mtp";
-    } else {
-      spec["draft_model"] = o.draft;
-    }
-    if (o.draft_tokens) spec["num_tokens"] = *o.draft_tokens;
-    if (o.acceptance_rate) spec["acceptance_rate"] = *o.acceptance_rate;
-  } else if (o.draft_tokens || o.acceptance_rate) {
-    throw SpecError(
-        "features.speculative",
-        "--draft-tokens and --acceptance-rate need --draft (mtp, or a model preset id)");
+    r["features"]["speculative"][o.draft == "mtp" ? "draft" : "draft_model"] = o.draft;
   }
   return r;
 }
@@ -310,54 +244,11 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--hardware", o.hardware, "Hardware preset id");
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(*sub, o.what_if);
-  sub->add_option("--num-gpus", o.num_gpus, "GPUs in total (replicas = num_gpus / tp)");
-  o.fields.add(*sub, io::kServingField, {"parallelism", "precision"});
-  sub->add_option("--rate", o.rate, "Request rate (requests/s, all replicas)");
-  sub->add_option("--arrival", o.arrival, "Arrival process: poisson (default), gamma, constant")
-      ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
-  sub->add_option("--concurrency", o.concurrency,
-                  "Closed loop: clients each sending the next request when the previous ends "
-                  "(bench_serving --max-concurrency; = --num-requests for an offline batch)");
-  sub->add_option("--cv", o.cv, "Gamma arrivals: coefficient of variation of the gaps");
-  sub->add_option("--prompt-tokens", o.prompt_tokens, "Prompt length (tokens)");
-  sub->add_option("--output-tokens", o.output_tokens, "Output length (tokens)");
-  sub->add_option("--num-requests", o.num_requests, "Requests to simulate (default 1000)");
-  sub->add_option("--seed", o.seed, "Random seed of the simulator (default 1)");
-  o.fields.add(*sub, io::kServingField, {"engine"});
-  sub->add_option("--router", o.router, "Replicas: round_robin (default) or least_loaded")
-      ->check(CLI::IsMember({"round_robin", "least_loaded"}));
-  sub->add_option("--shared-prefix-tokens", o.shared_prefix_tokens,
-                  "Prefix caching: tokens of every prompt served from the cache");
-  sub->add_option("--prefix-hit-rate", o.prefix_hit_rate,
-                  "Prefix caching: share of requests that find the prefix cached (default 1)");
-  sub->add_option("--lora-adapters", o.lora_adapters,
-                  "Multi-LoRA: adapters the requests spread over");
-  sub->add_option("--lora-rank", o.lora_rank, "Multi-LoRA: adapter rank (default 16)");
-  sub->add_option("--max-loras-per-batch", o.max_loras_per_batch,
-                  "Multi-LoRA: adapters one step may hold (default 4)");
-  sub->add_option("--prefill-instances", o.prefill_instances,
-                  "Disaggregated serving: prefill instances of --tp GPUs");
-  sub->add_option("--decode-instances", o.decode_instances,
-                  "Disaggregated serving: decode instances of --tp GPUs");
-  sub->add_option("--kv-link-GBps", o.kv_link_gbps,
-                  "Disaggregated serving: KV transfer bandwidth per instance (default 50)");
-  sub->add_flag("--expert-parallel-all-to-all", o.expert_parallel_all_to_all,
-                "MoE: price the expert all-to-all dispatch (features.moe.expert_parallel)");
-  sub->add_option("--moe-imbalance", o.moe_imbalance,
-                  "MoE: load on the busiest GPU's experts over the mean (default 1)");
-  sub->add_option("--e2e-slo-ms", o.e2e_slo_ms, "End-to-end latency objective for goodput");
-  sub->add_option("--ttft-slo-ms", o.ttft_slo_ms, "TTFT objective for goodput");
-  sub->add_option("--tpot-slo-ms", o.tpot_slo_ms, "TPOT objective for goodput");
-  sub->add_option("--cost-per-gpu-hour-usd", o.cost_per_gpu_hour_usd,
-                  "$ per GPU-hour (default: the GPU's dated on-demand list price, where known): "
-                  "$ per million output tokens at this load");
+  // One flag per serving request field (flopcast/io/fields.hpp); the custom ones below.
+  o.fields.add(*sub, io::kServingField, {""});
   sub->add_option("--draft", o.draft,
                   "Speculative decoding draft: mtp (the model's own multi-token-prediction layer) "
                   "or a model preset id");
-  sub->add_option("--draft-tokens", o.draft_tokens, "Draft tokens per verify step (k)");
-  sub->add_option(
-      "--acceptance-rate", o.acceptance_rate,
-      "Probability that each draft token is accepted (DeepSeek reports 0.85-0.9 for MTP)");
   sub->add_flag("--simulate", o.simulate, "Run the discrete-event simulator");
   sub->add_option("--trace", o.trace_file,
                   "Trace CSV: arrival_s,prompt_tokens,output_tokens per line (implies --simulate)");

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 // The request-field tables of docs/schema.md, generated from the registry
 // (core/io/src/fields.cpp) as `flopcast presets schema --docs` prints it: each table sits between
-// `<!-- generated: fields TASK [SECTION] -->` and `<!-- end generated -->` and lists the fields
-// TASK reads (under SECTION when given), in registry order.
+// `<!-- generated: fields TASK [only] -->` and `<!-- end generated -->` and lists the fields TASK
+// reads (with `only`: those no other task reads), in registry order.
 //
 //   node scripts/schema_tables.mjs [--cli PATH]          rewrite the tables
 //   node scripts/schema_tables.mjs --check [--cli PATH]  exit 1 where a committed table differs
@@ -20,7 +20,8 @@ const cliAt = args.indexOf('--cli');
 const cli = cliAt >= 0 ? args[cliAt + 1] : path.join(root, 'build/native-release/cli/flopcast');
 
 const schema = JSON.parse(execFileSync(cli, ['presets', 'schema', '--docs'], { encoding: 'utf8' }));
-const TYPES = { integer: 'int', number: 'number', boolean: 'bool', string: 'string' };
+const TYPES = { integer: 'int', number: 'number', boolean: 'bool', string: 'string', 'integer or distribution': 'int or object',
+  array: 'array' };
 
 function valuesOf(field) {
   if (!field.choices) return [];
@@ -37,21 +38,19 @@ function row(field) {
   return `| \`${field.path}\` | ${type} | ${field.default} | ${meaning} |`;
 }
 
-function table(task, section) {
-  const fields = schema.fields.filter(
-    (f) => f.tasks.includes(task) && (!section || f.path.startsWith(`${section}.`)),
-  );
-  if (!fields.length) throw new Error(`no ${task} fields${section ? ` under ${section}` : ''}`);
+function table(task, only) {
+  const fields = schema.fields.filter((f) => f.tasks.includes(task) && (!only || f.tasks.length === 1));
+  if (!fields.length) throw new Error(`no ${task} fields`);
   return ['| key | type | default | meaning |', '|---|---|---|---|', ...fields.map(row)].join('\n');
 }
 
 const file = path.join(root, 'docs/schema.md');
 const text = fs.readFileSync(file, 'utf8');
-const marker = /(<!-- generated: fields (\w+)(?: (\w+))? -->\n)[\s\S]*?(<!-- end generated -->)/g;
+const marker = /(<!-- generated: fields (\w+)( only)? -->\n)[\s\S]*?(<!-- end generated -->)/g;
 let blocks = 0;
-const out = text.replace(marker, (_, open, task, section, close) => {
+const out = text.replace(marker, (_, open, task, only, close) => {
   ++blocks;
-  return `${open}${table(task, section)}\n${close}`;
+  return `${open}${table(task, Boolean(only))}\n${close}`;
 });
 if (blocks === 0) {
   console.error('schema_tables: no `<!-- generated: fields ... -->` block in docs/schema.md');

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -47,6 +48,7 @@ json serving_base() {
 json sample(const io::RequestField& f) {
   switch (f.type) {
     case io::FieldType::integer:
+    case io::FieldType::length:
       return 2;
     case io::FieldType::number:
       return 0.5;
@@ -54,6 +56,8 @@ json sample(const io::RequestField& f) {
       return false;
     case io::FieldType::spec:
       return f.path == "model" ? "llama-3.1-8b" : "h100-sxm";
+    case io::FieldType::array:
+      return json::array();
     case io::FieldType::text:
       break;
   }
@@ -63,10 +67,17 @@ json sample(const io::RequestField& f) {
 }
 
 TEST(Fields, PathsAreUniqueAndEachFieldIsComplete) {
-  std::set<std::string> paths;
+  // A path may have two entries (a serving request's `task` and `cost_per_gpu_hour_usd` say other
+  // things than an inference request's), never two for one task.
+  std::set<std::pair<std::string, unsigned>> paths;
   for (const io::RequestField& f : io::request_fields()) {
-    EXPECT_TRUE(paths.insert(std::string(f.path)).second) << f.path << " twice";
+    for (const unsigned task : {io::kInferenceField, io::kServingField}) {
+      if (f.tasks & task) {
+        EXPECT_TRUE(paths.insert({std::string(f.path), task}).second) << f.path << " twice";
+      }
+    }
     EXPECT_NE(f.tasks, 0u) << f.path;
+    if (f.style == io::FlagStyle::custom) continue;  // the command reads the flag itself
     if (f.type == io::FieldType::boolean) {
       EXPECT_NE(f.style, io::FlagStyle::value)
           << f.path << ": a boolean flag is on|off or a switch";
@@ -88,6 +99,20 @@ TEST(Fields, PathsAreUniqueAndEachFieldIsComplete) {
     if (f.flag.empty()) unflagged.insert(std::string(f.path));
   }
   EXPECT_EQ(unflagged, (std::set<std::string>{"schema_version", "task", "model", "hardware"}));
+  // Two fields share one flag: --draft is "mtp" (the model's own layers) or a draft model.
+  // Otherwise a flag is one path's (its inference and serving entries).
+  std::map<std::string, std::set<std::string>> by_flag;
+  for (const io::RequestField& f : io::request_fields()) {
+    if (!f.flag.empty()) by_flag[std::string(f.flag)].insert(std::string(f.path));
+  }
+  for (const auto& [flag, fields] : by_flag) {
+    if (flag == "--draft") {
+      EXPECT_EQ(fields, (std::set<std::string>{"features.speculative.draft",
+                                               "features.speculative.draft_model"}));
+    } else {
+      EXPECT_EQ(fields.size(), 1u) << flag;
+    }
+  }
 }
 
 TEST(Fields, SchemaListsEveryField) {
@@ -101,25 +126,42 @@ TEST(Fields, SchemaListsEveryField) {
   }
 }
 
+/// The keys a serving feature's object needs before its other keys are read.
+json feature_base(std::string_view path) {
+  if (path.rfind("features.prefix_caching.", 0) == 0) return {{"shared_prefix_tokens", 16}};
+  if (path.rfind("features.speculative.", 0) == 0) {
+    return {{"num_tokens", 2}, {"acceptance_rate", 0.8}};
+  }
+  if (path.rfind("features.disaggregated.", 0) == 0) {
+    return {{"prefill_instances", 1}, {"decode_instances", 1}};
+  }
+  if (path.rfind("features.lora.", 0) == 0) return {{"num_adapters", 2}};
+  return json::object();
+}
+
 // A key the reader does not know is an "unknown key"; a key it reads with a value of the wrong
-// type fails at its own path with a rule about the value. So a field set to an object it cannot
-// be (or a string where it is an object) proves the reader reads it.
+// type fails at its own path (or inside it) with a rule about the value. No field takes an array
+// of strings, so setting each to one proves its task's reader reads it.
 TEST(Fields, EachFieldIsReadByItsTasksReader) {
   for (const io::RequestField& f : io::request_fields()) {
     for (const unsigned task : {io::kInferenceField, io::kServingField}) {
       if ((f.tasks & task) == 0) continue;
       json request = task == io::kInferenceField ? inference_base() : serving_base();
-      request[pointer_of(f.path)] = json{{"not", "a value"}};
+      const std::string field(f.path);
+      if (field.rfind("features.", 0) == 0) {
+        request[pointer_of(field).parent_pointer()] = feature_base(field);
+      }
+      request[pointer_of(field)] = json::array({"not a value"});
       try {
         (void)io::run(request);
-        ADD_FAILURE() << f.path << ": an object as its value was accepted";
+        ADD_FAILURE() << field << ": an array as its value was accepted";
       } catch (const SpecError& e) {
         const std::string path = e.path(), what = e.what();
-        EXPECT_TRUE(path == f.path || path.rfind(std::string(f.path) + ".", 0) == 0)
-            << f.path << " (task bit " << task << "): " << what;
-        if (f.type != io::FieldType::spec) {
-          EXPECT_EQ(what.find("unknown key"), std::string::npos) << what;
-        }
+        const bool at_field =
+            path.rfind(field, 0) == 0 &&
+            (path.size() == field.size() || path[field.size()] == '.' || path[field.size()] == '[');
+        EXPECT_TRUE(at_field) << field << " (task bit " << task << "): " << what;
+        EXPECT_EQ(what.find("unknown key"), std::string::npos) << what;
       }
     }
   }

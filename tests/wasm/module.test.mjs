@@ -116,7 +116,25 @@ test('schema gives the choice lists of the core', () => {
   assert.deepEqual(out.result.parallelism.moe_dispatch, ['all_reduce', 'all_to_all']);
   assert.deepEqual(out.result.engine.name, ['generic', 'sglang', 'trtllm', 'vllm']);
   assert.deepEqual(out.result.workload.recompute, ['none', 'selective', 'op', 'full']);
-  assert.deepEqual(out.result.limits, { request_bytes: 1048576 });
+  assert.deepEqual(out.result.limits, { request_bytes: 1048576, what_if_scale: [0.01, 100] });
+  assert.deepEqual(out.result.hardware.scale, [
+    'compute',
+    'hbm_bandwidth',
+    'hbm_capacity',
+    'scaleup_bandwidth',
+    'scaleout_bandwidth',
+  ]);
+  // The request-field registry: every field once per task, with its type (tests/unit/fields_test).
+  const fields = out.result.fields;
+  const kv = fields.find((f) => f.path === 'precision.kv_cache');
+  assert.deepEqual(kv, {
+    path: 'precision.kv_cache',
+    type: 'string',
+    tasks: ['inference', 'serving'],
+    flag: '--kv-cache',
+    choices: 'precision.kv_cache',
+  });
+  assert.equal(fields.find((f) => f.path === 'workload.arrival.rate_per_s').unit, 'requests/s');
   // Every listed weight type is one a request may name: an estimate with it is no bad-value error.
   for (const w of p.weights) {
     const r = call('estimate', { ...baseRequest, precision: { weights: w } });

@@ -90,7 +90,11 @@ json schema() {
         {"batching", names_json(kBatchingNames)},
         {"capacity_policy", names_json(detail::kCapacityPolicyNames)}}},
       {"workload",
-       {{"recompute", names_json(kRecomputeNames)}, {"optimizer", names_json(kOptimizerNames)}}},
+       {{"recompute", names_json(kRecomputeNames)},
+        {"optimizer", names_json(kOptimizerNames)},
+        {"arrival_kind", names_json(kArrivalKindNames)}}},
+      {"serving",
+       {{"mode", names_json(detail::kServingModeNames)}, {"router", names_json(kRouterNames)}}},
       // The longest request (JSON bytes) or link (characters) read: the page refuses a longer
       // link before handing it over (a megabyte costs ~12 ms to copy into the module).
       {"limits",

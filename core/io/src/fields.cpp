@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The request-field registry (flopcast/io/fields.hpp): each key of an inference request and of a
-// serving request's parallelism, precision and engine, said once.
+// The request-field registry (flopcast/io/fields.hpp): each key of an inference and of a serving
+// request, said once.
 #include "flopcast/io/fields.hpp"
 
 #include <algorithm>
@@ -31,16 +31,18 @@ constexpr RequestField kFields[] = {
      TEXT("must be 1 when given")},
     {"task", T::text, kInf, "", "", "", S::value, TEXT("`\"inference\"`"), TEXT(""),
      TEXT("`\"inference\"` (the others: `training`, `serving`, `collective`, `search`)")},
-    {"model", T::spec, kInf, "", "", "", S::value, TEXT("required"), TEXT(""),
+    {"model", T::spec, kBoth, "", "", "", S::value, TEXT("required"), TEXT(""),
      TEXT("a model preset id (`flopcast presets list`) or a model object (below); the CLI's "
           "`--model`, `--model-file`, `--hf-config`")},
-    {"hardware", T::spec, kInf, "", "", "", S::value, TEXT("required"), TEXT(""),
+    {"hardware", T::spec, kBoth, "", "", "", S::value, TEXT("required"), TEXT(""),
      TEXT("a hardware preset id, a what-if preset (`{\"preset\", \"scale\"}`) or a hardware "
           "object (below); the CLI's `--hardware`, `--hardware-file`, `--what-if`")},
-    {"num_gpus", T::integer, kInf, "GPUs", "", "--num-gpus", S::value, TEXT("`tp · pp`"),
-     TEXT("GPUs in total (a multiple of --tp times --pp; default: their product)"),
-     TEXT("GPUs in total; a multiple of tp·pp. `num_gpus / (tp · pp)` data-parallel replicas")},
-    {"max_tier", T::integer, kInf, "", "", "--max-tier", S::value, TEXT("2"),
+    {"num_gpus", T::integer, kBoth, "GPUs", "", "--num-gpus", S::value, TEXT("`tp · pp`"),
+     TEXT("GPUs in total, a multiple of --tp times --pp (default: their product): that many "
+          "data-parallel replicas"),
+     TEXT("GPUs in total; a multiple of tp·pp. `num_gpus / (tp · pp)` data-parallel replicas "
+          "(in `serving`, each behind the `router`)")},
+    {"max_tier", T::integer, kBoth, "", "", "--max-tier", S::value, TEXT("2"),
      TEXT("2: Tier-2 kernel fits where the GPU has them (default); 0: Tier-0 physics alone"),
      TEXT("2: Tier-2 fits where the GPU has them; 0: the Tier-0 physics alone")},
     {"cost_per_gpu_hour_usd", T::number, kInf, "USD per GPU-hour", "", "--cost-per-gpu-hour-usd",
@@ -269,6 +271,153 @@ constexpr RequestField kFields[] = {
           "blocks are free, and nothing is preempted; `max_utilization`: admitted with the "
           "blocks it needs now, preempting (recompute) when the pool runs out (docs/model.md, "
           "\"KV admission\")")},
+
+    // A serving request's own keys (the shared ones above).
+    {"schema_version", T::integer, kServ, "", "", "", S::value, TEXT("1"), TEXT(""),
+     TEXT("must be 1 when given")},
+    {"task", T::text, kServ, "", "", "", S::value, TEXT("required"), TEXT(""),
+     TEXT("`\"serving\"`")},
+    {"mode", T::text, kServ, "", "serving.mode", "--simulate", S::custom, TEXT("`analytic`"),
+     TEXT("Run the discrete-event simulator (mode simulate; default: the analytic model)"),
+     TEXT("`analytic`: the queueing model; `simulate`: a seeded discrete-event simulation of a "
+          "vLLM-like scheduler")},
+    {"cost_per_gpu_hour_usd", T::number, kServ, "USD per GPU-hour", "", "--cost-per-gpu-hour-usd",
+     S::value, TEXT("the hardware's `on_demand_price`"),
+     TEXT("$ per GPU-hour (default: the GPU's dated on-demand list price, where known): $ per "
+          "million output tokens at this load"),
+     TEXT("the price of one GPU-hour: adds `usd_per_million_output_tokens` = price · num_gpus / "
+          "3600 · 10^6 / `throughput.output_tokens_per_s`, at the offered load (saturated: at the "
+          "saturation rate), and `cost_basis` (`usd_per_gpu_hour`, `basis`, "
+          "`usd_per_million_output_tokens_at_saturation`: at the saturation rate, the cheapest "
+          "this setup runs)")},
+    {"workload.arrival.kind", T::text, kServ, "", "workload.arrival_kind", "--arrival", S::value,
+     TEXT("`poisson` (`concurrency` with --concurrency, `trace` with --trace)"),
+     TEXT("Arrival process"),
+     TEXT("`gamma` takes `cv`, the coefficient of variation of the gaps; `concurrency` is a "
+          "closed loop (`{\"kind\": \"concurrency\", \"concurrency\": N}`); `trace` replays "
+          "`requests`")},
+    {"workload.arrival.rate_per_s", T::number, kServ, "requests/s", "", "--rate", S::value,
+     TEXT("required (not for trace or concurrency)"),
+     TEXT("Request rate (requests/s, all replicas)"), TEXT("requests per second, all replicas")},
+    {"workload.arrival.cv", T::number, kServ, "", "", "--cv", S::value,
+     TEXT("gamma only, required"), TEXT("Gamma arrivals: coefficient of variation of the gaps"),
+     TEXT("the coefficient of variation of the gaps between arrivals")},
+    {"workload.arrival.concurrency", T::integer, kServ, "clients", "", "--concurrency", S::value,
+     TEXT("concurrency only, required"),
+     TEXT("Closed loop: clients each sending the next request when the previous ends "
+          "(bench_serving --max-concurrency; = --num-requests for an offline batch)"),
+     TEXT("N clients (1..200,000, all replicas), each sending its next request as soon as its "
+          "previous one finishes, all first sent at t = 0 (vLLM/SGLang `bench_serving "
+          "--max-concurrency N`); `concurrency` = `num_requests` is an offline batch "
+          "(`benchmark_throughput`: every prompt submitted at t = 0)")},
+    {"workload.arrival.requests", T::array, kServ, "", "", "--trace", S::custom,
+     TEXT("trace only, required"),
+     TEXT("Trace CSV: arrival_s,prompt_tokens,output_tokens per line (implies --simulate)"),
+     TEXT("`[[arrival_s, prompt_tokens, output_tokens], ...]`, non-decreasing times, at most "
+          "200,000")},
+    {"workload.prompt_tokens", T::length, kServ, "tokens", "", "--prompt-tokens", S::value,
+     TEXT("required (not for trace)"), TEXT("Prompt length (tokens)"),
+     TEXT("a number, or `{\"kind\": \"fixed\", \"value\"}`, `{\"kind\": \"uniform\", \"min\", "
+          "\"max\"}`, `{\"kind\": \"lognormal\", \"mean\", \"sigma\", \"min\" (1), \"max\" (model "
+          "context)}` (`sigma` of ln X); the CLI takes a number")},
+    {"workload.output_tokens", T::length, kServ, "tokens", "", "--output-tokens", S::value,
+     TEXT("required (not for trace)"), TEXT("Output length (tokens)"), TEXT("as `prompt_tokens`")},
+    {"workload.num_requests", T::integer, kServ, "requests", "", "--num-requests", S::value,
+     TEXT("1000"), TEXT("Requests to simulate (default 1000)"),
+     TEXT("simulated requests, 1..200,000; `num_requests / rate_per_s` at most one week; with "
+          "`concurrency`, the requests the clients send in all; a simulation generates at most "
+          "2·10^8 tokens in all (Σ output_tokens of the sampled requests, checked before any "
+          "step: ~4 s natively, ~10 s in the page)")},
+    {"workload.seed", T::integer, kServ, "", "", "--seed", S::value, TEXT("1"),
+     TEXT("Random seed of the simulator (default 1)"),
+     TEXT("seed of the simulator's std::mt19937_64 (own samplers: identical native and "
+          "WebAssembly)")},
+    {"features.prefix_caching.shared_prefix_tokens", T::integer, kServ, "tokens", "",
+     "--shared-prefix-tokens", S::value, TEXT("off"),
+     TEXT("Prefix caching: tokens of every prompt served from the cache"),
+     TEXT("prefix caching: a hit skips the prefix's prefill and shares its KV blocks")},
+    {"features.prefix_caching.hit_rate", T::number, kServ, "fraction", "", "--prefix-hit-rate",
+     S::value, TEXT("1"),
+     TEXT("Prefix caching: share of requests that find the prefix cached (default 1)"),
+     TEXT("share of requests that find the prefix cached")},
+    {"features.speculative.num_tokens", T::integer, kServ, "tokens", "", "--draft-tokens", S::value,
+     TEXT("required with `speculative`"), TEXT("Draft tokens per verify step (k)"),
+     TEXT("speculative decoding: draft tokens per verify step (k)")},
+    {"features.speculative.acceptance_rate", T::number, kServ, "fraction", "", "--acceptance-rate",
+     S::value, TEXT("required with `speculative`"),
+     TEXT("Probability that each draft token is accepted (DeepSeek reports 0.85-0.9 for MTP)"),
+     TEXT("α, the probability that each draft token is accepted; a source that states the mean "
+          "accepted length L per verify step (TensorRT-LLM's \"acceptance rate\") gives α from "
+          "(1 − α^(k+1)) / (1 − α) = L")},
+    {"features.speculative.draft", T::text, kServ, "", "", "--draft", S::custom,
+     TEXT("one of `draft`, `draft_model`, `draft_cost_fraction`"),
+     TEXT("Speculative decoding draft: mtp (the model's own multi-token-prediction layer) or a "
+          "model preset id"),
+     TEXT("`\"mtp\"`: the model's own MTP layer, run k times a step (needs `model.mtp_layers` > "
+          "0; its weights and its layer of KV cache come out of the KV pool)")},
+    {"features.speculative.draft_model", T::spec, kServ, "", "", "--draft", S::custom,
+     TEXT("one of `draft`, `draft_model`, `draft_cost_fraction`"), TEXT(""),
+     TEXT("a draft model (preset id or object) run k times a step")},
+    {"features.speculative.draft_cost_fraction", T::number, kServ, "fraction", "",
+     "--draft-cost-fraction", S::value,
+     TEXT("one of `draft`, `draft_model`, `draft_cost_fraction`"),
+     TEXT("Speculative decoding: drafting one token costs this fraction (0-1) of a target "
+          "decode step"),
+     TEXT("the cost of drafting one token, as a fraction (0–1) of a target decode step (in "
+          "place of a draft model)")},
+    {"features.disaggregated.prefill_instances", T::integer, kServ, "instances", "",
+     "--prefill-instances", S::value, TEXT("off"),
+     TEXT("Disaggregated serving: prefill instances of --tp GPUs"),
+     TEXT("disaggregated serving: prefill instances of tp GPUs; `num_gpus` = (prefill + decode) "
+          "· tp; both engines (analytic: open-loop arrivals, no multi-LoRA, mean output ≥ 2 "
+          "tokens; docs/model.md)")},
+    {"features.disaggregated.decode_instances", T::integer, kServ, "instances", "",
+     "--decode-instances", S::value, TEXT("off"),
+     TEXT("Disaggregated serving: decode instances of --tp GPUs"),
+     TEXT("decode instances of tp GPUs")},
+    {"features.disaggregated.kv_link_GBps", T::number, kServ, "GB/s", "", "--kv-link-GBps",
+     S::value, TEXT("50"),
+     TEXT("Disaggregated serving: KV transfer bandwidth per instance (default 50)"),
+     TEXT("KV transfer bandwidth per instance")},
+    {"features.disaggregated.kv_link_latency_us", T::number, kServ, "µs", "",
+     "--kv-link-latency-us", S::value, TEXT("10"),
+     TEXT("Disaggregated serving: KV transfer latency (default 10)"),
+     TEXT("KV transfer latency per request")},
+    {"features.lora.num_adapters", T::integer, kServ, "adapters", "", "--lora-adapters", S::value,
+     TEXT("off"), TEXT("Multi-LoRA: adapters the requests spread over"),
+     TEXT("multi-LoRA: adapters the requests spread over (≥ 1)")},
+    {"features.lora.rank", T::integer, kServ, "", "", "--lora-rank", S::value, TEXT("16"),
+     TEXT("Multi-LoRA: adapter rank (default 16)"), TEXT("adapter rank")},
+    {"features.lora.max_loras_per_batch", T::integer, kServ, "adapters", "",
+     "--max-loras-per-batch", S::value, TEXT("4"),
+     TEXT("Multi-LoRA: adapters one step may hold (default 4)"),
+     TEXT("adapters one step may hold")},
+    {"features.lora.load_ms", T::number, kServ, "ms", "", "--lora-load-ms", S::value, TEXT("5"),
+     TEXT("Multi-LoRA: time to load an adapter that is not resident (default 5)"),
+     TEXT("time to load an adapter that is not resident")},
+    {"features.moe.expert_parallel", T::boolean, kServ, "", "", "--expert-parallel-all-to-all",
+     S::toggle, TEXT("false"),
+     TEXT("MoE: price the expert all-to-all dispatch (features.moe.expert_parallel)"),
+     TEXT("MoE models: price the dispatch and combine all-to-alls of expert parallelism")},
+    {"features.moe.imbalance_factor", T::number, kServ, "", "", "--moe-imbalance", S::value,
+     TEXT("1"), TEXT("MoE: load on the busiest GPU's experts over the mean (default 1)"),
+     TEXT("MoE models: the load on the busiest GPU's experts over the mean")},
+    {"router", T::text, kServ, "", "serving.router", "--router", S::value, TEXT("`round_robin`"),
+     TEXT("How requests reach the replicas"),
+     TEXT("`least_loaded`: to the replica with the fewest outstanding requests")},
+    {"slo.ttft_ms", T::number, kServ, "ms", "", "--ttft-slo-ms", S::value, TEXT("none"),
+     TEXT("TTFT objective for goodput"), TEXT("TTFT objective for goodput (0 = no limit)")},
+    {"slo.tpot_ms", T::number, kServ, "ms", "", "--tpot-slo-ms", S::value, TEXT("none"),
+     TEXT("TPOT objective for goodput"), TEXT("TPOT objective for goodput (0 = no limit)")},
+    {"slo.e2e_ms", T::number, kServ, "ms", "", "--e2e-slo-ms", S::value, TEXT("none"),
+     TEXT("End-to-end latency objective for goodput"),
+     TEXT("end-to-end latency objective for goodput (0 = no limit)")},
+    {"output.per_request", T::boolean, kServ, "", "", "--per-request", S::custom, TEXT("false"),
+     TEXT("Write every simulated request to this CSV (implies --simulate)"),
+     TEXT("simulate only: every request in `requests`")},
+    {"output.timeline_points", T::integer, kServ, "points", "", "--timeline-points", S::value,
+     TEXT("256"), TEXT("At most this many timeline points (2-4096; default 256)"),
+     TEXT("at most this many timeline points (2..4096)")},
 };
 
 }  // namespace
@@ -287,18 +436,15 @@ std::string_view to_string(FieldType t) noexcept {
       return "string";
     case FieldType::spec:
       return "preset id or object";
+    case FieldType::length:
+      return "integer or distribution";
+    case FieldType::array:
+      return "array";
   }
   return "";
 }
 
 RequestFields request_fields() noexcept { return {std::begin(kFields), std::end(kFields)}; }
-
-const RequestField* find_request_field(std::string_view path) {
-  for (const RequestField& f : kFields) {
-    if (f.path == path) return &f;
-  }
-  return nullptr;
-}
 
 std::vector<std::string> field_keys(std::string_view section, unsigned task) {
   std::vector<std::string> keys;

@@ -88,6 +88,7 @@ json typed_value(const RequestField& f, const std::string& text) {
   switch (f.type) {
     case FieldType::text:
       return text;
+    case FieldType::array:  // (serving only: an inference link carries no array)
     case FieldType::spec:
       if (!text.empty() && text.front() == '{') {
         try {
@@ -103,6 +104,7 @@ json typed_value(const RequestField& f, const std::string& text) {
       if (text == "true" || text == "false") return text == "true";
       return text;
     case FieldType::integer:
+    case FieldType::length:  // (serving only; an inference link carries no distribution)
     case FieldType::number: {
       json v;
       try {
@@ -110,7 +112,7 @@ json typed_value(const RequestField& f, const std::string& text) {
       } catch (const json::exception&) {
         v = text;
       }
-      if (f.type == FieldType::integer) return detail::as_int(v, key);
+      if (f.type != FieldType::number) return detail::as_int(v, key);
       return detail::as_number(v, key);
     }
   }

@@ -118,10 +118,11 @@ json disaggregation_json(const Disaggregation& d) {
 /// the resolved workload.
 json read_workload(const ObjectReader& r, ServingSpec& s) {
   const int max_context = s.inference.model.max_context_tokens;
-  ObjectReader wl(r.require("workload"), "workload",
-                  {"arrival", "prompt_tokens", "output_tokens", "num_requests", "seed"});
-  ObjectReader ar(wl.require("arrival"), "workload.arrival",
-                  {"kind", "rate_per_s", "cv", "requests", "concurrency"});
+  static const std::vector<std::string> kWorkloadKeys = field_keys("workload", kServingField);
+  static const std::vector<std::string> kArrivalKeys =
+      field_keys("workload.arrival", kServingField);
+  ObjectReader wl(r.require("workload"), "workload", kWorkloadKeys);
+  ObjectReader ar(wl.require("arrival"), "workload.arrival", kArrivalKeys);
   s.arrival.kind = ar.choice("kind", kArrivalKindNames, ArrivalKind::poisson);
   json arrival{{"kind", ar.string("kind", "poisson")}};
   json prompt_resolved, output_resolved;
@@ -218,20 +219,26 @@ json read_serving_engine(const ObjectReader& r, ServingSpec& s) {
 /// `features`: prefix caching, speculative decoding, disaggregation, LoRA, MoE serving. Returns
 /// the echo of those given.
 json read_features(const ObjectReader& r, ServingSpec& s) {
-  ObjectReader fe(object_or_empty(r, "features"), "features",
-                  {"prefix_caching", "speculative", "disaggregated", "lora", "moe"});
+  // The keys of each feature's object, from the registry (flopcast/io/fields.hpp).
+  const auto keys = [](const char* feature) {
+    return field_keys(std::string("features.") + feature, kServingField);
+  };
+  static const std::vector<std::string> kFeatures = field_keys("features", kServingField);
+  static const std::vector<std::string> kPrefix = keys("prefix_caching"),
+                                        kSpeculative = keys("speculative"),
+                                        kDisaggregated = keys("disaggregated"),
+                                        kLora = keys("lora"), kMoe = keys("moe");
+  ObjectReader fe(object_or_empty(r, "features"), "features", kFeatures);
   json features = json::object();
   if (const json* v = fe.find("prefix_caching")) {
-    ObjectReader f(*v, "features.prefix_caching", {"shared_prefix_tokens", "hit_rate"});
+    ObjectReader f(*v, "features.prefix_caching", kPrefix);
     s.prefix.shared_prefix_tokens = f.integer("shared_prefix_tokens");
     s.prefix.hit_rate = f.number("hit_rate", 1.0);
     features["prefix_caching"] = {{"shared_prefix_tokens", s.prefix.shared_prefix_tokens},
                                   {"hit_rate", s.prefix.hit_rate}};
   }
   if (const json* v = fe.find("speculative")) {
-    ObjectReader f(
-        *v, "features.speculative",
-        {"num_tokens", "acceptance_rate", "draft", "draft_model", "draft_cost_fraction"});
+    ObjectReader f(*v, "features.speculative", kSpeculative);
     s.speculative.num_tokens = f.integer("num_tokens");
     s.speculative.acceptance_rate = f.number("acceptance_rate");
     json out{{"num_tokens", s.speculative.num_tokens},
@@ -252,15 +259,18 @@ json read_features(const ObjectReader& r, ServingSpec& s) {
       }
       s.speculative.draft_model = resolve_model(*dm, "features.speculative.draft_model");
       out["draft_model"] = *dm;
-    } else {
+    } else if (f.find("draft_cost_fraction")) {
       s.speculative.draft_cost_fraction = f.number("draft_cost_fraction");
       out["draft_cost_fraction"] = s.speculative.draft_cost_fraction;
+    } else {
+      throw SpecError(f.path(),
+                      "give the draft: draft (\"mtp\"), draft_model or draft_cost_fraction (the "
+                      "CLI's --draft, --draft-cost-fraction)");
     }
     features["speculative"] = out;
   }
   if (const json* v = fe.find("disaggregated")) {
-    ObjectReader f(*v, "features.disaggregated",
-                   {"prefill_instances", "decode_instances", "kv_link_GBps", "kv_link_latency_us"});
+    ObjectReader f(*v, "features.disaggregated", kDisaggregated);
     Disaggregation& d = s.disaggregation;
     d.prefill_instances = f.integer("prefill_instances");
     d.decode_instances = f.integer("decode_instances");
@@ -268,7 +278,7 @@ json read_features(const ObjectReader& r, ServingSpec& s) {
     features["disaggregated"] = disaggregation_json(d);
   }
   if (const json* v = fe.find("lora")) {
-    ObjectReader f(*v, "features.lora", {"num_adapters", "rank", "max_loras_per_batch", "load_ms"});
+    ObjectReader f(*v, "features.lora", kLora);
     Lora& l = s.lora;
     l.num_adapters = f.integer("num_adapters");
     l.rank = f.integer("rank", l.rank);
@@ -281,7 +291,7 @@ json read_features(const ObjectReader& r, ServingSpec& s) {
                         {"load_ms", round6(l.load_s / kMilli)}};
   }
   if (const json* v = fe.find("moe")) {
-    ObjectReader f(*v, "features.moe", {"expert_parallel", "imbalance_factor"});
+    ObjectReader f(*v, "features.moe", kMoe);
     s.moe.expert_parallel = f.boolean("expert_parallel", false);
     s.moe.imbalance_factor = f.number("imbalance_factor", 1.0);
     features["moe"] = {{"expert_parallel", s.moe.expert_parallel},
@@ -291,14 +301,14 @@ json read_features(const ObjectReader& r, ServingSpec& s) {
 }
 
 Parsed parse_request(const json& request) {
-  ObjectReader r(request, "",
-                 {"schema_version", "task", "mode", "model", "hardware", "num_gpus", "parallelism",
-                  "precision", "max_tier", "workload", "engine", "features", "router", "slo",
-                  "output", "cost_per_gpu_hour_usd"});
+  static const std::vector<std::string> kKeys = field_keys("", kServingField);
+  static const std::vector<std::string> kSloKeys = field_keys("slo", kServingField);
+  static const std::vector<std::string> kOutputKeys = field_keys("output", kServingField);
+  ObjectReader r(request, "", kKeys);
   Parsed p;
   ServingSpec& s = p.spec;
   InferenceSpec& inf = s.inference;
-  p.simulate = r.choice<bool>("mode", {{"analytic", false}, {"simulate", true}}, false);
+  p.simulate = r.choice("mode", kServingModeNames, false);
   read_target(r, inf.model, inf.hardware, inf.kernel);
   p.price = read_gpu_hour_price(r, inf.hardware);
   read_replica(r, inf);
@@ -307,11 +317,11 @@ Parsed parse_request(const json& request) {
   const json engine = read_serving_engine(r, s);
   const json features = read_features(r, s);
   s.router = r.choice("router", kRouterNames, Router::round_robin);
-  ObjectReader sl(object_or_empty(r, "slo"), "slo", {"ttft_ms", "tpot_ms", "e2e_ms"});
+  ObjectReader sl(object_or_empty(r, "slo"), "slo", kSloKeys);
   s.slo.ttft_s = sl.number("ttft_ms", 0) * kMilli;
   s.slo.tpot_s = sl.number("tpot_ms", 0) * kMilli;
   s.slo.e2e_s = sl.number("e2e_ms", 0) * kMilli;
-  ObjectReader out(object_or_empty(r, "output"), "output", {"per_request", "timeline_points"});
+  ObjectReader out(object_or_empty(r, "output"), "output", kOutputKeys);
   s.per_request = out.boolean("per_request", false);
   s.timeline_points = out.integer("timeline_points", 256);
   if (s.per_request && !p.simulate) {

@@ -27,6 +27,10 @@ std::vector<std::string> what_if_scale_keys();
 inline constexpr double kWhatIfScaleMin = 0.01;
 inline constexpr double kWhatIfScaleMax = 100;
 
+/// A serving request's `mode`: "analytic" (false) or "simulate" (true).
+inline constexpr std::array<Named<bool>, 2> kServingModeNames{
+    {{"analytic", false}, {"simulate", true}}};
+
 /// `capacity_policy`: "max_utilization" (false) or "guaranteed_no_evict" (true; EngineProfile).
 inline constexpr std::array<Named<bool>, 2> kCapacityPolicyNames{
     {{"max_utilization", false}, {"guaranteed_no_evict", true}}};

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-/// The request-field registry: every key of an inference request and of a serving request's
-/// `parallelism`, `precision` and `engine`, said once: its path, type, unit, the schema() list its
-/// values come from, its CLI flag, default, one-line help and documentation. From it come the
-/// readers' lists of allowed keys, the link codec's fields, schema()'s `fields`, the CLI's flags
-/// and the field tables of docs/schema.md (scripts/schema_tables.mjs). Adding a request key is
-/// one entry here plus the estimator code that reads it (docs/architecture.md).
+/// The request-field registry: every key of an inference and of a serving request, said once: its
+/// path, type, unit, the schema() list its values come from, its CLI flag, default, one-line help
+/// and documentation. From it come the readers' lists of allowed keys, the link codec's fields,
+/// schema()'s `fields`, the CLI's flags and the field tables of docs/schema.md
+/// (scripts/schema_tables.mjs). Adding a request key is one entry here plus the estimator code that
+/// reads it (docs/architecture.md).
 
 #include <cstddef>
 #include <string>
@@ -19,7 +19,9 @@ enum class FieldType {
   number,   ///< a finite JSON number
   boolean,  ///< true or false
   text,     ///< a string; with `choices`, one of that list's names
-  spec,     ///< a preset id or an object (model, hardware)
+  spec,     ///< a preset id or an object (model, hardware), or another object as its doc says
+  length,   ///< a request length: an integer or a distribution object (serving)
+  array,    ///< a JSON array, as the field's doc says (a trace's rows)
 };
 std::string_view to_string(FieldType t) noexcept;
 
@@ -31,6 +33,7 @@ enum class FlagStyle {
   value,   ///< `--flag VALUE`
   on_off,  ///< a boolean as `--flag on|off`
   toggle,  ///< a boolean switch: `--flag` sets true
+  custom,  ///< the command reads `--flag` itself (a file, or a value that sets more than one key)
 };
 
 struct RequestField {
@@ -60,8 +63,6 @@ struct RequestFields {
 /// `fallback`, `help` and `doc` are empty (the page does not show them; they would cost its first
 /// load).
 RequestFields request_fields() noexcept;
-/// The field at `path`, or nullptr.
-const RequestField* find_request_field(std::string_view path);
 /// The keys directly under `section` ("" for the top level, "engine") that `task` (FieldTask)
 /// reads, in registry order: a nested section appears once, by its name.
 std::vector<std::string> field_keys(std::string_view section, unsigned task);
