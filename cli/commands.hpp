@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "files.hpp"
 #include "flopcast/io/fields.hpp"
 
 namespace flopcast::cli {
@@ -25,15 +26,6 @@ enum ExitCode : int {
   kCeilingViolation = 5,  ///< `validate --check-ceilings`: a group got worse than its ceiling
 };
 
-/// Raised for unreadable files; mapped to kFileError.
-struct FileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// Reads a file, or standard input for "-".
-std::string read_text(const std::string& path);
-/// Parses a JSON file; malformed JSON is a SpecError naming the file.
-json read_json_file(const std::string& path);
 /// A --request file: a request document, or a scenario preset (presets/scenarios/*.json) whose
 /// "request" it returns.
 json read_request_file(const std::string& path);
@@ -253,9 +245,6 @@ struct TrainOptions {
 };
 void setup_train(CLI::App& app, TrainOptions& o);
 int run_train(const TrainOptions& o);
-
-/// One CSV cell: strings as they are, other values as JSON; quoted when they hold , " or newline.
-std::string csv_field(const json& v);
 
 /// Human-readable renderings of a response.
 std::string format_table(const json& response);

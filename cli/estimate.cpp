@@ -15,22 +15,6 @@
 
 namespace flopcast::cli {
 
-std::string read_text(const std::string& path) {
-  if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw FileError(path + ": cannot read file");
-  return text.str();
-}
-
-json read_json_file(const std::string& path) {
-  return io::parse_json(read_text(path), path == "-" ? std::string("stdin") : path);
-}
-
 json read_request_file(const std::string& path) {
   json doc = read_json_file(path);
   // A scenario preset (presets/scenarios/*.json) holds its request under "request", beside the

@@ -28,14 +28,6 @@ std::string num(double v) {
 
 }  // namespace
 
-std::string csv_field(const json& v) {
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string format_table(const json& r) {
   std::ostringstream out;
   const json& req = r.at("request");

@@ -58,6 +58,13 @@ cp tests/fuzz/corpus/* "$corpus"/
 build/fuzz/tests/fuzz/flopcast_fuzz -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=1 \
   "$corpus" 2>&1 | tail -n 14
 rm -rf "$corpus"
+step "fuzz: libFuzzer over the validator's file readers for ${FUZZ_SECONDS:-60} s"
+corpus=$(mktemp -d)
+cp tests/cli/fixtures/validate/*.jsonl tests/cli/fixtures/validate/*.csv \
+  tests/cli/fixtures/validate/data/*.* "$corpus"/
+build/fuzz/tests/fuzz/flopcast_fuzz_validate -max_total_time="${FUZZ_SECONDS:-60}" \
+  -print_final_stats=1 "$corpus" 2>&1 | tail -n 14
+rm -rf "$corpus"
 
 step "benchmark (one estimate, native release)"
 build/native-release/bench/flopcast_bench --benchmark_min_time=0.2

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "commands.hpp"
+#include "files.hpp"
 
 namespace flopcast::cli::validate {
 namespace {

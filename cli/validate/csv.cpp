@@ -4,7 +4,7 @@
 #include <charconv>
 #include <limits>
 
-#include "commands.hpp"
+#include "files.hpp"
 #include "flopcast/error.hpp"
 
 namespace flopcast::cli::validate {

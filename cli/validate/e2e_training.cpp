@@ -122,8 +122,15 @@ std::variant<RowLayout, std::string> row_layout(const json& row, const std::stri
   const double tp = row_number_or(par, "tp", 1), pp = row_number_or(par, "pp", 1),
                cp = row_number_or(par, "cp", 1);
   const double ep = row_number_or(par, "ep", 1), vp = row_number_or(par, "vp", 1);
+  // Every size a whole number a request can hold (what a published table states, or a typo).
+  constexpr double kMaxSize = 1 << 20;
+  for (const double size : {num_gpus, tp, pp, cp, ep, vp}) {
+    if (!(size >= 1 && size <= kMaxSize) || size != std::round(size)) {
+      return std::string("num_gpus and the parallel sizes must be whole numbers from 1 to 1048576");
+    }
+  }
   const double dp = row_number_or(par, "dp", num_gpus / (tp * pp * cp));
-  if (!(dp >= 1) || std::fabs(dp - std::round(dp)) > 1e-9) {
+  if (!(dp >= 1 && dp <= kMaxSize) || std::fabs(dp - std::round(dp)) > 1e-9) {
     return std::string("num_gpus is not a multiple of tp·pp·cp");
   }
   json parallelism{{"tp", static_cast<int>(tp)},

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "commands.hpp"
+#include "files.hpp"
 #include "flopcast/collective.hpp"
 #include "flopcast/dtype.hpp"
 #include "flopcast/error.hpp"
@@ -648,8 +648,9 @@ void Context::apply_training_override(json& framework, const std::string& hardwa
   }
 }
 
-void load_file(const std::string& path, Context& ctx) {
-  std::string text = read_text(path);
+void load_file(const std::string& path, Context& ctx) { load_text(path, read_text(path), ctx); }
+
+void load_text(const std::string& path, std::string text, Context& ctx) {
   // JSON lines are recognised by their first character; everything else must be a CSV.
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {

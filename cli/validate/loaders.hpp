@@ -96,5 +96,7 @@ class Context {
 /// SpecError "<file>:<line>: ..." when it is malformed. A file whose columns match no format is
 /// recorded with all its rows skipped ("unrecognized file format").
 void load_file(const std::string& path, Context& ctx);
+/// load_file of a file's text, read already (the fuzz target's entry).
+void load_text(const std::string& path, std::string text, Context& ctx);
 
 }  // namespace flopcast::cli::validate

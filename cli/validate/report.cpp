@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "commands.hpp"
+#include "files.hpp"
 #include "flopcast/error.hpp"
 
 namespace flopcast::cli::validate {

@@ -55,8 +55,8 @@ ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<d
 
 std::uint64_t fnv1a64(std::string_view bytes) noexcept {
   std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);  // the byte, not its sign-extended char
     h *= 1099511628211ull;
   }
   return h;
