@@ -1593,8 +1593,12 @@ test('the address bar follows each edit, so a reload keeps edits made after a Sh
 
 // Issue 11: a 300 KB link of nested JSON threw a RangeError and left the page blank. A link over
 // the module's limit (schema().limits, 1 MiB) is refused before it is copied into the module: the
-// message at once, and the default setup computed.
-test('a 1 MB link is refused with a message within 100 ms', async () => {
+// message at once, and the default setup computed. The handler takes 20-30 ms run alone (most of
+// it the default setup's estimate); late in a full suite run, after the tests before it, it has
+// taken 106 ms on an idle machine and 127-145 ms on a busy one, against a bound of 100 ms. The
+// bound is 250 ms: a freeze (the 19.7 s of issue 46's 1 MB link) fails it, the browser's garbage
+// collection late in a run does not.
+test('a 1 MB link is refused with a message within 250 ms', async () => {
   const p = await openPage();
   const { page } = p;
   await page.waitForFunction(() => document.documentElement.dataset.status === 'ready');
@@ -1606,7 +1610,7 @@ test('a 1 MB link is refused with a message within 100 ms', async () => {
     window.dispatchEvent(new HashChangeEvent('hashchange'));
     return performance.now() - t0;
   });
-  assert.ok(took < 100, `the message took ${took} ms`);
+  assert.ok(took < 250, `the message took ${took} ms`);
   assert.match(
     await page.textContent('#general-error'),
     /^From the link: link: 1048601 characters, more than the 1048576 a link may have$/,
