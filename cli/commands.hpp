@@ -63,9 +63,8 @@ void put_model_and_hardware(json& r, const ModelHardwareFlags& f, bool weights_f
 /// and value list are the registry's, so a flag cannot drift from what the reader accepts.
 class RequestFlags {
  public:
-  /// Adds the flag of every field `task` (io::FieldTask) reads at or under one of `prefixes`
-  /// ("parallelism", "engine", "num_gpus"; "" for all), in registry order.
-  void add(CLI::App& app, unsigned task, std::initializer_list<std::string_view> prefixes);
+  /// Adds the flag of every field `task` (io::FieldTask) reads, in registry order.
+  void add(CLI::App& app, unsigned task);
   /// Whether the flag of the field at `path` was given.
   [[nodiscard]] bool given(std::string_view path) const;
   /// Sets the field of every flag given in `r` (booleans on|off as true|false).

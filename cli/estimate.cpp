@@ -83,7 +83,7 @@ void add_request_options(CLI::App& app, RequestOptions& o) {
   app.add_option("--hardware", o.hardware, "Hardware preset id");
   app.add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(app, o.what_if);
-  o.fields.add(app, io::kInferenceField, {""});
+  o.fields.add(app, io::kInferenceField);
 }
 
 void add_what_if_option(CLI::App& app, std::vector<std::string>& what_if) {

@@ -22,22 +22,12 @@ std::string choices_text(std::string_view choices) {
   return out;
 }
 
-bool under(std::string_view path, std::string_view prefix) {
-  return prefix.empty() || path == prefix ||
-         (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
-          path[prefix.size()] == '.');
-}
-
 }  // namespace
 
-void RequestFlags::add(CLI::App& app, unsigned task,
-                       std::initializer_list<std::string_view> prefixes) {
+void RequestFlags::add(CLI::App& app, unsigned task) {
   for (const io::RequestField& f : io::request_fields()) {
     // A custom flag is the command's own (it reads a file, or sets more than one key).
     if ((f.tasks & task) == 0 || f.flag.empty() || f.style == io::FlagStyle::custom) continue;
-    bool wanted = false;
-    for (std::string_view p : prefixes) wanted = wanted || under(f.path, p);
-    if (!wanted) continue;
     Slot& slot = slots_.emplace_back();
     slot.field = &f;
     std::string help(f.help);

@@ -245,7 +245,7 @@ void setup_serve(CLI::App& app, ServeOptions& o) {
   sub->add_option("--hardware-file", o.hardware_file, "Hardware object (JSON file)");
   add_what_if_option(*sub, o.what_if);
   // One flag per serving request field (flopcast/io/fields.hpp); the custom ones below.
-  o.fields.add(*sub, io::kServingField, {""});
+  o.fields.add(*sub, io::kServingField);
   sub->add_option("--draft", o.draft,
                   "Speculative decoding draft: mtp (the model's own multi-token-prediction layer) "
                   "or a model preset id");

@@ -13,30 +13,14 @@
 #include "flopcast/error.hpp"
 #include "flopcast/io/api.hpp"
 #include "flopcast/io/specs.hpp"
+#include "fuzz_outcomes.hpp"
 #include "invariants.hpp"
 
 namespace {
 
 using flopcast::io::json;
 
-/// Inputs by outcome (the task of a result, or the code of an error), printed when the run ends:
-/// what shows that the fuzzer reaches every task.
-struct Outcomes {
-  std::map<std::string, long long> counts;
-  Outcomes() = default;
-  Outcomes(const Outcomes&) = delete;
-  Outcomes& operator=(const Outcomes&) = delete;
-  ~Outcomes() {
-    std::fprintf(stderr, "fuzz inputs by outcome:");
-    for (const auto& [outcome, n] : counts) std::fprintf(stderr, " %s %lld,", outcome.c_str(), n);
-    std::fprintf(stderr, "\n");
-  }
-};
-
-Outcomes& outcomes() {
-  static Outcomes o;
-  return o;
-}
+using flopcast::test::fuzz_outcomes;
 
 void check_envelope(const std::string& text) {
   const json env = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -50,7 +34,7 @@ void check_envelope(const std::string& text) {
     // within 100x of its point, null latencies only when saturated (tests/common/invariants.hpp).
     if (!flopcast::test::violation(*result).empty()) __builtin_trap();
     const auto task = result->find("task");
-    ++outcomes()
+    ++fuzz_outcomes()
           .counts[task != result->end() && task->is_string() ? task->get<std::string>() : "result"];
   } else {
     const auto error = env.find("error");
@@ -61,7 +45,7 @@ void check_envelope(const std::string& text) {
     }
     const auto code = error->find("code");
     if (code == error->end() || !code->is_string()) __builtin_trap();
-    ++outcomes().counts["error " + code->get<std::string>()];
+    ++fuzz_outcomes().counts["error " + code->get<std::string>()];
   }
 }
 
@@ -82,9 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (config.is_object()) {
     try {
       (void)flopcast::io::read_model(flopcast::io::model_from_hf_config(config), "model");
-      ++outcomes().counts["hf_config model"];
+      ++fuzz_outcomes().counts["hf_config model"];
     } catch (const flopcast::Error&) {
-      ++outcomes().counts["hf_config error"];  // SpecError, NotModelledError: named
+      ++fuzz_outcomes().counts["hf_config error"];  // SpecError, NotModelledError: named
     } catch (...) {
       __builtin_trap();  // anything else (a json exception, a bad_alloc) is a defect
     }

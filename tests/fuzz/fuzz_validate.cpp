@@ -6,8 +6,6 @@
 // invalid_argument), which the CLI could only print as an internal error.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -15,30 +13,11 @@
 #include "flopcast/error.hpp"
 #include "flopcast/io/specs.hpp"
 #include "flopcast/kernel.hpp"
+#include "fuzz_outcomes.hpp"
 #include "validate/collector.hpp"
 #include "validate/loaders.hpp"
 
-namespace {
-
-/// Inputs by outcome, printed when the run ends: what shows that the fuzzer reaches the readers.
-struct Outcomes {
-  std::map<std::string, long long> counts;
-  Outcomes() = default;
-  Outcomes(const Outcomes&) = delete;
-  Outcomes& operator=(const Outcomes&) = delete;
-  ~Outcomes() {
-    std::fprintf(stderr, "fuzz inputs by outcome:");
-    for (const auto& [outcome, n] : counts) std::fprintf(stderr, " %s %lld,", outcome.c_str(), n);
-    std::fprintf(stderr, "\n");
-  }
-};
-
-Outcomes& outcomes() {
-  static Outcomes o;
-  return o;
-}
-
-}  // namespace
+using flopcast::test::fuzz_outcomes;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace flopcast;
@@ -51,9 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     load_text("fuzz", std::move(text), ctx);
     const auto report = collector.report(std::nullopt);
-    ++outcomes().counts[report.at("groups").empty() ? "report, no group" : "report"];
+    ++fuzz_outcomes().counts[report.at("groups").empty() ? "report, no group" : "report"];
   } catch (const Error&) {
-    ++outcomes().counts["named error"];  // SpecError ("fuzz:<line>: ..."), NotModelledError
+    ++fuzz_outcomes().counts["named error"];  // SpecError ("fuzz:<line>: ..."), NotModelledError
   } catch (...) {
     __builtin_trap();  // anything else would reach the user as an internal error
   }
